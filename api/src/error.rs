@@ -1,0 +1,166 @@
+//! The one mapping from failures to HTTP: RFC 9457 `application/problem+json` documents
+//! with a stable `code`, a human `detail`, and the offending field or script line.
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use berth_core::wire::Problem;
+use berth_db::DbError;
+
+/// The media type of problem documents.
+pub const PROBLEM_JSON: &str = "application/problem+json";
+
+/// An error an api handler returns.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// 400: the input is malformed or names an invalid value.
+    #[error("{detail}")]
+    BadRequest {
+        /// Stable code (`invalid_option`, `invalid_body`).
+        code: &'static str,
+        /// What is wrong.
+        detail: String,
+        /// The field or option.
+        field: Option<String>,
+        /// The script line (1-based).
+        line: Option<usize>,
+    },
+    /// 401: no credentials, or credentials that do not verify.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 403: known caller, not allowed.
+    #[error("{0}")]
+    Forbidden(String),
+    /// 404: unknown, or not visible to the caller.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: conflicts with the current state (an idempotency key reused with another body).
+    #[error("{detail}")]
+    Conflict {
+        /// Stable code.
+        code: &'static str,
+        /// What clashed.
+        detail: String,
+    },
+    /// 422: well-formed but impossible (more GPUs than any node has).
+    #[error("{detail}")]
+    Unprocessable {
+        /// What is impossible.
+        detail: String,
+        /// The field or option.
+        field: Option<String>,
+    },
+    /// 503: the database is unreachable or the pool exhausted.
+    #[error("service unavailable")]
+    Unavailable(#[source] DbError),
+    /// 500: a bug or an unexpected failure; details are logged, never returned.
+    #[error("internal error")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ApiError {
+    /// A 400 naming a field.
+    pub fn bad_field(field: &str, detail: impl Into<String>) -> Self {
+        ApiError::BadRequest {
+            code: "invalid_field",
+            detail: detail.into(),
+            field: Some(field.to_string()),
+            line: None,
+        }
+    }
+
+    fn parts(&self) -> (StatusCode, &'static str, &'static str) {
+        match self {
+            ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code, "Bad request"),
+            ApiError::Unauthorized(_) => (StatusCode::UNAUTHORIZED, "unauthorized", "Unauthorized"),
+            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden", "Forbidden"),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found", "Not found"),
+            ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code, "Conflict"),
+            ApiError::Unprocessable { .. } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unsatisfiable",
+                "Request cannot be satisfied",
+            ),
+            ApiError::Unavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "Service unavailable",
+            ),
+            ApiError::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "Internal server error",
+            ),
+        }
+    }
+
+    /// The problem document for this error.
+    pub fn problem(&self) -> Problem {
+        let (status, code, title) = self.parts();
+        let (field, line) = match self {
+            ApiError::BadRequest { field, line, .. } => (field.clone(), *line),
+            ApiError::Unprocessable { field, .. } => (field.clone(), None),
+            _ => (None, None),
+        };
+        Problem {
+            problem_type: format!("urn:berth:problem:{}", code.replace('_', "-")),
+            title: title.to_string(),
+            status: status.as_u16(),
+            detail: self.to_string(),
+            code: code.to_string(),
+            field,
+            line,
+            request_id: None,
+        }
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        match (&e, e.constraint()) {
+            (DbError::Unavailable(_), _) => ApiError::Unavailable(e),
+            (DbError::ForeignKey { .. }, Some("jobs_partition_fkey")) => {
+                ApiError::bad_field("--partition", "no such partition")
+            }
+            (DbError::Conflict { .. }, Some("idempotency_keys_pkey")) => ApiError::Conflict {
+                code: "idempotency_conflict",
+                detail: "a request with this Idempotency-Key is being processed".into(),
+            },
+            _ => ApiError::Internal(Box::new(e)),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let problem = self.problem();
+        match &self {
+            ApiError::Internal(_) | ApiError::Unavailable(_) => {
+                tracing::error!(error = &self as &dyn std::error::Error, "request failed");
+            }
+            _ => tracing::debug!(error = %self, "request refused"),
+        }
+        let status =
+            StatusCode::from_u16(problem.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&problem).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// Axum's JSON and query rejections as problem documents naming what failed.
+pub fn rejection(kind: &str, detail: String) -> ApiError {
+    ApiError::BadRequest {
+        code: "invalid_body",
+        detail: format!("invalid {kind}: {detail}"),
+        field: None,
+        line: None,
+    }
+}

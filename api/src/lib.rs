@@ -1,0 +1,190 @@
+//! Berth's REST api. Stateless: every request reads or writes PostgreSQL, so any number of
+//! replicas may run behind a load balancer.
+//!
+//! * [`routes`]: the handlers (`/v1/jobs`, `/v1/nodes`, `/v1/partitions`, the worker
+//!   routes, `/healthz`, `/readyz`);
+//! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
+//! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
+//! * [`auth`]: bearer JWT verification and minting;
+//! * [`error`]: the one error → RFC 9457 problem mapping;
+//! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
+
+pub mod auth;
+pub mod error;
+pub mod node_sync;
+pub mod openapi;
+pub mod routes;
+pub mod submit;
+pub mod views;
+
+pub use auth::mint_token;
+
+use axum::extract::Request;
+use axum::http::{HeaderName, HeaderValue};
+use axum::middleware::Next;
+use axum::response::Response;
+use axum::routing::{get, post};
+use axum::Router;
+use std::future::Future;
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+/// The api role's configuration.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// PostgreSQL URL.
+    pub database_url: String,
+    /// HS256 secret the api verifies (and mints) tokens with.
+    pub jwt_secret: String,
+    /// The most connections to hold open to PostgreSQL.
+    pub max_connections: u32,
+}
+
+/// Errors starting or running the api.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Could not reach the database or migrate it.
+    #[error("connecting to the database")]
+    Database(#[source] berth_db::DbError),
+    /// Migrations failed.
+    #[error("migrating the database")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    /// The listener failed.
+    #[error("serving HTTP")]
+    Io(#[source] std::io::Error),
+}
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    /// The database pool.
+    pub pool: berth_db::Pool,
+    /// Token verification keys.
+    pub keys: auth::Keys,
+    /// Node names from `NOTIFY berth_node`, waking long polls (`*` wakes every poll).
+    pub node_events: broadcast::Sender<String>,
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Copies the request id into problem documents, so a user can quote it.
+async fn problem_request_id(request: Request, next: Next) -> Response {
+    let id = request.headers().get(&REQUEST_ID).cloned();
+    let response = next.run(request).await;
+    let is_problem = response
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == error::PROBLEM_JSON.as_bytes());
+    let Some(id) = id.filter(|_| is_problem) else {
+        return response;
+    };
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return Response::from_parts(parts, axum::body::Body::empty());
+    };
+    let body = match serde_json::from_slice::<berth_core::wire::Problem>(&bytes) {
+        Ok(mut problem) => {
+            problem.request_id = id.to_str().ok().map(str::to_string);
+            serde_json::to_vec(&problem).unwrap_or_else(|_| bytes.to_vec())
+        }
+        Err(_) => bytes.to_vec(),
+    };
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(body))
+}
+
+/// The router with every route and layer.
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(routes::healthz))
+        .route("/readyz", get(routes::readyz))
+        .route("/openapi.json", get(openapi::serve_document))
+        .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
+        .route("/v1/jobs/{id}", get(routes::job_get))
+        .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
+        .route(
+            "/v1/jobs/{id}/output",
+            get(routes::job_output).post(routes::job_output_upload),
+        )
+        .route("/v1/nodes", get(routes::node_list))
+        .route("/v1/nodes/register", post(routes::node_register))
+        .route("/v1/nodes/{name}/sync", post(routes::node_sync))
+        .route("/v1/partitions", get(routes::partition_list))
+        .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
+        .with_state(state)
+        .layer(axum::middleware::from_fn(problem_request_id))
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            8 * 1024 * 1024,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+}
+
+/// Forwards `NOTIFY berth_node` payloads to the long polls of this process. Reconnects by
+/// itself; after a reconnect it wakes every poll (`*`), since notifications may have been
+/// missed.
+async fn forward_node_events(pool: berth_db::Pool, tx: broadcast::Sender<String>) {
+    loop {
+        match sqlx::postgres::PgListener::connect_with(&pool).await {
+            Ok(mut listener) => {
+                if listener
+                    .listen(berth_db::notify::NODE_CHANNEL)
+                    .await
+                    .is_ok()
+                {
+                    let _ = tx.send("*".to_string());
+                    while let Ok(n) = listener.recv().await {
+                        let _ = tx.send(n.payload().to_string());
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "LISTEN connection failed; retrying"),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// Connects, migrates, and builds the shared state (spawning the NOTIFY forwarder).
+///
+/// # Errors
+/// [`ServeError::Database`] or [`ServeError::Migrate`].
+pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
+    let pool = berth_db::connect(&config.database_url, config.max_connections)
+        .await
+        .map_err(ServeError::Database)?;
+    berth_db::MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(ServeError::Migrate)?;
+    let (node_events, _) = broadcast::channel(1024);
+    tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
+    Ok(AppState {
+        pool,
+        keys: auth::Keys::from_secret(&config.jwt_secret),
+        node_events,
+    })
+}
+
+/// Serves the api on `listener` until `shutdown` resolves (in-flight requests finish).
+/// Runs migrations first.
+///
+/// # Errors
+/// [`ServeError`] when the database cannot be reached or migrated, or the listener fails.
+pub async fn serve(
+    config: ApiConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let state = state(&config).await?;
+    tracing::info!(addr = ?listener.local_addr().ok(), "api listening");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(ServeError::Io)
+}
+
+#[allow(dead_code)]
+fn _assert_header_value(_: HeaderValue) {}

@@ -1,0 +1,479 @@
+//! The HTTP handlers: thin, each extracts input, checks the caller, calls one service or
+//! `db` function, and returns a view.
+
+use crate::auth::Caller;
+use crate::error::{rejection, ApiError};
+use crate::{node_sync, submit, views, AppState};
+use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use berth_core::state::JobState;
+use berth_core::wire::{
+    Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, NodeRegister, OutputChunk,
+    OutputQuery, OutputStream, PartitionList, Problem, SyncRequest, SyncResponse,
+};
+use berth_db::job::{JobFilter, JobRow};
+use berth_db::{allocation, job, node, notify, output, partition, DbError};
+use std::time::Duration;
+
+fn json_body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
+    body.map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))
+}
+
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(v)| v)
+        .map_err(|e| rejection("query", e.body_text()))
+}
+
+/// Loads a job the caller may see; others' jobs are 404 to plain users.
+async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRow, ApiError> {
+    caller.require_person()?;
+    match job::job_get(&state.pool, id).await? {
+        Some(row) if caller.sees_all_jobs() || row.user_name == caller.name => Ok(row),
+        _ => Err(ApiError::NotFound(format!("no job {id}"))),
+    }
+}
+
+async fn job_view(state: &AppState, row: &JobRow) -> Result<Job, ApiError> {
+    let allocations = allocation::allocation_list_for_jobs(&state.pool, &[row.id]).await?;
+    Ok(views::job_view(
+        row,
+        &allocations.iter().collect::<Vec<_>>(),
+    ))
+}
+
+/// Liveness: the process answers.
+#[utoipa::path(get, path = "/healthz", tag = "health", operation_id = "health_live",
+    responses((status = 200, description = "The process is alive", body = String)))]
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Readiness: the database answers.
+#[utoipa::path(get, path = "/readyz", tag = "health", operation_id = "health_ready",
+    responses((status = 200, description = "Ready", body = String),
+              (status = 503, description = "The database is unreachable", body = Problem)))]
+pub async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiError> {
+    sqlx::query("SELECT 1")
+        .execute(&state.pool)
+        .await
+        .map_err(|e| ApiError::Unavailable(DbError::from(e)))?;
+    Ok("ready")
+}
+
+/// Submit a batch job.
+///
+/// The body holds a batch script whose `#SBATCH` lines are read as `sbatch` reads them,
+/// optional command-line options (which win), or a structured spec. A repeated request
+/// with the same `Idempotency-Key` and body returns the first job (200) instead of making
+/// another.
+#[utoipa::path(post, path = "/v1/jobs", tag = "jobs", operation_id = "job_create",
+    request_body = JobCreate,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes retries safe: the same key and body return the same job")),
+    responses(
+        (status = 201, description = "Job created", body = JobCreated),
+        (status = 200, description = "Same Idempotency-Key and body as an earlier request: that job", body = JobCreated),
+        (status = 400, description = "A bad option or field, naming it (and the script line)", body = Problem),
+        (status = 401, description = "No or bad credentials", body = Problem),
+        (status = 409, description = "Idempotency-Key reused with another body", body = Problem),
+        (status = 422, description = "No node could ever satisfy the request", body = Problem),
+        (status = 503, description = "Database unavailable", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_create(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Result<Json<JobCreate>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    caller.require_person()?;
+    let req = json_body(body)?;
+    let key = match headers.get("idempotency-key") {
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| ApiError::bad_field("Idempotency-Key", "must be visible ASCII"))?,
+        ),
+        None => None,
+    };
+    let (id, created) = submit::submit_job(&state.pool, &caller.name, &req, key).await?;
+    let status = if created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    let mut response = (status, Json(JobCreated { id })).into_response();
+    if let Ok(location) = format!("/v1/jobs/{id}").parse() {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    Ok(response)
+}
+
+/// List jobs.
+///
+/// Filters combine with AND; pages follow `next_cursor`. Plain users see only their own
+/// jobs.
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", operation_id = "job_list",
+    params(JobListQuery),
+    responses((status = 200, description = "A page of jobs", body = JobList),
+              (status = 400, description = "A bad filter", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_list(
+    State(state): State<AppState>,
+    caller: Caller,
+    q: Result<Query<JobListQuery>, QueryRejection>,
+) -> Result<Json<JobList>, ApiError> {
+    caller.require_person()?;
+    let q = query(q)?;
+    let states = match &q.state {
+        Some(s) => Some(
+            s.split(',')
+                .map(|st| {
+                    st.parse::<JobState>()
+                        .map(|st| st.as_str().to_string())
+                        .map_err(|e| ApiError::bad_field("state", e.to_string()))
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        None => None,
+    };
+    let limit = i64::from(q.limit.unwrap_or(100));
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::bad_field("limit", "must be between 1 and 1000"));
+    }
+    let after_id = match &q.cursor {
+        Some(c) => c
+            .parse::<i64>()
+            .map_err(|_| ApiError::bad_field("cursor", "not a cursor from this api"))?,
+        None => 0,
+    };
+    let user_name = if caller.sees_all_jobs() {
+        q.user.clone()
+    } else {
+        Some(caller.name.clone())
+    };
+    let rows = job::job_list(
+        &state.pool,
+        &JobFilter {
+            states,
+            user_name,
+            partition: q.partition.clone(),
+            name: q.name.clone(),
+            after_id,
+            limit: limit + 1,
+        },
+    )
+    .await?;
+    let more = rows.len() as i64 > limit;
+    let rows = &rows[..rows.len().min(limit as usize)];
+    let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    let allocations = allocation::allocation_list_for_jobs(&state.pool, &ids).await?;
+    Ok(Json(JobList {
+        items: views::job_views(rows, &allocations),
+        next_cursor: more
+            .then(|| rows.last().map(|r| r.id.to_string()))
+            .flatten(),
+    }))
+}
+
+/// Show one job.
+#[utoipa::path(get, path = "/v1/jobs/{id}", tag = "jobs", operation_id = "job_get",
+    params(("id" = i64, Path, description = "Job id")),
+    responses((status = 200, description = "The job", body = Job),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Job>, ApiError> {
+    let row = visible_job(&state, &caller, id).await?;
+    Ok(Json(job_view(&state, &row).await?))
+}
+
+/// Cancel a job.
+///
+/// A pending job ends at once; a running one is marked CANCELLED and its processes are
+/// signalled (SIGTERM, then SIGKILL after the grace) by its worker. Cancelling an ended job
+/// changes nothing and returns it as it is.
+#[utoipa::path(post, path = "/v1/jobs/{id}/cancel", tag = "jobs", operation_id = "job_cancel",
+    params(("id" = i64, Path, description = "Job id")),
+    responses((status = 200, description = "The job after the cancellation", body = Job),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Job>, ApiError> {
+    visible_job(&state, &caller, id).await?;
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    if let Some(row) = job::job_cancel_in_tx(&mut tx, id, &caller.name).await? {
+        for a in allocation::allocation_list_for_jobs(&mut *tx, &[id]).await? {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+        }
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &row.id.to_string()).await?;
+    }
+    tx.commit().await.map_err(DbError::from)?;
+    let row = visible_job(&state, &caller, id).await?;
+    Ok(Json(job_view(&state, &row).await?))
+}
+
+/// Read a job's output.
+///
+/// Returns what the job has written to the stream so far, as text. With `follow=true` the
+/// response stays open and new output is streamed until the job ends.
+#[utoipa::path(get, path = "/v1/jobs/{id}/output", tag = "jobs", operation_id = "job_output",
+    params(("id" = i64, Path, description = "Job id"), OutputQuery),
+    responses((status = 200, description = "The output", body = String, content_type = "text/plain"),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_output(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    q: Result<Query<OutputQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let q = query(q)?;
+    visible_job(&state, &caller, id).await?;
+    let stream = q.stream.unwrap_or(OutputStream::Stdout).as_str();
+    let text = |rows: &[output::OutputChunkRow]| -> Vec<u8> {
+        rows.iter().flat_map(|r| r.data.iter().copied()).collect()
+    };
+    let chunks = output::output_read(&state.pool, id, stream, -1, -1).await?;
+    let body = if !q.follow {
+        Body::from(text(&chunks))
+    } else {
+        let pos = chunks.last().map(|c| (c.run, c.offset)).unwrap_or((-1, -1));
+        let first = text(&chunks);
+        let pool = state.pool.clone();
+        let tail = futures_util::stream::unfold(
+            (pool, pos, false, false),
+            move |(pool, pos, ended, done)| async move {
+                if done {
+                    return None;
+                }
+                let mut pos = pos;
+                loop {
+                    if !ended {
+                        tokio::time::sleep(Duration::from_millis(250)).await;
+                    }
+                    let terminal = match job::job_get(&pool, id).await {
+                        Ok(Some(row)) => row
+                            .state
+                            .parse::<JobState>()
+                            .map(|s| s.is_terminal())
+                            .unwrap_or(true),
+                        Ok(None) => true,
+                        Err(_) => false,
+                    };
+                    let rows = output::output_read(&pool, id, stream, pos.0, pos.1)
+                        .await
+                        .unwrap_or_default();
+                    if let Some(last) = rows.last() {
+                        pos = (last.run, last.offset);
+                        let bytes: Vec<u8> =
+                            rows.iter().flat_map(|r| r.data.iter().copied()).collect();
+                        return Some((
+                            Ok::<_, std::convert::Infallible>(bytes::Bytes::from(bytes)),
+                            (pool, pos, terminal, false),
+                        ));
+                    }
+                    if terminal {
+                        return None;
+                    }
+                }
+            },
+        );
+        let head = futures_util::stream::once(async move {
+            Ok::<_, std::convert::Infallible>(bytes::Bytes::from(first))
+        });
+        Body::from_stream(futures_util::StreamExt::chain(head, tail))
+    };
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response())
+}
+
+/// List nodes.
+#[utoipa::path(get, path = "/v1/nodes", tag = "nodes", operation_id = "node_list",
+    responses((status = 200, description = "Every node", body = NodeList),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<NodeList>, ApiError> {
+    caller.require_person()?;
+    let nodes = node::node_list(&state.pool).await?;
+    let gpus = node::gpu_list(&state.pool).await?;
+    let partitions = partition::partition_list(&state.pool).await?;
+    Ok(Json(NodeList {
+        items: nodes
+            .iter()
+            .map(|n| {
+                let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == n.id).collect();
+                views::node_view(n, &mine, &partitions)
+            })
+            .collect(),
+    }))
+}
+
+/// List partitions.
+#[utoipa::path(get, path = "/v1/partitions", tag = "partitions", operation_id = "partition_list",
+    responses((status = 200, description = "Every partition", body = PartitionList),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn partition_list(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<PartitionList>, ApiError> {
+    caller.require_person()?;
+    let rows = partition::partition_list(&state.pool).await?;
+    let nodes = node::node_list(&state.pool).await?;
+    let gpus = node::gpu_list(&state.pool).await?;
+    Ok(Json(PartitionList {
+        items: rows
+            .iter()
+            .map(|p| views::partition_view(p, &nodes, &gpus))
+            .collect(),
+    }))
+}
+
+/// Register a node (worker).
+///
+/// A worker announces its node and GPU inventory; registering again after a restart
+/// updates the inventory.
+#[utoipa::path(post, path = "/v1/nodes/register", tag = "nodes", operation_id = "node_register",
+    request_body = NodeRegister,
+    responses((status = 200, description = "The node as registered", body = berth_core::wire::Node),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not a node token for this node", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_register(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<NodeRegister>, JsonRejection>,
+) -> Result<Json<berth_core::wire::Node>, ApiError> {
+    let req = json_body(body)?;
+    caller.require_node(&req.name)?;
+    let row = node_sync::register(&state.pool, &req).await?;
+    let gpus = node::gpu_list(&state.pool).await?;
+    let partitions = partition::partition_list(&state.pool).await?;
+    let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == row.id).collect();
+    Ok(Json(views::node_view(&row, &mine, &partitions)))
+}
+
+/// Sync a node (worker long poll).
+///
+/// Carries the worker's heartbeat, job reports (applied once each) and GPU samples;
+/// returns the batch scripts the node must run and the job runs it must stop. When there is
+/// nothing to say, the answer waits up to `wait_seconds` for a change.
+#[utoipa::path(post, path = "/v1/nodes/{name}/sync", tag = "nodes", operation_id = "node_sync",
+    params(("name" = String, Path, description = "Node name")),
+    request_body = SyncRequest,
+    responses((status = 200, description = "What to run and stop", body = SyncResponse),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not a node token for this node", body = Problem),
+              (status = 404, description = "Node not registered", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_sync(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    body: Result<Json<SyncRequest>, JsonRejection>,
+) -> Result<Json<SyncResponse>, ApiError> {
+    caller.require_node(&name)?;
+    let req = json_body(body)?;
+    if req.wait_seconds > node_sync::MAX_WAIT_SECONDS {
+        return Err(ApiError::bad_field(
+            "wait_seconds",
+            format!("at most {}", node_sync::MAX_WAIT_SECONDS),
+        ));
+    }
+    let node_row = node::node_get_by_name(&state.pool, &name)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("node {name} is not registered")))?;
+    for report in &req.reports {
+        node_sync::apply_report(&state.pool, &node_row, report).await?;
+    }
+    node_sync::heartbeat(&state.pool, &node_row, &req).await?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(req.wait_seconds));
+    loop {
+        let mut wake = state.node_events.subscribe();
+        let response = node_sync::desired(&state.pool, &node_row, &req).await?;
+        if !response.assignments.is_empty() || !response.cancellations.is_empty() {
+            return Ok(Json(response));
+        }
+        // Wait for a notification naming this node (or any, after a listener restart),
+        // or the deadline.
+        let woke = tokio::time::timeout_at(deadline, async {
+            loop {
+                match wake.recv().await {
+                    Ok(n) if n == name || n == "*" => return,
+                    Ok(_) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => return,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        return;
+                    }
+                }
+            }
+        })
+        .await;
+        if woke.is_err() {
+            return Ok(Json(response));
+        }
+    }
+}
+
+/// Upload job output (worker).
+///
+/// Chunks are keyed by run, stream and offset: uploading the same chunk twice stores it
+/// once.
+#[utoipa::path(post, path = "/v1/jobs/{id}/output", tag = "jobs", operation_id = "job_output_upload",
+    params(("id" = i64, Path, description = "Job id")),
+    request_body = OutputChunk,
+    responses((status = 204, description = "Stored"),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not a node token", body = Problem),
+              (status = 404, description = "No such job", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_output_upload(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    body: Result<Json<OutputChunk>, JsonRejection>,
+) -> Result<StatusCode, ApiError> {
+    if !matches!(
+        caller.role,
+        berth_core::auth::Role::Node | berth_core::auth::Role::Admin
+    ) {
+        return Err(ApiError::Forbidden("only workers upload output".into()));
+    }
+    let chunk = json_body(body)?;
+    let offset =
+        i64::try_from(chunk.offset).map_err(|_| ApiError::bad_field("offset", "too large"))?;
+    let run = i32::try_from(chunk.run).map_err(|_| ApiError::bad_field("run", "too large"))?;
+    match output::output_append(
+        &state.pool,
+        id,
+        run,
+        chunk.stream.as_str(),
+        offset,
+        chunk.data.as_bytes(),
+    )
+    .await
+    {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(DbError::ForeignKey { .. }) => Err(ApiError::NotFound(format!("no job {id}"))),
+        Err(e) => Err(e.into()),
+    }
+}

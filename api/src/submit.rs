@@ -1,0 +1,287 @@
+//! Job submission: turns a `JobCreate` (batch script, `sbatch` options, structured spec)
+//! into a stored PENDING job, all or nothing, honouring `Idempotency-Key`.
+
+use crate::error::ApiError;
+use berth_core::sbatch::{self, SbatchError};
+use berth_core::spec::JobSpec;
+use berth_core::wire::JobCreate;
+use berth_db::job::JobInsert;
+use berth_db::{idempotency, job, node, partition, Pool};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+
+fn sbatch_error(e: SbatchError) -> ApiError {
+    let detail = match e.line {
+        Some(line) => format!("line {line}: {}: {}", e.option, e.message),
+        None => format!("{}: {}", e.option, e.message),
+    };
+    ApiError::BadRequest {
+        code: "invalid_option",
+        detail,
+        field: Some(e.option),
+        line: e.line,
+    }
+}
+
+/// Parses the submission into a spec and the script to run.
+///
+/// # Errors
+/// 400 naming the script line and option, or the field.
+pub fn parse_submission(req: &JobCreate) -> Result<(JobSpec, String), ApiError> {
+    let mut args = req.args.clone();
+    let script = req.script.clone().unwrap_or_default();
+    if let Some(wrap) = req.spec.as_ref().and_then(|s| s.wrap.clone()) {
+        if script.trim().is_empty() && !args.iter().any(|a| a.starts_with("--wrap")) {
+            args.push(format!("--wrap={wrap}"));
+        }
+    }
+    if script.trim().is_empty() && !args.iter().any(|a| a.starts_with("--wrap")) {
+        return Err(ApiError::bad_field(
+            "script",
+            "a batch script (or --wrap) is required",
+        ));
+    }
+    let batch = sbatch::parse_batch(&script, &args).map_err(sbatch_error)?;
+    let mut spec = batch.spec;
+    if let Some(over) = &req.spec {
+        sbatch::apply_spec_overrides(&mut spec, over);
+    }
+    Ok((spec, batch.script))
+}
+
+/// Applies `--export` to the submission environment: `ALL` (default) keeps it, `NONE`
+/// drops it, and `NAME=value` / `NAME` items add or keep single variables.
+pub fn exported_environment(
+    export: Option<&str>,
+    env: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let Some(export) = export else {
+        return env.clone();
+    };
+    let mut out = BTreeMap::new();
+    let mut all = false;
+    for item in export.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match item {
+            "ALL" => all = true,
+            "NONE" | "NIL" => {}
+            _ => match item.split_once('=') {
+                Some((k, v)) => {
+                    out.insert(k.to_string(), v.to_string());
+                }
+                None => {
+                    if let Some(v) = env.get(item) {
+                        out.insert(item.to_string(), v.clone());
+                    }
+                }
+            },
+        }
+    }
+    if all {
+        let mut merged = env.clone();
+        merged.extend(out);
+        merged
+    } else {
+        out
+    }
+}
+
+fn request_hash(req: &JobCreate) -> String {
+    let body = serde_json::to_vec(req).unwrap_or_default();
+    hex::encode(Sha256::digest(&body))
+}
+
+fn positive_i32(value: u32, field: &str) -> Result<i32, ApiError> {
+    i32::try_from(value)
+        .ok()
+        .filter(|v| *v >= 1)
+        .ok_or_else(|| ApiError::bad_field(field, format!("must be between 1 and {}", i32::MAX)))
+}
+
+/// Stores a submission. Returns the job id and whether it was created now (false: the same
+/// `Idempotency-Key` and body were seen before, and that job is returned).
+///
+/// # Errors
+/// 400 for bad options, 409 for an idempotency key reused with another body, 422 for a
+/// request no node could ever satisfy, 503 when the database is unreachable.
+pub async fn submit_job(
+    pool: &Pool,
+    user: &str,
+    req: &JobCreate,
+    idempotency_key: Option<&str>,
+) -> Result<(i64, bool), ApiError> {
+    let hash = request_hash(req);
+    if let Some(key) = idempotency_key {
+        if key.is_empty() || key.len() > 255 {
+            return Err(ApiError::bad_field(
+                "Idempotency-Key",
+                "must be 1 to 255 characters",
+            ));
+        }
+        if let Some(seen) = idempotency::idempotency_get(pool, user, key).await? {
+            return if seen.request_hash == hash {
+                Ok((seen.job_id, false))
+            } else {
+                Err(ApiError::Conflict {
+                    code: "idempotency_conflict",
+                    detail: "this Idempotency-Key was used with a different request body".into(),
+                })
+            };
+        }
+    }
+
+    let (spec, script) = parse_submission(req)?;
+    let partition = partition::partition_get(pool, spec.partition.as_deref())
+        .await?
+        .ok_or_else(|| match &spec.partition {
+            Some(p) => ApiError::bad_field("--partition", format!("no partition named {p:?}")),
+            None => ApiError::bad_field("--partition", "no default partition is configured"),
+        })?;
+    let time_limit = spec.time_limit.map(|t| t as i64).or(partition.default_time);
+    if let (Some(limit), Some(max)) = (time_limit, partition.max_time) {
+        if limit > max {
+            return Err(ApiError::bad_field(
+                "--time",
+                format!(
+                    "time limit {limit} s exceeds partition {}'s maximum of {max} s",
+                    partition.name
+                ),
+            ));
+        }
+    }
+    let request = spec.resource_request();
+    check_satisfiable(pool, &partition, &request).await?;
+
+    let name = spec
+        .job_name
+        .clone()
+        .or_else(|| spec.wrap.as_ref().map(|_| "wrap".to_string()))
+        .or_else(|| req.script_name.clone())
+        .unwrap_or_else(|| "sbatch".to_string());
+    let work_dir = match (&spec.chdir, &req.submit_dir) {
+        (Some(dir), Some(base)) if !dir.starts_with('/') => {
+            Some(format!("{}/{}", base.trim_end_matches('/'), dir))
+        }
+        (Some(dir), _) => Some(dir.clone()),
+        (None, base) => base.clone(),
+    };
+    let environment = exported_environment(spec.export.as_deref(), &req.environment);
+    let insert = JobInsert {
+        name,
+        user_name: user.to_string(),
+        account: spec.account.clone(),
+        partition: partition.name.clone(),
+        qos: spec.qos.clone(),
+        num_nodes: positive_i32(request.nodes, "--nodes")?,
+        num_tasks: positive_i32(request.ntasks, "--ntasks")?,
+        cpus_per_task: positive_i32(request.cpus_per_task, "--cpus-per-task")?,
+        gpus_per_node: i32::try_from(request.gpus_per_node)
+            .map_err(|_| ApiError::bad_field("--gpus-per-node", "too large"))?,
+        gpu_type: request.gpu_type.clone(),
+        exclusive: request.exclusive,
+        whole_node: request.whole_node,
+        mem_mib: spec.mem_mib.map(|m| m as i64),
+        time_limit,
+        hold: spec.hold,
+        script,
+        submit_dir: req.submit_dir.clone(),
+        work_dir,
+        stdout_pattern: spec.output.clone().unwrap_or_else(|| {
+            berth_core::pattern::default_output_for(spec.array.is_some()).to_string()
+        }),
+        stderr_pattern: spec.error.clone(),
+        environment: serde_json::to_value(&environment).unwrap_or_default(),
+        spec: serde_json::to_value(&spec).unwrap_or_default(),
+        reason: Some(if spec.hold { "JobHeldUser" } else { "None" }.to_string()),
+    };
+
+    let mut tx = pool.begin().await.map_err(berth_db::DbError::from)?;
+    let id = job::job_insert_in_tx(&mut tx, &insert).await?;
+    if let Some(key) = idempotency_key {
+        idempotency::idempotency_insert_in_tx(&mut tx, user, key, &hash, id).await?;
+    }
+    berth_db::notify::notify(&mut *tx, berth_db::notify::JOBS_CHANNEL, &id.to_string()).await?;
+    tx.commit().await.map_err(berth_db::DbError::from)?;
+    tracing::info!(job.id = id, user, "job submitted");
+    Ok((id, true))
+}
+
+/// Refuses (422) a request that no node of the partition could ever hold: more nodes than
+/// it has, or more GPUs per node than its largest node. Nothing is checked while the
+/// partition has no registered node yet (workers may still be starting).
+async fn check_satisfiable(
+    pool: &Pool,
+    partition: &berth_db::partition::PartitionRow,
+    request: &berth_core::resources::ResourceRequest,
+) -> Result<(), ApiError> {
+    let nodes = node::node_list(pool).await?;
+    let members: Vec<_> = nodes
+        .iter()
+        .filter(|n| partition.nodes.is_empty() || partition.nodes.contains(&n.name))
+        .collect();
+    if members.is_empty() {
+        return Ok(());
+    }
+    if request.nodes as usize > members.len() {
+        return Err(ApiError::Unprocessable {
+            detail: format!(
+                "{} nodes requested but partition {} has {}",
+                request.nodes,
+                partition.name,
+                members.len()
+            ),
+            field: Some("--nodes".into()),
+        });
+    }
+    if request.gpus_per_node > 0 {
+        let gpus = node::gpu_list(pool).await?;
+        let fitting = members
+            .iter()
+            .filter(|n| {
+                gpus.iter()
+                    .filter(|g| g.node_id == n.id)
+                    .filter(|g| match &request.gpu_type {
+                        Some(t) => g.model.to_lowercase().contains(&t.to_lowercase()),
+                        None => true,
+                    })
+                    .count()
+                    >= request.gpus_per_node as usize
+            })
+            .count();
+        if fitting < request.nodes as usize {
+            return Err(ApiError::Unprocessable {
+                detail: format!(
+                    "{} node(s) with {} {}GPU(s) each requested, but partition {} has {} such node(s)",
+                    request.nodes,
+                    request.gpus_per_node,
+                    request.gpu_type.as_deref().map(|t| format!("{t} ")).unwrap_or_default(),
+                    partition.name,
+                    fitting
+                ),
+                field: Some("--gres".into()),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_rules() {
+        let env: BTreeMap<String, String> = [
+            ("A".to_string(), "1".to_string()),
+            ("B".to_string(), "2".to_string()),
+        ]
+        .into();
+        assert_eq!(exported_environment(None, &env), env);
+        assert!(exported_environment(Some("NONE"), &env).is_empty());
+        let some = exported_environment(Some("A,C=3"), &env);
+        assert_eq!(some.get("A").map(String::as_str), Some("1"));
+        assert_eq!(some.get("C").map(String::as_str), Some("3"));
+        assert!(!some.contains_key("B"));
+        let all = exported_environment(Some("ALL,C=3"), &env);
+        assert_eq!(all.len(), 3);
+    }
+}

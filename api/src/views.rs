@@ -1,0 +1,167 @@
+//! Rows to views: the conversions from database rows to the wire types clients see.
+
+use berth_core::hostlist;
+use berth_core::pattern::{self, PatternValues};
+use berth_core::spec::JobSpec;
+use berth_core::state::{JobState, NodeState};
+use berth_core::wire::{Gpu, Job, JobAllocation, Node, Partition};
+use berth_db::allocation::JobAllocationRow;
+use berth_db::job::JobRow;
+use berth_db::node::{GpuRow, NodeRow};
+use berth_db::partition::PartitionRow;
+
+fn to_u32(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+fn to_u64(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// Expands an output pattern for the batch node of `job`.
+pub fn output_path(job: &JobRow, pattern_text: &str, batch_node: &str) -> String {
+    let values = PatternValues {
+        job_id: job.id,
+        job_name: &job.name,
+        array_job_id: job.array_job_id,
+        array_task_id: job.array_task_id.map(to_u32),
+        user: &job.user_name,
+        node_name: batch_node,
+        node_index: 0,
+        task_id: 0,
+    };
+    let expanded = pattern::expand(pattern_text, &values);
+    match &job.work_dir {
+        Some(dir) if !expanded.starts_with('/') => {
+            format!("{}/{}", dir.trim_end_matches('/'), expanded)
+        }
+        _ => expanded,
+    }
+}
+
+/// A job view from its row and its current run's allocations (in node-index order).
+pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
+    let state = row.state.parse::<JobState>().unwrap_or(JobState::Failed);
+    let spec: JobSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
+    let nodes: Vec<String> = allocations.iter().map(|a| a.node_name.clone()).collect();
+    let batch_node = nodes.first().map(String::as_str).unwrap_or("");
+    let allocations: Vec<JobAllocation> = allocations
+        .iter()
+        .map(|a| JobAllocation {
+            node: a.node_name.clone(),
+            gpus: a.gpu_indices.iter().map(|g| to_u32(*g)).collect(),
+        })
+        .collect();
+    let stdout_path = output_path(row, &row.stdout_pattern, batch_node);
+    let stderr_path = row
+        .stderr_pattern
+        .as_deref()
+        .map(|p| output_path(row, p, batch_node))
+        .unwrap_or_else(|| stdout_path.clone());
+    Job {
+        id: row.id,
+        name: row.name.clone(),
+        user: row.user_name.clone(),
+        account: row.account.clone(),
+        partition: row.partition.clone(),
+        qos: row.qos.clone(),
+        state,
+        reason: row.reason.clone(),
+        submit_time: row.submit_time,
+        start_time: row.start_time,
+        end_time: row.end_time,
+        time_limit: row.time_limit.map(to_u64),
+        exit_code: row.exit_code,
+        exit_signal: row.exit_signal,
+        num_nodes: to_u32(row.num_nodes),
+        num_tasks: to_u32(row.num_tasks),
+        gpus_per_node: match allocations.first() {
+            Some(a) if row.whole_node => a.gpus.len() as u32,
+            _ => to_u32(row.gpus_per_node),
+        },
+        nodelist: (!nodes.is_empty()).then(|| hostlist::compress(&nodes)),
+        allocations,
+        work_dir: row.work_dir.clone(),
+        stdout_path: Some(stdout_path),
+        stderr_path: Some(stderr_path),
+        restart_count: to_u32(row.restart_count),
+        spec,
+    }
+}
+
+/// Job views for rows, with their allocations looked up from `allocations` (sorted by job
+/// id then node index).
+pub fn job_views(rows: &[JobRow], allocations: &[JobAllocationRow]) -> Vec<Job> {
+    rows.iter()
+        .map(|row| {
+            let mine: Vec<&JobAllocationRow> =
+                allocations.iter().filter(|a| a.job_id == row.id).collect();
+            job_view(row, &mine)
+        })
+        .collect()
+}
+
+/// A node view from its row, its GPUs and the partitions it belongs to.
+pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow]) -> Node {
+    let allocated = gpus.iter().filter(|g| g.job_id.is_some()).count() as u32;
+    let state = match row.state.as_str() {
+        "UP" => {
+            if allocated == 0 {
+                NodeState::Idle
+            } else if allocated as usize >= gpus.len() {
+                NodeState::Allocated
+            } else {
+                NodeState::Mixed
+            }
+        }
+        other => other.parse().unwrap_or(NodeState::Down),
+    };
+    Node {
+        name: row.name.clone(),
+        state,
+        reason: row.reason.clone(),
+        cpus: to_u32(row.cpus),
+        memory_mib: to_u64(row.memory_mib),
+        features: row.features.clone(),
+        gpus: gpus
+            .iter()
+            .map(|g| Gpu {
+                index: to_u32(g.index),
+                uuid: g.uuid.clone(),
+                model: g.model.clone(),
+                memory_mib: to_u64(g.memory_mib),
+                job_id: g.job_id,
+                utilization_pct: g.utilization_pct.map(to_u32),
+                memory_used_mib: g.memory_used_mib.map(to_u64),
+            })
+            .collect(),
+        gpus_allocated: allocated,
+        last_heartbeat: row.last_heartbeat,
+        partitions: partitions
+            .iter()
+            .filter(|p| p.nodes.is_empty() || p.nodes.contains(&row.name))
+            .map(|p| p.name.clone())
+            .collect(),
+    }
+}
+
+/// A partition view, with the node and GPU counts of its members.
+pub fn partition_view(row: &PartitionRow, nodes: &[NodeRow], gpus: &[GpuRow]) -> Partition {
+    let members: Vec<&NodeRow> = nodes
+        .iter()
+        .filter(|n| row.nodes.is_empty() || row.nodes.contains(&n.name))
+        .collect();
+    let total_gpus = gpus
+        .iter()
+        .filter(|g| members.iter().any(|n| n.id == g.node_id))
+        .count() as u32;
+    Partition {
+        name: row.name.clone(),
+        is_default: row.is_default,
+        default_time: row.default_time.map(to_u64),
+        max_time: row.max_time.map(to_u64),
+        nodes: row.nodes.clone(),
+        total_nodes: members.len() as u32,
+        total_gpus,
+    }
+}

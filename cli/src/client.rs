@@ -1,0 +1,369 @@
+//! A small client of Berth's REST api: a base URL and a bearer token over reqwest. Error
+//! answers (RFC 9457 problem documents) become [`ClientError::Problem`], whose message
+//! reads like the api's (`line 3: --nodes={{ nodes }}: not a number`).
+
+use berth_core::wire::{
+    Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, OutputStream, PartitionList,
+    Problem,
+};
+use futures_util::StreamExt;
+use std::fmt;
+use std::time::Duration;
+
+/// What went wrong talking to the api.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The request did not get an answer (connection refused, timeout, bad body …).
+    Http {
+        /// What was asked (`GET http://…/v1/jobs/3`).
+        request: String,
+        /// The cause.
+        source: reqwest::Error,
+    },
+    /// The api answered with a problem document.
+    Problem {
+        /// The HTTP status.
+        status: u16,
+        /// The document.
+        problem: Box<Problem>,
+    },
+    /// The api answered with an error that is not a problem document.
+    Status {
+        /// The HTTP status.
+        status: u16,
+        /// The body, as text.
+        body: String,
+    },
+}
+
+impl ClientError {
+    /// The HTTP status of an error answer; `None` when there was no answer.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Http { .. } => None,
+            ClientError::Problem { status, .. } | ClientError::Status { status, .. } => {
+                Some(*status)
+            }
+        }
+    }
+
+    /// The problem document, when the api sent one.
+    pub fn problem(&self) -> Option<&Problem> {
+        match self {
+            ClientError::Problem { problem, .. } => Some(problem),
+            _ => None,
+        }
+    }
+}
+
+/// Renders a problem document as one line: the script line and the offending option
+/// first when the detail does not already name them (`line 3: --nodes=x: not a number`).
+pub fn problem_message(problem: &Problem) -> String {
+    let mut detail = problem.detail.trim().to_string();
+    if detail.is_empty() {
+        detail = problem.title.clone();
+    }
+    if let Some(field) = &problem.field {
+        if !field.is_empty() && !detail.contains(field.as_str()) {
+            detail = format!("{field}: {detail}");
+        }
+    }
+    if let Some(line) = problem.line {
+        if !detail.starts_with(&format!("line {line}")) {
+            detail = format!("line {line}: {detail}");
+        }
+    }
+    detail
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Http { request, source } => {
+                write!(f, "{request}: {source}")?;
+                let mut cause = std::error::Error::source(source);
+                while let Some(c) = cause {
+                    write!(f, ": {c}")?;
+                    cause = c.source();
+                }
+                Ok(())
+            }
+            ClientError::Problem { problem, .. } => f.write_str(&problem_message(problem)),
+            ClientError::Status { status, body } => {
+                let body = body.trim();
+                if body.is_empty() {
+                    write!(f, "the api answered HTTP {status}")
+                } else {
+                    write!(f, "the api answered HTTP {status}: {body}")
+                }
+            }
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A client of one cluster's api.
+#[derive(Debug, Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Client {
+    /// A client of the api at `base_url` (`http://127.0.0.1:8750`) using `token`.
+    pub fn new(base_url: &str, token: &str) -> Client {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .expect("a reqwest client with default TLS settings builds");
+        Client {
+            http,
+            base: base_url.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    /// The api's base URL, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: String,
+    ) -> Result<reqwest::Response, ClientError> {
+        let response = request
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|source| ClientError::Http {
+                request: what.clone(),
+                source,
+            })?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = response.text().await.unwrap_or_default();
+        match serde_json::from_str::<Problem>(&body) {
+            Ok(problem) => Err(ClientError::Problem {
+                status: status.as_u16(),
+                problem: Box::new(problem),
+            }),
+            Err(_) => Err(ClientError::Status {
+                status: status.as_u16(),
+                body,
+            }),
+        }
+    }
+
+    async fn json<T: serde::de::DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: String,
+    ) -> Result<T, ClientError> {
+        let response = self.send(request, what.clone()).await?;
+        response
+            .json::<T>()
+            .await
+            .map_err(|source| ClientError::Http {
+                request: what,
+                source,
+            })
+    }
+
+    /// `POST /v1/jobs`, with an `Idempotency-Key` header when `idempotency_key` is given.
+    pub async fn job_create(
+        &self,
+        job: &JobCreate,
+        idempotency_key: Option<&str>,
+    ) -> Result<JobCreated, ClientError> {
+        let url = self.url("/v1/jobs");
+        let mut request = self.http.post(&url).json(job);
+        if let Some(key) = idempotency_key {
+            request = request.header("Idempotency-Key", key);
+        }
+        self.json(request, format!("POST {url}")).await
+    }
+
+    /// `GET /v1/jobs` with the given filters: one page.
+    pub async fn job_list(&self, query: &JobListQuery) -> Result<JobList, ClientError> {
+        let url = self.url("/v1/jobs");
+        let mut params: Vec<(&str, String)> = Vec::new();
+        if let Some(v) = &query.state {
+            params.push(("state", v.clone()));
+        }
+        if let Some(v) = &query.user {
+            params.push(("user", v.clone()));
+        }
+        if let Some(v) = &query.partition {
+            params.push(("partition", v.clone()));
+        }
+        if let Some(v) = &query.name {
+            params.push(("name", v.clone()));
+        }
+        if let Some(v) = query.limit {
+            params.push(("limit", v.to_string()));
+        }
+        if let Some(v) = &query.cursor {
+            params.push(("cursor", v.clone()));
+        }
+        self.json(self.http.get(&url).query(&params), format!("GET {url}"))
+            .await
+    }
+
+    /// `GET /v1/jobs`, following `next_cursor` until the last page: every matching job,
+    /// by ascending id.
+    pub async fn job_list_all(&self, query: &JobListQuery) -> Result<Vec<Job>, ClientError> {
+        let mut query = query.clone();
+        let mut jobs = Vec::new();
+        loop {
+            let page = self.job_list(&query).await?;
+            jobs.extend(page.items);
+            match page.next_cursor {
+                Some(cursor) if query.cursor.as_deref() != Some(cursor.as_str()) => {
+                    query.cursor = Some(cursor)
+                }
+                _ => return Ok(jobs),
+            }
+        }
+    }
+
+    /// `GET /v1/jobs/{id}`.
+    pub async fn job_get(&self, id: i64) -> Result<Job, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}"));
+        self.json(self.http.get(&url), format!("GET {url}")).await
+    }
+
+    /// `GET /v1/jobs/{id}` as raw JSON (every field the api sends, known here or not).
+    pub async fn job_get_json(&self, id: i64) -> Result<serde_json::Value, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}"));
+        self.json(self.http.get(&url), format!("GET {url}")).await
+    }
+
+    /// `POST /v1/jobs/{id}/cancel`: the job after the cancel.
+    pub async fn job_cancel(&self, id: i64) -> Result<Job, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}/cancel"));
+        self.json(self.http.post(&url), format!("POST {url}")).await
+    }
+
+    /// `GET /v1/jobs/{id}/output`: the output so far, as text.
+    pub async fn job_output(&self, id: i64, stream: OutputStream) -> Result<String, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}/output"));
+        let request = self.http.get(&url).query(&[("stream", stream.as_str())]);
+        let response = self.send(request, format!("GET {url}")).await?;
+        response.text().await.map_err(|source| ClientError::Http {
+            request: format!("GET {url}"),
+            source,
+        })
+    }
+
+    /// `GET /v1/jobs/{id}/output?follow=true`: hands each chunk to `sink` as it arrives,
+    /// until the api ends the body (the job reached a terminal state).
+    pub async fn job_output_follow(
+        &self,
+        id: i64,
+        stream: OutputStream,
+        mut sink: impl FnMut(&[u8]),
+    ) -> Result<(), ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}/output"));
+        let request = self
+            .http
+            .get(&url)
+            .query(&[("stream", stream.as_str()), ("follow", "true")]);
+        let what = format!("GET {url}");
+        let response = self.send(request, what.clone()).await?;
+        let mut body = response.bytes_stream();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|source| ClientError::Http {
+                request: what.clone(),
+                source,
+            })?;
+            sink(&chunk);
+        }
+        Ok(())
+    }
+
+    /// `GET /v1/nodes`.
+    pub async fn node_list(&self) -> Result<NodeList, ClientError> {
+        let url = self.url("/v1/nodes");
+        self.json(self.http.get(&url), format!("GET {url}")).await
+    }
+
+    /// `GET /v1/partitions`.
+    pub async fn partition_list(&self) -> Result<PartitionList, ClientError> {
+        let url = self.url("/v1/partitions");
+        self.json(self.http.get(&url), format!("GET {url}")).await
+    }
+
+    /// `GET /healthz`: whether the api answers with a success status.
+    pub async fn healthz(&self) -> bool {
+        let url = self.url("/healthz");
+        match self
+            .http
+            .get(&url)
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+        {
+            Ok(response) => response.status().is_success(),
+            Err(_) => false,
+        }
+    }
+
+    /// Polls `GET /v1/jobs/{id}` every `interval` until the job is in a terminal state.
+    pub async fn job_wait(&self, id: i64, interval: Duration) -> Result<Job, ClientError> {
+        loop {
+            let job = self.job_get(id).await?;
+            if job.state.is_terminal() {
+                return Ok(job);
+            }
+            tokio::time::sleep(interval).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(detail: &str, field: Option<&str>, line: Option<usize>) -> Problem {
+        Problem {
+            problem_type: "urn:berth:problem:invalid-option".into(),
+            title: "Invalid option".into(),
+            status: 400,
+            detail: detail.into(),
+            code: "invalid_option".into(),
+            field: field.map(Into::into),
+            line,
+            request_id: None,
+        }
+    }
+
+    #[test]
+    fn problem_message_names_line_and_option_once() {
+        let p = problem("not a number", Some("--nodes={{ nodes }}"), Some(3));
+        assert_eq!(
+            problem_message(&p),
+            "line 3: --nodes={{ nodes }}: not a number"
+        );
+        let p = problem(
+            "line 3: --nodes={{ nodes }}: not a number",
+            Some("--nodes"),
+            Some(3),
+        );
+        assert_eq!(
+            problem_message(&p),
+            "line 3: --nodes={{ nodes }}: not a number"
+        );
+        let p = problem("job 99 not found", None, None);
+        assert_eq!(problem_message(&p), "job 99 not found");
+    }
+}

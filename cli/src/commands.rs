@@ -1,0 +1,144 @@
+//! The client commands: each takes a [`Client`] and its options, prints what Slurm's
+//! counterpart prints, and returns the process exit status.
+
+use crate::client::Client;
+use crate::format;
+use crate::submit::{self, SubmitArgs};
+use anyhow::Context;
+use berth_core::wire::{JobListQuery, OutputStream};
+use std::io::Write;
+
+/// `berth submit`: sends the job; prints `Submitted batch job <id>` (or the id alone with
+/// `--parsable`); with `--wait`, streams its stdout until it ends, prints
+/// `Job <id> <STATE>, exit code <n>` to stderr and returns the job's exit status.
+pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
+    if !args.script_args.is_empty() {
+        anyhow::bail!(
+            "arguments after the script ({}) are not supported yet",
+            args.script_args.join(" ")
+        );
+    }
+    let script = submit::read_script(args)?;
+    let submit_dir = std::env::current_dir().context("reading the current directory")?;
+    let job = submit::build_job(args, script, &submit_dir);
+    let created = client.job_create(&job, None).await?;
+    if args.parsable {
+        println!("{}", created.id);
+    } else {
+        println!("Submitted batch job {}", created.id);
+    }
+    std::io::stdout().flush()?;
+    if !args.wait {
+        return Ok(0);
+    }
+    let job = submit::follow_to_end(client, created.id).await?;
+    let code = submit::wait_exit_code(&job);
+    eprintln!("Job {} {}, exit code {}", job.id, job.state, code);
+    Ok(code)
+}
+
+/// `berth queue` filters.
+#[derive(Debug, Clone, Default)]
+pub struct QueueOptions {
+    /// Only this user's jobs.
+    pub user: Option<String>,
+    /// Only these states (comma-separated, long or compact names).
+    pub state: Option<String>,
+    /// Only this partition.
+    pub partition: Option<String>,
+    /// Every state, not only PENDING and RUNNING.
+    pub all: bool,
+    /// Leave the header out.
+    pub noheader: bool,
+}
+
+/// `berth queue`: squeue's default table, every page.
+pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i32> {
+    let state = match (&options.state, options.all) {
+        (Some(s), _) => Some(s.clone()),
+        (None, true) => None,
+        (None, false) => Some("PENDING,RUNNING".to_string()),
+    };
+    let query = JobListQuery {
+        state,
+        user: options.user.clone(),
+        partition: options.partition.clone(),
+        limit: Some(1000),
+        ..Default::default()
+    };
+    let jobs = client.job_list_all(&query).await?;
+    let table = format::squeue_table(&jobs, chrono::Utc::now());
+    let text = if options.noheader {
+        table.split_once('\n').map(|(_, rest)| rest).unwrap_or("")
+    } else {
+        table.as_str()
+    };
+    print!("{text}");
+    Ok(0)
+}
+
+/// `berth nodes`: sinfo's partition view, or with `long` one line per node.
+pub async fn nodes(client: &Client, long: bool) -> anyhow::Result<i32> {
+    let nodes = client.node_list().await?;
+    if long {
+        print!("{}", format::node_table(&nodes.items));
+    } else {
+        let partitions = client.partition_list().await?;
+        print!("{}", format::sinfo_table(&partitions.items, &nodes.items));
+    }
+    Ok(0)
+}
+
+/// `berth show job <id>`: scontrol's `Key=Value` lines, or the raw JSON.
+pub async fn show_job(client: &Client, id: i64, json: bool) -> anyhow::Result<i32> {
+    if json {
+        let value = client.job_get_json(id).await?;
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        let job = client.job_get(id).await?;
+        print!("{}", format::scontrol_job(&job, chrono::Utc::now()));
+    }
+    Ok(0)
+}
+
+/// `berth logs`: the job's output so far, or with `follow` streamed until it ends.
+pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyhow::Result<i32> {
+    let stream = if stderr {
+        OutputStream::Stderr
+    } else {
+        OutputStream::Stdout
+    };
+    if follow {
+        client
+            .job_output_follow(id, stream, |bytes| {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(bytes);
+                let _ = out.flush();
+            })
+            .await?;
+    } else {
+        let text = client.job_output(id, stream).await?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+    }
+    Ok(0)
+}
+
+/// `berth cancel <id>…`: cancels each job; silent on success like scancel, an error line
+/// per failure and status 1 if any failed.
+pub async fn cancel(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
+    let mut status = 0;
+    for &id in ids {
+        if let Err(e) = client.job_cancel(id).await {
+            let message = e.to_string();
+            if message.contains(&id.to_string()) {
+                eprintln!("error: {message}");
+            } else {
+                eprintln!("error: job {id}: {message}");
+            }
+            status = 1;
+        }
+    }
+    Ok(status)
+}

@@ -1,0 +1,565 @@
+//! Slurm-style text output, as pure functions of the wire types: `squeue`'s default
+//! format, `sinfo`'s partition and node views, and `scontrol show job`.
+
+use berth_core::duration::format_duration;
+use berth_core::hostlist;
+use berth_core::state::{JobState, NodeState};
+use berth_core::wire::{Job, Node, Partition};
+use chrono::{DateTime, Local, Utc};
+use std::fmt::Write as _;
+
+/// Pads or truncates `value` to `width` characters, right-aligned when `right`
+/// (squeue's `%.N` fields) and left-aligned otherwise.
+fn field(value: &str, width: usize, right: bool) -> String {
+    let truncated: String = value.chars().take(width).collect();
+    if right {
+        format!("{truncated:>width$}")
+    } else {
+        format!("{truncated:<width$}")
+    }
+}
+
+/// How long a job has run at `now`, seconds: nothing while pending, up to its end once
+/// ended.
+pub fn job_run_seconds(job: &Job, now: DateTime<Utc>) -> u64 {
+    let Some(start) = job.start_time else {
+        return 0;
+    };
+    if job.state == JobState::Pending {
+        return 0;
+    }
+    let end = job.end_time.unwrap_or(now);
+    (end - start).num_seconds().max(0) as u64
+}
+
+/// The header line of [`squeue_line`]'s format.
+pub const SQUEUE_HEADER: &str =
+    "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)";
+
+/// One job in squeue's default format, `%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R`:
+/// right-aligned, truncated columns; TIME is the elapsed run time; the last column is
+/// the node list once placed, `(Reason)` while pending.
+pub fn squeue_line(job: &Job, now: DateTime<Utc>) -> String {
+    let last = match (&job.nodelist, job.state) {
+        (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => nodes.clone(),
+        _ => format!("({})", job.reason.as_deref().unwrap_or("None")),
+    };
+    format!(
+        "{} {} {} {} {} {} {} {}",
+        field(&job.id.to_string(), 18, true),
+        field(&job.partition, 9, true),
+        field(&job.name, 8, true),
+        field(&job.user, 8, true),
+        field(job.state.compact(), 2, true),
+        field(&format_duration(job_run_seconds(job, now)), 10, true),
+        field(&job.num_nodes.to_string(), 6, true),
+        last
+    )
+}
+
+/// The whole `squeue` table: the header, then one line per job, each line ending in a
+/// newline.
+pub fn squeue_table(jobs: &[Job], now: DateTime<Utc>) -> String {
+    let mut out = String::new();
+    out.push_str(SQUEUE_HEADER);
+    out.push('\n');
+    for job in jobs {
+        out.push_str(&squeue_line(job, now));
+        out.push('\n');
+    }
+    out
+}
+
+/// A time limit as sinfo prints it: `infinite`, else squeue's `M:SS`, `H:MM:SS`,
+/// `D-HH:MM:SS`.
+pub fn sinfo_time_limit(seconds: Option<u64>) -> String {
+    match seconds {
+        None => "infinite".to_string(),
+        Some(s) => format_duration(s),
+    }
+}
+
+/// Whether `node` is in `partition` (an empty member list means every node).
+pub fn node_in_partition(node: &Node, partition: &Partition) -> bool {
+    partition.nodes.is_empty()
+        || partition.nodes.iter().any(|n| n == &node.name)
+        || node.partitions.iter().any(|p| p == &partition.name)
+}
+
+/// sinfo's default view (`%#P %.5a %.10l %.6D %.6t %N`): one line per partition and
+/// node state, with the node count and compressed node list; the default partition's
+/// name carries a `*`. A partition without nodes shows one `n/a` line.
+pub fn sinfo_table(partitions: &[Partition], nodes: &[Node]) -> String {
+    struct Row {
+        partition: String,
+        time_limit: String,
+        count: usize,
+        state: String,
+        nodelist: String,
+    }
+    let mut rows = Vec::new();
+    for partition in partitions {
+        let name = if partition.is_default {
+            format!("{}*", partition.name)
+        } else {
+            partition.name.clone()
+        };
+        let members: Vec<&Node> = nodes
+            .iter()
+            .filter(|n| node_in_partition(n, partition))
+            .collect();
+        let time_limit = sinfo_time_limit(partition.max_time);
+        if members.is_empty() {
+            rows.push(Row {
+                partition: name,
+                time_limit,
+                count: 0,
+                state: "n/a".into(),
+                nodelist: String::new(),
+            });
+            continue;
+        }
+        for state in NodeState::ALL {
+            let names: Vec<String> = members
+                .iter()
+                .filter(|n| n.state == state)
+                .map(|n| n.name.clone())
+                .collect();
+            if names.is_empty() {
+                continue;
+            }
+            rows.push(Row {
+                partition: name.clone(),
+                time_limit: time_limit.clone(),
+                count: names.len(),
+                state: state.short().to_string(),
+                nodelist: hostlist::compress(&names),
+            });
+        }
+    }
+    let width = rows
+        .iter()
+        .map(|r| r.partition.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("PARTITION".len());
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} {} {} {} NODELIST",
+        field("PARTITION", width, false),
+        field("AVAIL", 5, true),
+        field("TIMELIMIT", 10, true),
+        field("NODES", 6, true),
+        field("STATE", 6, true),
+    );
+    for row in rows {
+        let _ = writeln!(
+            out,
+            "{} {} {} {} {} {}",
+            field(&row.partition, width, false),
+            field("up", 5, true),
+            field(&row.time_limit, 10, true),
+            field(&row.count.to_string(), 6, true),
+            field(&row.state, 6, true),
+            row.nodelist
+        );
+    }
+    out
+}
+
+/// The node-oriented view (`berth nodes -N`): one line per node with its state, GPUs
+/// allocated out of its total, GPU model(s) and the drain/down reason. Columns are
+/// left-aligned and as wide as their widest value.
+pub fn node_table(nodes: &[Node]) -> String {
+    let header = [
+        "NODELIST".to_string(),
+        "STATE".to_string(),
+        "GPUS(ALLOC/TOTAL)".to_string(),
+        "MODEL".to_string(),
+        "REASON".to_string(),
+    ];
+    let mut rows = vec![header];
+    for node in nodes {
+        let mut models: Vec<&str> = Vec::new();
+        for gpu in &node.gpus {
+            if !models.contains(&gpu.model.as_str()) {
+                models.push(&gpu.model);
+            }
+        }
+        let model = if models.is_empty() {
+            "-".to_string()
+        } else {
+            models.join(",")
+        };
+        rows.push([
+            node.name.clone(),
+            node.state.short().to_string(),
+            format!("{}/{}", node.gpus_allocated, node.gpus.len()),
+            model,
+            node.reason.clone().unwrap_or_else(|| "none".to_string()),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let mut line = String::new();
+        for (i, value) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(value);
+            } else {
+                line.push_str(&format!("{value:<w$} ", w = widths[i]));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// A duration as scontrol prints it: `HH:MM:SS`, or `D-HH:MM:SS` past a day.
+pub fn scontrol_duration(seconds: u64) -> String {
+    let days = seconds / 86_400;
+    let h = (seconds % 86_400) / 3600;
+    let m = (seconds % 3600) / 60;
+    let s = seconds % 60;
+    if days > 0 {
+        format!("{days}-{h:02}:{m:02}:{s:02}")
+    } else {
+        format!("{h:02}:{m:02}:{s:02}")
+    }
+}
+
+/// A time as scontrol prints it: local time `YYYY-MM-DDTHH:MM:SS`, `Unknown` when unset.
+pub fn scontrol_time(time: Option<DateTime<Utc>>) -> String {
+    match time {
+        Some(t) => t
+            .with_timezone(&Local)
+            .format("%Y-%m-%dT%H:%M:%S")
+            .to_string(),
+        None => "Unknown".to_string(),
+    }
+}
+
+/// GPU indices as Slurm's `IDX:` ranges (`0-1,4`).
+pub fn gpu_index_ranges(indices: &[u32]) -> String {
+    let mut sorted = indices.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+/// `scontrol show job` style: `Key=Value` pairs, a few per line, continuation lines
+/// indented by three spaces; `(null)` for unset text, `Unknown` for unset times. Each
+/// allocated node gets a line with its GPU indices (`Nodes=node-1 GRES=gpu:2(IDX:0-1)`).
+pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
+    fn or_null(v: &Option<String>) -> &str {
+        v.as_deref().filter(|s| !s.is_empty()).unwrap_or("(null)")
+    }
+    let mut lines: Vec<String> = Vec::new();
+    lines.push(format!("JobId={} JobName={}", job.id, job.name));
+    lines.push(format!(
+        "UserId={} Account={} QOS={}",
+        job.user,
+        or_null(&job.account),
+        or_null(&job.qos)
+    ));
+    lines.push(format!(
+        "JobState={} Reason={} Dependency={}",
+        job.state,
+        job.reason.as_deref().unwrap_or("None"),
+        or_null(&job.spec.dependency)
+    ));
+    lines.push(format!(
+        "Requeue={} Restarts={}",
+        u8::from(job.spec.requeue.unwrap_or(false)),
+        job.restart_count
+    ));
+    lines.push(format!(
+        "ExitCode={}:{}",
+        job.exit_code.unwrap_or(0),
+        job.exit_signal.unwrap_or(0)
+    ));
+    lines.push(format!(
+        "RunTime={} TimeLimit={}",
+        scontrol_duration(job_run_seconds(job, now)),
+        match job.time_limit {
+            Some(s) => scontrol_duration(s),
+            None => "UNLIMITED".to_string(),
+        }
+    ));
+    lines.push(format!(
+        "SubmitTime={}",
+        scontrol_time(Some(job.submit_time))
+    ));
+    lines.push(format!(
+        "StartTime={} EndTime={}",
+        scontrol_time(job.start_time),
+        scontrol_time(job.end_time)
+    ));
+    lines.push(format!("Partition={}", job.partition));
+    lines.push(format!(
+        "NodeList={}",
+        job.nodelist
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("(null)")
+    ));
+    lines.push(format!(
+        "NumNodes={} NumTasks={}",
+        job.num_nodes, job.num_tasks
+    ));
+    if job.gpus_per_node > 0 {
+        lines.push(format!("TresPerNode=gres/gpu:{}", job.gpus_per_node));
+    }
+    for allocation in &job.allocations {
+        lines.push(format!(
+            "  Nodes={} GRES=gpu:{}(IDX:{})",
+            allocation.node,
+            allocation.gpus.len(),
+            gpu_index_ranges(&allocation.gpus)
+        ));
+    }
+    lines.push(format!("WorkDir={}", or_null(&job.work_dir)));
+    lines.push(format!("StdOut={}", or_null(&job.stdout_path)));
+    lines.push(format!("StdErr={}", or_null(&job.stderr_path)));
+    lines.push(format!("Comment={}", or_null(&job.spec.comment)));
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("   ");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_core::spec::JobSpec;
+    use berth_core::wire::{Gpu, JobAllocation};
+    use chrono::TimeZone;
+
+    fn at(s: i64) -> DateTime<Utc> {
+        Utc.timestamp_opt(1_700_000_000 + s, 0).unwrap()
+    }
+
+    fn job(id: i64, state: JobState) -> Job {
+        Job {
+            id,
+            name: "train".into(),
+            user: "alice".into(),
+            account: None,
+            partition: "gpu".into(),
+            qos: None,
+            state,
+            reason: None,
+            submit_time: at(0),
+            start_time: None,
+            end_time: None,
+            time_limit: Some(3600),
+            exit_code: None,
+            exit_signal: None,
+            num_nodes: 1,
+            num_tasks: 1,
+            gpus_per_node: 2,
+            allocations: vec![],
+            nodelist: None,
+            work_dir: Some("/home/alice".into()),
+            stdout_path: Some("/home/alice/slurm-7.out".into()),
+            stderr_path: Some("/home/alice/slurm-7.out".into()),
+            restart_count: 0,
+            spec: JobSpec::default(),
+        }
+    }
+
+    fn node(name: &str, state: NodeState, gpus: u32, alloc: u32) -> Node {
+        Node {
+            name: name.into(),
+            state,
+            reason: None,
+            cpus: 32,
+            memory_mib: 1024,
+            features: vec![],
+            gpus: (0..gpus)
+                .map(|i| Gpu {
+                    index: i,
+                    uuid: format!("GPU-{i}"),
+                    model: "NVIDIA H100 80GB HBM3".into(),
+                    memory_mib: 81_559,
+                    job_id: None,
+                    utilization_pct: None,
+                    memory_used_mib: None,
+                })
+                .collect(),
+            gpus_allocated: alloc,
+            last_heartbeat: None,
+            partitions: vec!["gpu".into()],
+        }
+    }
+
+    fn partition(name: &str, is_default: bool) -> Partition {
+        Partition {
+            name: name.into(),
+            is_default,
+            default_time: None,
+            max_time: None,
+            nodes: vec![],
+            total_nodes: 0,
+            total_gpus: 0,
+        }
+    }
+
+    #[test]
+    fn field_pads_and_truncates() {
+        assert_eq!(field("abc", 5, true), "  abc");
+        assert_eq!(field("abc", 5, false), "abc  ");
+        assert_eq!(field("a_long_name", 8, true), "a_long_n");
+    }
+
+    #[test]
+    fn squeue_pending_line_shows_reason_and_zero_time() {
+        let mut j = job(7, JobState::Pending);
+        j.reason = Some("Resources".into());
+        let line = squeue_line(&j, at(100));
+        assert_eq!(
+            line,
+            "                 7       gpu    train    alice PD       0:00      1 (Resources)"
+        );
+        // Columns line up with the header.
+        assert_eq!(line.find("(Resources)"), SQUEUE_HEADER.find("NODELIST"));
+        assert_eq!(line.find(" PD "), SQUEUE_HEADER.find(" ST "));
+    }
+
+    #[test]
+    fn squeue_pending_without_reason_shows_none() {
+        let j = job(8, JobState::Pending);
+        assert!(squeue_line(&j, at(0)).ends_with(" (None)"));
+    }
+
+    #[test]
+    fn squeue_running_line_shows_elapsed_time_and_nodelist() {
+        let mut j = job(12, JobState::Running);
+        j.name = "a_very_long_job_name".into();
+        j.start_time = Some(at(10));
+        j.nodelist = Some("node-[1-2]".into());
+        j.num_nodes = 2;
+        let line = squeue_line(&j, at(10 + 3725));
+        assert_eq!(
+            line,
+            "                12       gpu a_very_l    alice  R    1:02:05      2 node-[1-2]"
+        );
+        let table = squeue_table(&[j], at(10 + 3725));
+        assert!(table.starts_with(SQUEUE_HEADER));
+        assert_eq!(table.lines().count(), 2);
+    }
+
+    #[test]
+    fn ended_job_time_stops_at_its_end() {
+        let mut j = job(3, JobState::Completed);
+        j.start_time = Some(at(0));
+        j.end_time = Some(at(65));
+        j.nodelist = Some("node-1".into());
+        assert_eq!(job_run_seconds(&j, at(10_000)), 65);
+        assert!(squeue_line(&j, at(10_000)).contains(" CD       1:05 "));
+    }
+
+    #[test]
+    fn sinfo_groups_by_partition_and_state() {
+        let nodes = vec![
+            node("node-1", NodeState::Idle, 8, 0),
+            node("node-2", NodeState::Mixed, 8, 2),
+            node("node-3", NodeState::Idle, 8, 0),
+            node("node-4", NodeState::Idle, 8, 0),
+        ];
+        let mut debug = partition("debug", false);
+        debug.nodes = vec!["node-9".into()];
+        debug.max_time = Some(1800);
+        let table = sinfo_table(&[partition("gpu", true), debug], &nodes);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines,
+            vec![
+                "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST",
+                "gpu*         up   infinite      3   idle node-[1,3-4]",
+                "gpu*         up   infinite      1    mix node-2",
+                "debug        up      30:00      0    n/a ",
+            ]
+        );
+    }
+
+    #[test]
+    fn node_table_shows_gpus_and_reason() {
+        let mut down = node("node-10", NodeState::Down, 0, 0);
+        down.reason = Some("not responding".into());
+        let table = node_table(&[node("node-1", NodeState::Mixed, 8, 3), down]);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(
+            lines,
+            vec![
+                "NODELIST STATE GPUS(ALLOC/TOTAL) MODEL                 REASON",
+                "node-1   mix   3/8               NVIDIA H100 80GB HBM3 none",
+                "node-10  down  0/0               -                     not responding",
+            ]
+        );
+    }
+
+    #[test]
+    fn gpu_indices_compress_to_ranges() {
+        assert_eq!(gpu_index_ranges(&[0, 1, 2, 5, 7, 6]), "0-2,5-7");
+        assert_eq!(gpu_index_ranges(&[3]), "3");
+        assert_eq!(gpu_index_ranges(&[]), "");
+    }
+
+    #[test]
+    fn scontrol_shows_key_values() {
+        let mut j = job(7, JobState::Failed);
+        j.start_time = Some(at(5));
+        j.end_time = Some(at(5 + 90_061));
+        j.exit_code = Some(3);
+        j.nodelist = Some("node-1".into());
+        j.allocations = vec![JobAllocation {
+            node: "node-1".into(),
+            gpus: vec![0, 1],
+        }];
+        let text = scontrol_job(&j, at(100_000));
+        assert!(text.starts_with("JobId=7 JobName=train\n   UserId=alice Account=(null)"));
+        assert!(text.contains("JobState=FAILED Reason=None"), "{text}");
+        assert!(text.contains("ExitCode=3:0"), "{text}");
+        assert!(
+            text.contains("RunTime=1-01:01:01 TimeLimit=01:00:00"),
+            "{text}"
+        );
+        assert!(text.contains("NumNodes=1 NumTasks=1"), "{text}");
+        assert!(text.contains("NodeList=node-1"), "{text}");
+        assert!(text.contains("TresPerNode=gres/gpu:2"), "{text}");
+        assert!(text.contains("Nodes=node-1 GRES=gpu:2(IDX:0-1)"), "{text}");
+        assert!(text.contains("StdOut=/home/alice/slurm-7.out"), "{text}");
+        assert!(text.contains("Comment=(null)"), "{text}");
+        let pending = scontrol_job(&job(8, JobState::Pending), at(0));
+        assert!(
+            pending.contains("StartTime=Unknown EndTime=Unknown"),
+            "{pending}"
+        );
+    }
+}

@@ -1,0 +1,24 @@
+//! The `berth` command's library: the REST client, the client configuration, Slurm-style
+//! output formats, `sbatch` argument handling, the server roles and `berth dev`. The
+//! binary (`main.rs`) holds only the command-line tree; the end-to-end tests reuse the
+//! client and the formats from here.
+//!
+//! * [`client`]: a reqwest wrapper over the REST api, problem documents as errors.
+//! * [`config`]: which cluster client commands talk to (flags, env, config file).
+//! * [`format`]: `squeue`, `sinfo` and `scontrol show job` output.
+//! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
+//! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
+//! * [`server`]: `berth server`'s configuration file and roles.
+//! * [`pg`]: the private PostgreSQL of `berth dev`.
+//! * [`dev`]: `berth dev`, the one-process cluster.
+//! * [`shutdown`]: SIGTERM/SIGINT as a shared shutdown future.
+
+pub mod client;
+pub mod commands;
+pub mod config;
+pub mod dev;
+pub mod format;
+pub mod pg;
+pub mod server;
+pub mod shutdown;
+pub mod submit;

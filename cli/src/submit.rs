@@ -1,0 +1,388 @@
+//! `berth submit` (and `sbatch`): splits an `sbatch` command line into its options, the
+//! script path and Berth's own flags, sends the job, and with `--wait` follows it to
+//! its end.
+//!
+//! Every `sbatch` option before the script path passes through verbatim as
+//! [`JobCreate::args`]; the api parses them (command line wins over `#SBATCH` lines).
+//! Berth's own flags are `-W/--wait`, `--url` and `--token`; `--parsable` both passes
+//! through and changes what is printed.
+
+use crate::client::Client;
+use anyhow::{bail, Context};
+use berth_core::state::JobState;
+use berth_core::wire::{Job, JobCreate, OutputStream};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `sbatch` short options that take no value (`-H` hold, `-W` wait, `-v` verbose …).
+const SHORT_FLAGS: &str = "hHIkOQsuvVW";
+
+/// `sbatch` long options that take no value (those with an optional value take it only
+/// as `--option=value`).
+const LONG_FLAGS: &[&str] = &[
+    "contiguous",
+    "exclusive",
+    "get-user-env",
+    "help",
+    "hold",
+    "ignore-pbs",
+    "immediate",
+    "no-kill",
+    "no-requeue",
+    "overcommit",
+    "oversubscribe",
+    "parsable",
+    "propagate",
+    "quiet",
+    "reboot",
+    "requeue",
+    "spread-job",
+    "test-only",
+    "usage",
+    "use-min-nodes",
+    "verbose",
+    "version",
+    "wait",
+];
+
+/// A `berth submit` command line, split.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SubmitArgs {
+    /// The `sbatch` options, verbatim, in order (Berth's own flags removed).
+    pub sbatch_args: Vec<String>,
+    /// The batch script's path, when one was given.
+    pub script: Option<PathBuf>,
+    /// Arguments after the script path (passed to the script by `sbatch`).
+    pub script_args: Vec<String>,
+    /// `-W/--wait`: follow the job to its end.
+    pub wait: bool,
+    /// `--parsable`: print only the job id.
+    pub parsable: bool,
+    /// `--wrap` was given: the command is the script.
+    pub wrap: bool,
+    /// `-h/--help/--usage` was asked for.
+    pub help: bool,
+    /// `--url`, when given among the options.
+    pub url: Option<String>,
+    /// `--token`, when given among the options.
+    pub token: Option<String>,
+}
+
+/// Splits `berth submit`'s arguments as `sbatch` reads them: options (with their values,
+/// attached or separate) until the first other argument, which is the script path;
+/// `--` ends the options.
+///
+/// # Errors
+/// When an option that needs a value ends the command line.
+pub fn split_submit_args(raw: &[String]) -> anyhow::Result<SubmitArgs> {
+    let mut out = SubmitArgs::default();
+    let mut i = 0;
+    while i < raw.len() {
+        let arg = &raw[i];
+        i += 1;
+        if arg == "--" {
+            if i < raw.len() {
+                out.script = Some(PathBuf::from(&raw[i]));
+                take_trailing_berth_flags(&mut out, &raw[i + 1..])?;
+            }
+            return Ok(out);
+        }
+        if let Some(long) = arg.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, value)) => (name, Some(value.to_string())),
+                None => (long, None),
+            };
+            match name {
+                "wait" if inline.is_none() => {
+                    out.wait = true;
+                    continue;
+                }
+                "url" | "token" => {
+                    let value = match inline {
+                        Some(v) => v,
+                        None => {
+                            let Some(v) = raw.get(i) else {
+                                bail!("--{name} needs a value");
+                            };
+                            i += 1;
+                            v.clone()
+                        }
+                    };
+                    if name == "url" {
+                        out.url = Some(value);
+                    } else {
+                        out.token = Some(value);
+                    }
+                    continue;
+                }
+                "help" | "usage" => {
+                    out.help = true;
+                    continue;
+                }
+                "parsable" => out.parsable = true,
+                "wrap" => out.wrap = true,
+                _ => {}
+            }
+            out.sbatch_args.push(arg.clone());
+            if inline.is_none() && !LONG_FLAGS.contains(&name) {
+                let Some(value) = raw.get(i) else {
+                    bail!("option --{name} needs a value");
+                };
+                out.sbatch_args.push(value.clone());
+                i += 1;
+            }
+            continue;
+        }
+        if arg.len() > 1 && arg.starts_with('-') {
+            // A cluster of short options (`-vH`), the last of which may take a value,
+            // attached (`-N2`) or as the next argument (`-N 2`).
+            let letters: Vec<char> = arg[1..].chars().collect();
+            let mut kept = String::from("-");
+            let mut needs_value = false;
+            let mut j = 0;
+            while j < letters.len() {
+                let c = letters[j];
+                if SHORT_FLAGS.contains(c) {
+                    match c {
+                        'W' => out.wait = true,
+                        'h' | 'u' => out.help = true,
+                        _ => kept.push(c),
+                    }
+                    j += 1;
+                    continue;
+                }
+                // An option with a value: the rest of the argument, or the next one.
+                kept.push(c);
+                let rest: String = letters[j + 1..].iter().collect();
+                if rest.is_empty() {
+                    needs_value = true;
+                } else {
+                    kept.push_str(&rest);
+                }
+                break;
+            }
+            if kept.len() > 1 {
+                out.sbatch_args.push(kept.clone());
+            }
+            if needs_value {
+                let Some(value) = raw.get(i) else {
+                    bail!("option {kept} needs a value");
+                };
+                out.sbatch_args.push(value.clone());
+                i += 1;
+            }
+            continue;
+        }
+        out.script = Some(PathBuf::from(arg));
+        take_trailing_berth_flags(&mut out, &raw[i..])?;
+        return Ok(out);
+    }
+    Ok(out)
+}
+
+/// After the script path: Berth's own flags (`--wait`, `-W`, `--url`, `--token`) are
+/// still taken (`berth submit job.sh --wait`); anything else is a script argument.
+fn take_trailing_berth_flags(out: &mut SubmitArgs, rest: &[String]) -> anyhow::Result<()> {
+    let mut i = 0;
+    while i < rest.len() {
+        let arg = &rest[i];
+        i += 1;
+        match arg.as_str() {
+            "--wait" | "-W" => out.wait = true,
+            "--url" | "--token" => {
+                let Some(value) = rest.get(i) else {
+                    bail!("{arg} needs a value");
+                };
+                i += 1;
+                if arg == "--url" {
+                    out.url = Some(value.clone());
+                } else {
+                    out.token = Some(value.clone());
+                }
+            }
+            _ => {
+                if let Some(v) = arg.strip_prefix("--url=") {
+                    out.url = Some(v.to_string());
+                } else if let Some(v) = arg.strip_prefix("--token=") {
+                    out.token = Some(v.to_string());
+                } else {
+                    out.script_args.push(arg.clone());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The submission environment: the whole current environment (`--export=ALL`, Slurm's
+/// default) except `BERTH_TOKEN`; variables that are not UTF-8 are left out.
+pub fn submit_environment() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| k != "BERTH_TOKEN")
+        .collect()
+}
+
+/// Builds the job to send: the script (read from `script`, else `stdin_script`), the
+/// options, `submit_dir`, the current environment and the script's file name (the job's
+/// name when nothing else names it, as in `sbatch`).
+pub fn build_job(args: &SubmitArgs, script: Option<String>, submit_dir: &Path) -> JobCreate {
+    JobCreate {
+        script,
+        args: args.sbatch_args.clone(),
+        spec: None,
+        submit_dir: Some(submit_dir.to_string_lossy().into_owned()),
+        environment: submit_environment(),
+        script_name: args
+            .script
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|f| f.to_string_lossy().into_owned()),
+    }
+}
+
+/// Reads the batch script: the file named, else standard input unless `--wrap` gives
+/// the command.
+pub fn read_script(args: &SubmitArgs) -> anyhow::Result<Option<String>> {
+    if let Some(path) = &args.script {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("unable to open file {}", path.display()))?;
+        return Ok(Some(text));
+    }
+    if args.wrap {
+        return Ok(None);
+    }
+    use std::io::Read;
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .context("reading the batch script from standard input")?;
+    Ok(Some(text))
+}
+
+/// The exit status `berth submit --wait` ends with: the job's exit code, 0 for
+/// COMPLETED, 1 for a job that ended otherwise without a non-zero code (CANCELLED,
+/// TIMEOUT, killed by a signal …).
+pub fn wait_exit_code(job: &Job) -> i32 {
+    match (job.state, job.exit_code) {
+        (JobState::Completed, code) => code.unwrap_or(0).clamp(0, 255),
+        (_, Some(code)) if code != 0 => code.clamp(1, 255),
+        _ => 1,
+    }
+}
+
+/// Streams the job's stdout to this process's stdout until the job ends, then returns
+/// the job in its final state. Falls back on polling when the stream is unavailable.
+pub async fn follow_to_end(client: &Client, id: i64) -> anyhow::Result<Job> {
+    let followed = client
+        .job_output_follow(id, OutputStream::Stdout, |bytes| {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(bytes);
+            let _ = out.flush();
+        })
+        .await;
+    if let Err(e) = followed {
+        tracing::warn!("following the output of job {id}: {e}");
+    }
+    Ok(client.job_wait(id, Duration::from_millis(500)).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(args: &[&str]) -> SubmitArgs {
+        let raw: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        split_submit_args(&raw).unwrap()
+    }
+
+    #[test]
+    fn options_pass_through_until_the_script() {
+        let s = split(&[
+            "--gres=gpu:2",
+            "-t",
+            "10",
+            "-N2",
+            "--partition",
+            "gpu",
+            "--exclusive",
+            "job.sh",
+            "a",
+            "--wait",
+            "-b",
+        ]);
+        assert_eq!(
+            s.sbatch_args,
+            vec![
+                "--gres=gpu:2",
+                "-t",
+                "10",
+                "-N2",
+                "--partition",
+                "gpu",
+                "--exclusive"
+            ]
+        );
+        assert_eq!(s.script, Some(PathBuf::from("job.sh")));
+        assert_eq!(s.script_args, vec!["a", "-b"]);
+        assert!(s.wait && !s.parsable);
+    }
+
+    #[test]
+    fn berth_flags_are_taken_out_and_parsable_kept() {
+        let s = split(&[
+            "--wait",
+            "--url",
+            "http://x:1",
+            "--token=t",
+            "--parsable",
+            "-W",
+            "job.sh",
+        ]);
+        assert!(s.wait && s.parsable);
+        assert_eq!(s.sbatch_args, vec!["--parsable"]);
+        assert_eq!(s.url.as_deref(), Some("http://x:1"));
+        assert_eq!(s.token.as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn short_option_clusters_and_wrap() {
+        let s = split(&["-HWJ", "name", "--wrap", "echo hi"]);
+        assert!(s.wait && s.wrap);
+        assert_eq!(s.sbatch_args, vec!["-HJ", "name", "--wrap", "echo hi"]);
+        assert_eq!(s.script, None);
+        assert!(split_submit_args(&["-t".to_string()]).is_err());
+        let s = split(&["--", "-odd-name.sh"]);
+        assert_eq!(s.script, Some(PathBuf::from("-odd-name.sh")));
+        assert!(split(&["--help"]).help);
+    }
+
+    fn job(state: JobState, code: Option<i32>) -> Job {
+        serde_json::from_value(serde_json::json!({
+            "id": 1, "name": "x", "user": "u", "account": null, "partition": "p",
+            "qos": null, "state": state, "reason": null,
+            "submit_time": "2026-01-01T00:00:00Z", "start_time": null, "end_time": null,
+            "time_limit": null, "exit_code": code, "exit_signal": null, "num_nodes": 1,
+            "num_tasks": 1, "gpus_per_node": 0, "allocations": [], "nodelist": null,
+            "work_dir": null, "stdout_path": null, "stderr_path": null,
+            "restart_count": 0, "spec": {}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn wait_exit_codes_follow_the_job() {
+        assert_eq!(wait_exit_code(&job(JobState::Completed, Some(0))), 0);
+        assert_eq!(wait_exit_code(&job(JobState::Failed, Some(3))), 3);
+        assert_eq!(wait_exit_code(&job(JobState::Cancelled, None)), 1);
+        assert_eq!(wait_exit_code(&job(JobState::Timeout, Some(0))), 1);
+    }
+
+    #[test]
+    fn environment_leaves_the_token_out() {
+        let env = submit_environment();
+        assert!(!env.contains_key("BERTH_TOKEN"));
+    }
+}

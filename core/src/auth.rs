@@ -1,0 +1,40 @@
+//! The claims of Berth's JSON Web Tokens (RFC 7519). Tokens are minted by the api's key
+//! (HS256 for now) and carried as `Authorization: Bearer <jwt>`.
+
+use serde::{Deserialize, Serialize};
+
+/// The issuer (`iss`) Berth writes into the tokens it mints and requires when verifying.
+pub const ISSUER: &str = "berth";
+/// The audience (`aud`) Berth writes and requires.
+pub const AUDIENCE: &str = "berth-api";
+
+/// What a token's holder may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Everything.
+    Admin,
+    /// Operate nodes, partitions and QOS; see every job.
+    Operator,
+    /// Own jobs only.
+    User,
+    /// A worker: the node routes only.
+    Node,
+}
+
+/// The claims of a Berth token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// The user name (or, for a node token, `node:<name>` or `node:*`).
+    pub sub: String,
+    /// The holder's role.
+    pub role: Role,
+    /// Issuer, [`ISSUER`].
+    pub iss: String,
+    /// Audience, [`AUDIENCE`].
+    pub aud: String,
+    /// Issued at, seconds since the Unix epoch.
+    pub iat: i64,
+    /// Expiry, seconds since the Unix epoch.
+    pub exp: i64,
+}

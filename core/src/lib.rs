@@ -1,0 +1,22 @@
+//! Berth's core: the domain types every other crate shares, and the pure parsers of
+//! Slurm's formats. No I/O lives here.
+//!
+//! * [`state`]: job and node states with Slurm's names.
+//! * [`spec`]: a job's specification, as `#SBATCH` lines and `sbatch` options express it.
+//! * [`sbatch`]: the `#SBATCH` / command-line option parser.
+//! * [`duration`]: Slurm's `--time` formats.
+//! * [`hostlist`]: Slurm's compressed host lists (`node-[1-3,7]`).
+//! * [`pattern`]: `--output`/`--error` filename patterns (`%x-%j.out`).
+//! * [`resources`]: what a spec asks of the cluster (nodes, GPUs per node).
+//! * [`wire`]: request and response bodies of the REST api and the worker protocol.
+//! * [`auth`]: the claims carried by Berth's JWTs.
+
+pub mod auth;
+pub mod duration;
+pub mod hostlist;
+pub mod pattern;
+pub mod resources;
+pub mod sbatch;
+pub mod spec;
+pub mod state;
+pub mod wire;

@@ -1,0 +1,469 @@
+//! Request and response bodies of the REST api (`/v1/...`) and of the worker protocol,
+//! shared by the api (which serves them), the worker and the CLI (which send them).
+//! Times are RFC 3339 UTC; durations are seconds; memory is MiB.
+
+use crate::spec::{JobSpec, OpenMode};
+use crate::state::{JobState, NodeState};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+
+/// `POST /v1/jobs`: a batch script with optional `sbatch` command-line options, or a
+/// structured spec with a script. Exactly one of `script` or `spec.wrap` must give the
+/// commands to run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobCreate {
+    /// The batch script; its `#SBATCH` lines are parsed as `sbatch` does.
+    #[serde(default)]
+    pub script: Option<String>,
+    /// `sbatch` command-line options (`["--gres=gpu:2", "-t", "10"]`); they win over the
+    /// script's `#SBATCH` lines.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// A structured spec, applied over the script's options (for clients that do not
+    /// write `#SBATCH` lines).
+    #[serde(default)]
+    pub spec: Option<JobSpec>,
+    /// The directory the job was submitted from (`SLURM_SUBMIT_DIR`); the default working
+    /// directory.
+    #[serde(default)]
+    pub submit_dir: Option<String>,
+    /// The submission environment exported to the job (`--export=ALL`, Slurm's default).
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+    /// The batch script's file name, the job's name when no `--job-name` is given (as
+    /// `sbatch` names jobs after their script).
+    #[serde(default)]
+    pub script_name: Option<String>,
+}
+
+/// `POST /v1/jobs` answer.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct JobCreated {
+    /// The new job's id.
+    pub id: i64,
+}
+
+/// One node's share of a job's allocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobAllocation {
+    /// The node's name.
+    pub node: String,
+    /// Physical GPU indices on that node.
+    pub gpus: Vec<u32>,
+}
+
+/// A job, as `GET /v1/jobs/{id}` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Job {
+    /// The job id.
+    pub id: i64,
+    /// The job name (`--job-name`, else the script's file name, else `sbatch`).
+    pub name: String,
+    /// The submitting user.
+    pub user: String,
+    /// The account charged.
+    pub account: Option<String>,
+    /// The partition.
+    pub partition: String,
+    /// The QOS.
+    pub qos: Option<String>,
+    /// The state.
+    pub state: JobState,
+    /// Why a pending job waits (Slurm's reason names: `Priority`, `Resources` …), or why
+    /// a job ended as it did.
+    pub reason: Option<String>,
+    /// When it was submitted.
+    pub submit_time: DateTime<Utc>,
+    /// When its current run started.
+    pub start_time: Option<DateTime<Utc>>,
+    /// When it ended.
+    pub end_time: Option<DateTime<Utc>>,
+    /// The time limit in seconds; `None` is unlimited.
+    pub time_limit: Option<u64>,
+    /// The batch script's exit code, once ended.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the batch script, if one did.
+    pub exit_signal: Option<i32>,
+    /// Nodes asked for.
+    pub num_nodes: u32,
+    /// Tasks asked for.
+    pub num_tasks: u32,
+    /// GPUs asked for on each node (all of the node's for a whole-node exclusive job).
+    pub gpus_per_node: u32,
+    /// The allocation, node by node in node-index order, once placed.
+    pub allocations: Vec<JobAllocation>,
+    /// The allocated nodes as a compressed host list (`node-[1-2]`).
+    pub nodelist: Option<String>,
+    /// The working directory of the batch script.
+    pub work_dir: Option<String>,
+    /// The stdout file, pattern expanded for the batch node.
+    pub stdout_path: Option<String>,
+    /// The stderr file, pattern expanded (same as stdout when not split).
+    pub stderr_path: Option<String>,
+    /// How many times the job was requeued.
+    pub restart_count: u32,
+    /// The full specification as submitted.
+    pub spec: JobSpec,
+}
+
+/// A page of jobs.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct JobList {
+    /// The jobs, by ascending id.
+    pub items: Vec<Job>,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /v1/jobs` filters.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct JobListQuery {
+    /// Only jobs in these states (comma-separated, long or compact names).
+    pub state: Option<String>,
+    /// Only this user's jobs.
+    pub user: Option<String>,
+    /// Only jobs of this partition.
+    pub partition: Option<String>,
+    /// Only jobs with this name.
+    pub name: Option<String>,
+    /// Page size, 1..=1000 (default 100).
+    pub limit: Option<u32>,
+    /// The `next_cursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Which output stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OutputStream {
+    /// Standard output (and standard error when they share a file).
+    Stdout,
+    /// Standard error, when `--error` names its own file.
+    Stderr,
+}
+
+impl OutputStream {
+    /// The lower-case name, as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OutputStream::Stdout => "stdout",
+            OutputStream::Stderr => "stderr",
+        }
+    }
+}
+
+/// `GET /v1/jobs/{id}/output` query.
+#[derive(Debug, Clone, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct OutputQuery {
+    /// `stdout` (default) or `stderr`.
+    pub stream: Option<OutputStream>,
+    /// Keep the response open and stream new output until the job ends.
+    #[serde(default)]
+    pub follow: bool,
+}
+
+/// A GPU as a node reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GpuInfo {
+    /// The device index on the node (what `CUDA_VISIBLE_DEVICES` names).
+    pub index: u32,
+    /// The device UUID (`GPU-…`).
+    pub uuid: String,
+    /// The model name (`NVIDIA H100 80GB HBM3`).
+    pub model: String,
+    /// Total memory, MiB.
+    pub memory_mib: u64,
+}
+
+/// A GPU in a node view, with its latest sample and holder.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Gpu {
+    /// The device index.
+    pub index: u32,
+    /// The device UUID.
+    pub uuid: String,
+    /// The model name.
+    pub model: String,
+    /// Total memory, MiB.
+    pub memory_mib: u64,
+    /// The job holding it, if any.
+    pub job_id: Option<i64>,
+    /// Latest utilisation, percent.
+    pub utilization_pct: Option<u32>,
+    /// Latest memory in use, MiB.
+    pub memory_used_mib: Option<u64>,
+}
+
+/// A node, as `GET /v1/nodes` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Node {
+    /// The node name (`node-1`).
+    pub name: String,
+    /// The state (IDLE/MIXED/ALLOCATED are derived from its allocations).
+    pub state: NodeState,
+    /// Why it is drained or down.
+    pub reason: Option<String>,
+    /// CPUs.
+    pub cpus: u32,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Features for `--constraint`.
+    pub features: Vec<String>,
+    /// Its GPUs by index.
+    pub gpus: Vec<Gpu>,
+    /// GPUs held by live allocations.
+    pub gpus_allocated: u32,
+    /// The last time the worker synced.
+    pub last_heartbeat: Option<DateTime<Utc>>,
+    /// Partitions it belongs to.
+    pub partitions: Vec<String>,
+}
+
+/// A list of nodes.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct NodeList {
+    /// Nodes by name.
+    pub items: Vec<Node>,
+}
+
+/// A partition, as `GET /v1/partitions` shows it.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Partition {
+    /// The name.
+    pub name: String,
+    /// Whether jobs that name no partition land here.
+    pub is_default: bool,
+    /// The time limit given to jobs that set none, seconds (`None`: unlimited).
+    pub default_time: Option<u64>,
+    /// The largest time limit a job may ask, seconds (`None`: unlimited).
+    pub max_time: Option<u64>,
+    /// Member nodes; empty means every node.
+    pub nodes: Vec<String>,
+    /// Nodes currently in it.
+    pub total_nodes: u32,
+    /// GPUs currently in it.
+    pub total_gpus: u32,
+}
+
+/// A list of partitions.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct PartitionList {
+    /// Partitions by name.
+    pub items: Vec<Partition>,
+}
+
+/// `POST /v1/nodes/register`: a worker announces its node and inventory. Registering
+/// again (after a restart) updates the inventory.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeRegister {
+    /// The node name, unique in the cluster.
+    pub name: String,
+    /// The host's name, for information.
+    pub hostname: String,
+    /// CPUs.
+    pub cpus: u32,
+    /// Memory, MiB.
+    pub memory_mib: u64,
+    /// Features for `--constraint`.
+    #[serde(default)]
+    pub features: Vec<String>,
+    /// GPUs.
+    pub gpus: Vec<GpuInfo>,
+}
+
+/// A GPU sample, taken by the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GpuSample {
+    /// The device index.
+    pub index: u32,
+    /// Utilisation, percent.
+    pub utilization_pct: u32,
+    /// Memory in use, MiB.
+    pub memory_used_mib: u64,
+    /// Power draw, watts.
+    pub power_w: f64,
+    /// Temperature, degrees Celsius.
+    pub temperature_c: u32,
+}
+
+/// What happened to a job's process on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportKind {
+    /// The batch script was started.
+    Started,
+    /// The batch script ended (exit code or signal below).
+    Exited,
+    /// The batch script could not be started (message below).
+    LaunchFailed,
+}
+
+/// A job report from a worker. Reports are applied at most once per (job, run, kind).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobReport {
+    /// The job.
+    pub job_id: i64,
+    /// The run (the job's restart count when it was assigned).
+    pub run: u32,
+    /// What happened.
+    pub kind: ReportKind,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The exit code (`Exited`).
+    pub exit_code: Option<i32>,
+    /// The signal that killed it (`Exited`).
+    pub signal: Option<i32>,
+    /// The worker ended it at its time limit.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// The worker ended it because it was cancelled.
+    #[serde(default)]
+    pub cancelled: bool,
+    /// A message (`LaunchFailed`).
+    pub message: Option<String>,
+}
+
+/// A job run the worker is supervising.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RunningJob {
+    /// The job.
+    pub job_id: i64,
+    /// Its run.
+    pub run: u32,
+}
+
+/// `POST /v1/nodes/{name}/sync`: the worker's long poll. It carries the heartbeat (its
+/// arrival), job reports and GPU samples, and returns what the node must run or stop.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SyncRequest {
+    /// Job reports since the last acknowledged sync, oldest first.
+    #[serde(default)]
+    pub reports: Vec<JobReport>,
+    /// Job runs the worker is supervising now.
+    #[serde(default)]
+    pub running: Vec<RunningJob>,
+    /// The latest GPU samples.
+    #[serde(default)]
+    pub samples: Vec<GpuSample>,
+    /// How long the api may hold the request when there is nothing new, seconds
+    /// (0..=60, default 0).
+    #[serde(default)]
+    pub wait_seconds: u32,
+}
+
+/// A batch script the node must run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Assignment {
+    /// The job id.
+    pub job_id: i64,
+    /// The run (the job's restart count).
+    pub run: u32,
+    /// The job name.
+    pub name: String,
+    /// The submitting user.
+    pub user: String,
+    /// The account.
+    pub account: Option<String>,
+    /// The partition.
+    pub partition: String,
+    /// The batch script.
+    pub script: String,
+    /// The directory the job was submitted from.
+    pub submit_dir: Option<String>,
+    /// The working directory (`--chdir`, else the submit directory); `None`: the worker
+    /// makes a scratch directory.
+    pub work_dir: Option<String>,
+    /// The stdout pattern (`--output`, else `slurm-%j.out`).
+    pub stdout: String,
+    /// The stderr pattern, when split from stdout.
+    pub stderr: Option<String>,
+    /// `--open-mode`.
+    pub open_mode: OpenMode,
+    /// The time limit, seconds; `None`: unlimited.
+    pub time_limit: Option<u64>,
+    /// The GPU indices allocated on this node.
+    pub gpus: Vec<u32>,
+    /// This node's index in the allocation (`SLURM_NODEID`).
+    pub node_index: u32,
+    /// Every allocated node, in node-index order.
+    pub nodes: Vec<String>,
+    /// Tasks in the job.
+    pub ntasks: u32,
+    /// `--cpus-per-task`, when given.
+    pub cpus_per_task: Option<u32>,
+    /// `--ntasks-per-node`, when given.
+    pub ntasks_per_node: Option<u32>,
+    /// The submission environment.
+    pub environment: BTreeMap<String, String>,
+    /// The array's master job id, for an array task.
+    pub array_job_id: Option<i64>,
+    /// The array task index.
+    pub array_task_id: Option<u32>,
+    /// Tasks in the array.
+    pub array_task_count: Option<u32>,
+}
+
+/// A job run the node must stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Cancellation {
+    /// The job.
+    pub job_id: i64,
+    /// Its run.
+    pub run: u32,
+}
+
+/// The answer to a sync.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+pub struct SyncResponse {
+    /// Job runs the node must be running; the worker starts those it does not know.
+    pub assignments: Vec<Assignment>,
+    /// Job runs the node must stop (SIGTERM to the process group, SIGKILL after a grace).
+    pub cancellations: Vec<Cancellation>,
+}
+
+/// `POST /v1/jobs/{id}/output`: a chunk of a job's output file, uploaded by the worker.
+/// Chunks are keyed by (run, stream, offset), so a repeated upload is harmless.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutputChunk {
+    /// The run.
+    pub run: u32,
+    /// Which stream.
+    pub stream: OutputStream,
+    /// Byte offset of `data` in this run's stream.
+    pub offset: u64,
+    /// The bytes, as UTF-8 (invalid sequences replaced).
+    pub data: String,
+}
+
+/// An RFC 9457 problem document, the body of every error.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct Problem {
+    /// A URI naming the problem type (`urn:berth:problem:invalid-option`).
+    #[serde(rename = "type")]
+    pub problem_type: String,
+    /// A short summary of the type.
+    pub title: String,
+    /// The HTTP status.
+    pub status: u16,
+    /// What went wrong in this instance.
+    pub detail: String,
+    /// A stable machine-readable code (`invalid_option`).
+    pub code: String,
+    /// The offending field or option, when there is one (`--nodes`, `spec.time_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// The offending script line (1-based), for batch-script errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<usize>,
+    /// The request id, to find it in the logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}

@@ -1,0 +1,219 @@
+//! The `allocations` table (one row per job run and node) and `allocation_gpus` (one row
+//! per GPU held, with the partial unique index that forbids double allocation).
+
+use crate::DbError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+use tracing::instrument;
+
+/// A live allocation, as the scheduler's snapshot needs it.
+#[derive(Debug, Clone)]
+pub struct LiveAllocationRow {
+    /// Allocation id.
+    pub id: i64,
+    /// The job.
+    pub job_id: i64,
+    /// The node.
+    pub node_id: i64,
+    /// GPU indices held.
+    pub gpu_indices: Vec<i32>,
+    /// The node is not shared.
+    pub exclusive: bool,
+    /// When the allocation was made.
+    pub created_at: DateTime<Utc>,
+    /// The job's time limit, seconds.
+    pub time_limit: Option<i64>,
+}
+
+/// An allocation with its node's name, for job views.
+#[derive(Debug, Clone)]
+pub struct JobAllocationRow {
+    /// The job.
+    pub job_id: i64,
+    /// The node's name.
+    pub node_name: String,
+    /// Position in the job's node list.
+    pub node_index: i32,
+    /// GPU indices.
+    pub gpu_indices: Vec<i32>,
+}
+
+/// Writes an allocation and claims its GPUs. Fails with [`DbError::Conflict`] on
+/// `allocation_gpus_one_live_holder` when a GPU is already held by a live allocation.
+///
+/// # Errors
+/// [`DbError::Conflict`] as above; [`DbError::ForeignKey`] for a GPU the node does not
+/// have.
+#[allow(clippy::too_many_arguments)]
+#[instrument(skip(conn), err)]
+pub async fn allocation_insert_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+    node_id: i64,
+    node_index: i32,
+    gpu_indices: &[i32],
+    exclusive: bool,
+    term: i64,
+) -> Result<i64, DbError> {
+    let id = sqlx::query_scalar!(
+        r#"INSERT INTO allocations (job_id, run, node_id, node_index, gpu_indices, exclusive, term)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"#,
+        job_id,
+        run,
+        node_id,
+        node_index,
+        gpu_indices,
+        exclusive,
+        term
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"INSERT INTO allocation_gpus (allocation_id, node_id, gpu_index)
+           SELECT $1, $2, g FROM UNNEST($3::int[]) AS g"#,
+        id,
+        node_id,
+        gpu_indices
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+/// Every live allocation.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_live_list(
+    ex: impl PgExecutor<'_>,
+) -> Result<Vec<LiveAllocationRow>, DbError> {
+    Ok(sqlx::query_as!(
+        LiveAllocationRow,
+        r#"SELECT a.id, a.job_id, a.node_id, a.gpu_indices, a.exclusive, a.created_at, j.time_limit
+           FROM allocations a JOIN jobs j ON j.id = a.job_id
+           WHERE a.released_at IS NULL
+           ORDER BY a.id"#
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// The allocations of the given jobs' current runs, by job then node index.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_list_for_jobs(
+    ex: impl PgExecutor<'_>,
+    job_ids: &[i64],
+) -> Result<Vec<JobAllocationRow>, DbError> {
+    Ok(sqlx::query_as!(
+        JobAllocationRow,
+        r#"SELECT a.job_id, n.name AS node_name, a.node_index, a.gpu_indices
+           FROM allocations a
+           JOIN jobs j ON j.id = a.job_id AND j.restart_count = a.run
+           JOIN nodes n ON n.id = a.node_id
+           WHERE a.job_id = ANY($1)
+           ORDER BY a.job_id, a.node_index"#,
+        job_ids
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Releases every live allocation of a job run and its GPUs. Returns the ids of the nodes
+/// released.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn allocation_release_job_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+) -> Result<Vec<i64>, DbError> {
+    let nodes = sqlx::query_scalar!(
+        r#"UPDATE allocations SET released_at = now()
+           WHERE job_id = $1 AND run = $2 AND released_at IS NULL
+           RETURNING node_id"#,
+        job_id,
+        run
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"UPDATE allocation_gpus SET released_at = now()
+           WHERE released_at IS NULL AND allocation_id IN
+                 (SELECT id FROM allocations WHERE job_id = $1 AND run = $2)"#,
+        job_id,
+        run
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(nodes)
+}
+
+/// A batch script a node must be running: a RUNNING job whose current run has a live
+/// allocation with node index 0 on the node.
+#[derive(Debug, Clone)]
+pub struct NodeAssignmentRow {
+    /// The job id.
+    pub job_id: i64,
+    /// The run.
+    pub run: i32,
+    /// GPU indices on this node.
+    pub gpu_indices: Vec<i32>,
+    /// Every node of the allocation, by node index.
+    pub node_names: Vec<String>,
+}
+
+/// The batch scripts node `node_id` must be running.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_batch_list_for_node(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+) -> Result<Vec<NodeAssignmentRow>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeAssignmentRow,
+        r#"SELECT a.job_id, a.run, a.gpu_indices,
+                  ARRAY(SELECT n.name FROM allocations b JOIN nodes n ON n.id = b.node_id
+                        WHERE b.job_id = a.job_id AND b.run = a.run
+                        ORDER BY b.node_index) AS "node_names!"
+           FROM allocations a JOIN jobs j ON j.id = a.job_id AND j.restart_count = a.run
+           WHERE a.node_id = $1 AND a.node_index = 0 AND a.released_at IS NULL
+             AND j.state = 'RUNNING'
+           ORDER BY a.job_id"#,
+        node_id
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Of the job runs a node says it is running, those it must stop: the job is no longer
+/// RUNNING in that run, or the node holds no live allocation for it.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_stale_runs_for_node(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+    job_ids: &[i64],
+    runs: &[i32],
+) -> Result<Vec<(i64, i32)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT r.job_id AS "job_id!", r.run AS "run!"
+           FROM UNNEST($2::bigint[], $3::int[]) AS r(job_id, run)
+           WHERE NOT EXISTS (
+               SELECT 1 FROM allocations a JOIN jobs j ON j.id = a.job_id
+               WHERE a.job_id = r.job_id AND a.run = r.run AND a.node_id = $1
+                 AND a.released_at IS NULL AND j.state = 'RUNNING' AND j.restart_count = r.run)"#,
+        node_id,
+        job_ids,
+        runs
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.job_id, r.run)).collect())
+}

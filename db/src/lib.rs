@@ -1,0 +1,39 @@
+//! All of Berth's SQL. One module per table, free functions named resource first
+//! (`job_insert_in_tx`, `node_heartbeat`). A function that takes `impl PgExecutor<'_>`
+//! runs on a pool or a transaction; one named `_in_tx` must run inside a transaction and
+//! takes `&mut PgConnection`.
+//!
+//! Queries are checked at compile time (`sqlx::query!`); the offline data lives in the
+//! workspace's `.sqlx/`.
+
+pub mod allocation;
+pub mod error;
+pub mod idempotency;
+pub mod job;
+pub mod lease;
+pub mod node;
+pub mod notify;
+pub mod output;
+pub mod partition;
+
+pub use error::DbError;
+
+/// The schema migrations (`migrations/` at the workspace root), applied by the api and
+/// the scheduler at start-up and by `#[sqlx::test]`.
+pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
+
+/// A pool of connections to Berth's database.
+pub type Pool = sqlx::PgPool;
+
+/// Opens a pool of at most `max_connections` connections to `url`.
+///
+/// # Errors
+/// [`DbError::Sqlx`] when the server cannot be reached.
+pub async fn connect(url: &str, max_connections: u32) -> Result<Pool, DbError> {
+    sqlx::postgres::PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(std::time::Duration::from_secs(5))
+        .connect(url)
+        .await
+        .map_err(DbError::from)
+}

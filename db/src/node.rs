@@ -1,0 +1,222 @@
+//! The `nodes` table and its `gpus`.
+
+use crate::DbError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+use tracing::instrument;
+
+/// A node as stored.
+#[derive(Debug, Clone)]
+pub struct NodeRow {
+    /// Id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// Host name.
+    pub hostname: String,
+    /// Administrative state: `UP`, `DRAINING`, `DRAINED`, `DOWN` or a cloud state.
+    pub state: String,
+    /// Why drained or down.
+    pub reason: Option<String>,
+    /// CPUs.
+    pub cpus: i32,
+    /// Memory, MiB.
+    pub memory_mib: i64,
+    /// Features.
+    pub features: Vec<String>,
+    /// Last sync.
+    pub last_heartbeat: Option<DateTime<Utc>>,
+}
+
+/// A GPU as stored, with the job holding it.
+#[derive(Debug, Clone)]
+pub struct GpuRow {
+    /// The node.
+    pub node_id: i64,
+    /// Device index.
+    pub index: i32,
+    /// UUID.
+    pub uuid: String,
+    /// Model.
+    pub model: String,
+    /// Memory, MiB.
+    pub memory_mib: i64,
+    /// The job holding it through a live allocation.
+    pub job_id: Option<i64>,
+    /// Latest utilisation, percent.
+    pub utilization_pct: Option<i32>,
+    /// Latest memory used, MiB.
+    pub memory_used_mib: Option<i64>,
+}
+
+/// A GPU to register.
+#[derive(Debug, Clone)]
+pub struct GpuInsert {
+    /// Device index.
+    pub index: i32,
+    /// UUID.
+    pub uuid: String,
+    /// Model.
+    pub model: String,
+    /// Memory, MiB.
+    pub memory_mib: i64,
+}
+
+/// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
+/// longer reports are marked absent. Returns the node's id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn, features, gpus), err)]
+pub async fn node_register_in_tx(
+    conn: &mut PgConnection,
+    name: &str,
+    hostname: &str,
+    cpus: i32,
+    memory_mib: i64,
+    features: &[String],
+    gpus: &[GpuInsert],
+) -> Result<i64, DbError> {
+    let id = sqlx::query_scalar!(
+        r#"INSERT INTO nodes (name, hostname, cpus, memory_mib, features, last_heartbeat)
+           VALUES ($1, $2, $3, $4, $5, now())
+           ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus,
+               memory_mib = EXCLUDED.memory_mib, features = EXCLUDED.features,
+               last_heartbeat = now()
+           RETURNING id"#,
+        name,
+        hostname,
+        cpus,
+        memory_mib,
+        features
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let indices: Vec<i32> = gpus.iter().map(|g| g.index).collect();
+    let uuids: Vec<String> = gpus.iter().map(|g| g.uuid.clone()).collect();
+    let models: Vec<String> = gpus.iter().map(|g| g.model.clone()).collect();
+    let memory: Vec<i64> = gpus.iter().map(|g| g.memory_mib).collect();
+    sqlx::query!(
+        r#"INSERT INTO gpus (node_id, index, uuid, model, memory_mib, present)
+           SELECT $1, g.index, g.uuid, g.model, g.memory_mib, true
+           FROM UNNEST($2::int[], $3::text[], $4::text[], $5::bigint[]) AS g(index, uuid, model, memory_mib)
+           ON CONFLICT (node_id, index) DO UPDATE SET uuid = EXCLUDED.uuid, model = EXCLUDED.model,
+               memory_mib = EXCLUDED.memory_mib, present = true"#,
+        id,
+        &indices,
+        &uuids,
+        &models,
+        &memory
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "UPDATE gpus SET present = false WHERE node_id = $1 AND NOT (index = ANY($2))",
+        id,
+        &indices
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+/// One node by name.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_get_by_name(
+    ex: impl PgExecutor<'_>,
+    name: &str,
+) -> Result<Option<NodeRow>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeRow,
+        r#"SELECT id, name, hostname, state, reason, cpus, memory_mib, features, last_heartbeat
+           FROM nodes WHERE name = $1"#,
+        name
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
+/// Every node, by name.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeRow>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeRow,
+        r#"SELECT id, name, hostname, state, reason, cpus, memory_mib, features, last_heartbeat
+           FROM nodes ORDER BY name"#
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Every present GPU with its holder, by node and index.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn gpu_list(ex: impl PgExecutor<'_>) -> Result<Vec<GpuRow>, DbError> {
+    Ok(sqlx::query_as!(
+        GpuRow,
+        r#"SELECT g.node_id, g.index, g.uuid, g.model, g.memory_mib, g.utilization_pct,
+                  g.memory_used_mib,
+                  (SELECT a.job_id FROM allocation_gpus ag JOIN allocations a ON a.id = ag.allocation_id
+                   WHERE ag.node_id = g.node_id AND ag.gpu_index = g.index AND ag.released_at IS NULL
+                   LIMIT 1) AS job_id
+           FROM gpus g WHERE g.present ORDER BY g.node_id, g.index"#
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Records a sync from the node: its heartbeat and latest GPU samples.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_heartbeat(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+    indices: &[i32],
+    utilization_pct: &[i32],
+    memory_used_mib: &[i64],
+    power_w: &[f64],
+    temperature_c: &[i32],
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"WITH hb AS (UPDATE nodes SET last_heartbeat = now() WHERE id = $1)
+           UPDATE gpus SET utilization_pct = s.util, memory_used_mib = s.mem, power_w = s.power,
+                  temperature_c = s.temp, sampled_at = now()
+           FROM UNNEST($2::int[], $3::int[], $4::bigint[], $5::float8[], $6::int[])
+                AS s(index, util, mem, power, temp)
+           WHERE gpus.node_id = $1 AND gpus.index = s.index"#,
+        node_id,
+        indices,
+        utilization_pct,
+        memory_used_mib,
+        power_w,
+        temperature_c
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}
+
+/// Locks node rows (in id order, so two transactions never deadlock) for the rest of the
+/// transaction, and returns the ids still available for placement (state `UP`).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_lock_in_tx(conn: &mut PgConnection, ids: &[i64]) -> Result<Vec<i64>, DbError> {
+    let rows = sqlx::query!(
+        "SELECT id, state FROM nodes WHERE id = ANY($1) ORDER BY id FOR UPDATE",
+        ids
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter(|r| r.state == "UP")
+        .map(|r| r.id)
+        .collect())
+}

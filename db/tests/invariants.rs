@@ -1,0 +1,154 @@
+//! The database's own guarantees, checked against a real PostgreSQL: a GPU can never be
+//! held by two live allocations, and the leader lease fences deposed leaders.
+
+use berth_db::{allocation, job, lease, node, DbError};
+use sqlx::PgPool;
+
+async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
+    let mut tx = pool.begin().await.unwrap();
+    let gpus: Vec<node::GpuInsert> = (0..4)
+        .map(|i| node::GpuInsert {
+            index: i,
+            uuid: format!("GPU-test-{i}"),
+            model: "NVIDIA H100 80GB HBM3".into(),
+            memory_mib: 81559,
+        })
+        .collect();
+    let node_id = node::node_register_in_tx(&mut tx, "n1", "host", 8, 1024, &[], &gpus)
+        .await
+        .unwrap();
+    let insert = job::JobInsert {
+        name: "a".into(),
+        user_name: "alice".into(),
+        account: None,
+        partition: "gpu".into(),
+        qos: None,
+        num_nodes: 1,
+        num_tasks: 1,
+        cpus_per_task: 1,
+        gpus_per_node: 2,
+        gpu_type: None,
+        exclusive: false,
+        whole_node: false,
+        mem_mib: None,
+        time_limit: Some(60),
+        hold: false,
+        script: "#!/bin/sh\ntrue\n".into(),
+        submit_dir: None,
+        work_dir: None,
+        stdout_pattern: "slurm-%j.out".into(),
+        stderr_pattern: None,
+        environment: serde_json::json!({}),
+        spec: serde_json::json!({}),
+        reason: None,
+    };
+    let a = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
+    let b = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
+    tx.commit().await.unwrap();
+    (node_id, a, b)
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
+    let (node_id, a, b) = one_node_one_job(&pool).await;
+    let mut tx = pool.begin().await.unwrap();
+    allocation::allocation_insert_in_tx(&mut tx, a, 0, node_id, 0, &[0, 1], false, 1)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut tx = pool.begin().await.unwrap();
+    let err = allocation::allocation_insert_in_tx(&mut tx, b, 0, node_id, 0, &[1, 2], false, 1)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, DbError::Conflict { constraint, .. } if constraint == "allocation_gpus_one_live_holder"),
+        "{err:?}"
+    );
+    drop(tx);
+
+    // Once released, the GPU may be allocated again, and the history keeps both rows.
+    let mut tx = pool.begin().await.unwrap();
+    allocation::allocation_release_job_in_tx(&mut tx, a, 0)
+        .await
+        .unwrap();
+    allocation::allocation_insert_in_tx(&mut tx, b, 0, node_id, 0, &[1, 2], false, 1)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let live = allocation::allocation_live_list(&pool).await.unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].job_id, b);
+    assert_eq!(live[0].gpu_indices, vec![1, 2]);
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_gpu_the_node_lacks_cannot_be_allocated(pool: PgPool) {
+    let (node_id, a, _) = one_node_one_job(&pool).await;
+    let mut tx = pool.begin().await.unwrap();
+    let err = allocation::allocation_insert_in_tx(&mut tx, a, 0, node_id, 0, &[7], false, 1)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, DbError::ForeignKey { .. }), "{err:?}");
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn the_lease_has_one_holder_and_fences_old_terms(pool: PgPool) {
+    let t1 = lease::lease_acquire(&pool, "scheduler", "a", 30.0)
+        .await
+        .unwrap();
+    assert_eq!(t1, Some(1));
+    assert_eq!(
+        lease::lease_acquire(&pool, "scheduler", "b", 30.0)
+            .await
+            .unwrap(),
+        None
+    );
+    assert!(lease::lease_renew(&pool, "scheduler", "a", 1, 30.0)
+        .await
+        .unwrap());
+    assert!(!lease::lease_renew(&pool, "scheduler", "b", 1, 30.0)
+        .await
+        .unwrap());
+
+    // a's lease lapses: b takes over with a new term, and a's term no longer writes.
+    lease::lease_release(&pool, "scheduler", "a", 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        lease::lease_acquire(&pool, "scheduler", "b", 30.0)
+            .await
+            .unwrap(),
+        Some(2)
+    );
+    let mut tx = pool.begin().await.unwrap();
+    assert!(!lease::lease_check_in_tx(&mut tx, "scheduler", 1)
+        .await
+        .unwrap());
+    assert!(lease::lease_check_in_tx(&mut tx, "scheduler", 2)
+        .await
+        .unwrap());
+    drop(tx);
+    assert!(!lease::lease_renew(&pool, "scheduler", "a", 1, 30.0)
+        .await
+        .unwrap());
+    assert_eq!(
+        lease::lease_current(&pool, "scheduler").await.unwrap(),
+        Some(("b".to_string(), 2))
+    );
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn check_constraints_refuse_impossible_jobs(pool: PgPool) {
+    let err = sqlx::query("UPDATE jobs SET state = 'COMPLETED'")
+        .execute(&pool)
+        .await;
+    assert!(err.is_ok(), "no rows, no violation");
+    let (_, a, _) = one_node_one_job(&pool).await;
+    let err = sqlx::query("UPDATE jobs SET state = 'COMPLETED' WHERE id = $1")
+        .bind(a)
+        .execute(&pool)
+        .await
+        .unwrap_err();
+    assert!(matches!(DbError::from(err), DbError::Check { .. }));
+}

@@ -1,0 +1,93 @@
+//! Leadership: the loop that holds (or waits for) the scheduler lease and runs cycles
+//! while leading.
+//!
+//! Protocol (river-style, see `berth_db::lease`): every `renew_interval` a standby tries
+//! to acquire the lease and the leader renews it; a leader whose renewal fails stops
+//! placing at once. Every cycle's commit re-checks the term under a row lock, so a deposed
+//! leader that has not noticed yet cannot write.
+
+use crate::{cycle, SchedulerConfig, LEASE_ROLE};
+use berth_db::{lease, notify, Pool};
+use sqlx::postgres::PgListener;
+use std::future::Future;
+
+async fn listen(pool: &Pool) -> Option<PgListener> {
+    let mut listener = PgListener::connect_with(pool).await.ok()?;
+    listener.listen(notify::JOBS_CHANNEL).await.ok()?;
+    Some(listener)
+}
+
+/// Holds or waits for the lease and schedules while leading, until `shutdown`.
+pub async fn run_loop(
+    pool: Pool,
+    config: SchedulerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let ttl = config.lease_ttl.as_secs_f64();
+    let mut term: Option<i64> = None;
+    let mut renew = tokio::time::interval(config.renew_interval);
+    let mut cycle_timer = tokio::time::interval(config.cycle_interval);
+    let mut listener = listen(&pool).await;
+    tokio::pin!(shutdown);
+    loop {
+        let mut run_cycle = false;
+        tokio::select! {
+            _ = &mut shutdown => break,
+            _ = renew.tick() => {
+                let result = match term {
+                    Some(t) => lease::lease_renew(&pool, LEASE_ROLE, &config.instance_id, t, ttl)
+                        .await
+                        .map(|ok| ok.then_some(t)),
+                    None => lease::lease_acquire(&pool, LEASE_ROLE, &config.instance_id, ttl).await,
+                };
+                match (term, result) {
+                    (None, Ok(Some(t))) => {
+                        tracing::info!(term = t, instance = %config.instance_id, "became leader");
+                        term = Some(t);
+                        run_cycle = true;
+                    }
+                    (Some(t), Ok(None)) | (Some(t), Err(_)) => {
+                        tracing::warn!(term = t, "lost the lease; stepping down");
+                        term = None;
+                    }
+                    _ => {}
+                }
+            }
+            _ = cycle_timer.tick() => run_cycle = true,
+            n = async {
+                match listener.as_mut() {
+                    Some(l) => l.recv().await.map(|_| ()),
+                    None => std::future::pending().await,
+                }
+            } => {
+                match n {
+                    Ok(()) => run_cycle = true,
+                    Err(_) => listener = None,
+                }
+            }
+        }
+        if listener.is_none() {
+            listener = listen(&pool).await;
+        }
+        if let (Some(t), true) = (term, run_cycle) {
+            match cycle::run_cycle(&pool, t).await {
+                Ok(cycle::Outcome::Committed { started }) if started > 0 => {
+                    tracing::info!(term = t, started, "cycle committed");
+                }
+                Ok(cycle::Outcome::Committed { .. }) => {}
+                Ok(cycle::Outcome::Deposed) => {
+                    tracing::warn!(term = t, "term is stale; stepping down");
+                    term = None;
+                }
+                Err(e) => tracing::warn!(term = t, error = %e, "cycle failed; retrying next time"),
+            }
+        }
+    }
+    if let Some(t) = term {
+        if let Err(e) = lease::lease_release(&pool, LEASE_ROLE, &config.instance_id, t).await {
+            tracing::warn!(error = %e, "could not release the lease");
+        } else {
+            tracing::info!(term = t, "released the lease");
+        }
+    }
+}

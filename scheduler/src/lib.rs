@@ -1,0 +1,71 @@
+//! Berth's scheduler (Slurm's controller). Many may run; one leads.
+//!
+//! * [`leadership`]: the lease with a fencing term; standbys retry, the leader renews and
+//!   steps down when renewal fails.
+//! * [`planner`]: the pure planner (`plan(&Snapshot) -> Plan`).
+//! * [`cycle`]: one scheduling cycle: load a snapshot, plan, commit the plan in one
+//!   transaction that checks the term, locks the affected node rows and writes the
+//!   allocations (the database's partial unique index refuses any GPU held twice).
+//!
+//! A cycle runs when `NOTIFY berth_jobs` arrives (a submission, an end, a node) and on a
+//! timer.
+
+pub mod cycle;
+pub mod leadership;
+pub mod planner;
+
+use std::future::Future;
+use std::time::Duration;
+
+/// The lease role name scheduler leaders hold.
+pub const LEASE_ROLE: &str = "scheduler";
+
+/// The scheduler role's configuration.
+#[derive(Debug, Clone)]
+pub struct SchedulerConfig {
+    /// PostgreSQL URL.
+    pub database_url: String,
+    /// This scheduler's identity in the leader lease (unique per process).
+    pub instance_id: String,
+    /// How long a lease lasts without renewal.
+    pub lease_ttl: Duration,
+    /// How often the leader renews (and a standby tries to take over).
+    pub renew_interval: Duration,
+    /// The cycle timer (cycles also run on NOTIFY).
+    pub cycle_interval: Duration,
+}
+
+/// Errors of the scheduler role.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedulerError {
+    /// Could not reach the database.
+    #[error("database")]
+    Database(#[source] berth_db::DbError),
+    /// Migrations failed.
+    #[error("migrating the database")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+}
+
+impl From<berth_db::DbError> for SchedulerError {
+    fn from(e: berth_db::DbError) -> Self {
+        SchedulerError::Database(e)
+    }
+}
+
+/// Runs the scheduler (standby until it wins the lease) until `shutdown` resolves; a
+/// leader releases its lease on the way out so a standby takes over at once.
+///
+/// # Errors
+/// [`SchedulerError`] when the database cannot be reached at start-up or migrated.
+pub async fn run(
+    config: SchedulerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), SchedulerError> {
+    let pool = berth_db::connect(&config.database_url, 4).await?;
+    berth_db::MIGRATOR
+        .run(&pool)
+        .await
+        .map_err(SchedulerError::Migrate)?;
+    leadership::run_loop(pool, config, shutdown).await;
+    Ok(())
+}

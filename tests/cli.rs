@@ -1,0 +1,148 @@
+//! The `berth` command against a running cluster, as a user types it.
+
+use crate::cluster::{berth_bin, Options, TestCluster};
+use berth_core::state::JobState;
+use std::process::Command;
+
+fn berth(c: &TestCluster, args: &[&str]) -> std::process::Output {
+    Command::new(berth_bin())
+        .args(args)
+        .current_dir(&c.dir)
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &c.token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_wait_prints_the_output_and_exits_with_the_jobs_code() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let script = c.dir.join("fails.sbatch");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\n#SBATCH -J cli-test\necho hello from $SLURM_JOB_NAME\nexit 7\n",
+    )
+    .unwrap();
+    let c2 = &c;
+    let out = tokio::task::spawn_blocking({
+        let script = script.clone();
+        let (url, token, dir) = (c2.url.clone(), c2.token.clone(), c2.dir.clone());
+        move || {
+            Command::new(berth_bin())
+                .args(["submit", "--wait", "--gres=gpu:1", script.to_str().unwrap()])
+                .current_dir(&dir)
+                .env("BERTH_URL", url)
+                .env("BERTH_TOKEN", token)
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "stdout: {stdout}\nstderr: {}",
+        text(&out.stderr)
+    );
+    let id: i64 = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Submitted batch job "))
+        .expect("the sbatch line")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(stdout.contains("hello from cli-test"), "{stdout}");
+    let job = c.job(id).await;
+    assert_eq!((job.state, job.exit_code), (JobState::Failed, Some(7)));
+    assert_eq!(
+        job.gpus_per_node, 1,
+        "the command-line option reached the job"
+    );
+
+    // --parsable prints the id alone.
+    let out = berth(&c, &["submit", "--parsable", "--wrap", "sleep 30"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let id: i64 = text(&out.stdout).trim().parse().unwrap();
+    c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+
+    // squeue-style queue shows it running, with its node.
+    let out = berth(&c, &["queue"]);
+    let q = text(&out.stdout);
+    let header = q.lines().next().unwrap();
+    for col in [
+        "JOBID",
+        "PARTITION",
+        "NAME",
+        "USER",
+        "ST",
+        "TIME",
+        "NODES",
+        "NODELIST(REASON)",
+    ] {
+        assert!(header.contains(col), "{q}");
+    }
+    let line = q
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(&id.to_string()))
+        .unwrap();
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cols[4], "R", "{line}");
+    assert_eq!(cols.last(), Some(&"node-1"), "{line}");
+
+    let out = berth(&c, &["nodes"]);
+    assert!(
+        text(&out.stdout).contains("node-1"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = berth(&c, &["show", "job", &id.to_string()]);
+    let shown = text(&out.stdout);
+    assert!(shown.contains(&format!("JobId={id}")), "{shown}");
+    assert!(shown.contains("JobState=RUNNING"), "{shown}");
+
+    let out = berth(&c, &["cancel", &id.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(c.job(id).await.state, JobState::Cancelled);
+
+    let out = berth(&c, &["cancel", "999999"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("999999"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_scripts_get_a_message_naming_the_line() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let out = berth(
+        &c,
+        &[
+            "submit",
+            crate::cluster::example("unrendered_template.sbatch")
+                .to_str()
+                .unwrap(),
+        ],
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("line 3") && err.contains("--nodes"), "{err}");
+}

@@ -1,0 +1,329 @@
+//! Registration and the long-poll loop.
+//!
+//! The worker registers its node (retrying until the api answers), then syncs in a
+//! loop. Each sync carries the reports not yet acknowledged, the job runs it
+//! supervises and fresh GPU samples; the answer's new assignments are launched and its
+//! cancellations passed to their jobs. A sync with reports asks the api not to hold
+//! it; one without may be held up to `poll_wait_seconds`. When a job starts or ends
+//! while a sync is held, that request is dropped and a new one carrying the report is
+//! sent at once. Reports leave the queue only after a sync that carried them succeeded
+//! (the api applies each at most once per (job, run, kind), so resending is safe).
+//! Connection errors and 5xx answers are retried with backoff while jobs keep running.
+//!
+//! On shutdown the loop stops and supervision ends; job processes keep running. A
+//! restarted worker does not re-find them yet.
+
+use crate::api::{ApiClient, Backoff};
+use crate::gpu::{detect_backend_for_node, GpuBackend};
+use crate::launch::{JobHandle, LaunchSettings, Launcher};
+use crate::output::OutputUploader;
+use crate::{WorkerConfig, WorkerError};
+use berth_core::wire::{
+    JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
+};
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tracing::Instrument;
+
+/// A job run's key: (job id, run).
+type RunKey = (i64, u32);
+
+/// Runs the worker until `shutdown` resolves: registers the node, then syncs with the
+/// api, launching and stopping jobs as it says.
+///
+/// # Errors
+/// [`WorkerError::InvalidGpuSpec`] for a bad `simulate_gpus`; [`WorkerError::Client`]
+/// when no HTTP client can be built; [`WorkerError::Api`] when the api refuses the node
+/// for good (401/403, or a 4xx on registration).
+pub async fn run(
+    config: WorkerConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), WorkerError> {
+    let span = tracing::info_span!("worker", node.name = %config.name);
+    run_inner(config, Box::pin(shutdown)).instrument(span).await
+}
+
+type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), WorkerError> {
+    let backend = detect_backend_for_node(config.simulate_gpus.as_deref(), &config.name)?;
+    let client = ApiClient::new(&config.api_url, &config.token)?;
+    let registration = NodeRegister {
+        name: config.name.clone(),
+        hostname: crate::host_name(),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        memory_mib: memory_mib(),
+        features: Vec::new(),
+        gpus: backend.inventory(),
+    };
+    tracing::info!(
+        gpu.backend = backend.kind(),
+        gpus = registration.gpus.len(),
+        cpus = registration.cpus,
+        memory_mib = registration.memory_mib,
+        "registering"
+    );
+    if !register(&client, &registration, &mut shutdown).await? {
+        return Ok(());
+    }
+
+    let (reports_tx, reports) = mpsc::unbounded_channel();
+    let launcher = Launcher::new(
+        LaunchSettings {
+            node_name: config.name.clone(),
+            api_url: config.api_url.clone(),
+            state_dir: config.state_dir.clone(),
+            kill_wait: config.kill_wait,
+            token: Some(config.token.clone()).filter(|token| !token.is_empty()),
+        },
+        Some(OutputUploader::from_client(client.clone())),
+        reports_tx,
+    );
+    let mut agent = Agent {
+        config,
+        client,
+        backend,
+        launcher,
+        reports,
+        running: HashMap::new(),
+        finished: HashMap::new(),
+        pending: Vec::new(),
+    };
+    let result = agent.sync_loop(&mut shutdown, &registration).await;
+    for (_, job) in agent.running.drain() {
+        job.abandon();
+    }
+    tracing::info!("worker stopped; running jobs are left running");
+    result
+}
+
+/// Registers until the api accepts (true) or shutdown comes first (false).
+async fn register(
+    client: &ApiClient,
+    registration: &NodeRegister,
+    shutdown: &mut Shutdown,
+) -> Result<bool, WorkerError> {
+    let mut backoff = Backoff::new();
+    loop {
+        let attempt = client.post_ignore("/v1/nodes/register", registration);
+        let result = tokio::select! {
+            _ = shutdown.as_mut() => return Ok(false),
+            result = attempt => result,
+        };
+        match result {
+            Ok(()) => {
+                tracing::info!("registered");
+                return Ok(true);
+            }
+            Err(err) if err.is_retryable() => {
+                let delay = backoff.next_delay();
+                tracing::warn!(error = %err.chain(), retry_in_ms = delay.as_millis() as u64, "registration failed; retrying");
+                tokio::select! {
+                    _ = shutdown.as_mut() => return Ok(false),
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+            Err(err) => return Err(err),
+        }
+    }
+}
+
+/// This machine's memory, MiB (`MemTotal` in `/proc/meminfo`; 0 when unknown).
+fn memory_mib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|line| line.strip_prefix("MemTotal:"))
+                .and_then(|rest| {
+                    rest.trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                })
+        })
+        .map(|kib| kib / 1024)
+        .unwrap_or(0)
+}
+
+struct Agent {
+    config: WorkerConfig,
+    client: ApiClient,
+    backend: Box<dyn GpuBackend>,
+    launcher: Launcher,
+    reports: mpsc::UnboundedReceiver<JobReport>,
+    /// Job runs being supervised.
+    running: HashMap<RunKey, JobHandle>,
+    /// Job runs that ended, with whether all their reports are acknowledged; kept so
+    /// that an assignment still listed is not launched again.
+    finished: HashMap<RunKey, bool>,
+    /// Reports not yet acknowledged, oldest first.
+    pending: Vec<JobReport>,
+}
+
+/// What ended one wait on a sync.
+enum Step {
+    Shutdown,
+    Answer(Result<SyncResponse, WorkerError>),
+    Report(JobReport),
+}
+
+impl Agent {
+    async fn sync_loop(
+        &mut self,
+        shutdown: &mut Shutdown,
+        registration: &NodeRegister,
+    ) -> Result<(), WorkerError> {
+        let path = format!("/v1/nodes/{}/sync", self.config.name);
+        let mut backoff = Backoff::new();
+        loop {
+            while let Ok(report) = self.reports.try_recv() {
+                self.record(report);
+            }
+            let request = self.request();
+            let carried = request.reports.len();
+            let acked_before: Vec<RunKey> = self
+                .finished
+                .iter()
+                .filter(|(_, acked)| **acked)
+                .map(|(key, _)| *key)
+                .collect();
+            let hold = Duration::from_secs(u64::from(request.wait_seconds));
+            let step = {
+                let sync = self.client.post::<_, SyncResponse>(&path, &request, hold);
+                tokio::select! {
+                    _ = shutdown.as_mut() => Step::Shutdown,
+                    result = sync => Step::Answer(result),
+                    Some(report) = self.reports.recv() => Step::Report(report),
+                }
+            };
+            match step {
+                Step::Shutdown => return Ok(()),
+                Step::Report(report) => {
+                    // Something happened: drop the held request, sync again now.
+                    self.record(report);
+                }
+                Step::Answer(Ok(response)) => {
+                    backoff.reset();
+                    self.pending.drain(..carried);
+                    self.apply(response, &acked_before);
+                }
+                Step::Answer(Err(err)) => {
+                    match &err {
+                        WorkerError::Api {
+                            status: 401 | 403, ..
+                        } => return Err(err),
+                        WorkerError::Api { status: 404, .. } => {
+                            tracing::warn!(error = %err.chain(), "the api does not know this node; registering again");
+                            if !register(&self.client, registration, shutdown).await? {
+                                return Ok(());
+                            }
+                            continue;
+                        }
+                        _ if err.is_retryable() => {}
+                        _ if carried > 0 => {
+                            tracing::error!(error = %err.chain(), reports = carried, "the api refused the reports; dropping them");
+                            self.pending.drain(..carried);
+                        }
+                        _ => {}
+                    }
+                    let delay = backoff.next_delay();
+                    tracing::warn!(error = %err.chain(), retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
+                    tokio::select! {
+                        _ = shutdown.as_mut() => return Ok(()),
+                        _ = tokio::time::sleep(delay) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next sync request: the queued reports (then the api must answer at once),
+    /// the supervised runs, and fresh samples.
+    fn request(&self) -> SyncRequest {
+        let busy: Vec<u32> = self
+            .running
+            .values()
+            .flat_map(|job| job.gpus().iter().copied())
+            .collect();
+        let mut running: Vec<RunningJob> = self
+            .running
+            .keys()
+            .map(|&(job_id, run)| RunningJob { job_id, run })
+            .collect();
+        running.sort_by_key(|job| (job.job_id, job.run));
+        SyncRequest {
+            reports: self.pending.clone(),
+            running,
+            samples: self.backend.sample(&busy),
+            wait_seconds: if self.pending.is_empty() {
+                self.config.poll_wait_seconds.min(60)
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Queues a report; an `Exited` or `LaunchFailed` ends the run's supervision.
+    fn record(&mut self, report: JobReport) {
+        if matches!(report.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
+            let key = (report.job_id, report.run);
+            self.running.remove(&key);
+            self.finished.insert(key, false);
+        }
+        self.pending.push(report);
+    }
+
+    /// Applies a sync answer: launches new assignments, passes cancellations on, and
+    /// forgets ended runs whose reports were acknowledged before this sync and that the
+    /// api no longer assigns.
+    fn apply(&mut self, response: SyncResponse, acked_before: &[RunKey]) {
+        for (key, acked) in self.finished.iter_mut() {
+            *acked = !self
+                .pending
+                .iter()
+                .any(|report| (report.job_id, report.run) == *key);
+        }
+        let assigned: HashSet<RunKey> = response
+            .assignments
+            .iter()
+            .map(|assignment| (assignment.job_id, assignment.run))
+            .collect();
+        for key in acked_before {
+            if !assigned.contains(key) {
+                self.finished.remove(key);
+            }
+        }
+        for assignment in response.assignments {
+            let key = (assignment.job_id, assignment.run);
+            if self.running.contains_key(&key) || self.finished.contains_key(&key) {
+                continue;
+            }
+            tracing::info!(job.id = key.0, job.run = key.1, "launching");
+            let job = self.launcher.launch(assignment);
+            self.running.insert(key, job);
+        }
+        for cancellation in response.cancellations {
+            let key = (cancellation.job_id, cancellation.run);
+            match self.running.get(&key) {
+                Some(job) => {
+                    tracing::info!(job.id = key.0, job.run = key.1, "cancelling");
+                    job.cancel();
+                }
+                None => {
+                    tracing::debug!(
+                        job.id = key.0,
+                        job.run = key.1,
+                        "cancellation for a run not running here"
+                    )
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The worker's error type.
+
+use std::path::PathBuf;
+
+/// What can go wrong in the worker. Messages carry context; causes are chained through
+/// `source()`.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The api could not be reached or the connection broke (retryable).
+    #[error("request to {url} failed")]
+    Http {
+        /// The URL requested.
+        url: String,
+        /// The transport error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The api answered with an error status.
+    #[error("{url} answered {status}: {detail}")]
+    Api {
+        /// The URL requested.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The problem document's `detail` (or the body, when not a problem document).
+        detail: String,
+    },
+    /// The api's answer could not be decoded.
+    #[error("could not decode the answer of {url}")]
+    Decode {
+        /// The URL requested.
+        url: String,
+        /// The decoding error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The HTTP client could not be built.
+    #[error("could not build the HTTP client")]
+    Client {
+        /// The cause.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// A `--simulate-gpus` value that is not `N` or `NxMODEL`.
+    #[error("invalid simulated GPU spec {spec:?}: {reason}")]
+    InvalidGpuSpec {
+        /// The value given.
+        spec: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// NVML loaded but failed to answer.
+    #[error("NVML failed: {action}")]
+    Nvml {
+        /// What was asked.
+        action: &'static str,
+        /// The NVML error.
+        #[source]
+        source: nvml_wrapper::error::NvmlError,
+    },
+    /// A job's explicit working directory does not exist.
+    #[error("working directory {} does not exist or is not a directory", path.display())]
+    WorkDirMissing {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// A file operation failed.
+    #[error("could not {action} {}", path.display())]
+    Io {
+        /// What was being done (`create directory`, `open output file` …).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The batch shell could not be started.
+    #[error("could not start bash for {}", script.display())]
+    Spawn {
+        /// The batch script.
+        script: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl WorkerError {
+    /// Whether trying again later may succeed: connection errors, 5xx, 408 and 429.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            WorkerError::Http { .. } | WorkerError::Decode { .. } => true,
+            WorkerError::Api { status, .. } => *status >= 500 || *status == 429 || *status == 408,
+            _ => false,
+        }
+    }
+
+    /// The message with its chain of causes (`a: b: c`), for logs and `LaunchFailed`
+    /// reports.
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut cause = std::error::Error::source(self);
+        while let Some(err) = cause {
+            text.push_str(": ");
+            text.push_str(&err.to_string());
+            cause = err.source();
+        }
+        text
+    }
+}

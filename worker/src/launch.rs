@@ -1,0 +1,923 @@
+//! Starting and supervising one batch script.
+//!
+//! [`Launcher::launch`] takes an [`Assignment`] and spawns a supervisor task that:
+//!
+//! 1. writes the script to `{state_dir}/jobs/{job_id}.{run}/script.sh` (mode 0700);
+//! 2. picks the working directory: the assignment's (which must exist; otherwise the
+//!    run fails with a `LaunchFailed` report) or a scratch `…/{job_id}.{run}/work`;
+//! 3. opens the output files, named by expanding `--output`/`--error` patterns (relative
+//!    to the working directory; parent directories created; truncated or appended to
+//!    per `--open-mode`; one file for both streams when `--error` is not given);
+//! 4. runs `bash script.sh` as the leader of its own process group, with the
+//!    submission environment and Slurm's variables ([`job_environment`]);
+//! 5. reports `Started`, then waits for the batch shell to exit, the time limit, or a
+//!    cancellation: those two send SIGTERM to the process group and SIGKILL after the
+//!    kill wait;
+//! 6. kills what is left of the process group (no job process outlives its batch
+//!    shell), uploads the rest of the output, and reports `Exited`.
+//!
+//! Reports go out through an unbounded channel, so the launcher runs and is tested
+//! without an api.
+
+use crate::output::{OutputTail, OutputUploader};
+use crate::WorkerError;
+use berth_core::hostlist;
+use berth_core::pattern::{self, PatternValues};
+use berth_core::spec::OpenMode;
+use berth_core::wire::{Assignment, JobReport, OutputStream, ReportKind};
+use chrono::Utc;
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::task::{JoinHandle, JoinSet};
+use tracing::Instrument;
+
+/// Names of inherited variables that hold the worker's credentials; never passed on.
+const SECRET_VARIABLES: &[&str] = &["BERTH_TOKEN", "BERTH_NODE_TOKEN"];
+
+/// What the launcher needs to know about its node.
+#[derive(Debug, Clone)]
+pub struct LaunchSettings {
+    /// The node name (`SLURMD_NODENAME`, `%N`).
+    pub node_name: String,
+    /// The api's URL, passed to jobs as `BERTH_API`.
+    pub api_url: String,
+    /// Where job directories are made (`{state_dir}/jobs/{job_id}.{run}/`).
+    pub state_dir: PathBuf,
+    /// Grace between SIGTERM and SIGKILL.
+    pub kill_wait: Duration,
+    /// The worker's token: inherited variables holding it are removed from jobs'
+    /// environments (as are `BERTH_TOKEN` and `BERTH_NODE_TOKEN`).
+    pub token: Option<String>,
+}
+
+/// Starts batch scripts and reports what becomes of them.
+#[derive(Debug, Clone)]
+pub struct Launcher {
+    settings: Arc<LaunchSettings>,
+    uploader: Option<OutputUploader>,
+    reports: mpsc::UnboundedSender<JobReport>,
+}
+
+/// A launched job run: its key, its GPUs, and the means to cancel it.
+#[derive(Debug)]
+pub struct JobHandle {
+    job_id: i64,
+    run: u32,
+    gpus: Vec<u32>,
+    cancel: Arc<Notify>,
+    task: JoinHandle<()>,
+}
+
+impl JobHandle {
+    /// The job id.
+    pub fn job_id(&self) -> i64 {
+        self.job_id
+    }
+
+    /// The run.
+    pub fn run(&self) -> u32 {
+        self.run
+    }
+
+    /// The GPU indices it holds on this node.
+    pub fn gpus(&self) -> &[u32] {
+        &self.gpus
+    }
+
+    /// Asks the supervisor to stop the job: SIGTERM to its process group, SIGKILL after
+    /// the kill wait. Its `Exited` report has `cancelled` set. Cancelling twice, or a
+    /// job that already ended, does nothing more.
+    pub fn cancel(&self) {
+        self.cancel.notify_one();
+    }
+
+    /// Stops supervising (the worker is shutting down): the job's processes keep
+    /// running, but nothing enforces its time limit or reports its end any more.
+    pub fn abandon(self) {
+        self.task.abort();
+    }
+
+    /// Whether the supervisor has finished (the job's last report is sent).
+    pub fn is_finished(&self) -> bool {
+        self.task.is_finished()
+    }
+}
+
+impl Launcher {
+    /// A launcher sending reports to `reports`. With an `uploader`, output files are
+    /// shipped to the api while jobs run; without, they are only written locally.
+    pub fn new(
+        settings: LaunchSettings,
+        uploader: Option<OutputUploader>,
+        reports: mpsc::UnboundedSender<JobReport>,
+    ) -> Self {
+        Launcher {
+            settings: Arc::new(settings),
+            uploader,
+            reports,
+        }
+    }
+
+    /// Launches `assignment` on a new supervisor task (call it inside a Tokio runtime).
+    /// Its reports (`Started` then `Exited`, or `LaunchFailed`) arrive on the channel.
+    pub fn launch(&self, assignment: Assignment) -> JobHandle {
+        let cancel = Arc::new(Notify::new());
+        let span = tracing::info_span!(
+            "job",
+            job.id = assignment.job_id,
+            job.run = assignment.run,
+            node.name = %self.settings.node_name
+        );
+        let job_id = assignment.job_id;
+        let run = assignment.run;
+        let gpus = assignment.gpus.clone();
+        let supervisor = Supervisor {
+            settings: self.settings.clone(),
+            uploader: self.uploader.clone(),
+            reports: self.reports.clone(),
+            cancel: cancel.clone(),
+        };
+        let task = tokio::spawn(supervisor.supervise(assignment).instrument(span));
+        JobHandle {
+            job_id,
+            run,
+            gpus,
+            cancel,
+            task,
+        }
+    }
+}
+
+/// Why the wait for the batch shell ended.
+enum Ending {
+    Exited(std::io::Result<ExitStatus>),
+    TimeLimit,
+    Cancelled,
+}
+
+struct Supervisor {
+    settings: Arc<LaunchSettings>,
+    uploader: Option<OutputUploader>,
+    reports: mpsc::UnboundedSender<JobReport>,
+    cancel: Arc<Notify>,
+}
+
+/// A job ready to spawn.
+struct Prepared {
+    command: Command,
+    script: PathBuf,
+    outputs: Vec<(OutputStream, PathBuf, u64)>,
+}
+
+impl Supervisor {
+    async fn supervise(self, assignment: Assignment) {
+        let prepared = match prepare(&self.settings, &assignment) {
+            Ok(prepared) => prepared,
+            Err(err) => return self.launch_failed(&assignment, &err),
+        };
+        let Prepared {
+            mut command,
+            script,
+            outputs,
+        } = prepared;
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(source) => {
+                return self.launch_failed(&assignment, &WorkerError::Spawn { script, source })
+            }
+        };
+        let Some(pid) = child.id() else {
+            // Cannot happen before the child is waited for; report rather than panic.
+            let err = WorkerError::Spawn {
+                script,
+                source: std::io::Error::other("the batch shell has no process id"),
+            };
+            return self.launch_failed(&assignment, &err);
+        };
+        let group = Pid::from_raw(pid as i32);
+        tracing::info!(pid, gpus = ?assignment.gpus, "job started");
+        self.send(report(&assignment, ReportKind::Started));
+
+        let mut tails = JoinSet::new();
+        let mut stops = Vec::new();
+        if let Some(uploader) = &self.uploader {
+            for (stream, path, start) in outputs {
+                let (stop, stopped) = oneshot::channel();
+                stops.push(stop);
+                let tail = OutputTail {
+                    job_id: assignment.job_id,
+                    run: assignment.run,
+                    stream,
+                    path,
+                    start,
+                };
+                tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
+            }
+        }
+
+        let (status, timed_out, cancelled) =
+            self.wait(&mut child, group, assignment.time_limit).await;
+        let ended_at = Utc::now();
+        // Nothing of the job outlives its batch shell.
+        signal_group(group, Signal::SIGKILL);
+
+        for stop in stops {
+            let _ = stop.send(());
+        }
+        while tails.join_next().await.is_some() {}
+
+        let mut exited = report(&assignment, ReportKind::Exited);
+        exited.at = ended_at;
+        exited.timed_out = timed_out;
+        exited.cancelled = cancelled;
+        match status {
+            Ok(status) => {
+                exited.exit_code = status.code();
+                exited.signal = status.signal();
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "could not wait for the batch shell");
+                exited.message = Some(format!("could not wait for the batch shell: {err}"));
+            }
+        }
+        tracing::info!(
+            exit_code = exited.exit_code,
+            signal = exited.signal,
+            timed_out,
+            cancelled,
+            "job exited"
+        );
+        self.send(exited);
+    }
+
+    /// Waits for the batch shell, enforcing the time limit and cancellation. Returns its
+    /// status and whether the time limit or a cancellation ended it.
+    async fn wait(
+        &self,
+        child: &mut Child,
+        group: Pid,
+        time_limit: Option<u64>,
+    ) -> (std::io::Result<ExitStatus>, bool, bool) {
+        let deadline = time_limit.and_then(|seconds| {
+            tokio::time::Instant::now().checked_add(Duration::from_secs(seconds))
+        });
+        let at_limit = async {
+            match deadline {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        let ending = tokio::select! {
+            status = child.wait() => Ending::Exited(status),
+            _ = at_limit => Ending::TimeLimit,
+            _ = self.cancel.notified() => Ending::Cancelled,
+        };
+        let (timed_out, cancelled) = match ending {
+            Ending::Exited(status) => return (status, false, false),
+            Ending::TimeLimit => {
+                tracing::info!(time_limit, "job reached its time limit");
+                (true, false)
+            }
+            Ending::Cancelled => {
+                tracing::info!("job cancelled");
+                (false, true)
+            }
+        };
+        signal_group(group, Signal::SIGTERM);
+        let status = tokio::select! {
+            status = child.wait() => status,
+            _ = tokio::time::sleep(self.settings.kill_wait) => {
+                tracing::info!("job still running after the kill wait; sending SIGKILL");
+                signal_group(group, Signal::SIGKILL);
+                child.wait().await
+            }
+        };
+        (status, timed_out, cancelled)
+    }
+
+    fn launch_failed(&self, assignment: &Assignment, err: &WorkerError) {
+        let message = err.chain();
+        tracing::warn!(error = %message, "job launch failed");
+        let mut failed = report(assignment, ReportKind::LaunchFailed);
+        failed.message = Some(message);
+        self.send(failed);
+    }
+
+    fn send(&self, report: JobReport) {
+        if self.reports.send(report).is_err() {
+            tracing::debug!("report dropped: the worker is shutting down");
+        }
+    }
+}
+
+/// Sends `signal` to process group `group`; a group already gone is fine.
+fn signal_group(group: Pid, signal: Signal) {
+    match killpg(group, signal) {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+        Err(err) => {
+            tracing::warn!(error = %err, ?signal, "could not signal the job's process group")
+        }
+    }
+}
+
+fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
+    JobReport {
+        job_id: assignment.job_id,
+        run: assignment.run,
+        kind,
+        at: Utc::now(),
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        cancelled: false,
+        message: None,
+    }
+}
+
+/// Writes the script, finds the working directory, opens the output files and builds
+/// the command.
+fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepared, WorkerError> {
+    let job_dir = settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{}.{}", assignment.job_id, assignment.run));
+    create_dir(&job_dir, "create the job directory")?;
+
+    let script = job_dir.join("script.sh");
+    write_script(&script, &assignment.script)?;
+
+    let work_dir = match &assignment.work_dir {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if !dir.is_dir() {
+                return Err(WorkerError::WorkDirMissing { path: dir });
+            }
+            dir
+        }
+        None => {
+            let dir = job_dir.join("work");
+            create_dir(&dir, "create the scratch working directory")?;
+            dir
+        }
+    };
+
+    let values = PatternValues {
+        job_id: assignment.job_id,
+        job_name: &assignment.name,
+        array_job_id: assignment.array_job_id,
+        array_task_id: assignment.array_task_id,
+        user: &assignment.user,
+        node_name: &settings.node_name,
+        node_index: assignment.node_index,
+        task_id: 0,
+    };
+    let resolve = |pattern: &str| {
+        let path = PathBuf::from(pattern::expand(pattern, &values));
+        if path.is_absolute() {
+            path
+        } else {
+            work_dir.join(path)
+        }
+    };
+    let stdout_path = resolve(&assignment.stdout);
+    let (stdout_file, stdout_start) = open_output(&stdout_path, assignment.open_mode)?;
+    let mut outputs = vec![(OutputStream::Stdout, stdout_path.clone(), stdout_start)];
+    let stderr_path = assignment.stderr.as_deref().map(resolve);
+    let stderr_file = match stderr_path {
+        Some(path) if path != stdout_path => {
+            let (file, start) = open_output(&path, assignment.open_mode)?;
+            outputs.push((OutputStream::Stderr, path, start));
+            file
+        }
+        _ => stdout_file.try_clone().map_err(|source| WorkerError::Io {
+            action: "share the output file",
+            path: stdout_path.clone(),
+            source,
+        })?,
+    };
+
+    let environment = job_environment(settings, assignment, &work_dir, std::env::vars());
+    let bash = if Path::new("/bin/bash").exists() {
+        "/bin/bash"
+    } else {
+        "bash"
+    };
+    let mut command = Command::new(bash);
+    // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
+    // `bash script.sh` in the same process.
+    command
+        .arg("-c")
+        .arg("export SLURM_TASK_PID=$$; exec bash \"$0\"")
+        .arg(&script)
+        .current_dir(&work_dir)
+        .env_clear()
+        .envs(&environment)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(stdout_file))
+        .stderr(Stdio::from(stderr_file))
+        .process_group(0)
+        .kill_on_drop(false);
+    Ok(Prepared {
+        command,
+        script,
+        outputs,
+    })
+}
+
+fn create_dir(path: &Path, action: &'static str) -> Result<(), WorkerError> {
+    std::fs::create_dir_all(path).map_err(|source| WorkerError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn write_script(path: &Path, script: &str) -> Result<(), WorkerError> {
+    let io_error = |source| WorkerError::Io {
+        action: "write the batch script",
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o700)
+        .open(path)
+        .map_err(io_error)?;
+    file.write_all(script.as_bytes()).map_err(io_error)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o700))
+        .map_err(io_error)?;
+    Ok(())
+}
+
+/// Opens an output file per `--open-mode`, creating missing parent directories.
+/// Returns the file and where this run's output starts in it.
+fn open_output(path: &Path, mode: OpenMode) -> Result<(File, u64), WorkerError> {
+    if let Some(parent) = path.parent() {
+        if !parent.as_os_str().is_empty() && !parent.is_dir() {
+            create_dir(parent, "create the output directory")?;
+        }
+    }
+    let io_error = |source| WorkerError::Io {
+        action: "open the output file",
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut options = OpenOptions::new();
+    options.create(true);
+    match mode {
+        OpenMode::Truncate => options.write(true).truncate(true),
+        OpenMode::Append => options.append(true),
+    };
+    let file = options.open(path).map_err(io_error)?;
+    let start = match mode {
+        OpenMode::Truncate => 0,
+        OpenMode::Append => file.metadata().map_err(io_error)?.len(),
+    };
+    Ok((file, start))
+}
+
+/// The batch script's environment: `inherited` (the worker's own) without the worker's
+/// credentials, overlaid with the submission environment, then Slurm's variables
+/// (`SLURM_JOB_ID`, `SLURM_JOB_NODELIST` compressed, `CUDA_VISIBLE_DEVICES` …) and
+/// Berth's (`BERTH_JOB_ID`, `BERTH_API`). Variables that do not apply (array ids for a
+/// job that is not an array task, GPU lists for a job without GPUs) are removed even
+/// when inherited. `SLURM_TASK_PID` is set by the batch shell itself.
+pub fn job_environment(
+    settings: &LaunchSettings,
+    assignment: &Assignment,
+    work_dir: &Path,
+    inherited: impl IntoIterator<Item = (String, String)>,
+) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = inherited
+        .into_iter()
+        .filter(|(name, value)| {
+            !SECRET_VARIABLES.contains(&name.as_str())
+                && settings.token.as_deref() != Some(value.as_str())
+        })
+        .collect();
+    env.extend(
+        assignment
+            .environment
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
+
+    let mut set = |name: &str, value: Option<String>| match value {
+        Some(value) => {
+            env.insert(name.to_string(), value);
+        }
+        None => {
+            env.remove(name);
+        }
+    };
+    let job_id = assignment.job_id.to_string();
+    let nodelist = if assignment.nodes.is_empty() {
+        settings.node_name.clone()
+    } else {
+        hostlist::compress(&assignment.nodes)
+    };
+    let num_nodes = assignment.nodes.len().max(1).to_string();
+    let ntasks = assignment.ntasks.to_string();
+    let gpus = (!assignment.gpus.is_empty()).then(|| {
+        assignment
+            .gpus
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    });
+    let submit_dir = assignment
+        .submit_dir
+        .clone()
+        .unwrap_or_else(|| work_dir.display().to_string());
+    let submit_host = assignment
+        .environment
+        .get("HOSTNAME")
+        .cloned()
+        .unwrap_or_else(crate::host_name);
+
+    set("SLURM_JOB_ID", Some(job_id.clone()));
+    set("SLURM_JOBID", Some(job_id.clone()));
+    set("SLURM_JOB_NAME", Some(assignment.name.clone()));
+    set("SLURM_JOB_USER", Some(assignment.user.clone()));
+    set("SLURM_JOB_ACCOUNT", assignment.account.clone());
+    set("SLURM_JOB_PARTITION", Some(assignment.partition.clone()));
+    set("SLURM_JOB_NODELIST", Some(nodelist.clone()));
+    set("SLURM_NODELIST", Some(nodelist));
+    set("SLURM_JOB_NUM_NODES", Some(num_nodes.clone()));
+    set("SLURM_NNODES", Some(num_nodes));
+    set("SLURM_NTASKS", Some(ntasks.clone()));
+    set("SLURM_NPROCS", Some(ntasks));
+    set(
+        "SLURM_NTASKS_PER_NODE",
+        assignment.ntasks_per_node.map(|n| n.to_string()),
+    );
+    set(
+        "SLURM_CPUS_PER_TASK",
+        assignment.cpus_per_task.map(|n| n.to_string()),
+    );
+    set(
+        "SLURM_GPUS_ON_NODE",
+        Some(assignment.gpus.len().to_string()),
+    );
+    set("SLURM_JOB_GPUS", gpus.clone());
+    set("CUDA_VISIBLE_DEVICES", gpus.clone());
+    set("GPU_DEVICE_ORDINAL", gpus);
+    set("SLURM_SUBMIT_DIR", Some(submit_dir));
+    set("SLURM_SUBMIT_HOST", Some(submit_host));
+    set("SLURMD_NODENAME", Some(settings.node_name.clone()));
+    set("SLURM_NODEID", Some(assignment.node_index.to_string()));
+    set("SLURM_PROCID", Some("0".to_string()));
+    set("SLURM_LOCALID", Some("0".to_string()));
+    set("SLURM_TASK_PID", None);
+    set("SLURM_RESTART_COUNT", Some(assignment.run.to_string()));
+    set("SLURM_CLUSTER_NAME", Some("berth".to_string()));
+    set(
+        "SLURM_ARRAY_JOB_ID",
+        assignment.array_job_id.map(|id| id.to_string()),
+    );
+    set(
+        "SLURM_ARRAY_TASK_ID",
+        assignment.array_task_id.map(|id| id.to_string()),
+    );
+    set(
+        "SLURM_ARRAY_TASK_COUNT",
+        assignment.array_task_count.map(|n| n.to_string()),
+    );
+    // The assignment gives the array's size, not its index set: this assumes tasks
+    // 0..count (kept consistent with this task's own index).
+    set(
+        "SLURM_ARRAY_TASK_MIN",
+        assignment.array_task_count.map(|_| "0".to_string()),
+    );
+    set(
+        "SLURM_ARRAY_TASK_MAX",
+        assignment.array_task_count.map(|count| {
+            count
+                .saturating_sub(1)
+                .max(assignment.array_task_id.unwrap_or(0))
+                .to_string()
+        }),
+    );
+    set("BERTH_JOB_ID", Some(job_id));
+    set("BERTH_API", Some(settings.api_url.clone()));
+    env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    /// A fresh directory under the system temp dir for one test.
+    fn test_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("berth-worker-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn settings(dir: &Path) -> LaunchSettings {
+        LaunchSettings {
+            node_name: "node-2".to_string(),
+            api_url: "http://127.0.0.1:9".to_string(),
+            state_dir: dir.join("state"),
+            kill_wait: Duration::from_secs(1),
+            token: Some("node-secret".to_string()),
+        }
+    }
+
+    fn assignment(job_id: i64, script: &str, work_dir: &Path) -> Assignment {
+        Assignment {
+            job_id,
+            run: 0,
+            name: "test-job".to_string(),
+            user: "alice".to_string(),
+            account: Some("research".to_string()),
+            partition: "gpu".to_string(),
+            script: script.to_string(),
+            submit_dir: Some("/home/alice".to_string()),
+            work_dir: Some(work_dir.display().to_string()),
+            stdout: "slurm-%j.out".to_string(),
+            stderr: None,
+            open_mode: OpenMode::Truncate,
+            time_limit: None,
+            gpus: vec![],
+            node_index: 0,
+            nodes: vec!["node-2".to_string()],
+            ntasks: 1,
+            cpus_per_task: None,
+            ntasks_per_node: None,
+            environment: BTreeMap::new(),
+            array_job_id: None,
+            array_task_id: None,
+            array_task_count: None,
+        }
+    }
+
+    /// Launches `assignment` and collects its reports until the last one.
+    async fn run_to_end(
+        settings: LaunchSettings,
+        assignment: Assignment,
+        during: impl FnOnce(&JobHandle),
+    ) -> Vec<JobReport> {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let launcher = Launcher::new(settings, None, tx);
+        let handle = launcher.launch(assignment);
+        let mut reports = Vec::new();
+        let mut during = Some(during);
+        while let Some(report) = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+            .await
+            .unwrap()
+        {
+            let last = report.kind != ReportKind::Started;
+            if report.kind == ReportKind::Started {
+                if let Some(during) = during.take() {
+                    during(&handle);
+                }
+            }
+            reports.push(report);
+            if last {
+                break;
+            }
+        }
+        reports
+    }
+
+    fn read_env(file: &Path) -> BTreeMap<String, String> {
+        std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .filter_map(|line| line.split_once('='))
+            .map(|(name, value)| (name.to_string(), value.to_string()))
+            .collect()
+    }
+
+    fn process_gone(pid: i32) -> bool {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => true,
+            // A zombie waiting for its reaper is dead too.
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+                .unwrap_or(false),
+        }
+    }
+
+    async fn wait_gone(pid: i32) -> bool {
+        let until = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < until {
+            if process_gone(pid) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    }
+
+    #[tokio::test]
+    async fn runs_a_script_with_slurm_environment() {
+        let dir = test_dir("env");
+        let mut job = assignment(
+            42,
+            "#!/bin/bash\necho \"pid=$$\"\nenv\necho 'to stderr' >&2\n",
+            &dir,
+        );
+        job.gpus = vec![1, 3];
+        job.nodes = vec!["node-1".into(), "node-2".into(), "node-3".into()];
+        job.node_index = 1;
+        job.stdout = "logs/%x-%j.out".to_string();
+        job.environment
+            .insert("FROM_SUBMIT".to_string(), "yes".to_string());
+        let reports = run_to_end(settings(&dir), job, |_| {}).await;
+
+        assert_eq!(reports.len(), 2);
+        assert_eq!(reports[0].kind, ReportKind::Started);
+        assert_eq!(reports[1].kind, ReportKind::Exited);
+        assert_eq!(reports[1].exit_code, Some(0));
+        assert!(!reports[1].timed_out && !reports[1].cancelled);
+
+        let out = dir.join("logs/test-job-42.out");
+        let env = read_env(&out);
+        assert_eq!(env["SLURM_JOB_ID"], "42");
+        assert_eq!(env["SLURM_JOB_NODELIST"], "node-[1-3]");
+        assert_eq!(env["SLURM_NNODES"], "3");
+        assert_eq!(env["SLURM_NODEID"], "1");
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], "1,3");
+        assert_eq!(env["SLURM_JOB_GPUS"], "1,3");
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "2");
+        assert_eq!(env["SLURM_JOB_ACCOUNT"], "research");
+        assert_eq!(env["SLURMD_NODENAME"], "node-2");
+        assert_eq!(env["SLURM_SUBMIT_DIR"], "/home/alice");
+        assert_eq!(env["BERTH_JOB_ID"], "42");
+        assert_eq!(env["FROM_SUBMIT"], "yes");
+        assert_eq!(env["PWD"], dir.display().to_string());
+        assert_eq!(env["SLURM_TASK_PID"], env["pid"]);
+        assert!(!env.contains_key("SLURM_ARRAY_TASK_ID"));
+        // stderr shares the stdout file when --error is not given.
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains("to stderr"));
+
+        let script = dir.join("state/jobs/42.0/script.sh");
+        let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[tokio::test]
+    async fn separate_stderr_append_and_scratch_dir() {
+        let dir = test_dir("streams");
+        let mut job = assignment(7, "echo out\necho err >&2\nexit 3\n", &dir);
+        job.work_dir = None;
+        job.stdout = format!("{}/o-%j.txt", dir.display());
+        job.stderr = Some(format!("{}/e-%j.txt", dir.display()));
+        job.open_mode = OpenMode::Append;
+        std::fs::write(dir.join("o-7.txt"), "earlier\n").unwrap();
+        let reports = run_to_end(settings(&dir), job, |_| {}).await;
+
+        assert_eq!(reports[1].exit_code, Some(3));
+        assert_eq!(
+            std::fs::read_to_string(dir.join("o-7.txt")).unwrap(),
+            "earlier\nout\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("e-7.txt")).unwrap(),
+            "err\n"
+        );
+        assert!(dir.join("state/jobs/7.0/work").is_dir());
+    }
+
+    #[tokio::test]
+    async fn missing_work_dir_fails_the_launch() {
+        let dir = test_dir("nowork");
+        let job = assignment(8, "true\n", &dir.join("does/not/exist"));
+        let reports = run_to_end(settings(&dir), job, |_| {}).await;
+        assert_eq!(reports.len(), 1);
+        assert_eq!(reports[0].kind, ReportKind::LaunchFailed);
+        let message = reports[0].message.as_deref().unwrap();
+        assert!(message.contains("does/not/exist"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn time_limit_terminates_the_job() {
+        let dir = test_dir("timelimit");
+        let mut job = assignment(
+            9,
+            "trap 'echo got TERM; exit 3' TERM\nwhile true; do sleep 0.1; done\n",
+            &dir,
+        );
+        job.time_limit = Some(1);
+        let started = Instant::now();
+        let reports = run_to_end(settings(&dir), job, |_| {}).await;
+        let exited = &reports[1];
+        assert!(exited.timed_out);
+        assert!(!exited.cancelled);
+        assert_eq!(exited.exit_code, Some(3));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        let text = std::fs::read_to_string(dir.join("slurm-9.out")).unwrap();
+        assert!(text.contains("got TERM"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn time_limit_kills_a_job_that_ignores_term() {
+        let dir = test_dir("ignoreterm");
+        let mut job = assignment(10, "trap '' TERM\nsleep 60\n", &dir);
+        job.time_limit = Some(1);
+        let started = Instant::now();
+        let reports = run_to_end(settings(&dir), job, |_| {}).await;
+        let exited = &reports[1];
+        assert!(exited.timed_out);
+        assert_eq!(exited.signal, Some(9));
+        assert_eq!(exited.exit_code, None);
+        // 1 s limit + 1 s kill wait.
+        assert!(started.elapsed() >= Duration::from_secs(2));
+        assert!(started.elapsed() < Duration::from_secs(6));
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_the_whole_process_group() {
+        let dir = test_dir("cancel");
+        let pid_file = dir.join("child.pid");
+        let script = format!(
+            "sleep 300 &\necho $! > {}.tmp && mv {0}.tmp {0}\nwait\n",
+            pid_file.display()
+        );
+        let job = assignment(11, &script, &dir);
+        let reports = run_to_end(settings(&dir), job, |handle| {
+            let until = Instant::now() + Duration::from_secs(10);
+            while !pid_file.exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            handle.cancel();
+        })
+        .await;
+        let exited = &reports[1];
+        assert!(exited.cancelled);
+        assert!(!exited.timed_out);
+        assert_eq!(exited.signal, Some(15));
+        let child: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(wait_gone(child).await, "background sleep {child} survived");
+    }
+
+    #[tokio::test]
+    async fn no_process_outlives_the_batch_shell() {
+        let dir = test_dir("leftover");
+        let pid_file = dir.join("child.pid");
+        let script = format!("sleep 300 &\necho $! > {}\nexit 0\n", pid_file.display());
+        let reports = run_to_end(settings(&dir), assignment(12, &script, &dir), |_| {}).await;
+        assert_eq!(reports[1].exit_code, Some(0));
+        let child: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(wait_gone(child).await, "background sleep {child} survived");
+    }
+
+    #[test]
+    fn environment_hides_credentials_and_unallocated_gpus() {
+        let dir = PathBuf::from("/tmp/work");
+        let mut job = assignment(5, "true", &dir);
+        job.array_job_id = Some(4);
+        job.array_task_id = Some(1);
+        job.array_task_count = Some(3);
+        job.cpus_per_task = Some(8);
+        let inherited = [
+            ("BERTH_TOKEN", "abc"),
+            ("OTHER_SECRET", "node-secret"),
+            ("CUDA_VISIBLE_DEVICES", "0,1,2,3"),
+            ("PATH", "/usr/bin:/bin"),
+        ]
+        .map(|(name, value)| (name.to_string(), value.to_string()));
+        let env = job_environment(&settings(&dir), &job, &dir, inherited);
+        assert!(!env.contains_key("BERTH_TOKEN"));
+        assert!(!env.contains_key("OTHER_SECRET"));
+        assert!(!env.contains_key("CUDA_VISIBLE_DEVICES"));
+        assert!(!env.contains_key("GPU_DEVICE_ORDINAL"));
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "0");
+        assert_eq!(env["PATH"], "/usr/bin:/bin");
+        assert_eq!(env["SLURM_ARRAY_JOB_ID"], "4");
+        assert_eq!(env["SLURM_ARRAY_TASK_ID"], "1");
+        assert_eq!(env["SLURM_ARRAY_TASK_COUNT"], "3");
+        assert_eq!(env["SLURM_ARRAY_TASK_MAX"], "2");
+        assert_eq!(env["SLURM_CPUS_PER_TASK"], "8");
+        assert_eq!(env["SLURM_JOB_NODELIST"], "node-2");
+        assert_eq!(env["SLURM_CLUSTER_NAME"], "berth");
+    }
+}

@@ -1,0 +1,92 @@
+//! Berth's worker, the node agent (`berth worker`, like Slurm's `slurmd`).
+//!
+//! It registers its node and GPU inventory with the api, then long-polls
+//! `POST /v1/nodes/{name}/sync`. Each poll carries the heartbeat (its arrival), the job
+//! reports not yet acknowledged, the job runs it supervises and the latest GPU samples;
+//! the answer lists the batch scripts the node must run and the ones to stop.
+//!
+//! * [`gpu`]: GPU backends, [`gpu::NvmlBackend`] for real devices and
+//!   [`gpu::SimulatedBackend`] for nodes without them (development, tests).
+//! * [`launch`]: starts one batch script as its own process group with Slurm's
+//!   environment, enforces its time limit, cancels it, and reports what happened.
+//! * [`output`]: tails a running job's output files and uploads new bytes to the api.
+//! * [`agent`]: registration and the long-poll loop that ties the rest together.
+//!
+//! If the api is unreachable, running jobs keep running; reports stay queued and are
+//! sent again (the api applies them at most once per (job, run, kind)).
+//!
+//! Not done yet: a restarted worker does not re-find the job processes it left running
+//! (they keep running, unsupervised); jobs run as the worker's user; no cgroup limits,
+//! no `--signal` warning, no torchrun variables (`MASTER_ADDR` …).
+
+pub mod agent;
+mod api;
+pub mod error;
+pub mod gpu;
+pub mod launch;
+pub mod output;
+
+pub use agent::run;
+pub use error::WorkerError;
+pub use gpu::{detect_backend, GpuBackend};
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How a worker runs: where the api is, who it is, and its local settings.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// The api's base URL (`http://127.0.0.1:8080`), without `/v1`.
+    pub api_url: String,
+    /// The node token sent as `Authorization: Bearer …`; never passed to jobs.
+    pub token: String,
+    /// The node name, unique in the cluster (`node-1`).
+    pub name: String,
+    /// Simulated GPUs: `"8"`, `"8xH100"`, `"4xA100"`. `None`: NVML if it loads, else 8
+    /// simulated H100s.
+    pub simulate_gpus: Option<String>,
+    /// Where job scripts and scratch working directories live
+    /// (`{state_dir}/jobs/{job_id}.{run}/`).
+    pub state_dir: PathBuf,
+    /// Grace between SIGTERM and SIGKILL when a job is cancelled or hits its time limit
+    /// (Slurm's `KillWait`, 30 s by default).
+    pub kill_wait: Duration,
+    /// How long the api may hold a sync when it has nothing new, seconds (default 20).
+    pub poll_wait_seconds: u32,
+}
+
+impl WorkerConfig {
+    /// A configuration with the defaults: GPUs detected, `kill_wait` 30 s, polls held up
+    /// to 20 s.
+    pub fn new(
+        api_url: impl Into<String>,
+        token: impl Into<String>,
+        name: impl Into<String>,
+        state_dir: impl Into<PathBuf>,
+    ) -> Self {
+        WorkerConfig {
+            api_url: api_url.into(),
+            token: token.into(),
+            name: name.into(),
+            simulate_gpus: None,
+            state_dir: state_dir.into(),
+            kill_wait: Duration::from_secs(30),
+            poll_wait_seconds: 20,
+        }
+    }
+}
+
+/// This machine's host name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`, else
+/// `localhost`).
+pub(crate) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .or_else(|| {
+            std::env::var("HOSTNAME")
+                .ok()
+                .filter(|name| !name.is_empty())
+        })
+        .unwrap_or_else(|| "localhost".to_string())
+}

@@ -1,0 +1,201 @@
+//! Log shipping: each output file of a running job is tailed about every 500 ms from
+//! where this run started writing (0 when the file was truncated, its earlier size when
+//! appended to) and new bytes are uploaded as [`OutputChunk`]s of up to 64 KiB to
+//! `POST /v1/jobs/{id}/output`. Offsets count bytes from where the run started, so a
+//! repeated upload is harmless. A UTF-8 character is not split across chunks (except
+//! at the very end of a file that ends in the middle of one). When the job ends, the
+//! tail reads to the end of the file and uploads the rest before the launcher reports
+//! the exit: clients print output once the job is terminal.
+
+use crate::api::{ApiClient, Backoff};
+use crate::WorkerError;
+use berth_core::wire::{OutputChunk, OutputStream};
+use std::io::SeekFrom;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncSeekExt};
+use tokio::sync::oneshot;
+
+/// The most bytes uploaded in one chunk.
+pub const CHUNK_BYTES: usize = 64 * 1024;
+/// How often a running job's output files are checked for new bytes.
+pub const TAIL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Uploads output chunks to the api, retrying connection errors and 5xx answers with
+/// backoff until they succeed. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct OutputUploader {
+    client: ApiClient,
+}
+
+impl OutputUploader {
+    /// An uploader for the api at `api_url`, authenticating with the node `token`.
+    ///
+    /// # Errors
+    /// [`WorkerError::Client`] when the HTTP client cannot be built.
+    pub fn new(api_url: &str, token: &str) -> Result<Self, WorkerError> {
+        Ok(OutputUploader {
+            client: ApiClient::new(api_url, token)?,
+        })
+    }
+
+    pub(crate) fn from_client(client: ApiClient) -> Self {
+        OutputUploader { client }
+    }
+
+    /// Uploads one chunk of job `job_id`'s output, retrying until the api accepts it.
+    ///
+    /// # Errors
+    /// [`WorkerError::Api`] when the api refuses the chunk for good (a 4xx other than
+    /// 408/429); the chunk is then lost.
+    pub async fn upload(&self, job_id: i64, chunk: &OutputChunk) -> Result<(), WorkerError> {
+        let path = format!("/v1/jobs/{job_id}/output");
+        let mut backoff = Backoff::new();
+        loop {
+            match self.client.post_ignore(&path, chunk).await {
+                Ok(()) => return Ok(()),
+                Err(err) if err.is_retryable() => {
+                    let delay = backoff.next_delay();
+                    tracing::warn!(
+                        job.id = job_id,
+                        error = %err.chain(),
+                        retry_in_ms = delay.as_millis() as u64,
+                        "output upload failed; retrying"
+                    );
+                    tokio::time::sleep(delay).await;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+}
+
+/// One output file of one job run, followed from `start`.
+#[derive(Debug, Clone)]
+pub(crate) struct OutputTail {
+    pub(crate) job_id: i64,
+    pub(crate) run: u32,
+    pub(crate) stream: OutputStream,
+    pub(crate) path: PathBuf,
+    /// The file's size when the run started (where its output begins).
+    pub(crate) start: u64,
+}
+
+impl OutputTail {
+    /// Uploads new bytes every [`TAIL_INTERVAL`] until `stop` fires (or its sender is
+    /// dropped), then uploads everything left and returns.
+    pub(crate) async fn follow(self, uploader: OutputUploader, mut stop: oneshot::Receiver<()>) {
+        let mut sent = 0u64;
+        let mut stopping = false;
+        loop {
+            self.ship(&uploader, &mut sent, stopping).await;
+            if stopping {
+                return;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(TAIL_INTERVAL) => {}
+                _ = &mut stop => stopping = true,
+            }
+        }
+    }
+
+    /// Reads what was written past `start + sent` and uploads it in chunks. Unless
+    /// `last`, an incomplete UTF-8 character at the end waits for the next round.
+    async fn ship(&self, uploader: &OutputUploader, sent: &mut u64, last: bool) {
+        let mut file = match tokio::fs::File::open(&self.path).await {
+            Ok(file) => file,
+            Err(err) => {
+                tracing::debug!(job.id = self.job_id, path = %self.path.display(), error = %err, "output file not readable");
+                return;
+            }
+        };
+        let mut buf = vec![0u8; CHUNK_BYTES];
+        loop {
+            if file
+                .seek(SeekFrom::Start(self.start + *sent))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            let mut filled = 0;
+            while filled < buf.len() {
+                match file.read(&mut buf[filled..]).await {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(err) => {
+                        tracing::warn!(job.id = self.job_id, path = %self.path.display(), error = %err, "could not read output file");
+                        break;
+                    }
+                }
+            }
+            let len = if last {
+                filled
+            } else {
+                utf8_complete_len(&buf[..filled])
+            };
+            if len == 0 {
+                return;
+            }
+            let chunk = OutputChunk {
+                run: self.run,
+                stream: self.stream,
+                offset: *sent,
+                data: String::from_utf8_lossy(&buf[..len]).into_owned(),
+            };
+            if let Err(err) = uploader.upload(self.job_id, &chunk).await {
+                tracing::error!(
+                    job.id = self.job_id,
+                    stream = self.stream.as_str(),
+                    offset = chunk.offset,
+                    error = %err.chain(),
+                    "the api refused an output chunk; skipping it"
+                );
+            }
+            *sent += len as u64;
+            if len < filled || filled < buf.len() {
+                // Caught up (or waiting for the rest of a character).
+                return;
+            }
+        }
+    }
+}
+
+/// The length of the longest prefix of `bytes` that does not end inside a UTF-8
+/// character: an incomplete multi-byte sequence at the end is left out.
+pub(crate) fn utf8_complete_len(bytes: &[u8]) -> usize {
+    let len = bytes.len();
+    for back in 1..=len.min(3) {
+        let byte = bytes[len - back];
+        if byte & 0xC0 == 0x80 {
+            continue; // a continuation byte: look further back for the lead byte
+        }
+        let needed = match byte {
+            0x00..=0x7F => 1,
+            _ if byte & 0xE0 == 0xC0 => 2,
+            _ if byte & 0xF0 == 0xE0 => 3,
+            _ if byte & 0xF8 == 0xF0 => 4,
+            _ => 1, // not a lead byte: invalid anyway, send as is
+        };
+        return if needed > back { len - back } else { len };
+    }
+    len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utf8_complete_len;
+
+    #[test]
+    fn keeps_incomplete_characters_back() {
+        let text = "añ€😀".as_bytes(); // 1 + 2 + 3 + 4 bytes
+        assert_eq!(utf8_complete_len(text), text.len());
+        assert_eq!(utf8_complete_len(&text[..2]), 1); // half of ñ
+        assert_eq!(utf8_complete_len(&text[..3]), 3);
+        assert_eq!(utf8_complete_len(&text[..5]), 3); // two thirds of €
+        assert_eq!(utf8_complete_len(&text[..7]), 6); // first byte of 😀
+        assert_eq!(utf8_complete_len(&text[..9]), 6); // three quarters of 😀
+        assert_eq!(utf8_complete_len(b""), 0);
+        assert_eq!(utf8_complete_len(b"plain"), 5);
+    }
+}
