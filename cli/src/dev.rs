@@ -117,7 +117,11 @@ pub async fn run_dev(options: DevOptions) -> anyhow::Result<()> {
         None => {
             eprintln!("berth dev: starting PostgreSQL …");
             let server = PgServer::start(data_dir).await?;
-            eprintln!("berth dev: PostgreSQL on 127.0.0.1:{}", server.port);
+            eprintln!(
+                "berth dev: PostgreSQL on 127.0.0.1:{} ({})",
+                server.port,
+                server.cluster_dir().display()
+            );
             Some(server)
         }
     };
@@ -270,8 +274,9 @@ async fn run_cluster(
     shutdown.wait().await;
     eprintln!("berth dev: shutting down");
     let mut first_error = None;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     for (name, task) in tasks {
-        match tokio::time::timeout(Duration::from_secs(30), task).await {
+        match tokio::time::timeout_at(deadline, task).await {
             Ok(Ok(Ok(()))) => {}
             Ok(Ok(Err(e))) => {
                 eprintln!("berth dev: {e:#}");
@@ -280,7 +285,7 @@ async fn run_cluster(
             Ok(Err(e)) => {
                 eprintln!("berth dev: {name}: {e}");
             }
-            Err(_) => eprintln!("berth dev: {name} did not stop within 30 s"),
+            Err(_) => eprintln!("berth dev: {name} did not stop within 30 s of the signal"),
         }
     }
     match first_error {

@@ -256,6 +256,12 @@ impl PgServer {
         Ok(server)
     }
 
+    /// The cluster's data directory (`<data-dir>/pg`, or under `/var/tmp` when root's
+    /// server account cannot reach the data directory).
+    pub fn cluster_dir(&self) -> &Path {
+        &self.cluster_dir
+    }
+
     fn command(&self, program: &str) -> Command {
         let mut command = Command::new(self.binaries.program(program));
         command.current_dir(self.cluster_dir.parent().unwrap_or(Path::new("/")));

@@ -227,7 +227,6 @@ pub async fn run_server(
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
             .with_context(|| format!("listening on {}", config.listen))?;
-        tracing::info!(listen = %listener.local_addr()?, "api listening");
         let api_config = ApiConfig {
             database_url: config.database_url.clone(),
             jwt_secret: secret,

@@ -24,6 +24,7 @@ impl Shutdown {
     }
 
     /// A trigger that fires on SIGTERM or SIGINT (Ctrl-C), besides [`Shutdown::trigger`].
+    /// A second signal ends the process at once (status 130).
     pub fn on_signals() -> Shutdown {
         let shutdown = Shutdown::new();
         let trigger = shutdown.clone();
@@ -31,6 +32,9 @@ impl Shutdown {
             wait_for_signal().await;
             tracing::info!("shutdown signal received");
             trigger.trigger();
+            wait_for_signal().await;
+            eprintln!("second signal: exiting now");
+            std::process::exit(130);
         });
         shutdown
     }
