@@ -10,11 +10,17 @@
 //! * [`resources`]: what a spec asks of the cluster (nodes, GPUs per node).
 //! * [`wire`]: request and response bodies of the REST api and the worker protocol.
 //! * [`auth`]: the claims carried by Berth's JWTs.
+//! * [`priority`]: multifactor priority and classic fairshare formulas.
+//! * [`array`]: job array index sets (`--array`).
+//! * [`begin`]: `--begin` times.
 
+pub mod array;
 pub mod auth;
+pub mod begin;
 pub mod duration;
 pub mod hostlist;
 pub mod pattern;
+pub mod priority;
 pub mod resources;
 pub mod sbatch;
 pub mod spec;

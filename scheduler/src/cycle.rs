@@ -1,6 +1,6 @@
 //! One scheduling cycle: snapshot → plan → one locking commit.
 
-use crate::planner::{self, NodeView, PendingJob, Plan, Snapshot};
+use crate::planner::{self, NodeView, PendingJob, Plan, PlannerConfig, RunningAlloc, Snapshot};
 use crate::LEASE_ROLE;
 use berth_db::{allocation, job, lease, node, notify, partition, DbError, Pool};
 use std::collections::{BTreeSet, HashMap};
@@ -32,45 +32,58 @@ pub async fn load_snapshot(pool: &Pool) -> Result<Snapshot, DbError> {
         .iter()
         .map(|p| (p.name.as_str(), &p.nodes))
         .collect();
+    let now = chrono::Utc::now().timestamp();
     let nodes = nodes
         .iter()
-        .map(|n| {
-            let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == n.id).collect();
-            let on_node: Vec<_> = live.iter().filter(|a| a.node_id == n.id).collect();
-            NodeView {
-                id: n.id,
-                name: n.name.clone(),
-                available: n.state == "UP",
-                gpus: mine
-                    .iter()
-                    .map(|g| (g.index as u32, g.model.clone()))
-                    .collect(),
-                free: mine
-                    .iter()
-                    .filter(|g| g.job_id.is_none())
-                    .map(|g| g.index as u32)
-                    .collect::<BTreeSet<_>>(),
-                allocations: on_node.len() as u32,
-                held_exclusive: on_node.iter().any(|a| a.exclusive),
-            }
+        .map(|n| NodeView {
+            id: n.id,
+            name: n.name.clone(),
+            available: n.state == "UP",
+            gpus: gpus
+                .iter()
+                .filter(|g| g.node_id == n.id)
+                .map(|g| (g.index as u32, g.model.clone()))
+                .collect(),
+            features: n.features.clone(),
+        })
+        .collect();
+    let running = live
+        .iter()
+        .map(|a| RunningAlloc {
+            job_id: a.job_id,
+            node_id: a.node_id,
+            gpus: a.gpu_indices.iter().map(|g| *g as u32).collect(),
+            exclusive: a.exclusive,
+            end: a.time_limit.map(|l| a.created_at.timestamp() + l),
         })
         .collect();
     let pending = pending
         .iter()
         .map(|j| PendingJob {
             id: j.id,
+            submit_time: j.submit_time.timestamp(),
             partition_nodes: partition_nodes
                 .get(j.partition.as_str())
                 .map(|v| (*v).clone())
                 .unwrap_or_default(),
+            partition_tier: 1,
+            fairshare: 1.0,
             nodes: j.num_nodes as u32,
             gpus_per_node: j.gpus_per_node as u32,
             gpu_type: j.gpu_type.clone(),
             exclusive: j.exclusive,
             whole_node: j.whole_node,
+            time_limit: j.time_limit,
+            ..Default::default()
         })
         .collect();
-    Ok(Snapshot { nodes, pending })
+    Ok(Snapshot {
+        now,
+        nodes,
+        running,
+        pending,
+        ..Default::default()
+    })
 }
 
 /// Commits a plan under `term`: checks the term (locking the lease row), locks the
@@ -154,7 +167,11 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
             Err(e) => return Err(e),
         }
     }
-    let (ids, reasons): (Vec<i64>, Vec<String>) = plan.pending.iter().cloned().unzip();
+    let (ids, reasons): (Vec<i64>, Vec<String>) = plan
+        .pending
+        .iter()
+        .map(|w| (w.job_id, w.reason.clone()))
+        .unzip();
     job::job_set_pending_reasons(&mut *tx, &ids, &reasons).await?;
     tx.commit().await?;
     Ok(Outcome::Committed { started })
@@ -169,6 +186,6 @@ pub async fn run_cycle(pool: &Pool, term: i64) -> Result<Outcome, DbError> {
     if snapshot.pending.is_empty() {
         return Ok(Outcome::Committed { started: 0 });
     }
-    let plan = planner::plan(&snapshot);
+    let plan = planner::plan(&snapshot, &PlannerConfig::default());
     commit(pool, term, &plan).await
 }

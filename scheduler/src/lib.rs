@@ -3,6 +3,7 @@
 //! * [`leadership`]: the lease with a fencing term; standbys retry, the leader renews and
 //!   steps down when renewal fails.
 //! * [`planner`]: the pure planner (`plan(&Snapshot) -> Plan`).
+//! * [`sim`]: the discrete-event trace replay through the planner.
 //! * [`cycle`]: one scheduling cycle: load a snapshot, plan, commit the plan in one
 //!   transaction that checks the term, locks the affected node rows and writes the
 //!   allocations (the database's partial unique index refuses any GPU held twice).
@@ -13,6 +14,7 @@
 pub mod cycle;
 pub mod leadership;
 pub mod planner;
+pub mod sim;
 
 use std::future::Future;
 use std::time::Duration;

@@ -1,18 +1,74 @@
-//! The planner: a pure function from a snapshot of the cluster and the queue to the jobs
-//! to start now, each on concrete nodes and GPU indices, and a pending reason for every
-//! job it leaves waiting. No I/O, no clock.
+//! The planner: a pure function from a snapshot of the cluster and the queue (with `now`
+//! in it) to the jobs to start now, each on concrete nodes and GPU indices, reservations
+//! (a planned start on concrete GPUs) for the highest blocked jobs, and a pending reason
+//! with Slurm's name for every job it leaves waiting. No I/O, no clock.
 //!
-//! Passes, for each pending job in queue order (submit order for now; multifactor
-//! priority and backfill reservations come later):
-//! 1. candidate nodes: available, in the job's partition, with the GPU model asked for,
-//!    not held exclusively, and, for `--exclusive`, holding no allocation at all;
-//! 2. best fit: candidates that can hold the job's GPUs per node, fewest free GPUs first
-//!    (ties by name), so partial-node work packs and whole nodes stay free;
-//! 3. gang: a job asking N nodes starts only if N distinct candidates fit, all at once;
-//! 4. devices: the lowest free GPU indices of each chosen node (every GPU for a
-//!    whole-node exclusive job).
+//! Passes:
+//! 1. **priority**: every pending job gets Slurm's multifactor priority
+//!    ([`berth_core::priority`]); the queue is ordered by it (ties: submit time, id), or
+//!    by submit time alone under [`QueueOrder::Submit`];
+//! 2. **eligibility**: held jobs (`JobHeldUser`/`JobHeldAdmin`), jobs whose `--begin` is
+//!    ahead (`BeginTime`), whose dependencies wait (`Dependency`) or never can be met
+//!    (`DependencyNeverSatisfied`), whose array is at its `%LIMIT`
+//!    (`JobArrayTaskLimit`) or who ask more than their partition can ever give
+//!    (`PartitionNodeLimit`, `ReqNodeNotAvail`) are passed over;
+//! 3. **placement** on a timeline of every node's GPUs: running allocations hold their
+//!    GPUs until start + time limit (at least until `now + 1`), jobs started in this pass
+//!    likewise, and reservations from their planned start to start + limit. A job starts
+//!    now when `nodes` distinct nodes can hold it over `[now, now + limit)` without
+//!    touching any of those intervals, choosing the nodes with the fewest usable GPUs
+//!    first (best fit, ties by name) and the lowest free GPU indices of each; a gang is
+//!    placed whole or not at all;
+//! 4. **backfill**: a job that cannot start now, among the first `backfill_depth` such
+//!    jobs, gets a reservation at the earliest interval end where it fits. Because a
+//!    later job may start now only where it touches no reservation, no backfilled job
+//!    delays a reservation. A blocked job that would fit if it were not for a higher
+//!    job's reservation waits with reason `Priority`, else `Resources`.
+//!
+//! Without backfill ([`PlannerConfig::backfill`] false, strict FIFO) nothing below the
+//! first blocked job starts.
 
-use std::collections::BTreeSet;
+use berth_core::priority::{self, PriorityFactors, PriorityInputs, PriorityWeights};
+use std::collections::{BTreeSet, HashMap};
+
+/// "Never": the end of an interval with no time limit.
+pub const FOREVER: i64 = i64::MAX;
+
+/// How the queue is ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueOrder {
+    /// Multifactor priority, then submit time (Slurm's `priority/multifactor`).
+    Multifactor,
+    /// Submit time only (`priority/basic`, FIFO).
+    Submit,
+}
+
+/// The planner's knobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannerConfig {
+    /// Priority weights.
+    pub weights: PriorityWeights,
+    /// `PriorityMaxAge`, seconds.
+    pub max_age: i64,
+    /// Queue order.
+    pub order: QueueOrder,
+    /// Backfill with reservations (`sched/backfill`); false is strict FIFO.
+    pub backfill: bool,
+    /// How many blocked jobs get a reservation (`bf_max_job_test`-like; default 100).
+    pub backfill_depth: usize,
+}
+
+impl Default for PlannerConfig {
+    fn default() -> Self {
+        PlannerConfig {
+            weights: PriorityWeights::default(),
+            max_age: priority::DEFAULT_MAX_AGE,
+            order: QueueOrder::Multifactor,
+            backfill: true,
+            backfill_depth: 100,
+        }
+    }
+}
 
 /// A node as the planner sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,45 +79,117 @@ pub struct NodeView {
     pub name: String,
     /// Accepting new work (state UP).
     pub available: bool,
-    /// Every GPU: (index, model).
+    /// Every GPU: (index, model). At most 128 are used.
     pub gpus: Vec<(u32, String)>,
-    /// Free GPU indices.
-    pub free: BTreeSet<u32>,
-    /// Live allocations on the node.
-    pub allocations: u32,
-    /// A live `--exclusive` allocation holds the node.
-    pub held_exclusive: bool,
+    /// Features for `--constraint`.
+    pub features: Vec<String>,
+}
+
+/// One node's share of a running job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningAlloc {
+    /// The job.
+    pub job_id: i64,
+    /// The node id.
+    pub node_id: i64,
+    /// GPU indices held.
+    pub gpus: Vec<u32>,
+    /// The node is held whole (`--exclusive`).
+    pub exclusive: bool,
+    /// When it will have ended at the latest: start + time limit, seconds since the
+    /// epoch; `None` without a limit.
+    pub end: Option<i64>,
+}
+
+/// Where a job's dependencies stand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DependencyState {
+    /// None, or all met.
+    #[default]
+    Satisfied,
+    /// Not yet.
+    Waiting,
+    /// Never will be (`DependencyNeverSatisfied`).
+    Never,
+}
+
+/// The tasks of an array that have not started yet (the array's master row).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ArrayTasks {
+    /// Indices that may start now (dependencies met), in order; a prefix of them is
+    /// enough.
+    pub ready: Vec<u32>,
+    /// Tasks not started yet, `ready` included.
+    pub remaining: u64,
+    /// Tasks of the array running now.
+    pub running: u32,
+    /// `%LIMIT`.
+    pub max_running: Option<u32>,
 }
 
 /// A pending job as the planner sees it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PendingJob {
     /// Job id.
     pub id: i64,
+    /// Submitted, seconds since the epoch.
+    pub submit_time: i64,
     /// Nodes of its partition (empty: every node).
     pub partition_nodes: Vec<String>,
+    /// Its partition's priority tier.
+    pub partition_tier: u32,
+    /// Its QOS's priority.
+    pub qos_priority: u32,
+    /// Its association's fairshare factor, 0..=1.
+    pub fairshare: f64,
+    /// `--nice`.
+    pub nice: i32,
+    /// An administrator's priority adjustment.
+    pub adjust: i64,
     /// Nodes wanted, all at once.
     pub nodes: u32,
     /// GPUs per node.
     pub gpus_per_node: u32,
     /// GPU model substring wanted (case-insensitive).
     pub gpu_type: Option<String>,
+    /// `--constraint`: features, `&` (all) and `|` (any).
+    pub constraint: Option<String>,
     /// `--exclusive`.
     pub exclusive: bool,
     /// Every GPU of each node.
     pub whole_node: bool,
+    /// Time limit, seconds; `None` unlimited.
+    pub time_limit: Option<i64>,
+    /// Held: the reason (`JobHeldUser`, `JobHeldAdmin`).
+    pub held: Option<String>,
+    /// `--begin`, seconds since the epoch.
+    pub begin: Option<i64>,
+    /// Its dependencies.
+    pub dependency: DependencyState,
+    /// For an array: the tasks not started yet.
+    pub array: Option<ArrayTasks>,
 }
 
 /// The planner's input.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
+    /// The time of the plan, seconds since the epoch.
+    pub now: i64,
     /// Nodes.
     pub nodes: Vec<NodeView>,
-    /// Pending jobs, in queue order.
+    /// Live allocations.
+    pub running: Vec<RunningAlloc>,
+    /// Pending jobs, in any order.
     pub pending: Vec<PendingJob>,
+    /// The highest partition priority tier of the cluster (normalizes the partition
+    /// factor; the pending jobs' highest when larger).
+    pub partition_tier_max: u32,
+    /// The highest QOS priority of the cluster (normalizes the QOS factor; the pending
+    /// jobs' highest when larger).
+    pub qos_priority_max: u32,
 }
 
-/// One node's share of a start.
+/// One node's share of a start or reservation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
     /// Node id.
@@ -73,264 +201,479 @@ pub struct Placement {
 /// A job to start now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Start {
-    /// Job id.
+    /// Job id (an array's master id for an array task).
     pub job_id: i64,
+    /// The array task to start, for an array.
+    pub array_task_id: Option<u32>,
     /// One placement per node, in node-index order (the first runs the batch script).
     pub placements: Vec<Placement>,
     /// `--exclusive`.
     pub exclusive: bool,
+    /// Its priority.
+    pub priority: i64,
+}
+
+/// A planned start of a blocked job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation {
+    /// Job id.
+    pub job_id: i64,
+    /// Planned start, seconds since the epoch.
+    pub start: i64,
+    /// Planned end (start + limit), or [`FOREVER`].
+    pub end: i64,
+    /// Where.
+    pub placements: Vec<Placement>,
+}
+
+/// A job left pending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    /// Job id.
+    pub job_id: i64,
+    /// Slurm's reason name.
+    pub reason: String,
+    /// Its reservation's start, when it has one.
+    pub expected_start: Option<i64>,
+    /// Its priority.
+    pub priority: i64,
 }
 
 /// The planner's decisions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
-    /// Jobs to start.
+    /// Jobs to start, in priority order.
     pub starts: Vec<Start>,
-    /// Jobs left pending, with Slurm's reason name.
-    pub pending: Vec<(i64, String)>,
+    /// Jobs left pending, in priority order.
+    pub pending: Vec<Waiting>,
+    /// Reservations, in priority order.
+    pub reservations: Vec<Reservation>,
 }
 
-fn matches_type(model: &str, wanted: &Option<String>) -> bool {
-    match wanted {
-        Some(t) => model.to_lowercase().contains(&t.to_lowercase()),
-        None => true,
+impl Plan {
+    /// The pending entry of a job.
+    pub fn waiting(&self, job_id: i64) -> Option<&Waiting> {
+        self.pending.iter().find(|w| w.job_id == job_id)
     }
 }
 
-/// GPUs of `node` the job may use now, or `None` when the node cannot take it.
-fn fit(node: &NodeView, job: &PendingJob) -> Option<Vec<u32>> {
-    if !node.available || node.held_exclusive {
-        return None;
-    }
-    if !job.partition_nodes.is_empty() && !job.partition_nodes.contains(&node.name) {
-        return None;
-    }
-    if job.exclusive && node.allocations > 0 {
-        return None;
-    }
-    if job.whole_node {
-        return Some(node.gpus.iter().map(|(i, _)| *i).collect());
-    }
-    let usable: Vec<u32> = node
-        .gpus
+/// The priority of every job in the snapshot (the inputs that depend on the whole queue
+/// — cluster GPUs, highest tier and QOS priority — come from the snapshot).
+pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, PriorityFactors> {
+    let cluster_gpus: u32 = snapshot.nodes.iter().map(|n| n.gpus.len() as u32).sum();
+    let max_tier = snapshot
+        .pending
         .iter()
-        .filter(|(i, model)| node.free.contains(i) && matches_type(model, &job.gpu_type))
-        .map(|(i, _)| *i)
+        .map(|j| j.partition_tier)
+        .chain([snapshot.partition_tier_max])
+        .max()
+        .unwrap_or(1);
+    let max_qos = snapshot
+        .pending
+        .iter()
+        .map(|j| j.qos_priority)
+        .chain([snapshot.qos_priority_max])
+        .max()
+        .unwrap_or(0);
+    snapshot
+        .pending
+        .iter()
+        .map(|j| {
+            let eligible = j.begin.map_or(j.submit_time, |b| b.max(j.submit_time));
+            let inputs = PriorityInputs {
+                age_seconds: snapshot.now - eligible,
+                max_age_seconds: config.max_age,
+                fairshare: j.fairshare,
+                job_gpus: j.nodes.saturating_mul(j.gpus_per_node),
+                cluster_gpus,
+                partition_tier: j.partition_tier,
+                max_partition_tier: max_tier,
+                qos_priority: j.qos_priority,
+                max_qos_priority: max_qos,
+                nice: j.nice,
+                adjust: j.adjust,
+            };
+            (j.id, priority::priority(&config.weights, &inputs))
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Interval {
+    start: i64,
+    end: i64,
+    mask: u128,
+    exclusive: bool,
+    reservation: bool,
+}
+
+/// Whether `features` satisfy a `--constraint` (`a&b`, `a|b`, OR of ANDs; `[]` ignored).
+pub fn constraint_matches(constraint: &str, features: &[String]) -> bool {
+    let c: String = constraint
+        .chars()
+        .filter(|c| !matches!(c, '[' | ']' | ' '))
         .collect();
-    (usable.len() >= job.gpus_per_node as usize)
-        .then(|| usable[..job.gpus_per_node as usize].to_vec())
+    c.split('|').any(|alt| {
+        alt.split('&')
+            .filter(|f| !f.is_empty())
+            .all(|f| features.iter().any(|have| have == f))
+    })
 }
 
-/// Could the job ever run on this cluster, if everything were free?
-fn ever_fits(nodes: &[NodeView], job: &PendingJob) -> bool {
-    let empty = |n: &NodeView| NodeView {
-        free: n.gpus.iter().map(|(i, _)| *i).collect(),
-        allocations: 0,
-        held_exclusive: false,
-        ..n.clone()
-    };
-    nodes
-        .iter()
-        .map(empty)
-        .filter(|n| fit(n, job).is_some())
-        .count()
-        >= job.nodes as usize
+fn lowest_bits(mask: u128, n: u32) -> u128 {
+    let mut out = 0u128;
+    let mut m = mask;
+    for _ in 0..n {
+        let bit = m & m.wrapping_neg();
+        out |= bit;
+        m &= !bit;
+    }
+    out
+}
+
+struct Timeline<'a> {
+    nodes: &'a [NodeView],
+    intervals: Vec<Vec<Interval>>,
+    ends: BTreeSet<i64>,
+}
+
+impl<'a> Timeline<'a> {
+    fn new(snapshot: &'a Snapshot) -> Self {
+        let index: HashMap<i64, usize> = snapshot
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.id, i))
+            .collect();
+        let mut t = Timeline {
+            nodes: &snapshot.nodes,
+            intervals: vec![Vec::new(); snapshot.nodes.len()],
+            ends: BTreeSet::new(),
+        };
+        for a in &snapshot.running {
+            let Some(&i) = index.get(&a.node_id) else {
+                continue;
+            };
+            let node = &snapshot.nodes[i];
+            let mask = node
+                .gpus
+                .iter()
+                .enumerate()
+                .take(128)
+                .filter(|(_, (g, _))| a.gpus.contains(g))
+                .fold(0u128, |m, (p, _)| m | 1 << p);
+            let end = a.end.unwrap_or(FOREVER).max(snapshot.now + 1);
+            t.add(i, i64::MIN, end, mask, a.exclusive, false);
+        }
+        t
+    }
+
+    fn add(&mut self, node: usize, start: i64, end: i64, mask: u128, exclusive: bool, res: bool) {
+        self.intervals[node].push(Interval {
+            start,
+            end,
+            mask,
+            exclusive,
+            reservation: res,
+        });
+        if end != FOREVER {
+            self.ends.insert(end);
+        }
+    }
+
+    /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
+    fn candidates(&self, job: &PendingJob) -> Vec<(usize, u128)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.available)
+            .filter(|(_, n)| {
+                job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name)
+            })
+            .filter(|(_, n)| {
+                job.constraint
+                    .as_deref()
+                    .is_none_or(|c| constraint_matches(c, &n.features))
+            })
+            .filter_map(|(i, n)| {
+                let all = n
+                    .gpus
+                    .iter()
+                    .take(128)
+                    .enumerate()
+                    .fold(0u128, |m, (p, _)| m | 1 << p);
+                let typed = n
+                    .gpus
+                    .iter()
+                    .take(128)
+                    .enumerate()
+                    .filter(|(_, (_, model))| match &job.gpu_type {
+                        Some(t) => model.to_lowercase().contains(&t.to_lowercase()),
+                        None => true,
+                    })
+                    .fold(0u128, |m, (p, _)| m | 1 << p);
+                if job.whole_node {
+                    Some((i, all))
+                } else {
+                    (typed.count_ones() >= job.gpus_per_node).then_some((i, typed))
+                }
+            })
+            .collect()
+    }
+
+    /// The job's GPUs on node `i` over `[t, end)`: (usable GPU count, chosen mask).
+    fn fit(
+        &self,
+        i: usize,
+        typed: u128,
+        job: &PendingJob,
+        t: i64,
+        end: i64,
+        res: bool,
+    ) -> Option<(u32, u128)> {
+        let mut busy = 0u128;
+        let mut any = false;
+        for iv in &self.intervals[i] {
+            if iv.reservation && !res {
+                continue;
+            }
+            if iv.start < end && t < iv.end {
+                if iv.exclusive {
+                    return None;
+                }
+                busy |= iv.mask;
+                any = true;
+            }
+        }
+        if (job.exclusive || job.whole_node) && any {
+            return None;
+        }
+        if job.whole_node {
+            return Some((typed.count_ones(), typed));
+        }
+        let usable = typed & !busy;
+        (usable.count_ones() >= job.gpus_per_node)
+            .then(|| (usable.count_ones(), lowest_bits(usable, job.gpus_per_node)))
+    }
+
+    /// Chooses `job.nodes` nodes for the job over `[t, t + limit)`. Starts (`packed`)
+    /// take the nodes with the fewest usable GPUs first; reservations take them in a
+    /// fixed order (fewest GPUs of the wanted type, then name), so a job backfilled
+    /// around a reservation cannot make the next pass choose other nodes for it.
+    fn place(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+        t: i64,
+        res: bool,
+        packed: bool,
+    ) -> Option<Vec<(usize, u128)>> {
+        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let mut fits: Vec<(u32, &str, usize, u128)> = cands
+            .iter()
+            .filter_map(|(i, typed)| {
+                self.fit(*i, *typed, job, t, end, res)
+                    .map(|(usable, chosen)| {
+                        let key = if packed { usable } else { typed.count_ones() };
+                        (key, self.nodes[*i].name.as_str(), *i, chosen)
+                    })
+            })
+            .collect();
+        if fits.len() < job.nodes as usize || job.nodes == 0 {
+            return None;
+        }
+        fits.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        Some(
+            fits.into_iter()
+                .take(job.nodes as usize)
+                .map(|(_, _, i, m)| (i, m))
+                .collect(),
+        )
+    }
+
+    fn earliest(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+        now: i64,
+    ) -> Option<(i64, Vec<(usize, u128)>)> {
+        std::iter::once(now)
+            .chain(self.ends.range(now + 1..).copied())
+            .find_map(|t| self.place(cands, job, t, true, false).map(|p| (t, p)))
+    }
+
+    fn placements(&self, chosen: &[(usize, u128)]) -> Vec<Placement> {
+        chosen
+            .iter()
+            .map(|(i, mask)| {
+                let node = &self.nodes[*i];
+                Placement {
+                    node_id: node.id,
+                    gpus: node
+                        .gpus
+                        .iter()
+                        .take(128)
+                        .enumerate()
+                        .filter(|(p, _)| mask & (1 << p) != 0)
+                        .map(|(_, (g, _))| *g)
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    fn hold(&mut self, chosen: &[(usize, u128)], job: &PendingJob, start: i64, res: bool) -> i64 {
+        let end = start.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        for (i, mask) in chosen {
+            self.add(*i, start, end, *mask, job.exclusive || job.whole_node, res);
+        }
+        end
+    }
 }
 
 /// Plans the next starts. Deterministic: the same snapshot gives the same plan.
-pub fn plan(snapshot: &Snapshot) -> Plan {
-    let mut nodes = snapshot.nodes.clone();
+pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
+    let now = snapshot.now;
+    let prio = priorities(snapshot, config);
+    let mut order: Vec<&PendingJob> = snapshot.pending.iter().collect();
+    match config.order {
+        QueueOrder::Multifactor => {
+            order.sort_by_key(|j| (-prio[&j.id].priority, j.submit_time, j.id))
+        }
+        QueueOrder::Submit => order.sort_by_key(|j| (j.submit_time, j.id)),
+    }
+    let mut timeline = Timeline::new(snapshot);
     let mut out = Plan::default();
-    for job in &snapshot.pending {
-        let mut candidates: Vec<(usize, Vec<u32>)> = nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| fit(n, job).map(|g| (i, g)))
-            .collect();
-        if candidates.len() < job.nodes as usize || job.nodes == 0 {
-            let reason = if ever_fits(&nodes, job) {
-                "Resources"
-            } else {
-                "ReqNodeNotAvail"
+    let mut reserved = 0usize;
+    let mut fifo_blocked = false;
+    for job in order {
+        let priority = prio[&job.id].priority;
+        macro_rules! wait {
+            ($reason:expr, $expected:expr) => {
+                out.pending.push(Waiting {
+                    job_id: job.id,
+                    reason: $reason.to_string(),
+                    expected_start: $expected,
+                    priority,
+                })
             };
-            out.pending.push((job.id, reason.to_string()));
+        }
+        if let Some(held) = &job.held {
+            wait!(held, None);
             continue;
         }
-        candidates.sort_by(|(a, _), (b, _)| {
-            let (na, nb) = (&nodes[*a], &nodes[*b]);
-            (na.free.len(), &na.name).cmp(&(nb.free.len(), &nb.name))
-        });
-        candidates.truncate(job.nodes as usize);
-        let mut placements = Vec::with_capacity(candidates.len());
-        for (i, gpus) in candidates {
-            let node = &mut nodes[i];
-            for g in &gpus {
-                node.free.remove(g);
-            }
-            node.allocations += 1;
-            node.held_exclusive |= job.exclusive;
-            placements.push(Placement {
-                node_id: node.id,
-                gpus,
-            });
+        if let Some(begin) = job.begin.filter(|b| *b > now) {
+            wait!("BeginTime", Some(begin));
+            continue;
         }
-        out.starts.push(Start {
-            job_id: job.id,
-            placements,
-            exclusive: job.exclusive,
-        });
+        match job.dependency {
+            DependencyState::Satisfied => {}
+            DependencyState::Waiting => {
+                wait!("Dependency", None);
+                continue;
+            }
+            DependencyState::Never => {
+                wait!("DependencyNeverSatisfied", None);
+                continue;
+            }
+        }
+        let members = snapshot
+            .nodes
+            .iter()
+            .filter(|n| job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name))
+            .count();
+        if job.nodes as usize > members {
+            wait!("PartitionNodeLimit", None);
+            continue;
+        }
+        let cands = timeline.candidates(job);
+        if cands.len() < job.nodes as usize || job.nodes == 0 {
+            wait!("ReqNodeNotAvail", None);
+            continue;
+        }
+        if fifo_blocked {
+            wait!("Priority", None);
+            continue;
+        }
+        // Array tasks: start as many ready tasks as fit, within the throttle.
+        let (tasks, room) = match &job.array {
+            Some(a) => {
+                let room = a
+                    .max_running
+                    .map_or(u64::MAX, |m| u64::from(m.saturating_sub(a.running)));
+                (a.ready.iter().map(|t| Some(*t)).collect::<Vec<_>>(), room)
+            }
+            None => (vec![None], 1),
+        };
+        if room == 0 {
+            wait!("JobArrayTaskLimit", None);
+            continue;
+        }
+        let mut started = 0u64;
+        let mut blocked = false;
+        for task in tasks.iter().take(room.min(tasks.len() as u64) as usize) {
+            match timeline.place(&cands, job, now, true, true) {
+                Some(chosen) => {
+                    timeline.hold(&chosen, job, now, false);
+                    out.starts.push(Start {
+                        job_id: job.id,
+                        array_task_id: *task,
+                        placements: timeline.placements(&chosen),
+                        exclusive: job.exclusive || job.whole_node,
+                        priority,
+                    });
+                    started += 1;
+                }
+                None => {
+                    blocked = true;
+                    break;
+                }
+            }
+        }
+        if let Some(a) = &job.array {
+            if started >= a.remaining {
+                continue;
+            }
+            if !blocked {
+                if started >= room {
+                    wait!("JobArrayTaskLimit", None);
+                } else {
+                    wait!("Dependency", None);
+                }
+                continue;
+            }
+        } else if started == 1 {
+            continue;
+        }
+        // Blocked: reserve its earliest start, within the backfill depth.
+        if !config.backfill {
+            fifo_blocked = true;
+            wait!("Resources", None);
+            continue;
+        }
+        let reason = if timeline.place(&cands, job, now, false, true).is_some() {
+            "Priority"
+        } else {
+            "Resources"
+        };
+        let mut expected = None;
+        if reserved < config.backfill_depth {
+            if let Some((t, chosen)) = timeline.earliest(&cands, job, now) {
+                let end = timeline.hold(&chosen, job, t, true);
+                out.reservations.push(Reservation {
+                    job_id: job.id,
+                    start: t,
+                    end,
+                    placements: timeline.placements(&chosen),
+                });
+                reserved += 1;
+                expected = Some(t);
+            }
+        }
+        wait!(reason, expected);
     }
     out
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    fn node(id: i64, gpus: u32) -> NodeView {
-        NodeView {
-            id,
-            name: format!("n{id}"),
-            available: true,
-            gpus: (0..gpus)
-                .map(|i| (i, "NVIDIA H100 80GB HBM3".to_string()))
-                .collect(),
-            free: (0..gpus).collect(),
-            allocations: 0,
-            held_exclusive: false,
-        }
-    }
-
-    fn job(id: i64, nodes: u32, gpus: u32) -> PendingJob {
-        PendingJob {
-            id,
-            partition_nodes: vec![],
-            nodes,
-            gpus_per_node: gpus,
-            gpu_type: None,
-            exclusive: false,
-            whole_node: false,
-        }
-    }
-
-    /// S1: small jobs pack onto one node, so a whole-node job still fits.
-    #[test]
-    fn small_jobs_pack_best_fit_and_leave_whole_nodes_free() {
-        let nodes: Vec<NodeView> = (1..=4).map(|i| node(i, 4)).collect();
-        let mut snap = Snapshot {
-            nodes,
-            pending: (1..=4).map(|i| job(i, 1, 1)).collect(),
-        };
-        snap.pending.push(job(5, 1, 4));
-        let p = plan(&snap);
-        assert_eq!(p.starts.len(), 5);
-        let first_nodes: BTreeSet<i64> = p.starts[..4]
-            .iter()
-            .map(|s| s.placements[0].node_id)
-            .collect();
-        assert_eq!(first_nodes.len(), 1, "the four 1-GPU jobs share one node");
-        let gpus: BTreeSet<u32> = p.starts[..4]
-            .iter()
-            .map(|s| s.placements[0].gpus[0])
-            .collect();
-        assert_eq!(gpus, (0..4).collect());
-        assert_ne!(
-            p.starts[4].placements[0].node_id,
-            p.starts[0].placements[0].node_id
-        );
-    }
-
-    /// S3: two 4-node gangs on 4 nodes: one starts whole, the other holds nothing.
-    #[test]
-    fn gangs_are_all_or_nothing() {
-        let snap = Snapshot {
-            nodes: (1..=4).map(|i| node(i, 8)).collect(),
-            pending: vec![job(1, 4, 8), job(2, 4, 8)],
-        };
-        let p = plan(&snap);
-        assert_eq!(p.starts.len(), 1);
-        assert_eq!(p.starts[0].placements.len(), 4);
-        assert_eq!(p.pending, vec![(2, "Resources".to_string())]);
-    }
-
-    /// S8: a 2-node gang with one busy node holds nothing and leaves the idle node usable.
-    #[test]
-    fn unplaceable_gang_holds_nothing() {
-        let mut busy = node(1, 4);
-        busy.free.clear();
-        busy.allocations = 1;
-        let snap = Snapshot {
-            nodes: vec![busy, node(2, 4)],
-            pending: vec![job(1, 2, 4), job(2, 1, 4)],
-        };
-        let p = plan(&snap);
-        assert_eq!(p.pending, vec![(1, "Resources".to_string())]);
-        assert_eq!(p.starts.len(), 1);
-        assert_eq!(p.starts[0].job_id, 2);
-        assert_eq!(p.starts[0].placements[0].node_id, 2);
-    }
-
-    #[test]
-    fn exclusive_without_gpus_takes_every_gpu_and_the_node() {
-        let mut j = job(1, 1, 0);
-        j.exclusive = true;
-        j.whole_node = true;
-        let snap = Snapshot {
-            nodes: vec![node(1, 8)],
-            pending: vec![j, job(2, 1, 1)],
-        };
-        let p = plan(&snap);
-        assert_eq!(p.starts.len(), 1);
-        assert_eq!(p.starts[0].placements[0].gpus, (0..8).collect::<Vec<_>>());
-        assert_eq!(p.pending, vec![(2, "Resources".to_string())]);
-    }
-
-    #[test]
-    fn gpu_type_and_impossible_requests() {
-        let mut a100 = node(2, 4);
-        a100.gpus = (0..4)
-            .map(|i| (i, "NVIDIA A100-SXM4-80GB".to_string()))
-            .collect();
-        let mut want_a100 = job(1, 1, 2);
-        want_a100.gpu_type = Some("a100".into());
-        let snap = Snapshot {
-            nodes: vec![node(1, 4), a100],
-            pending: vec![want_a100, job(2, 1, 16)],
-        };
-        let p = plan(&snap);
-        assert_eq!(p.starts[0].placements[0].node_id, 2);
-        assert_eq!(p.pending, vec![(2, "ReqNodeNotAvail".to_string())]);
-    }
-
-    proptest! {
-        /// Never more GPUs than exist, never one GPU to two jobs, gangs whole or not at all.
-        #[test]
-        fn invariants(node_gpus in proptest::collection::vec(1u32..9, 1..6),
-                      jobs in proptest::collection::vec((1u32..4, 0u32..9, any::<bool>()), 0..20)) {
-            let nodes: Vec<NodeView> = node_gpus.iter().enumerate().map(|(i, g)| node(i as i64 + 1, *g)).collect();
-            let pending: Vec<PendingJob> = jobs.iter().enumerate().map(|(i, (n, g, ex))| {
-                let mut j = job(i as i64 + 1, *n, *g);
-                j.exclusive = *ex;
-                j
-            }).collect();
-            let p = plan(&Snapshot { nodes: nodes.clone(), pending: pending.clone() });
-            let mut held: BTreeSet<(i64, u32)> = BTreeSet::new();
-            for s in &p.starts {
-                let j = pending.iter().find(|j| j.id == s.job_id).unwrap();
-                prop_assert_eq!(s.placements.len(), j.nodes as usize);
-                let distinct: BTreeSet<i64> = s.placements.iter().map(|pl| pl.node_id).collect();
-                prop_assert_eq!(distinct.len(), s.placements.len());
-                for pl in &s.placements {
-                    prop_assert_eq!(pl.gpus.len(), j.gpus_per_node as usize);
-                    let n = nodes.iter().find(|n| n.id == pl.node_id).unwrap();
-                    for g in &pl.gpus {
-                        prop_assert!(n.gpus.iter().any(|(i, _)| i == g));
-                        prop_assert!(held.insert((pl.node_id, *g)), "GPU given twice");
-                    }
-                }
-            }
-            prop_assert_eq!(p.starts.len() + p.pending.len(), pending.len());
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,90 @@
+//! `--begin` times, as `sbatch` reads them: `now+N[seconds|minutes|hours|days|weeks]`,
+//! `YYYY-MM-DD[THH:MM[:SS]]`, `HH:MM[:SS]` (today, or tomorrow when already past),
+//! `midnight`, `noon`, `teatime` (16:00), `today`, `tomorrow`. Times without a zone are UTC.
+
+use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+
+/// Parses a `--begin` value relative to `now`.
+///
+/// # Errors
+/// A message naming the value and the accepted forms.
+pub fn parse_begin(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let bad = || {
+        format!(
+            "not a begin time: {v:?} (expected now+N[units], YYYY-MM-DD[THH:MM[:SS]], \
+             HH:MM[:SS], midnight, noon, teatime, today or tomorrow)"
+        )
+    };
+    let lower = v.trim().to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("now") {
+        if rest.is_empty() {
+            return Ok(now);
+        }
+        let rest = rest.strip_prefix('+').ok_or_else(bad)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let n: i64 = digits.parse().map_err(|_| bad())?;
+        let unit = &rest[digits.len()..];
+        let secs = match unit {
+            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60,
+            "h" | "hour" | "hours" => 3600,
+            "d" | "day" | "days" => 86400,
+            "w" | "week" | "weeks" => 7 * 86400,
+            _ => return Err(bad()),
+        };
+        return Ok(now + Duration::seconds(n.checked_mul(secs).ok_or_else(bad)?));
+    }
+    let today = now.date_naive();
+    let at = |t: NaiveTime| {
+        let d = NaiveDateTime::new(today, t).and_utc();
+        if d < now {
+            d + Duration::days(1)
+        } else {
+            d
+        }
+    };
+    let time = |h, m| NaiveTime::from_hms_opt(h, m, 0).ok_or_else(bad);
+    match lower.as_str() {
+        "midnight" => return Ok(at(time(0, 0)?)),
+        "noon" => return Ok(at(time(12, 0)?)),
+        "teatime" => return Ok(at(time(16, 0)?)),
+        "today" => return Ok(NaiveDateTime::new(today, time(0, 0)?).and_utc()),
+        "tomorrow" => {
+            return Ok(NaiveDateTime::new(today, time(0, 0)?).and_utc() + Duration::days(1))
+        }
+        _ => {}
+    }
+    for f in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"] {
+        if let Ok(d) = NaiveDateTime::parse_from_str(v, f) {
+            return Ok(d.and_utc());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(v, "%Y-%m-%d") {
+        return Ok(NaiveDateTime::new(d, time(0, 0)?).and_utc());
+    }
+    for f in ["%H:%M:%S", "%H:%M"] {
+        if let Ok(t) = NaiveTime::parse_from_str(v, f) {
+            return Ok(at(t));
+        }
+    }
+    Err(bad())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms() {
+        let now = "2026-11-30T10:00:00Z".parse::<DateTime<Utc>>().unwrap();
+        let p = |s| parse_begin(s, now).unwrap().to_rfc3339();
+        assert_eq!(p("now+1hour"), "2026-11-30T11:00:00+00:00");
+        assert_eq!(p("now+90"), "2026-11-30T10:01:30+00:00");
+        assert_eq!(p("2026-12-01T08:30"), "2026-12-01T08:30:00+00:00");
+        assert_eq!(p("2026-12-01"), "2026-12-01T00:00:00+00:00");
+        assert_eq!(p("09:00"), "2026-12-01T09:00:00+00:00");
+        assert_eq!(p("teatime"), "2026-11-30T16:00:00+00:00");
+        assert!(parse_begin("soon", now).is_err());
+        assert!(parse_begin("now+3fortnights", now).is_err());
+    }
+}
