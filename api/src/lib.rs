@@ -3,6 +3,7 @@
 //!
 //! * [`routes`]: the handlers (`/v1/jobs`, `/v1/nodes`, `/v1/partitions`, the worker
 //!   routes, `/healthz`, `/readyz`);
+//! * [`job_control`]: hold, release and update of pending jobs;
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
 //! * [`auth`]: bearer JWT verification and minting;
@@ -11,6 +12,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod job_control;
 pub mod node_sync;
 pub mod openapi;
 pub mod routes;
@@ -102,7 +104,12 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(routes::readyz))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
-        .route("/v1/jobs/{id}", get(routes::job_get))
+        .route(
+            "/v1/jobs/{id}",
+            get(routes::job_get).patch(job_control::job_update),
+        )
+        .route("/v1/jobs/{id}/hold", post(job_control::job_hold))
+        .route("/v1/jobs/{id}/release", post(job_control::job_release))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route(
             "/v1/jobs/{id}/output",

@@ -168,7 +168,7 @@ fn assignment(job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignm
         environment,
         array_job_id: job.array_job_id,
         array_task_id: job.array_task_id.map(|t| t as u32),
-        array_task_count: None,
+        array_task_count: job.array_task_count.map(|c| c as u32),
     }
 }
 

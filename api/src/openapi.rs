@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::routes;
+use crate::{job_control, routes};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -39,6 +39,9 @@ impl Modify for BearerAuth {
         routes::job_list,
         routes::job_get,
         routes::job_cancel,
+        job_control::job_hold,
+        job_control::job_release,
+        job_control::job_update,
         routes::job_output,
         routes::job_output_upload,
         routes::node_list,

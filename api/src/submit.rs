@@ -150,6 +150,7 @@ pub async fn submit_job(
     }
     let request = spec.resource_request();
     check_satisfiable(pool, &partition, &request).await?;
+    let scheduling = scheduling_options(pool, &spec).await?;
 
     let name = spec
         .job_name
@@ -191,7 +192,29 @@ pub async fn submit_job(
         stderr_pattern: spec.error.clone(),
         environment: serde_json::to_value(&environment).unwrap_or_default(),
         spec: serde_json::to_value(&spec).unwrap_or_default(),
-        reason: Some(if spec.hold { "JobHeldUser" } else { "None" }.to_string()),
+        reason: Some(
+            if spec.hold {
+                "JobHeldUser"
+            } else if scheduling
+                .begin_time
+                .is_some_and(|b| b > chrono::Utc::now())
+            {
+                "BeginTime"
+            } else {
+                "None"
+            }
+            .to_string(),
+        ),
+        nice: scheduling.nice,
+        begin_time: scheduling.begin_time,
+        dependency: spec.dependency.clone(),
+        array_pending: scheduling.array.as_ref().map(|a| a.indices.to_string()),
+        array_max_running: scheduling
+            .array
+            .as_ref()
+            .and_then(|a| a.max_running)
+            .map(|m| m.min(i32::MAX as u32) as i32),
+        array_task_count: scheduling.array.as_ref().map(|a| a.indices.count() as i32),
     };
 
     let mut tx = pool.begin().await.map_err(berth_db::DbError::from)?;
@@ -203,6 +226,57 @@ pub async fn submit_job(
     tx.commit().await.map_err(berth_db::DbError::from)?;
     tracing::info!(job.id = id, user, "job submitted");
     Ok((id, true))
+}
+
+/// The scheduling options of a submission, checked.
+struct Scheduling {
+    nice: i32,
+    begin_time: Option<chrono::DateTime<chrono::Utc>>,
+    array: Option<berth_core::array::ArraySpec>,
+}
+
+/// Reads `--nice`, `--begin` and `--array`, and checks that every job `--dependency` names
+/// exists (Slurm refuses a dependency on an unknown job at submission).
+///
+/// # Errors
+/// 400 naming the option.
+async fn scheduling_options(pool: &Pool, spec: &JobSpec) -> Result<Scheduling, ApiError> {
+    let begin_time = match &spec.begin {
+        Some(b) => Some(
+            berth_core::begin::parse_begin(b, chrono::Utc::now())
+                .map_err(|e| ApiError::bad_field("--begin", e))?,
+        ),
+        None => None,
+    };
+    let array = match &spec.array {
+        Some(a) => {
+            Some(berth_core::array::parse_array(a).map_err(|e| ApiError::bad_field("--array", e))?)
+        }
+        None => None,
+    };
+    if let Some(d) = &spec.dependency {
+        // The syntax was checked by the sbatch parser; collect the job ids it names.
+        let ids: Vec<i64> = d
+            .split([',', '?'])
+            .filter_map(|item| item.split_once(':'))
+            .flat_map(|(_, ids)| ids.split(':'))
+            .filter_map(|id| id.split(['+', '_']).next()?.parse().ok())
+            .collect();
+        if !ids.is_empty() {
+            let found = job::job_dependency_targets(pool, &ids).await?;
+            if let Some(missing) = ids.iter().find(|id| !found.iter().any(|f| f.id == **id)) {
+                return Err(ApiError::bad_field(
+                    "--dependency",
+                    format!("job {missing} named in --dependency={d} does not exist"),
+                ));
+            }
+        }
+    }
+    Ok(Scheduling {
+        nice: spec.nice.unwrap_or(0),
+        begin_time,
+        array,
+    })
 }
 
 /// Refuses (422) a request that no node of the partition could ever hold: more nodes than

@@ -86,6 +86,12 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         stderr_path: Some(stderr_path),
         restart_count: to_u32(row.restart_count),
         spec,
+        expected_start: row.expected_start.filter(|_| state == JobState::Pending),
+        priority: row.priority.filter(|_| state == JobState::Pending),
+        nice: row.nice,
+        array_job_id: row.array_job_id,
+        array_task_id: row.array_task_id.map(to_u32),
+        array_tasks_pending: row.array_pending.clone(),
     }
 }
 

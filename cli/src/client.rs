@@ -106,7 +106,7 @@ impl std::error::Error for ClientError {}
 /// A client of one cluster's api.
 #[derive(Debug, Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
     base: String,
     token: String,
 }
@@ -130,7 +130,7 @@ impl Client {
         &self.base
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
 
@@ -164,7 +164,7 @@ impl Client {
         }
     }
 
-    async fn json<T: serde::de::DeserializeOwned>(
+    pub(crate) async fn json<T: serde::de::DeserializeOwned>(
         &self,
         request: reqwest::RequestBuilder,
         what: String,

@@ -390,6 +390,12 @@ mod tests {
             stderr_path: Some("/home/alice/slurm-7.out".into()),
             restart_count: 0,
             spec: JobSpec::default(),
+            expected_start: None,
+            priority: None,
+            nice: 0,
+            array_job_id: None,
+            array_task_id: None,
+            array_tasks_pending: None,
         }
     }
 

@@ -92,6 +92,23 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
+    /// Hold pending jobs (scontrol hold): they stay pending until released.
+    Hold {
+        /// Job ids (an array's id holds every pending task).
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Release held jobs (scontrol release).
+    Release {
+        /// Job ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Change a pending job (scontrol update): `berth update job ID nice=10 timelimit=30`.
+    Update {
+        #[command(subcommand)]
+        what: UpdateCommand,
+    },
     /// Run the node agent (like slurmd) until SIGTERM/SIGINT.
     Worker {
         /// The api's URL.
@@ -145,6 +162,18 @@ enum Command {
         /// Submit the single-GPU example, show its output, then keep running.
         #[arg(long)]
         demo: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum UpdateCommand {
+    /// A pending job: key=value pairs (nice, priority, timelimit, begintime).
+    Job {
+        /// The job id.
+        id: i64,
+        /// Assignments.
+        #[arg(required = true)]
+        assignments: Vec<String>,
     },
 }
 
@@ -285,6 +314,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
         Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
+        Command::Hold { ids } => berth::job_control::hold(&client(url, token)?, &ids).await,
+        Command::Release { ids } => berth::job_control::release(&client(url, token)?, &ids).await,
+        Command::Update {
+            what: UpdateCommand::Job { id, assignments },
+        } => berth::job_control::update_job(&client(url, token)?, id, &assignments).await,
         Command::Worker {
             api,
             name,

@@ -13,6 +13,7 @@
 //! * [`priority`]: multifactor priority and classic fairshare formulas.
 //! * [`array`]: job array index sets (`--array`).
 //! * [`begin`]: `--begin` times.
+//! * [`scheduling`]: wire types of hold/release/update.
 
 pub mod array;
 pub mod auth;
@@ -23,6 +24,7 @@ pub mod pattern;
 pub mod priority;
 pub mod resources;
 pub mod sbatch;
+pub mod scheduling;
 pub mod spec;
 pub mod state;
 pub mod wire;

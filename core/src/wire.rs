@@ -107,6 +107,26 @@ pub struct Job {
     pub restart_count: u32,
     /// The full specification as submitted.
     pub spec: JobSpec,
+    /// For a pending job with a backfill reservation: when it is planned to start
+    /// (`squeue --start`).
+    #[serde(default)]
+    pub expected_start: Option<DateTime<Utc>>,
+    /// The multifactor priority the scheduler computed last (pending jobs).
+    #[serde(default)]
+    pub priority: Option<i64>,
+    /// `--nice`.
+    #[serde(default)]
+    pub nice: i32,
+    /// The array's id (`%A`), for an array task or master.
+    #[serde(default)]
+    pub array_job_id: Option<i64>,
+    /// The array task index (`%a`), once the task has its own row.
+    #[serde(default)]
+    pub array_task_id: Option<u32>,
+    /// For an array master: the task indices not started yet (`3-99%4` style, without
+    /// the limit).
+    #[serde(default)]
+    pub array_tasks_pending: Option<String>,
 }
 
 /// A page of jobs.

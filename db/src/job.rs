@@ -74,6 +74,24 @@ pub struct JobRow {
     pub exit_code: Option<i32>,
     /// Signal that ended the batch script.
     pub exit_signal: Option<i32>,
+    /// `--nice`.
+    pub nice: i32,
+    /// An administrator's priority adjustment.
+    pub priority_adjust: i64,
+    /// The priority the scheduler computed last.
+    pub priority: Option<i64>,
+    /// `--begin`.
+    pub begin_time: Option<DateTime<Utc>>,
+    /// The start of its backfill reservation (pending jobs).
+    pub expected_start: Option<DateTime<Utc>>,
+    /// `--dependency`, verbatim.
+    pub dependency: Option<String>,
+    /// Array master: task indices not started yet (`0-15:4`).
+    pub array_pending: Option<String>,
+    /// Array `%LIMIT`.
+    pub array_max_running: Option<i32>,
+    /// Tasks in the array.
+    pub array_task_count: Option<i32>,
 }
 
 /// A new job, ready to store.
@@ -125,6 +143,18 @@ pub struct JobInsert {
     pub spec: serde_json::Value,
     /// Pending reason at submission.
     pub reason: Option<String>,
+    /// `--nice`.
+    pub nice: i32,
+    /// `--begin`.
+    pub begin_time: Option<DateTime<Utc>>,
+    /// `--dependency`, verbatim (validated).
+    pub dependency: Option<String>,
+    /// For an array: every task index, compact (`0-15:4`).
+    pub array_pending: Option<String>,
+    /// Array `%LIMIT`.
+    pub array_max_running: Option<i32>,
+    /// Tasks in the array.
+    pub array_task_count: Option<i32>,
 }
 
 /// Stores a new PENDING job and its `submitted` event; returns its id.
@@ -137,9 +167,10 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
         r#"INSERT INTO jobs (name, user_name, account, partition, qos, num_nodes, num_tasks,
               cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib, time_limit,
               hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern, environment,
-              spec, reason)
+              spec, reason, nice, begin_time, dependency, array_pending, array_max_running,
+              array_task_count)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                   $18, $19, $20, $21, $22, $23)
+                   $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)
            RETURNING id"#,
         job.name,
         job.user_name,
@@ -164,9 +195,20 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
         job.environment,
         job.spec,
         job.reason,
+        job.nice,
+        job.begin_time,
+        job.dependency,
+        job.array_pending,
+        job.array_max_running,
+        job.array_task_count,
     )
     .fetch_one(&mut *conn)
     .await?;
+    if job.array_pending.is_some() {
+        sqlx::query!("UPDATE jobs SET array_job_id = id WHERE id = $1", id)
+            .execute(&mut *conn)
+            .await?;
+    }
     job_event_insert(&mut *conn, id, "submitted", 0, None, serde_json::json!({})).await?;
     Ok(id)
 }
@@ -399,4 +441,276 @@ pub async fn job_finish_in_tx(
     )
     .fetch_optional(conn)
     .await?)
+}
+
+/// What a dependency needs to know of a job it names (or of a task of an array it names).
+#[derive(Debug, Clone)]
+pub struct DependencyTargetRow {
+    /// The job id.
+    pub id: i64,
+    /// Its array's id.
+    pub array_job_id: Option<i64>,
+    /// Its array task index.
+    pub array_task_id: Option<i32>,
+    /// Its state.
+    pub state: String,
+    /// For an array master: tasks not started yet.
+    pub array_pending: Option<String>,
+}
+
+/// The jobs `ids` name: each job, and every task row of the arrays among them.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_dependency_targets(
+    ex: impl PgExecutor<'_>,
+    ids: &[i64],
+) -> Result<Vec<DependencyTargetRow>, DbError> {
+    Ok(sqlx::query_as!(
+        DependencyTargetRow,
+        r#"SELECT id, array_job_id, array_task_id, state, array_pending FROM jobs
+           WHERE id = ANY($1) OR array_job_id = ANY($1)
+           ORDER BY id"#,
+        ids
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Jobs not ended yet of the given users (parallel slices of user and job name), for
+/// `--dependency=singleton`: (id, user, name).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_singleton_active(
+    ex: impl PgExecutor<'_>,
+    users: &[String],
+    names: &[String],
+) -> Result<Vec<(i64, String, String)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT j.id, j.user_name, j.name FROM jobs j
+           JOIN UNNEST($1::text[], $2::text[]) AS k(user_name, name)
+             ON k.user_name = j.user_name AND k.name = j.name
+           WHERE j.state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#,
+        users,
+        names
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.id, r.user_name, r.name))
+        .collect())
+}
+
+/// Running tasks per array, for the arrays `masters`: (array id, count).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_array_running_counts(
+    ex: impl PgExecutor<'_>,
+    masters: &[i64],
+) -> Result<Vec<(i64, i64)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT array_job_id AS "array_job_id!", count(*) AS "count!" FROM jobs
+           WHERE array_job_id = ANY($1) AND state IN ('RUNNING', 'COMPLETING', 'SUSPENDED')
+           GROUP BY array_job_id"#,
+        masters
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.array_job_id, r.count))
+        .collect())
+}
+
+/// Splits task `task` off a pending array master (locking it): a copy of the master
+/// becomes the task's own PENDING row, and the index leaves the master's pending set; the
+/// last task is the master row itself (as in Slurm). Returns the task's job id, or `None`
+/// when the task is not pending any more (cancelled, started by another term).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_array_split_in_tx(
+    conn: &mut PgConnection,
+    master: i64,
+    task: i32,
+) -> Result<Option<i64>, DbError> {
+    let Some(row) = job_lock_in_tx(&mut *conn, master).await? else {
+        return Ok(None);
+    };
+    let Some(pending) = row.array_pending.as_deref() else {
+        return Ok(None);
+    };
+    let Ok(mut set) = berth_core::array::IndexSet::parse(pending) else {
+        return Ok(None);
+    };
+    if row.state != "PENDING" || task < 0 || !set.contains(task as u32) {
+        return Ok(None);
+    }
+    set.remove(task as u32);
+    if set.is_empty() {
+        sqlx::query!(
+            "UPDATE jobs SET array_task_id = $2, array_pending = NULL WHERE id = $1",
+            master,
+            task
+        )
+        .execute(&mut *conn)
+        .await?;
+        return Ok(Some(master));
+    }
+    let id = sqlx::query_scalar!(
+        r#"INSERT INTO jobs (name, user_name, account, partition, qos, state, reason, num_nodes,
+              num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
+              time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
+              environment, spec, array_job_id, array_task_id, submit_time, nice,
+              priority_adjust, begin_time, dependency, array_max_running, array_task_count)
+           SELECT name, user_name, account, partition, qos, 'PENDING', reason, num_nodes,
+              num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
+              time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
+              environment, spec, id, $2, submit_time, nice, priority_adjust, begin_time,
+              dependency, array_max_running, array_task_count
+           FROM jobs WHERE id = $1
+           RETURNING id"#,
+        master,
+        task
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "UPDATE jobs SET array_pending = $2 WHERE id = $1",
+        master,
+        set.to_string()
+    )
+    .execute(&mut *conn)
+    .await?;
+    job_event_insert(
+        &mut *conn,
+        id,
+        "submitted",
+        0,
+        None,
+        serde_json::json!({ "array_job_id": master, "array_task_id": task }),
+    )
+    .await?;
+    Ok(Some(id))
+}
+
+/// Records the scheduler's view of pending jobs (parallel slices): reason, expected start
+/// and priority.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_set_pending_plan(
+    ex: impl PgExecutor<'_>,
+    ids: &[i64],
+    reasons: &[String],
+    expected_starts: &[Option<DateTime<Utc>>],
+    priorities: &[i64],
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"UPDATE jobs SET reason = r.reason, expected_start = r.expected, priority = r.priority
+           FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[])
+                AS r(id, reason, expected, priority)
+           WHERE jobs.id = r.id AND jobs.state = 'PENDING' AND NOT jobs.hold
+             AND (jobs.reason IS DISTINCT FROM r.reason
+                  OR jobs.expected_start IS DISTINCT FROM r.expected
+                  OR jobs.priority IS DISTINCT FROM r.priority)"#,
+        ids,
+        reasons,
+        expected_starts as &[Option<DateTime<Utc>>],
+        priorities
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}
+
+/// Holds a pending job and the pending tasks of its array (`reason`: `JobHeldUser` or
+/// `JobHeldAdmin`). Returns how many rows were held.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_hold(ex: impl PgExecutor<'_>, id: i64, reason: &str) -> Result<u64, DbError> {
+    Ok(sqlx::query!(
+        r#"UPDATE jobs SET hold = true, reason = $2, expected_start = NULL
+           WHERE (id = $1 OR array_job_id = $1) AND state = 'PENDING'"#,
+        id,
+        reason
+    )
+    .execute(ex)
+    .await?
+    .rows_affected())
+}
+
+/// Releases a held job and the held tasks of its array. Returns how many rows were
+/// released.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_release(ex: impl PgExecutor<'_>, id: i64) -> Result<u64, DbError> {
+    Ok(sqlx::query!(
+        r#"UPDATE jobs SET hold = false, reason = 'None'
+           WHERE (id = $1 OR array_job_id = $1) AND state = 'PENDING' AND hold"#,
+        id
+    )
+    .execute(ex)
+    .await?
+    .rows_affected())
+}
+
+/// Changes what `berth update job` may change of a pending job (and its array's pending
+/// tasks); `None` leaves a value as it is. Returns how many rows changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_update_pending(
+    ex: impl PgExecutor<'_>,
+    id: i64,
+    nice: Option<i32>,
+    priority_adjust: Option<i64>,
+    time_limit: Option<i64>,
+    begin_time: Option<DateTime<Utc>>,
+) -> Result<u64, DbError> {
+    Ok(sqlx::query!(
+        r#"UPDATE jobs SET nice = COALESCE($2, nice),
+                  priority_adjust = COALESCE($3, priority_adjust),
+                  time_limit = COALESCE($4, time_limit),
+                  begin_time = COALESCE($5, begin_time)
+           WHERE (id = $1 OR array_job_id = $1) AND state = 'PENDING'"#,
+        id,
+        nice,
+        priority_adjust,
+        time_limit,
+        begin_time
+    )
+    .execute(ex)
+    .await?
+    .rows_affected())
+}
+
+/// Cancels the tasks of array `master` that have not ended (the master row itself is
+/// cancelled by [`job_cancel_in_tx`]). Returns the cancelled task ids.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_array_cancel_in_tx(
+    conn: &mut PgConnection,
+    master: i64,
+    by: &str,
+) -> Result<Vec<i64>, DbError> {
+    let ids = sqlx::query_scalar!(
+        r#"SELECT id FROM jobs WHERE array_job_id = $1 AND id <> $1
+             AND state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')
+           ORDER BY id"#,
+        master
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for id in &ids {
+        job_cancel_in_tx(&mut *conn, *id, by).await?;
+    }
+    Ok(ids)
 }

@@ -41,6 +41,12 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
         environment: serde_json::json!({}),
         spec: serde_json::json!({}),
         reason: None,
+        nice: 0,
+        begin_time: None,
+        dependency: None,
+        array_pending: None,
+        array_max_running: None,
+        array_task_count: None,
     };
     let a = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
     let b = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();

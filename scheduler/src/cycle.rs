@@ -1,9 +1,22 @@
 //! One scheduling cycle: snapshot → plan → one locking commit.
+//!
+//! The snapshot is built from the database each cycle: nodes and GPUs, live allocations
+//! (with their start + time limit, for reservations), and pending jobs with what the
+//! planner needs to decide eligibility: `--begin`, dependencies (evaluated here by
+//! [`crate::dependency`] against the jobs they name), and for an array master the task
+//! indices that may start now within its `%LIMIT`.
 
-use crate::planner::{self, NodeView, PendingJob, Plan, PlannerConfig, RunningAlloc, Snapshot};
+use crate::dependency::{self, Dependency, Target};
+use crate::planner::{
+    self, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig, RunningAlloc,
+    Snapshot,
+};
 use crate::LEASE_ROLE;
+use berth_core::array::IndexSet;
+use berth_db::job::JobRow;
 use berth_db::{allocation, job, lease, node, notify, partition, DbError, Pool};
-use std::collections::{BTreeSet, HashMap};
+use chrono::{DateTime, TimeZone, Utc};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use tracing::instrument;
 
 /// What a cycle did.
@@ -18,11 +31,99 @@ pub enum Outcome {
     Deposed,
 }
 
-/// Loads the planner's snapshot from the database.
+/// The most task indices of one array looked at per cycle.
+const ARRAY_LOOKAHEAD: usize = 1024;
+
+/// Dependency state of every pending job with a `--dependency` (array masters: per task
+/// index, for the first indices), from the jobs they name.
+struct Dependencies {
+    parsed: HashMap<i64, Dependency>,
+    targets: Vec<Target>,
+    singleton_blocked: HashSet<i64>,
+}
+
+impl Dependencies {
+    async fn load(pool: &Pool, pending: &[JobRow]) -> Result<Self, DbError> {
+        let parsed: HashMap<i64, Dependency> = pending
+            .iter()
+            .filter_map(|j| {
+                let d = j.dependency.as_deref()?;
+                match dependency::parse(d) {
+                    Ok(d) => Some((j.id, d)),
+                    Err(e) => {
+                        tracing::warn!(job.id = j.id, error = %e, "unreadable dependency ignored");
+                        None
+                    }
+                }
+            })
+            .collect();
+        let ids: Vec<i64> = parsed
+            .values()
+            .flat_map(Dependency::job_ids)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let targets = if ids.is_empty() {
+            Vec::new()
+        } else {
+            job::job_dependency_targets(pool, &ids)
+                .await?
+                .into_iter()
+                .map(|t| Target {
+                    id: t.id,
+                    array_job_id: t.array_job_id,
+                    array_task_id: t.array_task_id.map(|x| x as u32),
+                    has_pending_tasks: t.array_pending.is_some(),
+                    state: t.state,
+                })
+                .collect()
+        };
+        let singles: Vec<&JobRow> = pending
+            .iter()
+            .filter(|j| parsed.get(&j.id).is_some_and(Dependency::singleton))
+            .collect();
+        let mut singleton_blocked = HashSet::new();
+        if !singles.is_empty() {
+            let users: Vec<String> = singles.iter().map(|j| j.user_name.clone()).collect();
+            let names: Vec<String> = singles.iter().map(|j| j.name.clone()).collect();
+            let active = job::job_singleton_active(pool, &users, &names).await?;
+            for j in singles {
+                if active.iter().any(|(id, u, n)| {
+                    *id < j.id && *u == j.user_name && *n == j.name && j.array_job_id != Some(*id)
+                }) {
+                    singleton_blocked.insert(j.id);
+                }
+            }
+        }
+        Ok(Dependencies {
+            parsed,
+            targets,
+            singleton_blocked,
+        })
+    }
+
+    fn state(&self, job: &JobRow, task: Option<u32>) -> DependencyState {
+        match self.parsed.get(&job.id) {
+            Some(d) => dependency::evaluate(
+                d,
+                task,
+                &self.targets,
+                self.singleton_blocked.contains(&job.id),
+            ),
+            None => DependencyState::Satisfied,
+        }
+    }
+}
+
+fn epoch(t: DateTime<Utc>) -> i64 {
+    t.timestamp()
+}
+
+/// Loads the planner's snapshot from the database, as of `now`.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
-pub async fn load_snapshot(pool: &Pool) -> Result<Snapshot, DbError> {
+pub async fn load_snapshot(pool: &Pool, now: DateTime<Utc>) -> Result<Snapshot, DbError> {
     let nodes = node::node_list(pool).await?;
     let gpus = node::gpu_list(pool).await?;
     let live = allocation::allocation_live_list(pool).await?;
@@ -32,7 +133,20 @@ pub async fn load_snapshot(pool: &Pool) -> Result<Snapshot, DbError> {
         .iter()
         .map(|p| (p.name.as_str(), &p.nodes))
         .collect();
-    let now = chrono::Utc::now().timestamp();
+    let deps = Dependencies::load(pool, &pending).await?;
+    let masters: Vec<i64> = pending
+        .iter()
+        .filter(|j| j.array_pending.is_some())
+        .map(|j| j.id)
+        .collect();
+    let running_tasks: HashMap<i64, i64> = if masters.is_empty() {
+        HashMap::new()
+    } else {
+        job::job_array_running_counts(pool, &masters)
+            .await?
+            .into_iter()
+            .collect()
+    };
     let nodes = nodes
         .iter()
         .map(|n| NodeView {
@@ -54,42 +168,95 @@ pub async fn load_snapshot(pool: &Pool) -> Result<Snapshot, DbError> {
             node_id: a.node_id,
             gpus: a.gpu_indices.iter().map(|g| *g as u32).collect(),
             exclusive: a.exclusive,
-            end: a.time_limit.map(|l| a.created_at.timestamp() + l),
+            end: a.time_limit.map(|l| epoch(a.created_at) + l),
         })
         .collect();
     let pending = pending
         .iter()
-        .map(|j| PendingJob {
-            id: j.id,
-            submit_time: j.submit_time.timestamp(),
-            partition_nodes: partition_nodes
-                .get(j.partition.as_str())
-                .map(|v| (*v).clone())
-                .unwrap_or_default(),
-            partition_tier: 1,
-            fairshare: 1.0,
-            nodes: j.num_nodes as u32,
-            gpus_per_node: j.gpus_per_node as u32,
-            gpu_type: j.gpu_type.clone(),
-            exclusive: j.exclusive,
-            whole_node: j.whole_node,
-            time_limit: j.time_limit,
-            ..Default::default()
+        .map(|j| {
+            let spec: berth_core::spec::JobSpec =
+                serde_json::from_value(j.spec.clone()).unwrap_or_default();
+            let mut dependency = deps.state(j, j.array_task_id.map(|t| t as u32));
+            let array = j.array_pending.as_deref().map(|p| {
+                let set = IndexSet::parse(p).unwrap_or_default();
+                let running = running_tasks.get(&j.id).copied().unwrap_or(0) as u32;
+                let room = j
+                    .array_max_running
+                    .map_or(ARRAY_LOOKAHEAD, |m| {
+                        (m as u32).saturating_sub(running) as usize
+                    })
+                    .min(ARRAY_LOOKAHEAD);
+                let mut ready = Vec::new();
+                let mut all_never = true;
+                for i in set.iter().take(ARRAY_LOOKAHEAD) {
+                    if ready.len() >= room.max(1) {
+                        all_never = false;
+                        break;
+                    }
+                    match deps.state(j, Some(i)) {
+                        DependencyState::Satisfied => {
+                            ready.push(i);
+                            all_never = false;
+                        }
+                        DependencyState::Waiting => all_never = false,
+                        DependencyState::Never => {}
+                    }
+                }
+                dependency = if !ready.is_empty() {
+                    DependencyState::Satisfied
+                } else if all_never {
+                    DependencyState::Never
+                } else {
+                    DependencyState::Waiting
+                };
+                ArrayTasks {
+                    ready,
+                    remaining: set.count(),
+                    running,
+                    max_running: j.array_max_running.map(|m| m as u32),
+                }
+            });
+            PendingJob {
+                id: j.id,
+                submit_time: epoch(j.submit_time),
+                partition_nodes: partition_nodes
+                    .get(j.partition.as_str())
+                    .map(|v| (*v).clone())
+                    .unwrap_or_default(),
+                partition_tier: 1,
+                qos_priority: 0,
+                fairshare: 1.0,
+                nice: j.nice,
+                adjust: j.priority_adjust,
+                nodes: j.num_nodes as u32,
+                gpus_per_node: j.gpus_per_node as u32,
+                gpu_type: j.gpu_type.clone(),
+                constraint: spec.constraint,
+                exclusive: j.exclusive,
+                whole_node: j.whole_node,
+                time_limit: j.time_limit,
+                held: None,
+                begin: j.begin_time.map(epoch),
+                dependency,
+                array,
+            }
         })
         .collect();
     Ok(Snapshot {
-        now,
+        now: epoch(now),
         nodes,
         running,
         pending,
-        ..Default::default()
+        partition_tier_max: 1,
+        qos_priority_max: 0,
     })
 }
 
 /// Commits a plan under `term`: checks the term (locking the lease row), locks the
-/// affected node rows in id order, and for each start marks the job RUNNING and writes its
-/// allocations, each start in its own savepoint so one refused start (a GPU already held,
-/// a job cancelled meanwhile) does not undo the others. Sets pending reasons and notifies
+/// affected node rows in id order, and for each start marks the job RUNNING (splitting an
+/// array task off its master first) and writes its allocations, each start in its own
+/// savepoint so one refused start (a GPU already held, a job cancelled meanwhile) does not
+/// undo the others. Records pending reasons, expected starts and priorities, and notifies
 /// the batch nodes.
 ///
 /// # Errors
@@ -126,18 +293,27 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
             continue;
         }
         let mut sp = sqlx::Acquire::begin(&mut *tx).await?;
-        let result: Result<bool, DbError> = async {
-            let Some(current) = job::job_lock_in_tx(&mut sp, start.job_id).await? else {
-                return Ok(false);
+        let result: Result<Option<i64>, DbError> = async {
+            let job_id = match start.array_task_id {
+                Some(task) => {
+                    match job::job_array_split_in_tx(&mut sp, start.job_id, task as i32).await? {
+                        Some(id) => id,
+                        None => return Ok(None),
+                    }
+                }
+                None => start.job_id,
             };
-            if !job::job_start_in_tx(&mut sp, start.job_id, term).await? {
-                return Ok(false);
+            let Some(current) = job::job_lock_in_tx(&mut sp, job_id).await? else {
+                return Ok(None);
+            };
+            if !job::job_start_in_tx(&mut sp, job_id, term).await? {
+                return Ok(None);
             }
             for (index, p) in start.placements.iter().enumerate() {
                 let gpus: Vec<i32> = p.gpus.iter().map(|g| *g as i32).collect();
                 allocation::allocation_insert_in_tx(
                     &mut sp,
-                    start.job_id,
+                    job_id,
                     current.restart_count,
                     p.node_id,
                     index as i32,
@@ -150,16 +326,16 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
             if let Some(batch) = start.placements.first().and_then(|p| names.get(&p.node_id)) {
                 notify::notify(&mut *sp, notify::NODE_CHANNEL, batch).await?;
             }
-            Ok(true)
+            Ok(Some(job_id))
         }
         .await;
         match result {
-            Ok(true) => {
+            Ok(Some(job_id)) => {
                 sp.commit().await?;
                 started += 1;
-                tracing::info!(job.id = start.job_id, term, "job started");
+                tracing::info!(job.id = job_id, array.task = ?start.array_task_id, term, "job started");
             }
-            Ok(false) => sp.rollback().await?,
+            Ok(None) => sp.rollback().await?,
             Err(e @ DbError::Conflict { .. }) => {
                 tracing::warn!(job.id = start.job_id, error = %e, "placement refused by the database");
                 sp.rollback().await?;
@@ -167,12 +343,18 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
             Err(e) => return Err(e),
         }
     }
-    let (ids, reasons): (Vec<i64>, Vec<String>) = plan
+    let ids: Vec<i64> = plan.pending.iter().map(|w| w.job_id).collect();
+    let reasons: Vec<String> = plan.pending.iter().map(|w| w.reason.clone()).collect();
+    let expected: Vec<Option<DateTime<Utc>>> = plan
         .pending
         .iter()
-        .map(|w| (w.job_id, w.reason.clone()))
-        .unzip();
-    job::job_set_pending_reasons(&mut *tx, &ids, &reasons).await?;
+        .map(|w| {
+            w.expected_start
+                .and_then(|t| Utc.timestamp_opt(t, 0).single())
+        })
+        .collect();
+    let priorities: Vec<i64> = plan.pending.iter().map(|w| w.priority).collect();
+    job::job_set_pending_plan(&mut *tx, &ids, &reasons, &expected, &priorities).await?;
     tx.commit().await?;
     Ok(Outcome::Committed { started })
 }
@@ -182,7 +364,7 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn run_cycle(pool: &Pool, term: i64) -> Result<Outcome, DbError> {
-    let snapshot = load_snapshot(pool).await?;
+    let snapshot = load_snapshot(pool, Utc::now()).await?;
     if snapshot.pending.is_empty() {
         return Ok(Outcome::Committed { started: 0 });
     }

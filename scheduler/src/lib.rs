@@ -3,6 +3,7 @@
 //! * [`leadership`]: the lease with a fencing term; standbys retry, the leader renews and
 //!   steps down when renewal fails.
 //! * [`planner`]: the pure planner (`plan(&Snapshot) -> Plan`).
+//! * [`dependency`]: `--dependency` evaluation.
 //! * [`sim`]: the discrete-event trace replay through the planner.
 //! * [`cycle`]: one scheduling cycle: load a snapshot, plan, commit the plan in one
 //!   transaction that checks the term, locks the affected node rows and writes the
@@ -12,6 +13,7 @@
 //! timer.
 
 pub mod cycle;
+pub mod dependency;
 pub mod leadership;
 pub mod planner;
 pub mod sim;

@@ -1,0 +1,173 @@
+//! Scheduling controls of pending jobs (scontrol's `hold`, `release`, `update job`):
+//! thin handlers over `berth_db::job`. A job id that names an array master applies to
+//! every pending task of the array.
+
+use crate::auth::Caller;
+use crate::error::{rejection, ApiError};
+use crate::AppState;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::Json;
+use berth_core::auth::Role;
+use berth_core::scheduling::JobUpdate;
+use berth_core::wire::{Job, Problem};
+use berth_db::job::{self, JobRow};
+use berth_db::{allocation, notify};
+
+async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRow, ApiError> {
+    caller.require_person()?;
+    match job::job_get(&state.pool, id).await? {
+        Some(row) if caller.sees_all_jobs() || row.user_name == caller.name => Ok(row),
+        _ => Err(ApiError::NotFound(format!("no job {id}"))),
+    }
+}
+
+async fn view(state: &AppState, caller: &Caller, id: i64) -> Result<Json<Job>, ApiError> {
+    let row = visible_job(state, caller, id).await?;
+    let allocations = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
+    notify::notify(&state.pool, notify::JOBS_CHANNEL, &id.to_string()).await?;
+    Ok(Json(crate::views::job_view(
+        &row,
+        &allocations.iter().collect::<Vec<_>>(),
+    )))
+}
+
+fn not_pending(row: &JobRow) -> ApiError {
+    ApiError::Conflict {
+        code: "job_not_pending",
+        detail: format!("job {} is {}, not PENDING", row.id, row.state),
+    }
+}
+
+/// Hold a pending job.
+///
+/// The job (or every pending task of the array) stays pending with reason `JobHeldUser`,
+/// or `JobHeldAdmin` when an admin or operator holds it, until released.
+#[utoipa::path(post, path = "/v1/jobs/{id}/hold", tag = "jobs", operation_id = "job_hold",
+    params(("id" = i64, Path, description = "Job id (an array's id holds the whole array)")),
+    responses((status = 200, description = "The job, held", body = Job),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem),
+              (status = 409, description = "The job is not pending", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_hold(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Job>, ApiError> {
+    let row = visible_job(&state, &caller, id).await?;
+    let reason = if caller.sees_all_jobs() {
+        "JobHeldAdmin"
+    } else {
+        "JobHeldUser"
+    };
+    if job::job_hold(&state.pool, id, reason).await? == 0 {
+        return Err(not_pending(&row));
+    }
+    view(&state, &caller, id).await
+}
+
+/// Release a held job.
+///
+/// A hold set by an admin or operator (`JobHeldAdmin`) can only be released by one.
+#[utoipa::path(post, path = "/v1/jobs/{id}/release", tag = "jobs", operation_id = "job_release",
+    params(("id" = i64, Path, description = "Job id (an array's id releases the whole array)")),
+    responses((status = 200, description = "The job, released", body = Job),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "An admin hold, and the caller is not an admin", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem),
+              (status = 409, description = "The job is not pending and held", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_release(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Job>, ApiError> {
+    let row = visible_job(&state, &caller, id).await?;
+    if row.reason.as_deref() == Some("JobHeldAdmin") && !caller.sees_all_jobs() {
+        return Err(ApiError::Forbidden(format!(
+            "job {id} was held by an administrator; only one may release it"
+        )));
+    }
+    if job::job_release(&state.pool, id).await? == 0 {
+        return Err(ApiError::Conflict {
+            code: "job_not_held",
+            detail: format!("job {id} is not a held pending job"),
+        });
+    }
+    view(&state, &caller, id).await
+}
+
+/// Update a pending job.
+///
+/// Changes nice, the time limit, the begin time or (admins and operators) the priority
+/// adjustment of a pending job, as `scontrol update job` does. Users may only lower
+/// their priority (nice ≥ 0) and their time limit.
+#[utoipa::path(patch, path = "/v1/jobs/{id}", tag = "jobs", operation_id = "job_update",
+    params(("id" = i64, Path, description = "Job id (an array's id updates the whole array)")),
+    request_body = JobUpdate,
+    responses((status = 200, description = "The job, updated", body = Job),
+              (status = 400, description = "A bad field, naming it", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "A change only admins may make", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem),
+              (status = 409, description = "The job is not pending", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    body: Result<Json<JobUpdate>, JsonRejection>,
+) -> Result<Json<Job>, ApiError> {
+    let update = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    let row = visible_job(&state, &caller, id).await?;
+    let admin = matches!(caller.role, Role::Admin | Role::Operator);
+    if update.nice.is_some_and(|n| n < 0) && !admin {
+        return Err(ApiError::Forbidden(
+            "only admins and operators may set a negative nice".into(),
+        ));
+    }
+    if update.priority_adjust.is_some() && !admin {
+        return Err(ApiError::Forbidden(
+            "only admins and operators may adjust priorities".into(),
+        ));
+    }
+    let time_limit = match &update.time_limit {
+        Some(t) => {
+            let secs = berth_core::duration::parse_duration(t)
+                .map_err(|e| ApiError::bad_field("time_limit", e.to_string()))?
+                .ok_or_else(|| ApiError::bad_field("time_limit", "must be a finite limit"))?;
+            let secs =
+                i64::try_from(secs).map_err(|_| ApiError::bad_field("time_limit", "too large"))?;
+            if !admin && row.time_limit.is_none_or(|cur| secs > cur) {
+                return Err(ApiError::Forbidden(
+                    "only admins and operators may raise a time limit".into(),
+                ));
+            }
+            Some(secs)
+        }
+        None => None,
+    };
+    let begin = match &update.begin {
+        Some(b) => Some(
+            berth_core::begin::parse_begin(b, chrono::Utc::now())
+                .map_err(|e| ApiError::bad_field("begin", e))?,
+        ),
+        None => None,
+    };
+    let changed = job::job_update_pending(
+        &state.pool,
+        id,
+        update.nice,
+        update.priority_adjust,
+        time_limit,
+        begin,
+    )
+    .await?;
+    if changed == 0 {
+        return Err(not_pending(&row));
+    }
+    view(&state, &caller, id).await
+}
