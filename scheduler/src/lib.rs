@@ -5,6 +5,7 @@
 //! * [`planner`]: the pure planner (`plan(&Snapshot) -> Plan`).
 //! * [`dependency`]: `--dependency` evaluation.
 //! * [`sim`]: the discrete-event trace replay through the planner.
+//! * [`trace`]: workload trace readers for the simulator.
 //! * [`cycle`]: one scheduling cycle: load a snapshot, plan, commit the plan in one
 //!   transaction that checks the term, locks the affected node rows and writes the
 //!   allocations (the database's partial unique index refuses any GPU held twice).
@@ -17,6 +18,7 @@ pub mod dependency;
 pub mod leadership;
 pub mod planner;
 pub mod sim;
+pub mod trace;
 
 use std::future::Future;
 use std::time::Duration;

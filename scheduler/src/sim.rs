@@ -383,3 +383,48 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
     }
     report
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::planner::QueueOrder;
+
+    /// The Tiresias 60-job regression input replays completely and deterministically;
+    /// backfill never makes the contended 3×4 cluster finish later than strict FIFO.
+    #[test]
+    fn tiresias_trace_replays_deterministically() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/traces/tiresias/60_job.csv"
+        );
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return; // the shared traces are not part of the repository
+        };
+        let jobs = crate::trace::parse_tiresias(&text, 4).unwrap();
+        assert_eq!(jobs.len(), 60);
+        let run = |order, backfill| {
+            let config = SimConfig {
+                planner: PlannerConfig {
+                    order,
+                    backfill,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            simulate(&uniform_cluster(3, 4), &jobs, &config).summary()
+        };
+        let fifo = run(QueueOrder::Submit, false);
+        let backfill = run(QueueOrder::Submit, true);
+        assert_eq!(fifo.jobs, 60);
+        assert_eq!(backfill.jobs, 60);
+        assert!(
+            backfill.avg_wait <= fifo.avg_wait,
+            "{backfill:?} vs {fifo:?}"
+        );
+        let again = run(QueueOrder::Submit, true);
+        assert_eq!(
+            (again.avg_jct, again.makespan),
+            (backfill.avg_jct, backfill.makespan)
+        );
+    }
+}
