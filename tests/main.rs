@@ -5,6 +5,7 @@
 mod api;
 mod cli;
 mod cluster;
+mod fairshare;
 mod jobs;
 mod scheduling;
 mod scheduling_scenarios;

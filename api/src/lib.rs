@@ -12,6 +12,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod fairshare;
 pub mod job_control;
 pub mod node_sync;
 pub mod openapi;
@@ -109,6 +110,13 @@ pub fn router(state: AppState) -> Router {
             get(routes::job_get).patch(job_control::job_update),
         )
         .route("/v1/jobs/{id}/hold", post(job_control::job_hold))
+        .route("/v1/jobs/{id}/priority", get(fairshare::job_priority))
+        .route("/v1/fairshare", get(fairshare::fairshare_list))
+        .route("/v1/qos", get(fairshare::qos_list))
+        .route(
+            "/v1/qos/{name}",
+            get(fairshare::qos_get).put(fairshare::qos_put),
+        )
         .route("/v1/jobs/{id}/release", post(job_control::job_release))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route(

@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::{job_control, routes};
+use crate::{fairshare, job_control, routes};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -42,6 +42,11 @@ impl Modify for BearerAuth {
         job_control::job_hold,
         job_control::job_release,
         job_control::job_update,
+        fairshare::job_priority,
+        fairshare::fairshare_list,
+        fairshare::qos_list,
+        fairshare::qos_get,
+        fairshare::qos_put,
         routes::job_output,
         routes::job_output_upload,
         routes::node_list,
@@ -54,6 +59,8 @@ impl Modify for BearerAuth {
         (name = "jobs", description = "Submit, list, show, cancel jobs and read their output"),
         (name = "nodes", description = "Nodes, and the routes their workers use"),
         (name = "partitions", description = "Partitions"),
+        (name = "fairshare", description = "Fairshare usage and factors (sshare)"),
+        (name = "qos", description = "Quality of service: priority, usage factor, limits, preemption"),
         (name = "health", description = "Liveness and readiness"),
     )
 )]

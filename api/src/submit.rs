@@ -136,7 +136,7 @@ pub async fn submit_job(
             Some(p) => ApiError::bad_field("--partition", format!("no partition named {p:?}")),
             None => ApiError::bad_field("--partition", "no default partition is configured"),
         })?;
-    let time_limit = spec.time_limit.map(|t| t as i64).or(partition.default_time);
+    let mut time_limit = spec.time_limit.map(|t| t as i64).or(partition.default_time);
     if let (Some(limit), Some(max)) = (time_limit, partition.max_time) {
         if limit > max {
             return Err(ApiError::bad_field(
@@ -150,6 +150,15 @@ pub async fn submit_job(
     }
     let request = spec.resource_request();
     check_satisfiable(pool, &partition, &request).await?;
+    let qos_name = check_qos_and_partition_limits(
+        pool,
+        user,
+        &spec,
+        &partition,
+        request.nodes,
+        &mut time_limit,
+    )
+    .await?;
     let scheduling = scheduling_options(pool, &spec).await?;
 
     let name = spec
@@ -171,7 +180,7 @@ pub async fn submit_job(
         user_name: user.to_string(),
         account: spec.account.clone(),
         partition: partition.name.clone(),
-        qos: spec.qos.clone(),
+        qos: Some(qos_name),
         num_nodes: positive_i32(request.nodes, "--nodes")?,
         num_tasks: positive_i32(request.ntasks, "--ntasks")?,
         cpus_per_task: positive_i32(request.cpus_per_task, "--cpus-per-task")?,
@@ -336,6 +345,91 @@ async fn check_satisfiable(
         }
     }
     Ok(())
+}
+
+/// Checks the QOS (`-q/--qos`, default `normal`) and the partition's limits at submission:
+/// the QOS exists and the partition allows it and the job's account, the node count is
+/// within the partition's `MaxNodes`, the time limit within the QOS's `MaxWall` (a job
+/// without one gets `MaxWall`), and the user is under `MaxSubmitJobsPerUser`. Returns the
+/// QOS name.
+async fn check_qos_and_partition_limits(
+    pool: &Pool,
+    user: &str,
+    spec: &berth_core::spec::JobSpec,
+    partition: &berth_db::partition::PartitionRow,
+    nodes: u32,
+    time_limit: &mut Option<i64>,
+) -> Result<String, ApiError> {
+    let qos_name = spec.qos.clone().unwrap_or_else(|| "normal".to_string());
+    let qos = berth_db::qos::qos_get(pool, &qos_name)
+        .await?
+        .ok_or_else(|| ApiError::bad_field("--qos", format!("no QOS named {qos_name:?}")))?;
+    if !partition.allowed_qos.is_empty() && !partition.allowed_qos.contains(&qos_name) {
+        return Err(ApiError::bad_field(
+            "--qos",
+            format!(
+                "partition {} allows QOS {} only",
+                partition.name,
+                partition.allowed_qos.join(",")
+            ),
+        ));
+    }
+    if !partition.allowed_accounts.is_empty() {
+        let account = match &spec.account {
+            Some(a) => a.clone(),
+            None => berth_db::usage::usage_default_accounts(pool)
+                .await?
+                .into_iter()
+                .find(|(u, _)| u == user)
+                .map(|(_, a)| a)
+                .unwrap_or_else(|| "root".to_string()),
+        };
+        if !partition.allowed_accounts.contains(&account) {
+            return Err(ApiError::bad_field(
+                "--account",
+                format!(
+                    "partition {} allows accounts {} only",
+                    partition.name,
+                    partition.allowed_accounts.join(",")
+                ),
+            ));
+        }
+    }
+    if let Some(max) = partition.max_nodes {
+        if i64::from(nodes) > i64::from(max) {
+            return Err(ApiError::bad_field(
+                "--nodes",
+                format!(
+                    "partition {} allows at most {max} nodes per job",
+                    partition.name
+                ),
+            ));
+        }
+    }
+    if let Some(max) = qos.max_wall {
+        match *time_limit {
+            Some(limit) if limit > max => {
+                return Err(ApiError::bad_field(
+                    "--time",
+                    format!("time limit {limit} s exceeds QOS {qos_name}'s MaxWall of {max} s"),
+                ))
+            }
+            Some(_) => {}
+            None => *time_limit = Some(max),
+        }
+    }
+    if let Some(max) = qos.max_submit_jobs_per_user {
+        let active = berth_db::qos::qos_user_active_jobs(pool, &qos_name, user).await?;
+        if active >= i64::from(max) {
+            return Err(ApiError::Conflict {
+                code: "qos_max_submit_jobs_per_user",
+                detail: format!(
+                    "QOSMaxSubmitJobPerUserLimit: {user} already has {active} jobs in QOS {qos_name} (MaxSubmitJobsPerUser={max})"
+                ),
+            });
+        }
+    }
+    Ok(qos_name)
 }
 
 #[cfg(test)]

@@ -180,6 +180,7 @@ async fn run_cluster(
         lease_ttl: Duration::from_secs(10),
         renew_interval: Duration::from_secs(2),
         cycle_interval: Duration::from_secs(2),
+        planner: berth_scheduler::planner::PlannerConfig::default(),
     };
     let stop = shutdown.clone();
     tasks.push((

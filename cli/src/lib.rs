@@ -9,6 +9,7 @@
 //! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
 //! * [`job_control`]: `hold`, `release`, `update job`.
+//! * [`fairshare`]: `share` (sshare), `priority` (sprio), `qos list|set`.
 //! * [`server`]: `berth server`'s configuration file and roles.
 //! * [`pg`]: the private PostgreSQL of `berth dev`.
 //! * [`dev`]: `berth dev`, the one-process cluster.
@@ -18,6 +19,7 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod dev;
+pub mod fairshare;
 pub mod format;
 pub mod job_control;
 pub mod pg;

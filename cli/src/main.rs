@@ -104,6 +104,26 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
+    /// Fairshare of every association (sshare).
+    Share {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Priority factors of pending jobs (sprio).
+    Priority {
+        /// Job ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// QOS: `berth qos list`, `berth qos set NAME Priority=10 MaxTRESPerUser=gres/gpu=8` (admin).
+    Qos {
+        #[command(subcommand)]
+        what: QosCommand,
+    },
     /// Change a pending job (scontrol update): `berth update job ID nice=10 timelimit=30`.
     Update {
         #[command(subcommand)]
@@ -172,6 +192,26 @@ enum UpdateCommand {
         /// The job id.
         id: i64,
         /// Assignments.
+        #[arg(required = true)]
+        assignments: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum QosCommand {
+    /// Every QOS.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a QOS or change settings of it (sacctmgr's names: Priority, UsageFactor,
+    /// MaxTRESPerUser, MaxTRESPerAccount, GrpTRES, MaxJobsPerUser, MaxSubmitJobsPerUser,
+    /// MaxWall, Preempt, PreemptMode, GraceTime, PreemptExemptTime).
+    Set {
+        /// The QOS name.
+        name: String,
+        /// key=value assignments.
         #[arg(required = true)]
         assignments: Vec<String>,
     },
@@ -314,6 +354,16 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
         Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
+        Command::Share { json } => berth::fairshare::share(&client(url, token)?, json).await,
+        Command::Priority { ids, json } => {
+            berth::fairshare::priority(&client(url, token)?, &ids, json).await
+        }
+        Command::Qos {
+            what: QosCommand::List { json },
+        } => berth::fairshare::qos_list(&client(url, token)?, json).await,
+        Command::Qos {
+            what: QosCommand::Set { name, assignments },
+        } => berth::fairshare::qos_set(&client(url, token)?, &name, &assignments).await,
         Command::Hold { ids } => berth::job_control::hold(&client(url, token)?, &ids).await,
         Command::Release { ids } => berth::job_control::release(&client(url, token)?, &ids).await,
         Command::Update {

@@ -16,11 +16,29 @@
 //! renew_interval_seconds = 2
 //! cycle_interval_seconds = 2
 //! instance_id = "sched-a"      # default: <hostname>-<pid>
+//! priority_type = "multifactor" # or "fifo" (submit order)
+//! backfill = true
+//! backfill_depth = 100
+//! priority_max_age_seconds = 604800
+//! fairshare_half_life_seconds = 604800
+//!
+//! [scheduler.priority_weights]  # Slurm's PriorityWeight*
+//! age = 1000
+//! fairshare = 10000
+//! job_size = 1000
+//! partition = 1000
+//! qos = 10000
+//!
+//! [scheduler.billing_weights]   # TRESBillingWeights, per CPU / GPU second
+//! cpu = 1
+//! gpu = 32
 //! ```
 
 use crate::shutdown::Shutdown;
 use anyhow::{anyhow, bail, Context};
 use berth_api::ApiConfig;
+use berth_core::priority::{BillingWeights, PriorityWeights};
+use berth_scheduler::planner::{PlannerConfig, QueueOrder};
 use berth_scheduler::SchedulerConfig;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -30,7 +48,7 @@ use std::time::Duration;
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8750";
 
 /// The server configuration file, as written.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ServerConfigFile {
     /// PostgreSQL URL; `DATABASE_URL` wins.
@@ -57,7 +75,7 @@ pub struct ApiSection {
 }
 
 /// `[scheduler]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulerSection {
     /// How long the leader lease lasts without renewal, seconds (default 10).
@@ -68,15 +86,66 @@ pub struct SchedulerSection {
     pub cycle_interval_seconds: u64,
     /// This scheduler's identity in the lease (default `<hostname>-<pid>`).
     pub instance_id: Option<String>,
+    /// `PriorityType`: `multifactor` (default) or `fifo` (submit order).
+    pub priority_type: PriorityType,
+    /// Backfill with reservations (default true); false is strict FIFO-blocking.
+    pub backfill: bool,
+    /// How many blocked jobs get a reservation (default 100).
+    pub backfill_depth: usize,
+    /// `PriorityMaxAge`, seconds (default 7 days): the age factor is 1 from this age on.
+    pub priority_max_age_seconds: i64,
+    /// `PriorityDecayHalfLife`, seconds (default 7 days; 0 = no decay).
+    pub fairshare_half_life_seconds: i64,
+    /// `PriorityWeight*`.
+    pub priority_weights: PriorityWeights,
+    /// `TRESBillingWeights`.
+    pub billing_weights: BillingWeights,
+}
+
+/// How the queue is ordered (Slurm's `PriorityType`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriorityType {
+    /// Multifactor priority.
+    #[default]
+    Multifactor,
+    /// Submit order.
+    Fifo,
 }
 
 impl Default for SchedulerSection {
     fn default() -> Self {
+        let planner = PlannerConfig::default();
         SchedulerSection {
             lease_ttl_seconds: 10,
             renew_interval_seconds: 2,
             cycle_interval_seconds: 2,
             instance_id: None,
+            priority_type: PriorityType::Multifactor,
+            backfill: planner.backfill,
+            backfill_depth: planner.backfill_depth,
+            priority_max_age_seconds: planner.max_age,
+            fairshare_half_life_seconds: planner.half_life,
+            priority_weights: planner.weights,
+            billing_weights: planner.billing,
+        }
+    }
+}
+
+impl SchedulerSection {
+    /// The planner configuration these settings describe.
+    pub fn planner(&self) -> PlannerConfig {
+        PlannerConfig {
+            weights: self.priority_weights,
+            max_age: self.priority_max_age_seconds,
+            order: match self.priority_type {
+                PriorityType::Multifactor => QueueOrder::Multifactor,
+                PriorityType::Fifo => QueueOrder::Submit,
+            },
+            backfill: self.backfill,
+            backfill_depth: self.backfill_depth,
+            half_life: self.fairshare_half_life_seconds,
+            billing: self.billing_weights,
         }
     }
 }
@@ -154,9 +223,39 @@ impl ServerConfig {
                 bail!("{key} must be at least 1 {from}");
             }
         }
+        for (key, value) in [
+            (
+                "scheduler.priority_max_age_seconds",
+                s.priority_max_age_seconds,
+            ),
+            (
+                "scheduler.fairshare_half_life_seconds",
+                s.fairshare_half_life_seconds,
+            ),
+        ] {
+            if value < 0 {
+                bail!("{key} must not be negative {from}");
+            }
+        }
+        let w = &s.priority_weights;
+        let b = &s.billing_weights;
+        for (key, value) in [
+            ("scheduler.priority_weights.age", w.age),
+            ("scheduler.priority_weights.fairshare", w.fairshare),
+            ("scheduler.priority_weights.job_size", w.job_size),
+            ("scheduler.priority_weights.partition", w.partition),
+            ("scheduler.priority_weights.qos", w.qos),
+            ("scheduler.billing_weights.cpu", b.cpu),
+            ("scheduler.billing_weights.gpu", b.gpu),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                bail!("{key} must be a number ≥ 0 {from}");
+            }
+        }
         if s.renew_interval_seconds >= s.lease_ttl_seconds {
             bail!("scheduler.renew_interval_seconds must be less than scheduler.lease_ttl_seconds {from}");
         }
+        let planner = s.planner();
         Ok(ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
@@ -173,6 +272,7 @@ impl ServerConfig {
                 lease_ttl: Duration::from_secs(s.lease_ttl_seconds),
                 renew_interval: Duration::from_secs(s.renew_interval_seconds),
                 cycle_interval: Duration::from_secs(s.cycle_interval_seconds),
+                planner,
             },
         })
     }

@@ -14,6 +14,7 @@
 //! * [`array`]: job array index sets (`--array`).
 //! * [`begin`]: `--begin` times.
 //! * [`scheduling`]: wire types of hold/release/update.
+//! * [`qos`]: QOS definitions, TRES limits, fairshare and priority views.
 
 pub mod array;
 pub mod auth;
@@ -22,6 +23,7 @@ pub mod duration;
 pub mod hostlist;
 pub mod pattern;
 pub mod priority;
+pub mod qos;
 pub mod resources;
 pub mod sbatch;
 pub mod scheduling;

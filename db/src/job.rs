@@ -714,3 +714,48 @@ pub async fn job_array_cancel_in_tx(
     }
     Ok(ids)
 }
+
+/// A job holding resources, as QOS limits and preemption count it.
+#[derive(Debug, Clone)]
+pub struct RunningJobRow {
+    /// The job.
+    pub id: i64,
+    /// Its user.
+    pub user_name: String,
+    /// Its account, as submitted.
+    pub account: Option<String>,
+    /// Its QOS, as submitted.
+    pub qos: Option<String>,
+    /// Tasks.
+    pub num_tasks: i32,
+    /// CPUs per task.
+    pub cpus_per_task: i32,
+    /// Nodes.
+    pub num_nodes: i32,
+    /// GPUs held over its live allocations.
+    pub gpus: i64,
+    /// Its current run.
+    pub restart_count: i32,
+    /// When its current run started.
+    pub start_time: Option<DateTime<Utc>>,
+}
+
+/// Jobs RUNNING, SUSPENDED or COMPLETING with their GPUs held, by id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_running_list(ex: impl PgExecutor<'_>) -> Result<Vec<RunningJobRow>, DbError> {
+    Ok(sqlx::query_as!(
+        RunningJobRow,
+        r#"SELECT j.id, j.user_name, j.account, j.qos, j.num_tasks, j.cpus_per_task, j.num_nodes,
+                  COALESCE((SELECT SUM(cardinality(a.gpu_indices)) FROM allocations a
+                            WHERE a.job_id = j.id AND a.run = j.restart_count
+                              AND a.released_at IS NULL), 0)::bigint AS "gpus!",
+                  j.restart_count, j.start_time
+           FROM jobs j
+           WHERE j.state IN ('RUNNING', 'SUSPENDED', 'COMPLETING')
+           ORDER BY j.id"#
+    )
+    .fetch_all(ex)
+    .await?)
+}

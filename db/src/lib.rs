@@ -10,11 +10,14 @@ pub mod allocation;
 pub mod error;
 pub mod idempotency;
 pub mod job;
+pub mod job_priority;
 pub mod lease;
 pub mod node;
 pub mod notify;
 pub mod output;
 pub mod partition;
+pub mod qos;
+pub mod usage;
 
 pub use error::DbError;
 

@@ -16,6 +16,14 @@ pub struct PartitionRow {
     pub max_time: Option<i64>,
     /// Member nodes; empty = all.
     pub nodes: Vec<String>,
+    /// `PriorityTier`: the partition factor of the multifactor priority.
+    pub priority_tier: i32,
+    /// `MaxNodes` per job.
+    pub max_nodes: Option<i32>,
+    /// `AllowAccounts`; empty = all.
+    pub allowed_accounts: Vec<String>,
+    /// `AllowQos`; empty = all.
+    pub allowed_qos: Vec<String>,
 }
 
 /// Every partition, by name.
@@ -25,7 +33,8 @@ pub struct PartitionRow {
 pub async fn partition_list(ex: impl PgExecutor<'_>) -> Result<Vec<PartitionRow>, DbError> {
     Ok(sqlx::query_as!(
         PartitionRow,
-        "SELECT name, is_default, default_time, max_time, nodes FROM partitions ORDER BY name"
+        r#"SELECT name, is_default, default_time, max_time, nodes, priority_tier, max_nodes,
+                  allowed_accounts, allowed_qos FROM partitions ORDER BY name"#
     )
     .fetch_all(ex)
     .await?)
@@ -41,7 +50,8 @@ pub async fn partition_get(
 ) -> Result<Option<PartitionRow>, DbError> {
     Ok(sqlx::query_as!(
         PartitionRow,
-        r#"SELECT name, is_default, default_time, max_time, nodes FROM partitions
+        r#"SELECT name, is_default, default_time, max_time, nodes, priority_tier, max_nodes,
+                  allowed_accounts, allowed_qos FROM partitions
            WHERE ($1::text IS NULL AND is_default) OR name = $1"#,
         name
     )

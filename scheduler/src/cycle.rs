@@ -8,13 +8,14 @@
 
 use crate::dependency::{self, Dependency, Target};
 use crate::planner::{
-    self, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig, RunningAlloc,
-    Snapshot,
+    self, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig, QosLimits,
+    RunningAlloc, RunningJob, Snapshot, TresLimits,
 };
-use crate::LEASE_ROLE;
+use crate::{fairshare, LEASE_ROLE};
 use berth_core::array::IndexSet;
+use berth_core::qos::PriorityRecord;
 use berth_db::job::JobRow;
-use berth_db::{allocation, job, lease, node, notify, partition, DbError, Pool};
+use berth_db::{allocation, job, job_priority, lease, node, notify, partition, qos, DbError, Pool};
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use tracing::instrument;
@@ -123,16 +124,46 @@ fn epoch(t: DateTime<Utc>) -> i64 {
 ///
 /// # Errors
 /// [`DbError`] from the driver.
-pub async fn load_snapshot(pool: &Pool, now: DateTime<Utc>) -> Result<Snapshot, DbError> {
+pub async fn load_snapshot(
+    pool: &Pool,
+    now: DateTime<Utc>,
+    config: &PlannerConfig,
+) -> Result<Snapshot, DbError> {
+    Ok(load_cycle_input(pool, now, config).await?.snapshot)
+}
+
+/// A snapshot and what the commit needs besides the plan: each pending job's account (for
+/// the priority record).
+pub struct CycleInput {
+    /// The planner's input.
+    pub snapshot: Snapshot,
+    /// Each pending job's fairshare association account.
+    pub accounts: HashMap<i64, String>,
+}
+
+/// Loads the snapshot and each pending job's account.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn load_cycle_input(
+    pool: &Pool,
+    now: DateTime<Utc>,
+    config: &PlannerConfig,
+) -> Result<CycleInput, DbError> {
     let nodes = node::node_list(pool).await?;
     let gpus = node::gpu_list(pool).await?;
     let live = allocation::allocation_live_list(pool).await?;
     let partitions = partition::partition_list(pool).await?;
     let pending = job::job_pending_list(pool).await?;
-    let partition_nodes: HashMap<&str, &Vec<String>> = partitions
+    let qos = qos::qos_list(pool).await?;
+    let share = fairshare::load(pool, now, config.half_life).await?;
+    let partition_by_name: HashMap<&str, &partition::PartitionRow> =
+        partitions.iter().map(|p| (p.name.as_str(), p)).collect();
+    let qos_priority: HashMap<&str, u32> = qos
         .iter()
-        .map(|p| (p.name.as_str(), &p.nodes))
+        .map(|q| (q.name.as_str(), q.priority.max(0) as u32))
         .collect();
+    let mut accounts = HashMap::new();
     let deps = Dependencies::load(pool, &pending).await?;
     let masters: Vec<i64> = pending
         .iter()
@@ -216,16 +247,20 @@ pub async fn load_snapshot(pool: &Pool, now: DateTime<Utc>) -> Result<Snapshot, 
                     max_running: j.array_max_running.map(|m| m as u32),
                 }
             });
+            let partition = partition_by_name.get(j.partition.as_str());
+            let account = share.account_of(j.account.as_deref(), &j.user_name);
+            let fairshare = share.factor(&account, &j.user_name);
+            accounts.insert(j.id, account.clone());
             PendingJob {
                 id: j.id,
                 submit_time: epoch(j.submit_time),
-                partition_nodes: partition_nodes
-                    .get(j.partition.as_str())
-                    .map(|v| (*v).clone())
-                    .unwrap_or_default(),
-                partition_tier: 1,
-                qos_priority: 0,
-                fairshare: 1.0,
+                partition_nodes: partition.map(|p| p.nodes.clone()).unwrap_or_default(),
+                partition_tier: partition.map_or(1, |p| p.priority_tier.max(0) as u32),
+                qos_priority: qos_priority
+                    .get(j.qos.as_deref().unwrap_or("normal"))
+                    .copied()
+                    .unwrap_or(0),
+                fairshare,
                 nice: j.nice,
                 adjust: j.priority_adjust,
                 nodes: j.num_nodes as u32,
@@ -239,16 +274,62 @@ pub async fn load_snapshot(pool: &Pool, now: DateTime<Utc>) -> Result<Snapshot, 
                 begin: j.begin_time.map(epoch),
                 dependency,
                 array,
+                user: j.user_name.clone(),
+                account,
+                qos: j.qos.clone().unwrap_or_else(|| "normal".to_string()),
+                cpus: (j.num_tasks.max(1) as u32).saturating_mul(j.cpus_per_task.max(1) as u32),
+                partition_max_time: partition.and_then(|p| p.max_time),
+                partition_max_nodes: partition.and_then(|p| p.max_nodes).map(|n| n.max(0) as u32),
             }
         })
         .collect();
-    Ok(Snapshot {
-        now: epoch(now),
-        nodes,
-        running,
-        pending,
-        partition_tier_max: 1,
-        qos_priority_max: 0,
+    let running_jobs = job::job_running_list(pool)
+        .await?
+        .into_iter()
+        .map(|r| RunningJob {
+            account: share.account_of(r.account.as_deref(), &r.user_name),
+            job_id: r.id,
+            user: r.user_name,
+            qos: r.qos.unwrap_or_else(|| "normal".to_string()),
+            cpus: (r.num_tasks.max(1) as u32).saturating_mul(r.cpus_per_task.max(1) as u32),
+            gpus: r.gpus.max(0) as u32,
+            nodes: r.num_nodes.max(0) as u32,
+        })
+        .collect();
+    let qos_limits = qos
+        .iter()
+        .map(|q| {
+            let tres = |v: &serde_json::Value| -> TresLimits {
+                serde_json::from_value(v.clone()).unwrap_or_default()
+            };
+            (
+                q.name.clone(),
+                QosLimits {
+                    max_tres_per_user: tres(&q.max_tres_per_user),
+                    max_tres_per_account: tres(&q.max_tres_per_account),
+                    grp_tres: tres(&q.grp_tres),
+                    max_jobs_per_user: q.max_jobs_per_user.map(|m| m.max(0) as u32),
+                    max_wall: q.max_wall,
+                },
+            )
+        })
+        .collect();
+    Ok(CycleInput {
+        snapshot: Snapshot {
+            now: epoch(now),
+            nodes,
+            running,
+            pending,
+            partition_tier_max: partitions
+                .iter()
+                .map(|p| p.priority_tier.max(0) as u32)
+                .max()
+                .unwrap_or(1),
+            qos_priority_max: qos_priority.values().copied().max().unwrap_or(0),
+            qos_limits,
+            running_jobs,
+        },
+        accounts,
     })
 }
 
@@ -263,6 +344,21 @@ pub async fn load_snapshot(pool: &Pool, now: DateTime<Utc>) -> Result<Snapshot, 
 /// [`DbError`] from the driver.
 #[instrument(skip(pool, plan), err)]
 pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbError> {
+    commit_with_priorities(pool, term, plan, &[]).await
+}
+
+/// [`commit`], also recording the priority factors of pending jobs (job id, record) whose
+/// priority changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(pool, plan, records), err)]
+pub async fn commit_with_priorities(
+    pool: &Pool,
+    term: i64,
+    plan: &Plan,
+    records: &[(i64, PriorityRecord)],
+) -> Result<Outcome, DbError> {
     let mut tx = pool.begin().await?;
     if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
         return Ok(Outcome::Deposed);
@@ -354,6 +450,14 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
         })
         .collect();
     let priorities: Vec<i64> = plan.pending.iter().map(|w| w.priority).collect();
+    if !records.is_empty() {
+        let record_ids: Vec<i64> = records.iter().map(|(id, _)| *id).collect();
+        let values: Vec<serde_json::Value> = records
+            .iter()
+            .map(|(_, r)| serde_json::to_value(r).unwrap_or_default())
+            .collect();
+        job_priority::job_priority_set(&mut *tx, &record_ids, &values).await?;
+    }
     job::job_set_pending_plan(&mut *tx, &ids, &reasons, &expected, &priorities).await?;
     tx.commit().await?;
     Ok(Outcome::Committed { started })
@@ -363,11 +467,28 @@ pub async fn commit(pool: &Pool, term: i64, plan: &Plan) -> Result<Outcome, DbEr
 ///
 /// # Errors
 /// [`DbError`] from the driver.
-pub async fn run_cycle(pool: &Pool, term: i64) -> Result<Outcome, DbError> {
-    let snapshot = load_snapshot(pool, Utc::now()).await?;
+pub async fn run_cycle(pool: &Pool, term: i64, config: &PlannerConfig) -> Result<Outcome, DbError> {
+    let now = Utc::now();
+    fairshare::charge_ended_runs(pool, now, &config.billing, config.half_life).await?;
+    let input = load_cycle_input(pool, now, config).await?;
+    let snapshot = &input.snapshot;
     if snapshot.pending.is_empty() {
         return Ok(Outcome::Committed { started: 0 });
     }
-    let plan = planner::plan(&snapshot, &PlannerConfig::default());
-    commit(pool, term, &plan).await
+    let plan = planner::plan(snapshot, config);
+    let records: Vec<(i64, PriorityRecord)> = planner::priorities(snapshot, config)
+        .into_iter()
+        .map(|(id, factors)| {
+            let account = input.accounts.get(&id).cloned().unwrap_or_default();
+            (
+                id,
+                PriorityRecord {
+                    factors,
+                    weights: config.weights,
+                    account,
+                },
+            )
+        })
+        .collect();
+    commit_with_priorities(pool, term, &plan, &records).await
 }

@@ -70,7 +70,7 @@ pub async fn run_loop(
             listener = listen(&pool).await;
         }
         if let (Some(t), true) = (term, run_cycle) {
-            match cycle::run_cycle(&pool, t).await {
+            match cycle::run_cycle(&pool, t, &config.planner).await {
                 Ok(cycle::Outcome::Committed { started }) if started > 0 => {
                     tracing::info!(term = t, started, "cycle committed");
                 }

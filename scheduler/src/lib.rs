@@ -4,6 +4,7 @@
 //!   steps down when renewal fails.
 //! * [`planner`]: the pure planner (`plan(&Snapshot) -> Plan`).
 //! * [`dependency`]: `--dependency` evaluation.
+//! * [`fairshare`]: usage charging at job end, decay, and the fairshare factors.
 //! * [`sim`]: the discrete-event trace replay through the planner.
 //! * [`trace`]: workload trace readers for the simulator.
 //! * [`cycle`]: one scheduling cycle: load a snapshot, plan, commit the plan in one
@@ -15,6 +16,7 @@
 
 pub mod cycle;
 pub mod dependency;
+pub mod fairshare;
 pub mod leadership;
 pub mod planner;
 pub mod sim;
@@ -39,6 +41,8 @@ pub struct SchedulerConfig {
     pub renew_interval: Duration,
     /// The cycle timer (cycles also run on NOTIFY).
     pub cycle_interval: Duration,
+    /// The planner's weights, backfill depth, fairshare half-life and billing weights.
+    pub planner: planner::PlannerConfig,
 }
 
 /// Errors of the scheduler role.

@@ -28,7 +28,9 @@
 //! Without backfill ([`PlannerConfig::backfill`] false, strict FIFO) nothing below the
 //! first blocked job starts.
 
-use berth_core::priority::{self, PriorityFactors, PriorityInputs, PriorityWeights};
+use berth_core::priority::{
+    self, BillingWeights, PriorityFactors, PriorityInputs, PriorityWeights,
+};
 use std::collections::{BTreeSet, HashMap};
 
 /// "Never": the end of an interval with no time limit.
@@ -56,6 +58,12 @@ pub struct PlannerConfig {
     pub backfill: bool,
     /// How many blocked jobs get a reservation (`bf_max_job_test`-like; default 100).
     pub backfill_depth: usize,
+    /// `PriorityDecayHalfLife`: fairshare usage halves every this many seconds (default 7
+    /// days; 0 = no decay). Used by the cycle that charges usage, not by [`plan`].
+    pub half_life: i64,
+    /// `TRESBillingWeights`: what a run is charged per CPU and GPU second (default a GPU
+    /// weighs 32 CPUs). Used by the cycle that charges usage, not by [`plan`].
+    pub billing: BillingWeights,
 }
 
 impl Default for PlannerConfig {
@@ -66,6 +74,8 @@ impl Default for PlannerConfig {
             order: QueueOrder::Multifactor,
             backfill: true,
             backfill_depth: 100,
+            half_life: priority::DEFAULT_HALF_LIFE,
+            billing: BillingWeights::default(),
         }
     }
 }
@@ -168,6 +178,55 @@ pub struct PendingJob {
     pub dependency: DependencyState,
     /// For an array: the tasks not started yet.
     pub array: Option<ArrayTasks>,
+    /// Its user (for QOS limits).
+    pub user: String,
+    /// Its fairshare association's account (for QOS limits).
+    pub account: String,
+    /// Its QOS (`normal` when it named none).
+    pub qos: String,
+    /// CPUs it asks for in total.
+    pub cpus: u32,
+    /// Its partition's `MaxTime`, seconds.
+    pub partition_max_time: Option<i64>,
+    /// Its partition's `MaxNodes`.
+    pub partition_max_nodes: Option<u32>,
+}
+
+/// A TRES limit set as the planner reads it (see [`berth_core::qos::TresLimits`]).
+pub use berth_core::qos::TresLimits;
+
+/// The limits of a QOS.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QosLimits {
+    /// `MaxTRESPerUser`.
+    pub max_tres_per_user: TresLimits,
+    /// `MaxTRESPerAccount`.
+    pub max_tres_per_account: TresLimits,
+    /// `GrpTRES`.
+    pub grp_tres: TresLimits,
+    /// `MaxJobsPerUser`.
+    pub max_jobs_per_user: Option<u32>,
+    /// `MaxWall`, seconds.
+    pub max_wall: Option<i64>,
+}
+
+/// A running job as limits (and preemption) count it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RunningJob {
+    /// The job.
+    pub job_id: i64,
+    /// Its user.
+    pub user: String,
+    /// Its account.
+    pub account: String,
+    /// Its QOS.
+    pub qos: String,
+    /// CPUs.
+    pub cpus: u32,
+    /// GPUs over all its nodes.
+    pub gpus: u32,
+    /// Nodes.
+    pub nodes: u32,
 }
 
 /// The planner's input.
@@ -187,6 +246,106 @@ pub struct Snapshot {
     /// The highest QOS priority of the cluster (normalizes the QOS factor; the pending
     /// jobs' highest when larger).
     pub qos_priority_max: u32,
+    /// Limits by QOS name (a QOS missing here has none).
+    pub qos_limits: HashMap<String, QosLimits>,
+    /// Running jobs, as QOS limits count them.
+    pub running_jobs: Vec<RunningJob>,
+}
+
+/// What the running jobs (and the starts of this pass) hold, per user, account and QOS.
+#[derive(Debug, Default)]
+struct Tally {
+    /// (qos, user) → (jobs, cpus, gpus, nodes).
+    user: HashMap<(String, String), [u64; 4]>,
+    /// (qos, account) → (jobs, cpus, gpus, nodes).
+    account: HashMap<(String, String), [u64; 4]>,
+    /// qos → (jobs, cpus, gpus, nodes).
+    group: HashMap<String, [u64; 4]>,
+}
+
+impl Tally {
+    fn add(&mut self, qos: &str, user: &str, account: &str, cpus: u32, gpus: u32, nodes: u32) {
+        let v = [1, u64::from(cpus), u64::from(gpus), u64::from(nodes)];
+        for slot in [
+            self.user
+                .entry((qos.to_string(), user.to_string()))
+                .or_default(),
+            self.account
+                .entry((qos.to_string(), account.to_string()))
+                .or_default(),
+            self.group.entry(qos.to_string()).or_default(),
+        ] {
+            for (a, b) in slot.iter_mut().zip(v) {
+                *a += b;
+            }
+        }
+    }
+
+    /// The Slurm reason a start of `job` would break a limit of its QOS with, if any.
+    fn blocks(&self, job: &PendingJob, limits: &QosLimits) -> Option<&'static str> {
+        let need = [
+            1u64,
+            u64::from(job.cpus),
+            u64::from(job.nodes.saturating_mul(job.gpus_per_node)),
+            u64::from(job.nodes),
+        ];
+        let zero = [0u64; 4];
+        let user = self
+            .user
+            .get(&(job.qos.clone(), job.user.clone()))
+            .unwrap_or(&zero);
+        let account = self
+            .account
+            .get(&(job.qos.clone(), job.account.clone()))
+            .unwrap_or(&zero);
+        let group = self.group.get(&job.qos).unwrap_or(&zero);
+        let over = |have: &[u64; 4], i: usize, max: Option<u64>| {
+            max.is_some_and(|m| have[i] + need[i] > m)
+        };
+        if limits
+            .max_jobs_per_user
+            .is_some_and(|m| user[0] + 1 > u64::from(m))
+        {
+            return Some("QOSMaxJobsPerUserLimit");
+        }
+        let checks: [(&[u64; 4], &TresLimits, [&'static str; 3]); 3] = [
+            (
+                user,
+                &limits.max_tres_per_user,
+                [
+                    "QOSMaxCpuPerUserLimit",
+                    "QOSMaxGRESPerUser",
+                    "QOSMaxNodePerUserLimit",
+                ],
+            ),
+            (
+                account,
+                &limits.max_tres_per_account,
+                [
+                    "QOSMaxCpuPerAccountLimit",
+                    "QOSMaxGRESPerAccount",
+                    "QOSMaxNodePerAccountLimit",
+                ],
+            ),
+            (
+                group,
+                &limits.grp_tres,
+                ["QOSGrpCpuLimit", "QOSGrpGRES", "QOSGrpNodeLimit"],
+            ),
+        ];
+        for (have, tres, reasons) in checks {
+            if over(have, 1, tres.cpu) {
+                return Some(reasons[0]);
+            }
+            if over(have, 2, tres.gpu) {
+                return Some(reasons[1]);
+            }
+            if over(have, 3, tres.node) {
+                return Some(reasons[2]);
+            }
+        }
+        None
+    }
 }
 
 /// One node's share of a start or reservation.
@@ -543,6 +702,11 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         QueueOrder::Submit => order.sort_by_key(|j| (j.submit_time, j.id)),
     }
     let mut timeline = Timeline::new(snapshot);
+    let mut tally = Tally::default();
+    for r in &snapshot.running_jobs {
+        tally.add(&r.qos, &r.user, &r.account, r.cpus, r.gpus, r.nodes);
+    }
+    let no_limits = QosLimits::default();
     let mut out = Plan::default();
     let mut reserved = 0usize;
     let mut fifo_blocked = false;
@@ -576,6 +740,25 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
                 wait!("DependencyNeverSatisfied", None);
                 continue;
             }
+        }
+        let limits = snapshot.qos_limits.get(&job.qos).unwrap_or(&no_limits);
+        if job
+            .partition_max_time
+            .is_some_and(|m| job.time_limit.is_none_or(|t| t > m))
+        {
+            wait!("PartitionTimeLimit", None);
+            continue;
+        }
+        if job.partition_max_nodes.is_some_and(|m| job.nodes > m) {
+            wait!("PartitionNodeLimit", None);
+            continue;
+        }
+        if limits
+            .max_wall
+            .is_some_and(|m| job.time_limit.is_none_or(|t| t > m))
+        {
+            wait!("QOSMaxWallDurationPerJobLimit", None);
+            continue;
         }
         let members = snapshot
             .nodes
@@ -611,10 +794,23 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         }
         let mut started = 0u64;
         let mut blocked = false;
+        let mut limited = None;
         for task in tasks.iter().take(room.min(tasks.len() as u64) as usize) {
+            if let Some(reason) = tally.blocks(job, limits) {
+                limited = Some(reason);
+                break;
+            }
             match timeline.place(&cands, job, now, true, true) {
                 Some(chosen) => {
                     timeline.hold(&chosen, job, now, false);
+                    tally.add(
+                        &job.qos,
+                        &job.user,
+                        &job.account,
+                        job.cpus,
+                        job.nodes.saturating_mul(job.gpus_per_node),
+                        job.nodes,
+                    );
                     out.starts.push(Start {
                         job_id: job.id,
                         array_task_id: *task,
@@ -634,6 +830,12 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
             if started >= a.remaining {
                 continue;
             }
+        }
+        if let Some(reason) = limited {
+            wait!(reason, None);
+            continue;
+        }
+        if job.array.is_some() {
             if !blocked {
                 if started >= room {
                     wait!("JobArrayTaskLimit", None);

@@ -651,3 +651,173 @@ proptest! {
         }
     }
 }
+
+fn qjob(id: i64, user: &str, gpus: u32) -> PendingJob {
+    PendingJob {
+        user: user.into(),
+        account: "physics".into(),
+        qos: "normal".into(),
+        cpus: 1,
+        submit_time: id,
+        ..job(id, 1, gpus)
+    }
+}
+
+/// MaxTRESPerUser=gres/gpu=8: alice's third 4-GPU job waits with QOSMaxGRESPerUser (no
+/// reservation) while bob's job still starts; running jobs count towards the limit.
+#[test]
+fn qos_max_gres_per_user_holds_back_the_job_over_the_limit() {
+    let mut s = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8), node(2, 8)],
+        ..Default::default()
+    };
+    s.qos_limits.insert(
+        "normal".into(),
+        QosLimits {
+            max_tres_per_user: TresLimits {
+                gpu: Some(8),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    s.pending = vec![
+        qjob(1, "alice", 4),
+        qjob(2, "alice", 4),
+        qjob(3, "alice", 4),
+        qjob(4, "bob", 4),
+    ];
+    let p = plan(&s, &PlannerConfig::default());
+    let started: BTreeSet<i64> = p.starts.iter().map(|x| x.job_id).collect();
+    assert_eq!(started, BTreeSet::from([1, 2, 4]));
+    let w = p.waiting(3).unwrap();
+    assert_eq!(w.reason, "QOSMaxGRESPerUser");
+    assert_eq!(w.expected_start, None);
+    assert!(p.reservations.is_empty());
+
+    // The same limit counts what alice already runs.
+    s.running_jobs = vec![RunningJob {
+        job_id: 9,
+        user: "alice".into(),
+        account: "physics".into(),
+        qos: "normal".into(),
+        cpus: 1,
+        gpus: 8,
+        nodes: 1,
+    }];
+    s.running = vec![busy(9, 1, 0..8, 5000)];
+    let p = plan(&s, &PlannerConfig::default());
+    let started: Vec<i64> = p.starts.iter().map(|x| x.job_id).collect();
+    assert_eq!(started, vec![4]);
+    assert_eq!(p.waiting(1).unwrap().reason, "QOSMaxGRESPerUser");
+}
+
+/// GrpTRES, MaxJobsPerUser, MaxTRESPerAccount, MaxWall and the partition's MaxTime and
+/// MaxNodes each leave a job pending with Slurm's reason.
+#[test]
+fn qos_and_partition_limits_give_slurm_reasons() {
+    let base = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8), node(2, 8), node(3, 8)],
+        pending: vec![qjob(1, "alice", 4), qjob(2, "bob", 4)],
+        ..Default::default()
+    };
+    let reason_of_2 = |limits: QosLimits| {
+        let mut s = base.clone();
+        s.qos_limits.insert("normal".into(), limits);
+        let p = plan(&s, &PlannerConfig::default());
+        assert_eq!(p.starts[0].job_id, 1);
+        p.waiting(2).map(|w| w.reason.clone())
+    };
+    let gpus = |n| TresLimits {
+        gpu: Some(n),
+        ..Default::default()
+    };
+    assert_eq!(
+        reason_of_2(QosLimits {
+            grp_tres: gpus(6),
+            ..Default::default()
+        })
+        .as_deref(),
+        Some("QOSGrpGRES")
+    );
+    assert_eq!(
+        reason_of_2(QosLimits {
+            max_tres_per_account: gpus(4),
+            ..Default::default()
+        })
+        .as_deref(),
+        Some("QOSMaxGRESPerAccount")
+    );
+    assert_eq!(reason_of_2(QosLimits::default()), None);
+
+    let mut s = base.clone();
+    s.pending[1].user = "alice".into();
+    s.qos_limits.insert(
+        "normal".into(),
+        QosLimits {
+            max_jobs_per_user: Some(1),
+            ..Default::default()
+        },
+    );
+    let p = plan(&s, &PlannerConfig::default());
+    assert_eq!(p.waiting(2).unwrap().reason, "QOSMaxJobsPerUserLimit");
+
+    let mut s = base.clone();
+    s.qos_limits.insert(
+        "normal".into(),
+        QosLimits {
+            max_wall: Some(600),
+            ..Default::default()
+        },
+    );
+    s.pending[0].time_limit = Some(600);
+    let p = plan(&s, &PlannerConfig::default());
+    assert_eq!(p.starts.len(), 1);
+    assert_eq!(
+        p.waiting(2).unwrap().reason,
+        "QOSMaxWallDurationPerJobLimit"
+    );
+
+    let mut s = base.clone();
+    s.pending[0].partition_max_time = Some(60);
+    s.pending[1].partition_max_nodes = Some(1);
+    s.pending[1].nodes = 2;
+    let p = plan(&s, &PlannerConfig::default());
+    assert!(p.starts.is_empty());
+    assert_eq!(p.waiting(1).unwrap().reason, "PartitionTimeLimit");
+    assert_eq!(p.waiting(2).unwrap().reason, "PartitionNodeLimit");
+}
+
+/// An array's tasks stop at the QOS limit: the rest wait with the limit's reason.
+#[test]
+fn array_tasks_respect_qos_limits() {
+    let mut s = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8)],
+        ..Default::default()
+    };
+    s.qos_limits.insert(
+        "normal".into(),
+        QosLimits {
+            max_tres_per_user: TresLimits {
+                gpu: Some(3),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+    );
+    s.pending = vec![PendingJob {
+        array: Some(ArrayTasks {
+            ready: (0..8).collect(),
+            remaining: 8,
+            running: 0,
+            max_running: None,
+        }),
+        ..qjob(1, "alice", 1)
+    }];
+    let p = plan(&s, &PlannerConfig::default());
+    assert_eq!(p.starts.len(), 3);
+    assert_eq!(p.waiting(1).unwrap().reason, "QOSMaxGRESPerUser");
+}

@@ -1,0 +1,142 @@
+//! Fairshare in the running scheduler: charging ended job runs and reading every
+//! association's fairshare factor.
+//!
+//! * **Charging** (a reconciler): each cycle looks for job runs whose allocations are all
+//!   released and that have no charge yet, and charges each once
+//!   (`elapsed × Σ TRES × billing weight × QOS usage factor`, see
+//!   [`berth_core::priority`]) to its association (the job's account, else its user's
+//!   default account, else `root`). The ledger's primary key makes a second charge of a
+//!   run impossible, so a cycle that fails half-way, or two leaders, charge nothing twice.
+//! * **Decay**: stored usage is decayed to now (with the configured half-life) when it is
+//!   charged, by a reconciler for rows older than a minute, and exactly to `now` when
+//!   read here.
+//! * **Factor**: Slurm's classic `2^(−U/S)` over the account tree
+//!   ([`berth_core::priority::fairshare_table`]).
+
+use berth_core::priority::{self, BillingWeights, FairshareRow, ShareAccount};
+use berth_db::usage::{self, Charge};
+use berth_db::{DbError, Pool};
+use chrono::{DateTime, Utc};
+use std::collections::HashMap;
+use tracing::instrument;
+
+/// The most runs charged per cycle.
+const CHARGE_BATCH: i64 = 1000;
+
+/// The decay reconciler leaves rows younger than this alone, seconds.
+const DECAY_EVERY: i64 = 60;
+
+/// Charges every ended, uncharged run (up to a batch per call) and decays stale usage
+/// rows. Returns how many runs were charged.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(pool, billing), err)]
+pub async fn charge_ended_runs(
+    pool: &Pool,
+    now: DateTime<Utc>,
+    billing: &BillingWeights,
+    half_life: i64,
+) -> Result<usize, DbError> {
+    let runs = usage::usage_uncharged_runs(pool, now, CHARGE_BATCH).await?;
+    let mut charged = 0;
+    if !runs.is_empty() {
+        let mut tx = pool.begin().await?;
+        for r in &runs {
+            let bill = priority::billing(billing, r.cpus.max(0) as u64, r.gpus.max(0) as u64);
+            let charge = Charge {
+                job_id: r.job_id,
+                run: r.run,
+                account: r.account.clone(),
+                user_name: r.user_name.clone(),
+                elapsed: r.elapsed,
+                billing: bill,
+                usage_factor: r.usage_factor,
+                amount: priority::charge(r.elapsed, bill, r.usage_factor),
+            };
+            if usage::usage_charge_in_tx(&mut tx, &charge, r.ended, half_life).await? {
+                charged += 1;
+                tracing::debug!(
+                    job.id = r.job_id,
+                    run = r.run,
+                    amount = charge.amount,
+                    "usage charged"
+                );
+            }
+        }
+        tx.commit().await?;
+    }
+    usage::usage_decay(pool, now, half_life, DECAY_EVERY).await?;
+    Ok(charged)
+}
+
+/// Every association's fairshare as of `now`, and each user's default account.
+#[derive(Debug, Clone, Default)]
+pub struct Fairshare {
+    /// The table, as sshare shows it.
+    pub rows: Vec<FairshareRow>,
+    factors: HashMap<(String, String), f64>,
+    default_accounts: HashMap<String, String>,
+}
+
+impl Fairshare {
+    /// The account a job is charged to: its own, else its user's default, else `root`.
+    pub fn account_of(&self, account: Option<&str>, user: &str) -> String {
+        account
+            .map(str::to_string)
+            .or_else(|| self.default_accounts.get(user).cloned())
+            .unwrap_or_else(|| "root".to_string())
+    }
+
+    /// The fairshare factor of an association (1 for one never seen).
+    pub fn factor(&self, account: &str, user: &str) -> f64 {
+        self.factors
+            .get(&(account.to_string(), user.to_string()))
+            .copied()
+            .unwrap_or(1.0)
+    }
+}
+
+/// Reads usage, the account tree and the associations, decays usage to `now` and computes
+/// every association's factor.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn load(pool: &Pool, now: DateTime<Utc>, half_life: i64) -> Result<Fairshare, DbError> {
+    let accounts: Vec<ShareAccount> = usage::usage_account_tree(pool)
+        .await?
+        .into_iter()
+        .map(|a| ShareAccount {
+            name: a.name,
+            parent: a.parent,
+            shares: a.shares.max(0) as u32,
+        })
+        .collect();
+    let rows: Vec<(String, String, f64)> = usage::usage_list(pool)
+        .await?
+        .into_iter()
+        .map(|u| {
+            let age = (now - u.updated_at).num_seconds();
+            (
+                u.account,
+                u.user_name,
+                priority::decay(u.raw_usage, age, half_life),
+            )
+        })
+        .collect();
+    let associations = usage::usage_associations(pool).await?;
+    let default_accounts = usage::usage_default_accounts(pool)
+        .await?
+        .into_iter()
+        .collect();
+    let table = priority::fairshare_table(&accounts, &rows, &associations);
+    let factors = table
+        .iter()
+        .map(|r| ((r.account.clone(), r.user.clone()), r.fairshare))
+        .collect();
+    Ok(Fairshare {
+        rows: table,
+        factors,
+        default_accounts,
+    })
+}
