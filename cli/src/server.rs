@@ -497,4 +497,27 @@ instance_id = "sched-a"
             .unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
         }
     }
+
+    #[test]
+    fn scheduling_policy_settings_reach_the_planner() {
+        let text = "database_url = \"postgres://x/y\"\n[scheduler]\nbackfill_depth = 7\nfairshare_half_life_seconds = 86400\npriority_type = \"fifo\"\n[scheduler.priority_weights]\nfairshare = 5\n[scheduler.billing_weights]\ngpu = 64\n";
+        let file = parse_server_config(text, Path::new("b.toml")).unwrap();
+        let config =
+            ServerConfig::resolve(file, Some(Path::new("b.toml")), |_| None, None).unwrap();
+        let p = &config.scheduler.planner;
+        assert_eq!(p.backfill_depth, 7);
+        assert_eq!(p.half_life, 86400);
+        assert_eq!(p.order, QueueOrder::Submit);
+        assert_eq!(p.weights.fairshare, 5.0);
+        assert_eq!(p.weights.age, 1000.0);
+        assert_eq!(p.billing.gpu, 64.0);
+        assert_eq!(p.billing.cpu, 1.0);
+
+        let bad = "database_url = \"postgres://x/y\"\n[scheduler.billing_weights]\ngpu = -1\n";
+        let file = parse_server_config(bad, Path::new("b.toml")).unwrap();
+        let err = ServerConfig::resolve(file, Some(Path::new("b.toml")), |_| None, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("scheduler.billing_weights.gpu"), "{err}");
+    }
 }
