@@ -19,6 +19,10 @@ pub struct Options {
     pub schedulers: usize,
 }
 
+/// The api's `[api]` configuration section in tests: rate limits off (see
+/// [`TestCluster::start_with_api_config`]).
+pub const TEST_API_CONFIG: &str = "rate_limit_per_token = 0\nrate_limit_per_address = 0\n";
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -78,6 +82,11 @@ pub fn berth_bin() -> &'static str {
 
 impl TestCluster {
     pub async fn start(options: Options) -> TestCluster {
+        Self::start_with_api_config(options, TEST_API_CONFIG).await
+    }
+
+    /// Starts a cluster whose api reads `api_config` as its `[api]` section.
+    pub async fn start_with_api_config(options: Options, api_config: &str) -> TestCluster {
         let base_url = base_database_url();
         let db_name = format!("berth_e2e_{}", uuid_like());
         let admin = sqlx::PgPool::connect(&base_url).await.expect(
@@ -95,7 +104,10 @@ impl TestCluster {
         let config = dir.join("berth.toml");
         std::fs::write(
             &config,
-            "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n",
+            format!(
+                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n[api]\n{}",
+                api_config
+            ),
         )
         .unwrap();
         let port = free_port();
@@ -306,6 +318,36 @@ impl TestCluster {
             .text()
             .await
             .unwrap()
+    }
+
+    /// A JWT for `user` with `role`, signed with the cluster's secret, valid for an hour.
+    pub fn token_for(&self, user: &str, role: Role) -> String {
+        berth_api::mint_token(SECRET, user, role, 3600)
+    }
+
+    /// Sends `method path` with `token` (none when `None`) and an optional JSON body;
+    /// returns the status and the body as JSON (`Null` when empty or not JSON).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+        )
     }
 
     /// A direct connection to the cluster's database, for checks users cannot make.

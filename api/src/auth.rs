@@ -1,23 +1,43 @@
-//! Bearer-token authentication: HS256 JWTs with Berth's issuer and audience, an explicit
-//! algorithm allow-list and a small leeway.
+//! Bearer-token authentication and the caller's rights.
+//!
+//! Two kinds of bearer token are accepted:
+//! * JWTs signed with Berth's HS256 secret: an explicit algorithm allow-list (so `alg: none`
+//!   and algorithm confusion are refused), `iss`, `aud`, `exp` and `nbf` checked with a
+//!   small leeway;
+//! * API tokens (`berth_…`), stored as SHA-256 hashes in `api_tokens`, scoped (read-only,
+//!   submit, admin), expiring and revocable; each use records its time.
+//!
+//! What a caller may see beyond their own jobs (the accounts they coordinate) is looked up
+//! from the memberships when a handler needs it.
 
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
+use axum::http::Method;
 use berth_core::auth::{Claims, Role, AUDIENCE, ISSUER};
+use berth_core::identity::{TokenScope, UserRole};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex};
 
 /// Seconds of clock skew tolerated on `exp`/`nbf`.
 pub const LEEWAY_SECONDS: u64 = 30;
 
-/// Who is calling: the verified claims of the bearer token.
+/// The prefix that tells API tokens from JWTs.
+pub const API_TOKEN_PREFIX: &str = "berth_";
+
+/// Who is calling: the verified identity behind the bearer token.
 #[derive(Debug, Clone)]
 pub struct Caller {
     /// The user (or node) name.
     pub name: String,
     /// The role.
     pub role: Role,
+    /// The API token used, when the caller used one.
+    pub token_id: Option<i64>,
+    /// The API token's scope, when the caller used one.
+    pub scope: Option<TokenScope>,
 }
 
 impl Caller {
@@ -27,6 +47,9 @@ impl Caller {
     }
 
     /// Refuses node tokens on user routes.
+    ///
+    /// # Errors
+    /// 403 for a node token.
     pub fn require_person(&self) -> Result<(), ApiError> {
         if self.role == Role::Node {
             return Err(ApiError::Forbidden(
@@ -36,8 +59,37 @@ impl Caller {
         Ok(())
     }
 
+    /// Allows admins and operators only.
+    ///
+    /// # Errors
+    /// 403 for anyone else.
+    pub fn require_staff(&self) -> Result<(), ApiError> {
+        if self.sees_all_jobs() {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(
+                "this needs the admin or operator role".into(),
+            ))
+        }
+    }
+
+    /// Allows admins only.
+    ///
+    /// # Errors
+    /// 403 for anyone else.
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        if self.role == Role::Admin {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden("this needs the admin role".into()))
+        }
+    }
+
     /// Allows node tokens (and admins) on the node routes; a node token names its node
     /// (`node:<name>`) or any node (`node:*`).
+    ///
+    /// # Errors
+    /// 403 for anyone else.
     pub fn require_node(&self, node: &str) -> Result<(), ApiError> {
         match self.role {
             Role::Admin => Ok(()),
@@ -46,6 +98,18 @@ impl Caller {
                 "not allowed to act as node {node}"
             ))),
         }
+    }
+
+    /// The accounts whose jobs this caller sees besides their own: those they coordinate
+    /// and their sub-accounts (empty for admins and operators, who see everything).
+    ///
+    /// # Errors
+    /// 503 when the database is unreachable.
+    pub async fn coordinated_accounts(&self, state: &AppState) -> Result<Vec<String>, ApiError> {
+        if self.sees_all_jobs() || self.role == Role::Node {
+            return Ok(Vec::new());
+        }
+        Ok(berth_db::membership::membership_coordinated_accounts(&state.pool, &self.name).await?)
     }
 }
 
@@ -75,7 +139,8 @@ impl Keys {
     /// Verifies a token.
     ///
     /// # Errors
-    /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience …).
+    /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience …),
+    /// never quoting the token.
     pub fn verify(&self, token: &str) -> Result<Claims, ApiError> {
         jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
             .map(|data| data.claims)
@@ -103,6 +168,56 @@ pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> Stri
     .expect("HS256 signing with an in-memory key cannot fail")
 }
 
+/// The SHA-256 of an API token, lower-case hex: what `api_tokens` stores.
+pub fn api_token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A new API token: [`API_TOKEN_PREFIX`] and 43 characters of base62 (256 bits).
+pub fn api_token_generate() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let body: String = (0..43)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("{API_TOKEN_PREFIX}{body}")
+}
+
+/// Where the caller's identity is left for the audit middleware (set in the request's
+/// extensions by the middleware, filled by the [`Caller`] extractor).
+#[derive(Debug, Clone, Default)]
+pub struct AuditSlot(pub Arc<Mutex<Option<Caller>>>);
+
+/// Whether an API token of `scope` may make this request: `read-only` reads only,
+/// `submit` also submits and cancels jobs, `admin` is limited by the owner's role alone.
+fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
+    let read = matches!(*method, Method::GET | Method::HEAD);
+    match scope {
+        TokenScope::ReadOnly => read,
+        TokenScope::Submit => read || path == "/v1/jobs" || path.starts_with("/v1/jobs/"),
+        TokenScope::Admin => true,
+    }
+}
+
+async fn api_token_caller(state: &AppState, token: &str) -> Result<Caller, ApiError> {
+    let row =
+        berth_db::api_token::api_token_use(&state.pool, &api_token_hash(token), chrono::Utc::now())
+            .await?
+            .ok_or_else(|| {
+                ApiError::Unauthorized("unknown, expired or revoked API token".into())
+            })?;
+    let role = UserRole::parse(&row.role)
+        .map(Role::from)
+        .ok_or_else(|| ApiError::Unauthorized("API token with an unknown role".into()))?;
+    Ok(Caller {
+        name: row.user_name,
+        role,
+        token_id: Some(row.id),
+        scope: TokenScope::parse(&row.scope),
+    })
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
@@ -118,13 +233,63 @@ impl FromRequestParts<AppState> for Caller {
                 v.strip_prefix("Bearer ")
                     .or_else(|| v.strip_prefix("bearer "))
             })
+            .map(str::trim)
             .ok_or_else(|| {
                 ApiError::Unauthorized("expected `Authorization: Bearer <token>`".into())
             })?;
-        let claims = state.keys.verify(token.trim())?;
-        Ok(Caller {
-            name: claims.sub,
-            role: claims.role,
-        })
+        let caller = if token.starts_with(API_TOKEN_PREFIX) {
+            api_token_caller(state, token).await?
+        } else {
+            let claims = state.keys.verify(token)?;
+            Caller {
+                name: claims.sub,
+                role: claims.role,
+                token_id: None,
+                scope: None,
+            }
+        };
+        if let Some(slot) = parts.extensions.get::<AuditSlot>() {
+            if let Ok(mut slot) = slot.0.lock() {
+                *slot = Some(caller.clone());
+            }
+        }
+        if let Some(scope) = caller.scope {
+            if !scope_allows(scope, &parts.method, parts.uri.path()) {
+                return Err(ApiError::Forbidden(format!(
+                    "this API token's scope ({}) does not allow {} {}",
+                    scope.as_str(),
+                    parts.method,
+                    parts.uri.path()
+                )));
+            }
+        }
+        Ok(caller)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes() {
+        use TokenScope::*;
+        assert!(scope_allows(ReadOnly, &Method::GET, "/v1/jobs"));
+        assert!(!scope_allows(ReadOnly, &Method::POST, "/v1/jobs"));
+        assert!(scope_allows(Submit, &Method::POST, "/v1/jobs"));
+        assert!(scope_allows(Submit, &Method::POST, "/v1/jobs/3/cancel"));
+        assert!(!scope_allows(Submit, &Method::POST, "/v1/tokens"));
+        assert!(!scope_allows(Submit, &Method::POST, "/v1/jobsx"));
+        assert!(scope_allows(Admin, &Method::DELETE, "/v1/users/bob"));
+    }
+
+    #[test]
+    fn generated_tokens_are_distinct_and_hash_to_64_hex() {
+        let a = api_token_generate();
+        let b = api_token_generate();
+        assert!(a.starts_with(API_TOKEN_PREFIX) && a.len() == 49);
+        assert_ne!(a, b);
+        assert_eq!(api_token_hash(&a).len(), 64);
+        assert_ne!(api_token_hash(&a), api_token_hash(&b));
     }
 }

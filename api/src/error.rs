@@ -49,6 +49,24 @@ pub enum ApiError {
         /// The field or option.
         field: Option<String>,
     },
+    /// 429: too many requests from this token or address; retry after `retry_after`
+    /// seconds.
+    #[error("too many requests from {what}; retry after {retry_after} s")]
+    TooManyRequests {
+        /// Seconds until a request would be accepted.
+        retry_after: u64,
+        /// Which limit (`this token`, `this address`).
+        what: &'static str,
+    },
+    /// 431: the request headers are larger than the limit.
+    #[error("request headers larger than {limit} bytes")]
+    HeadersTooLarge {
+        /// The limit, bytes.
+        limit: usize,
+    },
+    /// 503: the request took longer than the api's request timeout.
+    #[error("the request timed out")]
+    Timeout,
     /// 503: the database is unreachable or the pool exhausted.
     #[error("service unavailable")]
     Unavailable(#[source] DbError),
@@ -79,6 +97,21 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unsatisfiable",
                 "Request cannot be satisfied",
+            ),
+            ApiError::TooManyRequests { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "Too many requests",
+            ),
+            ApiError::HeadersTooLarge { .. } => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+                "Request headers too large",
+            ),
+            ApiError::Timeout => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                "Request timed out",
             ),
             ApiError::Unavailable(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -146,6 +179,11 @@ impl IntoResponse for ApiError {
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let ApiError::TooManyRequests { retry_after, .. } = &self {
+            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()

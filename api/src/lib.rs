@@ -5,16 +5,24 @@
 //!   routes, `/healthz`, `/readyz`);
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
-//! * [`auth`]: bearer JWT verification and minting;
+//! * [`auth`]: bearer JWT and API-token verification, JWT minting, the caller's rights;
+//! * [`identity`]: users, accounts and memberships;
+//! * [`tokens`]: API tokens for CI;
+//! * [`audit`]: the audit log of state-changing calls;
+//! * [`limits`]: rate, size and time limits;
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
 
+pub mod audit;
 pub mod auth;
 pub mod error;
+pub mod identity;
+pub mod limits;
 pub mod node_sync;
 pub mod openapi;
 pub mod routes;
 pub mod submit;
+pub mod tokens;
 pub mod views;
 
 pub use auth::mint_token;
@@ -23,7 +31,7 @@ use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use std::future::Future;
 use std::time::Duration;
@@ -40,6 +48,8 @@ pub struct ApiConfig {
     pub jwt_secret: String,
     /// The most connections to hold open to PostgreSQL.
     pub max_connections: u32,
+    /// Rate, size and time limits.
+    pub limits: limits::Limits,
 }
 
 /// Errors starting or running the api.
@@ -65,6 +75,8 @@ pub struct AppState {
     pub keys: auth::Keys,
     /// Node names from `NOTIFY berth_node`, waking long polls (`*` wakes every poll).
     pub node_events: broadcast::Sender<String>,
+    /// Per-token and per-address rate limiters, with the other limits.
+    pub limiters: limits::RateLimiters,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -97,6 +109,7 @@ async fn problem_request_id(request: Request, next: Next) -> Response {
 
 /// The router with every route and layer.
 pub fn router(state: AppState) -> Router {
+    let max_body_bytes = state.limiters.limits().max_body_bytes;
     Router::new()
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
@@ -112,11 +125,42 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/nodes/register", post(routes::node_register))
         .route("/v1/nodes/{name}/sync", post(routes::node_sync))
         .route("/v1/partitions", get(routes::partition_list))
+        .route(
+            "/v1/users",
+            post(identity::user_create).get(identity::user_list),
+        )
+        .route(
+            "/v1/users/{name}",
+            get(identity::user_get).delete(identity::user_delete),
+        )
+        .route(
+            "/v1/accounts",
+            post(identity::account_create).get(identity::account_list),
+        )
+        .route("/v1/accounts/{name}", delete(identity::account_delete))
+        .route(
+            "/v1/accounts/{name}/users/{user}",
+            put(identity::membership_set).delete(identity::membership_delete),
+        )
+        .route(
+            "/v1/tokens",
+            post(tokens::token_create).get(tokens::token_list),
+        )
+        .route("/v1/tokens/{id}", delete(tokens::token_revoke))
+        .route("/v1/audit", get(audit::audit_list))
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            audit::record,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::protect,
+        ))
         .with_state(state)
         .layer(axum::middleware::from_fn(problem_request_id))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(
-            8 * 1024 * 1024,
+            max_body_bytes,
         ))
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
@@ -161,10 +205,21 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         .map_err(ServeError::Migrate)?;
     let (node_events, _) = broadcast::channel(1024);
     tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
+    let limiters = limits::RateLimiters::new(config.limits.clone());
+    tokio::spawn({
+        let limiters = limiters.clone();
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                limiters.shrink();
+            }
+        }
+    });
     Ok(AppState {
         pool,
         keys: auth::Keys::from_secret(&config.jwt_secret),
         node_events,
+        limiters,
     })
 }
 
@@ -180,10 +235,13 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     let state = state(&config).await?;
     tracing::info!(addr = ?listener.local_addr().ok(), "api listening");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(ServeError::Io)
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .map_err(ServeError::Io)
 }
 
 #[allow(dead_code)]

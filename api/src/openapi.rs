@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::routes;
+use crate::{audit, identity, routes, tokens};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -17,7 +17,7 @@ impl Modify for BearerAuth {
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
+                    .bearer_format("JWT or berth_ API token")
                     .build(),
             ),
         );
@@ -45,6 +45,19 @@ impl Modify for BearerAuth {
         routes::node_register,
         routes::node_sync,
         routes::partition_list,
+        identity::user_create,
+        identity::user_list,
+        identity::user_get,
+        identity::user_delete,
+        identity::account_create,
+        identity::account_list,
+        identity::account_delete,
+        identity::membership_set,
+        identity::membership_delete,
+        tokens::token_create,
+        tokens::token_list,
+        tokens::token_revoke,
+        audit::audit_list,
     ),
     modifiers(&BearerAuth),
     tags(
@@ -52,6 +65,10 @@ impl Modify for BearerAuth {
         (name = "nodes", description = "Nodes, and the routes their workers use"),
         (name = "partitions", description = "Partitions"),
         (name = "health", description = "Liveness and readiness"),
+        (name = "users", description = "Users and their roles"),
+        (name = "accounts", description = "The account tree and its members"),
+        (name = "tokens", description = "API tokens for CI pipelines and scripts"),
+        (name = "audit", description = "The audit log of state-changing calls"),
     )
 )]
 pub struct ApiDoc;

@@ -179,6 +179,43 @@ impl Client {
             })
     }
 
+    fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (reqwest::RequestBuilder, String) {
+        let url = self.url(path);
+        let what = format!("{method} {url}");
+        let mut request = self.http.request(method, &url);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        (request, what)
+    }
+
+    /// `method path` with an optional JSON body; the answer's JSON decoded as `T`.
+    pub async fn call<T: serde::de::DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, ClientError> {
+        let (request, what) = self.request(method, path, body);
+        self.json(request, what).await
+    }
+
+    /// `method path` with an optional JSON body, for answers without one (204).
+    pub async fn call_empty(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<(), ClientError> {
+        let (request, what) = self.request(method, path, body);
+        self.send(request, what).await.map(|_| ())
+    }
+
     /// `POST /v1/jobs`, with an `Idempotency-Key` header when `idempotency_key` is given.
     pub async fn job_create(
         &self,

@@ -162,6 +162,7 @@ async fn run_cluster(
         database_url: database_url.clone(),
         jwt_secret: secret.clone(),
         max_connections: 16,
+        limits: Default::default(),
     };
     let stop = shutdown.clone();
     tasks.push((

@@ -390,6 +390,7 @@ mod tests {
             stderr_path: Some("/home/alice/slurm-7.out".into()),
             restart_count: 0,
             spec: JobSpec::default(),
+            environment: Default::default(),
         }
     }
 

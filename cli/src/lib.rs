@@ -3,6 +3,7 @@
 //! binary (`main.rs`) holds only the command-line tree; the end-to-end tests reuse the
 //! client and the formats from here.
 //!
+//! * [`access`]: `berth user`, `berth account`, `berth token create|list|revoke`.
 //! * [`client`]: a reqwest wrapper over the REST api, problem documents as errors.
 //! * [`config`]: which cluster client commands talk to (flags, env, config file).
 //! * [`format`]: `squeue`, `sinfo` and `scontrol show job` output.
@@ -13,6 +14,7 @@
 //! * [`dev`]: `berth dev`, the one-process cluster.
 //! * [`shutdown`]: SIGTERM/SIGINT as a shared shutdown future.
 
+pub mod access;
 pub mod client;
 pub mod commands;
 pub mod config;

@@ -122,10 +122,20 @@ enum Command {
         #[arg(long, env = "BERTH_CONFIG")]
         config: Option<PathBuf>,
     },
-    /// Tokens.
+    /// Tokens: mint JWTs with the server's secret, or create, list and revoke API tokens.
     Token {
         #[command(subcommand)]
         what: TokenCommand,
+    },
+    /// Users and their roles and accounts (admins and operators).
+    User {
+        #[command(subcommand)]
+        what: berth::access::UserCommand,
+    },
+    /// The account tree and its members (admins and operators).
+    Account {
+        #[command(subcommand)]
+        what: berth::access::AccountCommand,
     },
     /// Run a whole cluster on this machine: PostgreSQL, api, scheduler, workers.
     Dev {
@@ -177,6 +187,16 @@ enum TokenCommand {
         /// The configuration file (TOML; see deploy/berth.toml).
         #[arg(long, env = "BERTH_CONFIG")]
         config: Option<PathBuf>,
+    },
+    /// Create an API token for CI (printed once, on stdout).
+    Create(berth::access::TokenCreateArgs),
+    /// List your API tokens (every user's, for admins).
+    List,
+    /// Revoke API tokens.
+    Revoke {
+        /// Token ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
     },
 }
 
@@ -347,6 +367,17 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{token}");
             Ok(0)
         }
+        Command::Token {
+            what: TokenCommand::Create(args),
+        } => berth::access::token_create(&client(url, token)?, &args).await,
+        Command::Token {
+            what: TokenCommand::List,
+        } => berth::access::token_list(&client(url, token)?).await,
+        Command::Token {
+            what: TokenCommand::Revoke { ids },
+        } => berth::access::token_revoke(&client(url, token)?, &ids).await,
+        Command::User { what } => berth::access::user(&client(url, token)?, what).await,
+        Command::Account { what } => berth::access::account(&client(url, token)?, what).await,
         Command::Dev {
             data_dir,
             listen,

@@ -10,6 +10,12 @@
 //!
 //! [api]
 //! max_connections = 16
+//! rate_limit_per_token = 100     # requests per second per bearer token (0: none)
+//! rate_limit_per_address = 200   # requests per second per client address (0: none)
+//! rate_limit_burst = 200
+//! max_body_bytes = 8388608
+//! max_header_bytes = 16384
+//! request_timeout_seconds = 90
 //!
 //! [scheduler]
 //! lease_ttl_seconds = 10
@@ -54,6 +60,19 @@ pub struct ServerConfigFile {
 pub struct ApiSection {
     /// The most PostgreSQL connections the api holds (default 16).
     pub max_connections: Option<u32>,
+    /// Requests per second per bearer token (default 100; 0: no limit).
+    pub rate_limit_per_token: Option<u32>,
+    /// Requests per second per client address (default 200; 0: no limit).
+    pub rate_limit_per_address: Option<u32>,
+    /// Requests a burst may bring beyond the rate (default 200).
+    pub rate_limit_burst: Option<u32>,
+    /// The largest request body, bytes (default 8 MiB).
+    pub max_body_bytes: Option<usize>,
+    /// The most bytes of request headers (default 16 KiB).
+    pub max_header_bytes: Option<usize>,
+    /// Seconds a request may take to be answered (default 90; above the worker's 60 s
+    /// long poll).
+    pub request_timeout_seconds: Option<u64>,
 }
 
 /// `[scheduler]`.
@@ -92,6 +111,8 @@ pub struct ServerConfig {
     pub listen: String,
     /// The api's connection pool size.
     pub max_connections: u32,
+    /// The api's rate, size and time limits.
+    pub limits: berth_api::limits::Limits,
     /// The scheduler role's settings.
     pub scheduler: SchedulerConfig,
 }
@@ -165,6 +186,7 @@ impl ServerConfig {
                 .or(file.listen)
                 .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
+            limits: api_limits(&file.api, &from)?,
             scheduler: SchedulerConfig {
                 database_url,
                 instance_id: s
@@ -184,6 +206,27 @@ impl ServerConfig {
             None => bail!("jwt_secret is not set: set BERTH_JWT_SECRET or jwt_secret in the configuration file"),
         }
     }
+}
+
+/// The api's limits from `[api]`, defaults where a key is absent.
+fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits::Limits> {
+    let d = berth_api::limits::Limits::default();
+    let timeout = api
+        .request_timeout_seconds
+        .unwrap_or(d.request_timeout.as_secs());
+    if timeout == 0 {
+        bail!("api.request_timeout_seconds must be at least 1 {from}");
+    }
+    Ok(berth_api::limits::Limits {
+        per_token_per_second: api.rate_limit_per_token.unwrap_or(d.per_token_per_second),
+        per_address_per_second: api
+            .rate_limit_per_address
+            .unwrap_or(d.per_address_per_second),
+        burst: api.rate_limit_burst.unwrap_or(d.burst).max(1),
+        max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
+        max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
+        request_timeout: Duration::from_secs(timeout),
+    })
 }
 
 /// Loads the configuration: the file when given (else settings from the environment
@@ -231,6 +274,7 @@ pub async fn run_server(
             database_url: config.database_url.clone(),
             jwt_secret: secret,
             max_connections: config.max_connections,
+            limits: config.limits.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {

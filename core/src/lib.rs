@@ -10,10 +10,12 @@
 //! * [`resources`]: what a spec asks of the cluster (nodes, GPUs per node).
 //! * [`wire`]: request and response bodies of the REST api and the worker protocol.
 //! * [`auth`]: the claims carried by Berth's JWTs.
+//! * [`identity`]: users, accounts, memberships, API tokens and the audit log on the wire.
 
 pub mod auth;
 pub mod duration;
 pub mod hostlist;
+pub mod identity;
 pub mod pattern;
 pub mod resources;
 pub mod sbatch;

@@ -105,8 +105,13 @@ pub struct Job {
     pub stderr_path: Option<String>,
     /// How many times the job was requeued.
     pub restart_count: u32,
-    /// The full specification as submitted.
+    /// The full specification as submitted (values of `--export` variables named like
+    /// secrets are masked).
     pub spec: JobSpec,
+    /// The job's environment; values of variables named like secrets
+    /// ([`crate::identity::is_secret_name`]) are masked as `********`.
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
 }
 
 /// A page of jobs.

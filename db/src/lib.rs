@@ -6,15 +6,20 @@
 //! Queries are checked at compile time (`sqlx::query!`); the offline data lives in the
 //! workspace's `.sqlx/`.
 
+pub mod account;
 pub mod allocation;
+pub mod api_token;
+pub mod audit;
 pub mod error;
 pub mod idempotency;
 pub mod job;
 pub mod lease;
+pub mod membership;
 pub mod node;
 pub mod notify;
 pub mod output;
 pub mod partition;
+pub mod user;
 
 pub use error::DbError;
 
