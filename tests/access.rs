@@ -456,7 +456,7 @@ async fn rate_limits_answer_429_with_retry_after_and_big_headers_431() {
             workers: 1,
             ..Default::default()
         },
-        "rate_limit_per_token = 1\nrate_limit_per_address = 1000\nrate_limit_burst = 5\nmax_header_bytes = 4096\n",
+        "rate_limit_per_token = 1\nrate_limit_per_address = 1000\nrate_limit_burst = 5\nmax_header_bytes = 4096\nmax_body_bytes = 4096\n",
     )
     .await;
     let bob = c.token_for("bob", Role::User);
@@ -500,6 +500,30 @@ async fn rate_limits_answer_429_with_retry_after_and_big_headers_431() {
         .await
         .unwrap();
     assert_eq!(r.status(), 431);
+    // An oversized body: 413; a path parameter that does not parse: 400. Both are
+    // problem documents like every other error.
+    let r = c
+        .http
+        .post(format!("{}/v1/jobs", c.url))
+        .bearer_auth(c.token_for("cleo", Role::User))
+        .json(&json!({"script": format!("#!/bin/bash\n#{}\ntrue\n", "x".repeat(8000))}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let r = c
+        .http
+        .get(format!("{}/v1/jobs/99999999999999999999", c.url))
+        .bearer_auth(c.token_for("cleo", Role::User))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(r.headers()["content-type"], "application/problem+json");
+    let p: Value = r.json().await.unwrap();
+    assert_eq!(p["code"], "invalid_parameter");
+    assert!(p["request_id"].is_string());
 }
 
 fn berth(c: &TestCluster, token: &str, args: &[&str]) -> (i32, String, String) {

@@ -158,10 +158,11 @@ pub fn router(state: AppState) -> Router {
             limits::protect,
         ))
         .with_state(state)
-        .layer(axum::middleware::from_fn(problem_request_id))
         .layer(tower_http::limit::RequestBodyLimitLayer::new(
             max_body_bytes,
         ))
+        .layer(axum::middleware::from_fn(error::plain_errors_as_problems))
+        .layer(axum::middleware::from_fn(problem_request_id))
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))

@@ -24,6 +24,77 @@ impl Modify for BearerAuth {
     }
 }
 
+/// Error answers, made true of every operation in one place: they are RFC 9457 problem
+/// documents (`application/problem+json`, whatever the handlers' annotations default to);
+/// an operation with parameters answers 400 when one does not parse, one with a body 413
+/// when it is too large; and every operation may answer 429 (rate limits) and 503
+/// (database unavailable, request timeout).
+struct ProblemResponses;
+
+impl Modify for ProblemResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        let problem = |description: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(description)
+                    .content(
+                        crate::error::PROBLEM_JSON,
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Problem")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        for item in openapi.paths.paths.values_mut() {
+            for op in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                for response in op.responses.responses.values_mut() {
+                    let RefOr::T(response) = response else {
+                        continue;
+                    };
+                    let is_problem = response.content.get("application/json").is_some_and(|c| {
+                        matches!(&c.schema, Some(RefOr::Ref(r)) if r.ref_location.ends_with("/Problem"))
+                    });
+                    if is_problem {
+                        if let Some(content) = response.content.shift_remove("application/json") {
+                            response
+                                .content
+                                .insert(crate::error::PROBLEM_JSON.to_string(), content);
+                        }
+                    }
+                }
+                let responses = &mut op.responses.responses;
+                if op.parameters.as_ref().is_some_and(|p| !p.is_empty()) {
+                    responses
+                        .entry("400".into())
+                        .or_insert_with(|| problem("A parameter that does not parse, naming it"));
+                }
+                if op.request_body.is_some() {
+                    responses
+                        .entry("413".into())
+                        .or_insert_with(|| problem("The body is larger than the api accepts"));
+                }
+                responses.entry("429".into()).or_insert_with(|| {
+                    problem("Too many requests from this token or address; see Retry-After")
+                });
+                responses.entry("503".into()).or_insert_with(|| {
+                    problem("The database is unavailable, or the request timed out")
+                });
+            }
+        }
+    }
+}
+
 /// The api's document.
 #[derive(OpenApi)]
 #[openapi(
@@ -59,7 +130,7 @@ impl Modify for BearerAuth {
         tokens::token_revoke,
         audit::audit_list,
     ),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &ProblemResponses),
     tags(
         (name = "jobs", description = "Submit, list, show, cancel jobs and read their output"),
         (name = "nodes", description = "Nodes, and the routes their workers use"),
