@@ -8,4 +8,5 @@ mod authz;
 mod cli;
 mod cluster;
 mod jobs;
+mod oidc;
 mod scheduling;

@@ -4,6 +4,7 @@
 //! * JWTs signed with Berth's HS256 secret: an explicit algorithm allow-list (so `alg: none`
 //!   and algorithm confusion are refused), `iss`, `aud`, `exp` and `nbf` checked with a
 //!   small leeway;
+//! * JWTs of external OpenID Connect issuers, verified with their JWKS ([`crate::oidc`]);
 //! * API tokens (`berth_…`), stored as SHA-256 hashes in `api_tokens`, scoped (read-only,
 //!   submit, admin), expiring and revocable; each use records its time.
 //!
@@ -237,8 +238,28 @@ impl FromRequestParts<AppState> for Caller {
             .ok_or_else(|| {
                 ApiError::Unauthorized("expected `Authorization: Bearer <token>`".into())
             })?;
+        let external = crate::oidc::unverified_issuer(token)
+            .filter(|iss| iss != ISSUER && state.oidc.knows(iss));
         let caller = if token.starts_with(API_TOKEN_PREFIX) {
             api_token_caller(state, token).await?
+        } else if let Some(iss) = external {
+            let identity = state.oidc.verify(token, &iss).await?;
+            let role = match identity.role {
+                Some(role) => Some(role),
+                None => berth_db::user::user_get(&state.pool, &identity.name)
+                    .await?
+                    .map(|u| u.role),
+            };
+            Caller {
+                name: identity.name,
+                role: role
+                    .as_deref()
+                    .and_then(UserRole::parse)
+                    .map(Role::from)
+                    .unwrap_or(Role::User),
+                token_id: None,
+                scope: None,
+            }
         } else {
             let claims = state.keys.verify(token)?;
             Caller {

@@ -10,6 +10,7 @@
 //! * [`tokens`]: API tokens for CI;
 //! * [`audit`]: the audit log of state-changing calls;
 //! * [`limits`]: rate, size and time limits;
+//! * [`oidc`]: external OpenID Connect issuers through their JWKS;
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
 
@@ -19,6 +20,7 @@ pub mod error;
 pub mod identity;
 pub mod limits;
 pub mod node_sync;
+pub mod oidc;
 pub mod openapi;
 pub mod routes;
 pub mod submit;
@@ -50,6 +52,8 @@ pub struct ApiConfig {
     pub max_connections: u32,
     /// Rate, size and time limits.
     pub limits: limits::Limits,
+    /// External OpenID Connect issuers whose tokens are accepted.
+    pub oidc: Vec<oidc::OidcIssuer>,
 }
 
 /// Errors starting or running the api.
@@ -77,6 +81,8 @@ pub struct AppState {
     pub node_events: broadcast::Sender<String>,
     /// Per-token and per-address rate limiters, with the other limits.
     pub limiters: limits::RateLimiters,
+    /// Verifier of external issuers' tokens.
+    pub oidc: oidc::OidcVerifier,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -221,6 +227,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         keys: auth::Keys::from_secret(&config.jwt_secret),
         node_events,
         limiters,
+        oidc: oidc::OidcVerifier::new(config.oidc.clone()),
     })
 }
 

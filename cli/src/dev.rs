@@ -163,6 +163,7 @@ async fn run_cluster(
         jwt_secret: secret.clone(),
         max_connections: 16,
         limits: Default::default(),
+        oidc: Vec::new(),
     };
     let stop = shutdown.clone();
     tasks.push((

@@ -17,6 +17,13 @@
 //! max_header_bytes = 16384
 //! request_timeout_seconds = 90
 //!
+//! [[api.oidc]]                   # external issuers, any number
+//! issuer = "https://login.example.com/realms/ml"
+//! jwks_uri = "https://login.example.com/realms/ml/protocol/openid-connect/certs"
+//! audience = "berth"
+//! username_claim = "preferred_username"   # default "sub"
+//! role_claim = "berth_role"               # optional
+//!
 //! [scheduler]
 //! lease_ttl_seconds = 10
 //! renew_interval_seconds = 2
@@ -73,6 +80,9 @@ pub struct ApiSection {
     /// Seconds a request may take to be answered (default 90; above the worker's 60 s
     /// long poll).
     pub request_timeout_seconds: Option<u64>,
+    /// External OpenID Connect issuers whose tokens are accepted (`[[api.oidc]]`).
+    #[serde(default)]
+    pub oidc: Vec<berth_api::oidc::OidcIssuer>,
 }
 
 /// `[scheduler]`.
@@ -113,6 +123,8 @@ pub struct ServerConfig {
     pub max_connections: u32,
     /// The api's rate, size and time limits.
     pub limits: berth_api::limits::Limits,
+    /// External OpenID Connect issuers.
+    pub oidc: Vec<berth_api::oidc::OidcIssuer>,
     /// The scheduler role's settings.
     pub scheduler: SchedulerConfig,
 }
@@ -187,6 +199,7 @@ impl ServerConfig {
                 .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             limits: api_limits(&file.api, &from)?,
+            oidc: file.api.oidc.clone(),
             scheduler: SchedulerConfig {
                 database_url,
                 instance_id: s
@@ -275,6 +288,7 @@ pub async fn run_server(
             jwt_secret: secret,
             max_connections: config.max_connections,
             limits: config.limits.clone(),
+            oidc: config.oidc.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {
