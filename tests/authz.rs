@@ -95,6 +95,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "token_list",
         "token_revoke",
         "audit_list",
+        "node_bootstrap_create",
+        "node_join",
     ];
     if !known.contains(&op) {
         return None;
@@ -106,6 +108,11 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         who,
         NoToken | Expired | WrongSignature | AlgNone | WrongAudience
     ) {
+        return Some(401);
+    }
+    // Only a bootstrap token joins a node; no caller here holds one (tests/node_join.rs
+    // covers the bootstrap tokens themselves).
+    if op == "node_join" {
         return Some(401);
     }
     let read = matches!(
@@ -130,7 +137,11 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         return Some(403);
     }
     let success = |op: &str| match op {
-        "job_create" | "user_create" | "account_create" | "token_create" => 201,
+        "job_create"
+        | "user_create"
+        | "account_create"
+        | "token_create"
+        | "node_bootstrap_create" => 201,
         "job_output_upload" | "user_delete" | "account_delete" | "membership_delete"
         | "token_revoke" => 204,
         _ => 200,
@@ -153,6 +164,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     );
     Some(match who {
         Admin => success(op),
+        // The fixture's job is not on node-x: its output is not node-x's to upload.
+        Node if op == "job_output_upload" => 404,
         Node => {
             if worker_route {
                 success(op)
@@ -161,7 +174,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             }
         }
         _ if worker_route => 403,
-        _ if op == "audit_list" => 403,
+        _ if matches!(op, "audit_list" | "node_bootstrap_create") => 403,
         // Operators revoke only their own tokens: ursula's is invisible to them.
         Operator if op == "token_revoke" => 404,
         Operator => success(op),
@@ -268,6 +281,8 @@ async fn prepare(
             None
         }
         "token_create" => Some(json!({"name": format!("t-{n}")})),
+        "node_bootstrap_create" => Some(json!({"ttl_minutes": 5})),
+        "node_join" => Some(json!({"name": format!("joined-{n}")})),
         "token_revoke" => {
             let (_, t) = c
                 .call(
@@ -407,5 +422,5 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 25 * EVERYONE.len(), "only {checked} cases");
+    assert!(checked >= 27 * EVERYONE.len(), "only {checked} cases");
 }

@@ -191,6 +191,24 @@ impl TestCluster {
         self.children.push((name.to_string(), child));
     }
 
+    /// Starts `berth <args>` as a component of the cluster named `name` (its log is
+    /// [`TestCluster::log`]`(name)`; `Drop` stops it).
+    pub fn spawn_berth(&mut self, name: &str, args: &[&str]) {
+        self.spawn(name, args);
+    }
+
+    /// Stops a component started by the cluster (SIGTERM, then waits for it).
+    pub fn stop(&mut self, name: &str) {
+        if let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == name) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            let _ = child.wait();
+        }
+        self.children.retain(|(n, _)| n != name);
+    }
+
     /// The pid of a component started by the cluster (`api`, `scheduler-0`, `node-1`).
     pub fn pid(&self, name: &str) -> Option<u32> {
         self.children

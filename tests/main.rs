@@ -8,5 +8,6 @@ mod authz;
 mod cli;
 mod cluster;
 mod jobs;
+mod node_join;
 mod oidc;
 mod scheduling;

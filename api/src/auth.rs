@@ -27,6 +27,10 @@ pub const LEEWAY_SECONDS: u64 = 30;
 
 /// The prefix that tells API tokens from JWTs.
 pub const API_TOKEN_PREFIX: &str = "berth_";
+/// The prefix of node credentials (checked before [`API_TOKEN_PREFIX`]).
+pub const NODE_CREDENTIAL_PREFIX: &str = "berth_node_";
+/// The prefix of node bootstrap tokens, which only `POST /v1/nodes/join` accepts.
+pub const BOOTSTRAP_TOKEN_PREFIX: &str = "berth_boot_";
 
 /// Who is calling: the verified identity behind the bearer token.
 #[derive(Debug, Clone)]
@@ -99,6 +103,14 @@ impl Caller {
                 "not allowed to act as node {node}"
             ))),
         }
+    }
+
+    /// The node a node token is limited to (`None` for `node:*` and for people).
+    pub fn own_node(&self) -> Option<&str> {
+        if self.role != Role::Node {
+            return None;
+        }
+        self.name.strip_prefix("node:").filter(|n| *n != "*")
     }
 
     /// The accounts whose jobs this caller sees besides their own: those they coordinate
@@ -176,13 +188,18 @@ pub fn api_token_hash(token: &str) -> String {
 
 /// A new API token: [`API_TOKEN_PREFIX`] and 43 characters of base62 (256 bits).
 pub fn api_token_generate() -> String {
+    secret_with_prefix(API_TOKEN_PREFIX)
+}
+
+/// `prefix` and 43 characters of base62 (256 bits).
+pub fn secret_with_prefix(prefix: &str) -> String {
     use rand::Rng;
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let mut rng = rand::rng();
     let body: String = (0..43)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect();
-    format!("{API_TOKEN_PREFIX}{body}")
+    format!("{prefix}{body}")
 }
 
 /// Where the caller's identity is left for the audit middleware (set in the request's
@@ -240,7 +257,24 @@ impl FromRequestParts<AppState> for Caller {
             })?;
         let external = crate::oidc::unverified_issuer(token)
             .filter(|iss| iss != ISSUER && state.oidc.knows(iss));
-        let caller = if token.starts_with(API_TOKEN_PREFIX) {
+        let caller = if token.starts_with(NODE_CREDENTIAL_PREFIX) {
+            let node = berth_db::node_credential::node_credential_node(
+                &state.pool,
+                &api_token_hash(token),
+            )
+            .await?
+            .ok_or_else(|| ApiError::Unauthorized("unknown or revoked node credential".into()))?;
+            Caller {
+                name: format!("node:{node}"),
+                role: Role::Node,
+                token_id: None,
+                scope: None,
+            }
+        } else if token.starts_with(BOOTSTRAP_TOKEN_PREFIX) {
+            return Err(ApiError::Unauthorized(
+                "a bootstrap token only joins a node (POST /v1/nodes/join)".into(),
+            ));
+        } else if token.starts_with(API_TOKEN_PREFIX) {
             api_token_caller(state, token).await?
         } else if let Some(iss) = external {
             let identity = state.oidc.verify(token, &iss).await?;

@@ -11,6 +11,7 @@
 //! * [`audit`]: the audit log of state-changing calls;
 //! * [`limits`]: rate, size and time limits;
 //! * [`oidc`]: external OpenID Connect issuers through their JWKS;
+//! * [`node_credentials`]: bootstrap tokens and node credentials (how workers join);
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
 
@@ -19,6 +20,7 @@ pub mod auth;
 pub mod error;
 pub mod identity;
 pub mod limits;
+pub mod node_credentials;
 pub mod node_sync;
 pub mod oidc;
 pub mod openapi;
@@ -129,6 +131,11 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/nodes", get(routes::node_list))
         .route("/v1/nodes/register", post(routes::node_register))
+        .route(
+            "/v1/nodes/bootstrap-tokens",
+            post(node_credentials::node_bootstrap_create),
+        )
+        .route("/v1/nodes/join", post(node_credentials::node_join))
         .route("/v1/nodes/{name}/sync", post(routes::node_sync))
         .route("/v1/partitions", get(routes::partition_list))
         .route(

@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::{audit, identity, routes, tokens};
+use crate::{audit, identity, node_credentials, routes, tokens};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -129,6 +129,8 @@ impl Modify for ProblemResponses {
         tokens::token_list,
         tokens::token_revoke,
         audit::audit_list,
+        node_credentials::node_bootstrap_create,
+        node_credentials::node_join,
     ),
     modifiers(&BearerAuth, &ProblemResponses),
     tags(

@@ -472,6 +472,13 @@ pub async fn job_output_upload(
     ) {
         return Err(ApiError::Forbidden("only workers upload output".into()));
     }
+    if let Some(node) = caller.own_node() {
+        // A node's credential uploads only the output of jobs allocated to that node.
+        let allocated = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
+        if !allocated.iter().any(|a| a.node_name == node) {
+            return Err(ApiError::NotFound(format!("no job {id} on node {node}")));
+        }
+    }
     let chunk = json_body(body)?;
     let offset =
         i64::try_from(chunk.offset).map_err(|_| ApiError::bad_field("offset", "too large"))?;

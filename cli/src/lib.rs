@@ -6,6 +6,7 @@
 //! * [`access`]: `berth user`, `berth account`, `berth token create|list|revoke`.
 //! * [`client`]: a reqwest wrapper over the REST api, problem documents as errors.
 //! * [`config`]: which cluster client commands talk to (flags, env, config file).
+//! * [`join`]: a worker joining with a bootstrap token; `berth token bootstrap`.
 //! * [`format`]: `squeue`, `sinfo` and `scontrol show job` output.
 //! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
@@ -20,6 +21,7 @@ pub mod commands;
 pub mod config;
 pub mod dev;
 pub mod format;
+pub mod join;
 pub mod pg;
 pub mod server;
 pub mod shutdown;

@@ -109,6 +109,10 @@ enum Command {
         /// Seconds between SIGTERM and SIGKILL when a job is stopped.
         #[arg(long, default_value_t = 30)]
         kill_wait: u64,
+        /// Join with this bootstrap token (`berth token bootstrap`) instead of a node
+        /// token; the node credential it yields is kept in the state directory.
+        #[arg(long, env = "BERTH_BOOTSTRAP_TOKEN", hide_env_values = true)]
+        bootstrap_token: Option<String>,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -190,6 +194,15 @@ enum TokenCommand {
     },
     /// Create an API token for CI (printed once, on stdout).
     Create(berth::access::TokenCreateArgs),
+    /// Create a bootstrap token a new worker joins with (printed once; admins).
+    Bootstrap {
+        /// Minutes until it expires.
+        #[arg(long, default_value_t = 60)]
+        ttl_minutes: u32,
+        /// Any number of workers may join with it until it expires (else one).
+        #[arg(long)]
+        reusable: bool,
+    },
     /// List your API tokens (every user's, for admins).
     List,
     /// Revoke API tokens.
@@ -311,11 +324,17 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             simulate_gpus,
             state_dir,
             kill_wait,
+            bootstrap_token,
         } => {
-            let token = token
-                .map(str::to_string)
-                .context("no node token: set BERTH_TOKEN or pass --token")?;
             let name = name.unwrap_or_else(berth::server::host_name);
+            let token = match bootstrap_token {
+                Some(bootstrap) => {
+                    berth::join::node_credential(&api, &bootstrap, &name, &state_dir).await?
+                }
+                None => token.map(str::to_string).context(
+                    "no node token: set BERTH_TOKEN or pass --token (or --bootstrap-token)",
+                )?,
+            };
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
             config.kill_wait = Duration::from_secs(kill_wait);
@@ -370,6 +389,13 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Token {
             what: TokenCommand::Create(args),
         } => berth::access::token_create(&client(url, token)?, &args).await,
+        Command::Token {
+            what:
+                TokenCommand::Bootstrap {
+                    ttl_minutes,
+                    reusable,
+                },
+        } => berth::join::bootstrap_token(&client(url, token)?, ttl_minutes, reusable).await,
         Command::Token {
             what: TokenCommand::List,
         } => berth::access::token_list(&client(url, token)?).await,

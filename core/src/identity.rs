@@ -279,6 +279,54 @@ pub struct AuditList {
     pub next_cursor: Option<String>,
 }
 
+/// `POST /v1/nodes/bootstrap-tokens`: a token a new worker joins with.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeBootstrapCreate {
+    /// Minutes until it expires, 1 to 43200 (30 days; default 60).
+    #[serde(default)]
+    pub ttl_minutes: Option<u32>,
+    /// One join only (default); `false` lets any number of workers join until it expires
+    /// (an autoscaled pool's instance template).
+    #[serde(default = "default_true")]
+    pub one_time: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// `POST /v1/nodes/bootstrap-tokens` answer: the token, shown this once.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct NodeBootstrapCreated {
+    /// Id.
+    pub id: i64,
+    /// The bootstrap token (`berth_boot_…`), for `berth worker --bootstrap-token`.
+    pub token: String,
+    /// Whether it joins one worker only.
+    pub one_time: bool,
+    /// Refused after this.
+    pub expires_at: DateTime<Utc>,
+}
+
+/// `POST /v1/nodes/join` (with a bootstrap token as the bearer).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeJoin {
+    /// The node's name (letters, digits, `_.-`).
+    pub name: String,
+}
+
+/// `POST /v1/nodes/join` answer.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct NodeJoined {
+    /// The node's name.
+    pub node: String,
+    /// The node credential (`berth_node_…`): a bearer token for this node's routes only.
+    /// Earlier credentials of the node are revoked.
+    pub credential: String,
+}
+
 /// The value shown instead of a secret.
 pub const MASK: &str = "********";
 

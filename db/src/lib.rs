@@ -16,6 +16,7 @@ pub mod job;
 pub mod lease;
 pub mod membership;
 pub mod node;
+pub mod node_credential;
 pub mod notify;
 pub mod output;
 pub mod partition;
