@@ -87,6 +87,17 @@ impl TestCluster {
 
     /// Starts a cluster whose api reads `api_config` as its `[api]` section.
     pub async fn start_with_api_config(options: Options, api_config: &str) -> TestCluster {
+        Self::start_custom(options, api_config, None).await
+    }
+
+    /// Starts a cluster whose api reads `api_config` as its `[api]` section; with
+    /// `ca_file`, the api serves HTTPS (`api_config` names its certificate) and the
+    /// test's client and the workers trust that CA.
+    pub async fn start_custom(
+        options: Options,
+        api_config: &str,
+        ca_file: Option<&Path>,
+    ) -> TestCluster {
         let base_url = base_database_url();
         let db_name = format!("berth_e2e_{}", uuid_like());
         let admin = sqlx::PgPool::connect(&base_url).await.expect(
@@ -111,7 +122,13 @@ impl TestCluster {
         )
         .unwrap();
         let port = free_port();
-        let url = format!("http://127.0.0.1:{port}");
+        let scheme = if ca_file.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{port}");
+        let mut http = reqwest::Client::builder();
+        if let Some(ca) = ca_file {
+            let pem = std::fs::read(ca).unwrap();
+            http = http.add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap());
+        }
         let mut cluster = TestCluster {
             url: url.clone(),
             token: berth_api::mint_token(SECRET, "alice", Role::Admin, 3600),
@@ -120,7 +137,7 @@ impl TestCluster {
             db_name,
             base_url,
             children: Vec::new(),
-            http: reqwest::Client::new(),
+            http: http.build().unwrap(),
         };
         cluster.spawn(
             "api",
@@ -151,23 +168,31 @@ impl TestCluster {
         for i in 1..=options.workers {
             let name = format!("node-{i}");
             let state = dir.join(&name);
+            let ca_args: Vec<&str> = match ca_file {
+                Some(ca) => vec!["--ca-file", ca.to_str().unwrap()],
+                None => Vec::new(),
+            };
             cluster.spawn(
                 &name,
                 &[
-                    "worker",
-                    "--api",
-                    &url,
-                    "--token",
-                    &node_token,
-                    "--name",
-                    &name,
-                    "--simulate-gpus",
-                    options.gpus,
-                    "--state-dir",
-                    state.to_str().unwrap(),
-                    "--kill-wait",
-                    "2",
-                ],
+                    &ca_args[..],
+                    &[
+                        "worker",
+                        "--api",
+                        &url,
+                        "--token",
+                        &node_token,
+                        "--name",
+                        &name,
+                        "--simulate-gpus",
+                        options.gpus,
+                        "--state-dir",
+                        state.to_str().unwrap(),
+                        "--kill-wait",
+                        "2",
+                    ],
+                ]
+                .concat(),
             );
         }
         cluster.wait_nodes(options.workers).await;

@@ -11,3 +11,4 @@ mod jobs;
 mod node_join;
 mod oidc;
 mod scheduling;
+mod tls;

@@ -11,6 +11,7 @@
 //! * [`audit`]: the audit log of state-changing calls;
 //! * [`limits`]: rate, size and time limits;
 //! * [`oidc`]: external OpenID Connect issuers through their JWKS;
+//! * [`tls`]: HTTPS with rustls;
 //! * [`node_credentials`]: bootstrap tokens and node credentials (how workers join);
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
@@ -26,6 +27,7 @@ pub mod oidc;
 pub mod openapi;
 pub mod routes;
 pub mod submit;
+pub mod tls;
 pub mod tokens;
 pub mod views;
 
@@ -56,6 +58,8 @@ pub struct ApiConfig {
     pub limits: limits::Limits,
     /// External OpenID Connect issuers whose tokens are accepted.
     pub oidc: Vec<oidc::OidcIssuer>,
+    /// Serve HTTPS with this certificate and key (plain HTTP when `None`).
+    pub tls: Option<tls::TlsFiles>,
 }
 
 /// Errors starting or running the api.
@@ -70,6 +74,9 @@ pub enum ServeError {
     /// The listener failed.
     #[error("serving HTTP")]
     Io(#[source] std::io::Error),
+    /// The TLS certificate or key cannot be used.
+    #[error("setting up TLS")]
+    Tls(#[source] tls::TlsError),
 }
 
 /// What every handler shares.
@@ -248,7 +255,15 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let tls = match &config.tls {
+        Some(files) => Some(tls::server_config(files).map_err(ServeError::Tls)?),
+        None => None,
+    };
     let state = state(&config).await?;
+    if let Some(tls) = tls {
+        tracing::info!(addr = ?listener.local_addr().ok(), "api listening (HTTPS)");
+        return tls::serve(listener, router(state), tls, shutdown).await;
+    }
     tracing::info!(addr = ?listener.local_addr().ok(), "api listening");
     axum::serve(
         listener,

@@ -164,6 +164,7 @@ async fn run_cluster(
         max_connections: 16,
         limits: Default::default(),
         oidc: Vec::new(),
+        tls: None,
     };
     let stop = shutdown.clone();
     tasks.push((

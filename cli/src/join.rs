@@ -26,6 +26,7 @@ pub async fn node_credential(
     bootstrap: &str,
     name: &str,
     state_dir: &Path,
+    ca: &[reqwest::Certificate],
 ) -> anyhow::Result<String> {
     let path = credential_path(state_dir);
     if let Ok(kept) = std::fs::read_to_string(&path) {
@@ -34,7 +35,7 @@ pub async fn node_credential(
             return Ok(kept);
         }
     }
-    let client = Client::new(api, bootstrap);
+    let client = Client::with_ca(api, bootstrap, ca)?;
     let joined: NodeJoined = client
         .call(Method::POST, "/v1/nodes/join", Some(&json!({"name": name})))
         .await

@@ -26,6 +26,10 @@ struct Cli {
     /// The bearer token (else BERTH_TOKEN, else the client configuration file).
     #[arg(long, global = true, env = "BERTH_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A PEM file of CA certificates to trust for the api's TLS certificate (else
+    /// BERTH_CA_FILE); the system's roots are trusted too.
+    #[arg(long, global = true, env = "BERTH_CA_FILE")]
+    ca_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -270,12 +274,17 @@ fn init_logging(default: &str) {
 
 fn client(url: Option<&str>, token: Option<&str>) -> anyhow::Result<Client> {
     let target = resolve_target(url, token)?;
-    Ok(Client::new(&target.url, &target.token))
+    let ca = match std::env::var_os("BERTH_CA_FILE").filter(|v| !v.is_empty()) {
+        Some(path) => Client::read_ca_file(std::path::Path::new(&path))?,
+        None => Vec::new(),
+    };
+    Ok(Client::with_ca(&target.url, &target.token, &ca)?)
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
     let url = cli.url.as_deref();
     let token = cli.token.as_deref();
+
     match cli.command {
         Command::Submit { args } => {
             let split = split_submit_args(&args)?;
@@ -329,7 +338,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let name = name.unwrap_or_else(berth::server::host_name);
             let token = match bootstrap_token {
                 Some(bootstrap) => {
-                    berth::join::node_credential(&api, &bootstrap, &name, &state_dir).await?
+                    let ca = match &cli.ca_file {
+                        Some(path) => Client::read_ca_file(path)?,
+                        None => Vec::new(),
+                    };
+                    berth::join::node_credential(&api, &bootstrap, &name, &state_dir, &ca).await?
                 }
                 None => token.map(str::to_string).context(
                     "no node token: set BERTH_TOKEN or pass --token (or --bootstrap-token)",
@@ -338,6 +351,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
             config.kill_wait = Duration::from_secs(kill_wait);
+            if let Some(path) = &cli.ca_file {
+                config.ca_pem = Some(
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+                );
+            }
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await
@@ -431,6 +449,10 @@ fn main() {
         _ => "warn",
     };
     init_logging(default_level);
+    if let Some(path) = &cli.ca_file {
+        // Where every client command finds it; set before any thread starts.
+        std::env::set_var("BERTH_CA_FILE", path);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

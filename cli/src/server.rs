@@ -16,6 +16,8 @@
 //! max_body_bytes = 8388608
 //! max_header_bytes = 16384
 //! request_timeout_seconds = 90
+//! tls_cert = "/etc/berth/tls/api.crt"   # with tls_key: serve HTTPS (rustls)
+//! tls_key = "/etc/berth/tls/api.key"
 //!
 //! [[api.oidc]]                   # external issuers, any number
 //! issuer = "https://login.example.com/realms/ml"
@@ -80,6 +82,10 @@ pub struct ApiSection {
     /// Seconds a request may take to be answered (default 90; above the worker's 60 s
     /// long poll).
     pub request_timeout_seconds: Option<u64>,
+    /// The TLS certificate chain (PEM); with `tls_key`, the api serves HTTPS.
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
     /// External OpenID Connect issuers whose tokens are accepted (`[[api.oidc]]`).
     #[serde(default)]
     pub oidc: Vec<berth_api::oidc::OidcIssuer>,
@@ -125,6 +131,8 @@ pub struct ServerConfig {
     pub limits: berth_api::limits::Limits,
     /// External OpenID Connect issuers.
     pub oidc: Vec<berth_api::oidc::OidcIssuer>,
+    /// The api's TLS certificate and key, when it serves HTTPS.
+    pub tls: Option<berth_api::tls::TlsFiles>,
     /// The scheduler role's settings.
     pub scheduler: SchedulerConfig,
 }
@@ -200,6 +208,14 @@ impl ServerConfig {
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             limits: api_limits(&file.api, &from)?,
             oidc: file.api.oidc.clone(),
+            tls: match (&file.api.tls_cert, &file.api.tls_key) {
+                (Some(cert), Some(key)) => Some(berth_api::tls::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                (None, None) => None,
+                _ => bail!("api.tls_cert and api.tls_key go together {from}"),
+            },
             scheduler: SchedulerConfig {
                 database_url,
                 instance_id: s
@@ -289,6 +305,7 @@ pub async fn run_server(
             max_connections: config.max_connections,
             limits: config.limits.clone(),
             oidc: config.oidc.clone(),
+            tls: config.tls.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {
