@@ -8,6 +8,7 @@ mod authz;
 mod cli;
 mod cluster;
 mod jobs;
+mod keys;
 mod node_join;
 mod oidc;
 mod scheduling;

@@ -126,39 +126,111 @@ impl Caller {
     }
 }
 
-/// The keys the api verifies with.
-#[derive(Clone)]
+/// The keys the api verifies Berth's own tokens with: an HS256 secret, an EdDSA or RS256
+/// public key (its private half signs, `berth token mint`), or both. The token's `alg`
+/// picks the key, and only these algorithms are accepted, so neither `alg: none` nor a
+/// token signed with the public key as an HMAC secret can pass.
+#[derive(Clone, Default)]
 pub struct Keys {
-    decoding: DecodingKey,
-    validation: Validation,
+    hs256: Option<DecodingKey>,
+    asymmetric: Option<(Algorithm, DecodingKey)>,
+}
+
+fn berth_validation(alg: Algorithm) -> Validation {
+    let mut validation = Validation::new(alg);
+    validation.algorithms = vec![alg];
+    validation.set_issuer(&[ISSUER]);
+    validation.set_audience(&[AUDIENCE]);
+    validation.leeway = LEEWAY_SECONDS;
+    validation.validate_nbf = true;
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    validation
 }
 
 impl Keys {
     /// Keys from an HS256 shared secret.
     pub fn from_secret(secret: &str) -> Self {
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.algorithms = vec![Algorithm::HS256];
-        validation.set_issuer(&[ISSUER]);
-        validation.set_audience(&[AUDIENCE]);
-        validation.leeway = LEEWAY_SECONDS;
-        validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         Keys {
-            decoding: DecodingKey::from_secret(secret.as_bytes()),
-            validation,
+            hs256: Some(DecodingKey::from_secret(secret.as_bytes())),
+            asymmetric: None,
         }
+    }
+
+    /// Adds a public key (PEM, `PUBLIC KEY`): Ed25519 verifies EdDSA tokens, RSA RS256.
+    ///
+    /// # Errors
+    /// When the PEM holds neither an Ed25519 nor an RSA public key.
+    pub fn with_public_key_pem(mut self, pem: &[u8]) -> Result<Self, String> {
+        let key = match DecodingKey::from_ed_pem(pem) {
+            Ok(key) => (Algorithm::EdDSA, key),
+            Err(_) => DecodingKey::from_rsa_pem(pem)
+                .map(|key| (Algorithm::RS256, key))
+                .map_err(|e| format!("not an Ed25519 or RSA public key: {e}"))?,
+        };
+        self.asymmetric = Some(key);
+        Ok(self)
+    }
+
+    /// Whether any key is configured.
+    pub fn is_empty(&self) -> bool {
+        self.hs256.is_none() && self.asymmetric.is_none()
     }
 
     /// Verifies a token.
     ///
     /// # Errors
-    /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience …),
-    /// never quoting the token.
+    /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience, an
+    /// algorithm with no key …), never quoting the token.
     pub fn verify(&self, token: &str) -> Result<Claims, ApiError> {
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| ApiError::Unauthorized(format!("invalid bearer token: {e}")))?;
+        let key = match header.alg {
+            Algorithm::HS256 => self.hs256.as_ref(),
+            alg => self
+                .asymmetric
+                .as_ref()
+                .filter(|(a, _)| *a == alg)
+                .map(|(_, key)| key),
+        }
+        .ok_or_else(|| {
+            ApiError::Unauthorized(format!(
+                "invalid bearer token: algorithm {:?} is not accepted",
+                header.alg
+            ))
+        })?;
+        jsonwebtoken::decode::<Claims>(token, key, &berth_validation(header.alg))
             .map(|data| data.claims)
             .map_err(|e| ApiError::Unauthorized(format!("invalid bearer token: {e}")))
     }
+}
+
+/// Mints a token signed with a private key (PEM, `PRIVATE KEY`: Ed25519 → EdDSA, RSA →
+/// RS256) for `sub` with `role`, valid for `ttl_seconds` from now.
+///
+/// # Errors
+/// When the PEM holds neither an Ed25519 nor an RSA private key.
+pub fn mint_token_with_key(
+    private_pem: &[u8],
+    sub: &str,
+    role: Role,
+    ttl_seconds: i64,
+) -> Result<String, String> {
+    let (alg, key) = match EncodingKey::from_ed_pem(private_pem) {
+        Ok(key) => (Algorithm::EdDSA, key),
+        Err(_) => EncodingKey::from_rsa_pem(private_pem)
+            .map(|key| (Algorithm::RS256, key))
+            .map_err(|e| format!("not an Ed25519 or RSA private key: {e}"))?,
+    };
+    let now = chrono::Utc::now().timestamp();
+    let claims = Claims {
+        sub: sub.to_string(),
+        role,
+        iss: ISSUER.to_string(),
+        aud: AUDIENCE.to_string(),
+        iat: now,
+        exp: now + ttl_seconds,
+    };
+    jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(|e| e.to_string())
 }
 
 /// Mints a token signed with the HS256 `secret` for `sub` with `role`, valid for

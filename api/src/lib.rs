@@ -31,7 +31,7 @@ pub mod tls;
 pub mod tokens;
 pub mod views;
 
-pub use auth::mint_token;
+pub use auth::{mint_token, mint_token_with_key};
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
@@ -50,8 +50,11 @@ use tower_http::trace::TraceLayer;
 pub struct ApiConfig {
     /// PostgreSQL URL.
     pub database_url: String,
-    /// HS256 secret the api verifies (and mints) tokens with.
-    pub jwt_secret: String,
+    /// HS256 secret the api verifies Berth's tokens with (`None`: HS256 tokens are
+    /// refused).
+    pub jwt_secret: Option<String>,
+    /// An Ed25519 or RSA public key (PEM) that verifies Berth's EdDSA or RS256 tokens.
+    pub jwt_public_key_pem: Option<Vec<u8>>,
     /// The most connections to hold open to PostgreSQL.
     pub max_connections: u32,
     /// Rate, size and time limits.
@@ -77,6 +80,9 @@ pub enum ServeError {
     /// The TLS certificate or key cannot be used.
     #[error("setting up TLS")]
     Tls(#[source] tls::TlsError),
+    /// No usable token key (neither a secret nor a public key, or a bad key).
+    #[error("token keys: {0}")]
+    Keys(String),
 }
 
 /// What every handler shares.
@@ -217,6 +223,18 @@ async fn forward_node_events(pool: berth_db::Pool, tx: broadcast::Sender<String>
 /// # Errors
 /// [`ServeError::Database`] or [`ServeError::Migrate`].
 pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
+    let mut keys = match &config.jwt_secret {
+        Some(secret) => auth::Keys::from_secret(secret),
+        None => auth::Keys::default(),
+    };
+    if let Some(pem) = &config.jwt_public_key_pem {
+        keys = keys.with_public_key_pem(pem).map_err(ServeError::Keys)?;
+    }
+    if keys.is_empty() {
+        return Err(ServeError::Keys(
+            "set a jwt_secret or a jwt_public_key".into(),
+        ));
+    }
     let pool = berth_db::connect(&config.database_url, config.max_connections)
         .await
         .map_err(ServeError::Database)?;
@@ -238,7 +256,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
     });
     Ok(AppState {
         pool,
-        keys: auth::Keys::from_secret(&config.jwt_secret),
+        keys,
         node_events,
         limiters,
         oidc: oidc::OidcVerifier::new(config.oidc.clone()),

@@ -180,8 +180,9 @@ enum ShowCommand {
 
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
-    /// Mint a token signed with the server's secret (BERTH_JWT_SECRET or the
-    /// configuration file's jwt_secret).
+    /// Mint a token signed with the private key named by BERTH_JWT_PRIVATE_KEY (Ed25519
+    /// or RSA PEM), else the server's secret (BERTH_JWT_SECRET or the configuration
+    /// file's jwt_secret).
     Mint {
         /// The user name (`sub`); for a node, `node:<name>` or `node:*`.
         #[arg(long)]
@@ -385,6 +386,21 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     config,
                 },
         } => {
+            if let Some(path) = std::env::var_os("BERTH_JWT_PRIVATE_KEY").filter(|p| !p.is_empty())
+            {
+                let path = PathBuf::from(path);
+                let pem =
+                    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+                let token = berth_api::mint_token_with_key(
+                    &pem,
+                    &user,
+                    role.into(),
+                    i64::from(ttl_days) * 86_400,
+                )
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                println!("{token}");
+                return Ok(0);
+            }
             let secret = match std::env::var("BERTH_JWT_SECRET")
                 .ok()
                 .filter(|s| !s.is_empty())

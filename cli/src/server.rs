@@ -16,6 +16,7 @@
 //! max_body_bytes = 8388608
 //! max_header_bytes = 16384
 //! request_timeout_seconds = 90
+//! jwt_public_key = "/etc/berth/jwt.pub"   # EdDSA/RS256 tokens (BERTH_JWT_PRIVATE_KEY mints)
 //! tls_cert = "/etc/berth/tls/api.crt"   # with tls_key: serve HTTPS (rustls)
 //! tls_key = "/etc/berth/tls/api.key"
 //!
@@ -82,6 +83,10 @@ pub struct ApiSection {
     /// Seconds a request may take to be answered (default 90; above the worker's 60 s
     /// long poll).
     pub request_timeout_seconds: Option<u64>,
+    /// An Ed25519 or RSA public key (PEM) verifying Berth's EdDSA/RS256 tokens (their
+    /// private half signs them: `BERTH_JWT_PRIVATE_KEY` for `berth token mint`). With a
+    /// `jwt_secret` too, HS256 tokens stay accepted.
+    pub jwt_public_key: Option<PathBuf>,
     /// The TLS certificate chain (PEM); with `tls_key`, the api serves HTTPS.
     pub tls_cert: Option<PathBuf>,
     /// The TLS private key (PEM).
@@ -133,6 +138,8 @@ pub struct ServerConfig {
     pub oidc: Vec<berth_api::oidc::OidcIssuer>,
     /// The api's TLS certificate and key, when it serves HTTPS.
     pub tls: Option<berth_api::tls::TlsFiles>,
+    /// The public key verifying Berth's asymmetric tokens.
+    pub jwt_public_key: Option<PathBuf>,
     /// The scheduler role's settings.
     pub scheduler: SchedulerConfig,
 }
@@ -208,6 +215,7 @@ impl ServerConfig {
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             limits: api_limits(&file.api, &from)?,
             oidc: file.api.oidc.clone(),
+            jwt_public_key: file.api.jwt_public_key.clone(),
             tls: match (&file.api.tls_cert, &file.api.tls_key) {
                 (Some(cert), Some(key)) => Some(berth_api::tls::TlsFiles {
                     cert: cert.clone(),
@@ -295,13 +303,27 @@ pub async fn run_server(
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let api = if matches!(role, Role::Api | Role::All) {
-        let secret = config.require_jwt_secret()?.to_string();
+        let public_key = match &config.jwt_public_key {
+            Some(path) => {
+                Some(std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
+            }
+            None => None,
+        };
+        let secret = match (&config.jwt_secret, &public_key) {
+            (Some(secret), _) => Some(secret.clone()),
+            (None, Some(_)) => None,
+            (None, None) => {
+                config.require_jwt_secret()?;
+                None
+            }
+        };
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
             .with_context(|| format!("listening on {}", config.listen))?;
         let api_config = ApiConfig {
             database_url: config.database_url.clone(),
             jwt_secret: secret,
+            jwt_public_key_pem: public_key,
             max_connections: config.max_connections,
             limits: config.limits.clone(),
             oidc: config.oidc.clone(),
