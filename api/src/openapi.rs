@@ -180,6 +180,22 @@ mod tests {
         );
     }
 
+    /// No token, key or password appears in the document's examples or descriptions.
+    #[test]
+    fn document_holds_no_secret() {
+        let doc = document_json();
+        for needle in ["eyJ", "BEGIN PRIVATE KEY", "password="] {
+            assert!(!doc.contains(needle), "the document contains {needle:?}");
+        }
+        let token_like = doc
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|w| w.starts_with("berth_") && w.len() > 20);
+        assert!(
+            !token_like,
+            "the document contains an API, bootstrap or node token"
+        );
+    }
+
     #[test]
     fn every_operation_has_one_tag_and_a_resource_verb_id() {
         let doc = ApiDoc::openapi();

@@ -402,6 +402,52 @@ instance_id = "sched-a"
     }
 
     #[test]
+    fn api_protection_oidc_and_tls_keys_resolve() {
+        let text = r#"
+database_url = "postgres://db"
+[api]
+rate_limit_per_token = 7
+rate_limit_per_address = 0
+rate_limit_burst = 9
+max_body_bytes = 1024
+max_header_bytes = 2048
+request_timeout_seconds = 30
+jwt_public_key = "/etc/berth/jwt.pub"
+tls_cert = "/etc/berth/api.crt"
+tls_key = "/etc/berth/api.key"
+[[api.oidc]]
+issuer = "https://idp"
+jwks_uri = "https://idp/keys"
+audience = "berth"
+role_claim = "berth_role"
+"#;
+        let file = parse_server_config(text, Path::new("a.toml")).unwrap();
+        let c = ServerConfig::resolve(file, None, no_env, None).unwrap();
+        assert_eq!(c.limits.per_token_per_second, 7);
+        assert_eq!(c.limits.per_address_per_second, 0);
+        assert_eq!(c.limits.burst, 9);
+        assert_eq!(c.limits.max_body_bytes, 1024);
+        assert_eq!(c.limits.max_header_bytes, 2048);
+        assert_eq!(c.limits.request_timeout, Duration::from_secs(30));
+        assert_eq!(c.oidc[0].username_claim, "sub");
+        assert_eq!(c.oidc[0].role_claim.as_deref(), Some("berth_role"));
+        assert_eq!(
+            c.tls.as_ref().map(|t| t.key.clone()),
+            Some(PathBuf::from("/etc/berth/api.key"))
+        );
+        assert_eq!(c.jwt_public_key, Some(PathBuf::from("/etc/berth/jwt.pub")));
+        let half = parse_server_config(
+            "database_url = \"postgres://db\"\n[api]\ntls_cert = \"c\"\n",
+            Path::new("h.toml"),
+        )
+        .unwrap();
+        let err = ServerConfig::resolve(half, Some(Path::new("h.toml")), no_env, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tls_key") && err.contains("h.toml"), "{err}");
+    }
+
+    #[test]
     fn defaults_and_environment_overrides() {
         let file =
             parse_server_config("database_url = \"postgres://file\"\n", Path::new("x")).unwrap();
