@@ -19,6 +19,10 @@ pub struct Options {
     pub schedulers: usize,
 }
 
+/// The api's `[api]` configuration section in tests: rate limits off (see
+/// [`TestCluster::start_with_api_config`]).
+pub const TEST_API_CONFIG: &str = "rate_limit_per_token = 0\nrate_limit_per_address = 0\n";
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -78,6 +82,22 @@ pub fn berth_bin() -> &'static str {
 
 impl TestCluster {
     pub async fn start(options: Options) -> TestCluster {
+        Self::start_with_api_config(options, TEST_API_CONFIG).await
+    }
+
+    /// Starts a cluster whose api reads `api_config` as its `[api]` section.
+    pub async fn start_with_api_config(options: Options, api_config: &str) -> TestCluster {
+        Self::start_custom(options, api_config, None).await
+    }
+
+    /// Starts a cluster whose api reads `api_config` as its `[api]` section; with
+    /// `ca_file`, the api serves HTTPS (`api_config` names its certificate) and the
+    /// test's client and the workers trust that CA.
+    pub async fn start_custom(
+        options: Options,
+        api_config: &str,
+        ca_file: Option<&Path>,
+    ) -> TestCluster {
         let base_url = base_database_url();
         let db_name = format!("berth_e2e_{}", uuid_like());
         let admin = sqlx::PgPool::connect(&base_url).await.expect(
@@ -95,11 +115,20 @@ impl TestCluster {
         let config = dir.join("berth.toml");
         std::fs::write(
             &config,
-            "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n",
+            format!(
+                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n[api]\n{}",
+                api_config
+            ),
         )
         .unwrap();
         let port = free_port();
-        let url = format!("http://127.0.0.1:{port}");
+        let scheme = if ca_file.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{port}");
+        let mut http = reqwest::Client::builder();
+        if let Some(ca) = ca_file {
+            let pem = std::fs::read(ca).unwrap();
+            http = http.add_root_certificate(reqwest::Certificate::from_pem(&pem).unwrap());
+        }
         let mut cluster = TestCluster {
             url: url.clone(),
             token: berth_api::mint_token(SECRET, "alice", Role::Admin, 3600),
@@ -108,7 +137,7 @@ impl TestCluster {
             db_name,
             base_url,
             children: Vec::new(),
-            http: reqwest::Client::new(),
+            http: http.build().unwrap(),
         };
         cluster.spawn(
             "api",
@@ -139,23 +168,31 @@ impl TestCluster {
         for i in 1..=options.workers {
             let name = format!("node-{i}");
             let state = dir.join(&name);
+            let ca_args: Vec<&str> = match ca_file {
+                Some(ca) => vec!["--ca-file", ca.to_str().unwrap()],
+                None => Vec::new(),
+            };
             cluster.spawn(
                 &name,
                 &[
-                    "worker",
-                    "--api",
-                    &url,
-                    "--token",
-                    &node_token,
-                    "--name",
-                    &name,
-                    "--simulate-gpus",
-                    options.gpus,
-                    "--state-dir",
-                    state.to_str().unwrap(),
-                    "--kill-wait",
-                    "2",
-                ],
+                    &ca_args[..],
+                    &[
+                        "worker",
+                        "--api",
+                        &url,
+                        "--token",
+                        &node_token,
+                        "--name",
+                        &name,
+                        "--simulate-gpus",
+                        options.gpus,
+                        "--state-dir",
+                        state.to_str().unwrap(),
+                        "--kill-wait",
+                        "2",
+                    ],
+                ]
+                .concat(),
             );
         }
         cluster.wait_nodes(options.workers).await;
@@ -177,6 +214,24 @@ impl TestCluster {
             .spawn()
             .unwrap();
         self.children.push((name.to_string(), child));
+    }
+
+    /// Starts `berth <args>` as a component of the cluster named `name` (its log is
+    /// [`TestCluster::log`]`(name)`; `Drop` stops it).
+    pub fn spawn_berth(&mut self, name: &str, args: &[&str]) {
+        self.spawn(name, args);
+    }
+
+    /// Stops a component started by the cluster (SIGTERM, then waits for it).
+    pub fn stop(&mut self, name: &str) {
+        if let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == name) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            let _ = child.wait();
+        }
+        self.children.retain(|(n, _)| n != name);
     }
 
     /// The pid of a component started by the cluster (`api`, `scheduler-0`, `node-1`).
@@ -306,6 +361,36 @@ impl TestCluster {
             .text()
             .await
             .unwrap()
+    }
+
+    /// A JWT for `user` with `role`, signed with the cluster's secret, valid for an hour.
+    pub fn token_for(&self, user: &str, role: Role) -> String {
+        berth_api::mint_token(SECRET, user, role, 3600)
+    }
+
+    /// Sends `method path` with `token` (none when `None`) and an optional JSON body;
+    /// returns the status and the body as JSON (`Null` when empty or not JSON).
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        token: Option<&str>,
+        body: Option<serde_json::Value>,
+    ) -> (u16, serde_json::Value) {
+        let mut request = self.http.request(method, format!("{}{path}", self.url));
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+        )
     }
 
     /// A direct connection to the cluster's database, for checks users cannot make.

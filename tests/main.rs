@@ -2,10 +2,16 @@
 //! scheduler(s) and workers with simulated GPUs as separate processes, over HTTP on
 //! loopback. One test binary (`cargo test -p berth --test e2e`), one module per area.
 
+mod access;
 mod api;
+mod authz;
 mod cli;
 mod cluster;
 mod fairshare;
 mod jobs;
+mod keys;
+mod node_join;
+mod oidc;
 mod scheduling;
 mod scheduling_scenarios;
+mod tls;

@@ -1,23 +1,48 @@
-//! Bearer-token authentication: HS256 JWTs with Berth's issuer and audience, an explicit
-//! algorithm allow-list and a small leeway.
+//! Bearer-token authentication and the caller's rights.
+//!
+//! Two kinds of bearer token are accepted:
+//! * JWTs signed with Berth's HS256 secret: an explicit algorithm allow-list (so `alg: none`
+//!   and algorithm confusion are refused), `iss`, `aud`, `exp` and `nbf` checked with a
+//!   small leeway;
+//! * JWTs of external OpenID Connect issuers, verified with their JWKS ([`crate::oidc`]);
+//! * API tokens (`berth_…`), stored as SHA-256 hashes in `api_tokens`, scoped (read-only,
+//!   submit, admin), expiring and revocable; each use records its time.
+//!
+//! What a caller may see beyond their own jobs (the accounts they coordinate) is looked up
+//! from the memberships when a handler needs it.
 
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
+use axum::http::Method;
 use berth_core::auth::{Claims, Role, AUDIENCE, ISSUER};
+use berth_core::identity::{TokenScope, UserRole};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use sha2::{Digest, Sha256};
+use std::sync::{Arc, Mutex};
 
 /// Seconds of clock skew tolerated on `exp`/`nbf`.
 pub const LEEWAY_SECONDS: u64 = 30;
 
-/// Who is calling: the verified claims of the bearer token.
+/// The prefix that tells API tokens from JWTs.
+pub const API_TOKEN_PREFIX: &str = "berth_";
+/// The prefix of node credentials (checked before [`API_TOKEN_PREFIX`]).
+pub const NODE_CREDENTIAL_PREFIX: &str = "berth_node_";
+/// The prefix of node bootstrap tokens, which only `POST /v1/nodes/join` accepts.
+pub const BOOTSTRAP_TOKEN_PREFIX: &str = "berth_boot_";
+
+/// Who is calling: the verified identity behind the bearer token.
 #[derive(Debug, Clone)]
 pub struct Caller {
     /// The user (or node) name.
     pub name: String,
     /// The role.
     pub role: Role,
+    /// The API token used, when the caller used one.
+    pub token_id: Option<i64>,
+    /// The API token's scope, when the caller used one.
+    pub scope: Option<TokenScope>,
 }
 
 impl Caller {
@@ -27,6 +52,9 @@ impl Caller {
     }
 
     /// Refuses node tokens on user routes.
+    ///
+    /// # Errors
+    /// 403 for a node token.
     pub fn require_person(&self) -> Result<(), ApiError> {
         if self.role == Role::Node {
             return Err(ApiError::Forbidden(
@@ -36,8 +64,37 @@ impl Caller {
         Ok(())
     }
 
+    /// Allows admins and operators only.
+    ///
+    /// # Errors
+    /// 403 for anyone else.
+    pub fn require_staff(&self) -> Result<(), ApiError> {
+        if self.sees_all_jobs() {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden(
+                "this needs the admin or operator role".into(),
+            ))
+        }
+    }
+
+    /// Allows admins only.
+    ///
+    /// # Errors
+    /// 403 for anyone else.
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        if self.role == Role::Admin {
+            Ok(())
+        } else {
+            Err(ApiError::Forbidden("this needs the admin role".into()))
+        }
+    }
+
     /// Allows node tokens (and admins) on the node routes; a node token names its node
     /// (`node:<name>`) or any node (`node:*`).
+    ///
+    /// # Errors
+    /// 403 for anyone else.
     pub fn require_node(&self, node: &str) -> Result<(), ApiError> {
         match self.role {
             Role::Admin => Ok(()),
@@ -47,40 +104,133 @@ impl Caller {
             ))),
         }
     }
+
+    /// The node a node token is limited to (`None` for `node:*` and for people).
+    pub fn own_node(&self) -> Option<&str> {
+        if self.role != Role::Node {
+            return None;
+        }
+        self.name.strip_prefix("node:").filter(|n| *n != "*")
+    }
+
+    /// The accounts whose jobs this caller sees besides their own: those they coordinate
+    /// and their sub-accounts (empty for admins and operators, who see everything).
+    ///
+    /// # Errors
+    /// 503 when the database is unreachable.
+    pub async fn coordinated_accounts(&self, state: &AppState) -> Result<Vec<String>, ApiError> {
+        if self.sees_all_jobs() || self.role == Role::Node {
+            return Ok(Vec::new());
+        }
+        Ok(berth_db::membership::membership_coordinated_accounts(&state.pool, &self.name).await?)
+    }
 }
 
-/// The keys the api verifies with.
-#[derive(Clone)]
+/// The keys the api verifies Berth's own tokens with: an HS256 secret, an EdDSA or RS256
+/// public key (its private half signs, `berth token mint`), or both. The token's `alg`
+/// picks the key, and only these algorithms are accepted, so neither `alg: none` nor a
+/// token signed with the public key as an HMAC secret can pass.
+#[derive(Clone, Default)]
 pub struct Keys {
-    decoding: DecodingKey,
-    validation: Validation,
+    hs256: Option<DecodingKey>,
+    asymmetric: Option<(Algorithm, DecodingKey)>,
+}
+
+fn berth_validation(alg: Algorithm) -> Validation {
+    let mut validation = Validation::new(alg);
+    validation.algorithms = vec![alg];
+    validation.set_issuer(&[ISSUER]);
+    validation.set_audience(&[AUDIENCE]);
+    validation.leeway = LEEWAY_SECONDS;
+    validation.validate_nbf = true;
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    validation
 }
 
 impl Keys {
     /// Keys from an HS256 shared secret.
     pub fn from_secret(secret: &str) -> Self {
-        let mut validation = Validation::new(Algorithm::HS256);
-        validation.algorithms = vec![Algorithm::HS256];
-        validation.set_issuer(&[ISSUER]);
-        validation.set_audience(&[AUDIENCE]);
-        validation.leeway = LEEWAY_SECONDS;
-        validation.validate_nbf = true;
-        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         Keys {
-            decoding: DecodingKey::from_secret(secret.as_bytes()),
-            validation,
+            hs256: Some(DecodingKey::from_secret(secret.as_bytes())),
+            asymmetric: None,
         }
+    }
+
+    /// Adds a public key (PEM, `PUBLIC KEY`): Ed25519 verifies EdDSA tokens, RSA RS256.
+    ///
+    /// # Errors
+    /// When the PEM holds neither an Ed25519 nor an RSA public key.
+    pub fn with_public_key_pem(mut self, pem: &[u8]) -> Result<Self, String> {
+        let key = match DecodingKey::from_ed_pem(pem) {
+            Ok(key) => (Algorithm::EdDSA, key),
+            Err(_) => DecodingKey::from_rsa_pem(pem)
+                .map(|key| (Algorithm::RS256, key))
+                .map_err(|e| format!("not an Ed25519 or RSA public key: {e}"))?,
+        };
+        self.asymmetric = Some(key);
+        Ok(self)
+    }
+
+    /// Whether any key is configured.
+    pub fn is_empty(&self) -> bool {
+        self.hs256.is_none() && self.asymmetric.is_none()
     }
 
     /// Verifies a token.
     ///
     /// # Errors
-    /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience …).
+    /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience, an
+    /// algorithm with no key …), never quoting the token.
     pub fn verify(&self, token: &str) -> Result<Claims, ApiError> {
-        jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation)
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| ApiError::Unauthorized(format!("invalid bearer token: {e}")))?;
+        let key = match header.alg {
+            Algorithm::HS256 => self.hs256.as_ref(),
+            alg => self
+                .asymmetric
+                .as_ref()
+                .filter(|(a, _)| *a == alg)
+                .map(|(_, key)| key),
+        }
+        .ok_or_else(|| {
+            ApiError::Unauthorized(format!(
+                "invalid bearer token: algorithm {:?} is not accepted",
+                header.alg
+            ))
+        })?;
+        jsonwebtoken::decode::<Claims>(token, key, &berth_validation(header.alg))
             .map(|data| data.claims)
             .map_err(|e| ApiError::Unauthorized(format!("invalid bearer token: {e}")))
     }
+}
+
+/// Mints a token signed with a private key (PEM, `PRIVATE KEY`: Ed25519 → EdDSA, RSA →
+/// RS256) for `sub` with `role`, valid for `ttl_seconds` from now.
+///
+/// # Errors
+/// When the PEM holds neither an Ed25519 nor an RSA private key.
+pub fn mint_token_with_key(
+    private_pem: &[u8],
+    sub: &str,
+    role: Role,
+    ttl_seconds: i64,
+) -> Result<String, String> {
+    let (alg, key) = match EncodingKey::from_ed_pem(private_pem) {
+        Ok(key) => (Algorithm::EdDSA, key),
+        Err(_) => EncodingKey::from_rsa_pem(private_pem)
+            .map(|key| (Algorithm::RS256, key))
+            .map_err(|e| format!("not an Ed25519 or RSA private key: {e}"))?,
+    };
+    let now = chrono::Utc::now().timestamp();
+    let claims = Claims {
+        sub: sub.to_string(),
+        role,
+        iss: ISSUER.to_string(),
+        aud: AUDIENCE.to_string(),
+        iat: now,
+        exp: now + ttl_seconds,
+    };
+    jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(|e| e.to_string())
 }
 
 /// Mints a token signed with the HS256 `secret` for `sub` with `role`, valid for
@@ -103,6 +253,61 @@ pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> Stri
     .expect("HS256 signing with an in-memory key cannot fail")
 }
 
+/// The SHA-256 of an API token, lower-case hex: what `api_tokens` stores.
+pub fn api_token_hash(token: &str) -> String {
+    hex::encode(Sha256::digest(token.as_bytes()))
+}
+
+/// A new API token: [`API_TOKEN_PREFIX`] and 43 characters of base62 (256 bits).
+pub fn api_token_generate() -> String {
+    secret_with_prefix(API_TOKEN_PREFIX)
+}
+
+/// `prefix` and 43 characters of base62 (256 bits).
+pub fn secret_with_prefix(prefix: &str) -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let body: String = (0..43)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("{prefix}{body}")
+}
+
+/// Where the caller's identity is left for the audit middleware (set in the request's
+/// extensions by the middleware, filled by the [`Caller`] extractor).
+#[derive(Debug, Clone, Default)]
+pub struct AuditSlot(pub Arc<Mutex<Option<Caller>>>);
+
+/// Whether an API token of `scope` may make this request: `read-only` reads only,
+/// `submit` also submits and cancels jobs, `admin` is limited by the owner's role alone.
+fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
+    let read = matches!(*method, Method::GET | Method::HEAD);
+    match scope {
+        TokenScope::ReadOnly => read,
+        TokenScope::Submit => read || path == "/v1/jobs" || path.starts_with("/v1/jobs/"),
+        TokenScope::Admin => true,
+    }
+}
+
+async fn api_token_caller(state: &AppState, token: &str) -> Result<Caller, ApiError> {
+    let row =
+        berth_db::api_token::api_token_use(&state.pool, &api_token_hash(token), chrono::Utc::now())
+            .await?
+            .ok_or_else(|| {
+                ApiError::Unauthorized("unknown, expired or revoked API token".into())
+            })?;
+    let role = UserRole::parse(&row.role)
+        .map(Role::from)
+        .ok_or_else(|| ApiError::Unauthorized("API token with an unknown role".into()))?;
+    Ok(Caller {
+        name: row.user_name,
+        role,
+        token_id: Some(row.id),
+        scope: TokenScope::parse(&row.scope),
+    })
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
@@ -118,13 +323,100 @@ impl FromRequestParts<AppState> for Caller {
                 v.strip_prefix("Bearer ")
                     .or_else(|| v.strip_prefix("bearer "))
             })
+            .map(str::trim)
             .ok_or_else(|| {
                 ApiError::Unauthorized("expected `Authorization: Bearer <token>`".into())
             })?;
-        let claims = state.keys.verify(token.trim())?;
-        Ok(Caller {
-            name: claims.sub,
-            role: claims.role,
-        })
+        let external = crate::oidc::unverified_issuer(token)
+            .filter(|iss| iss != ISSUER && state.oidc.knows(iss));
+        let caller = if token.starts_with(NODE_CREDENTIAL_PREFIX) {
+            let node = berth_db::node_credential::node_credential_node(
+                &state.pool,
+                &api_token_hash(token),
+            )
+            .await?
+            .ok_or_else(|| ApiError::Unauthorized("unknown or revoked node credential".into()))?;
+            Caller {
+                name: format!("node:{node}"),
+                role: Role::Node,
+                token_id: None,
+                scope: None,
+            }
+        } else if token.starts_with(BOOTSTRAP_TOKEN_PREFIX) {
+            return Err(ApiError::Unauthorized(
+                "a bootstrap token only joins a node (POST /v1/nodes/join)".into(),
+            ));
+        } else if token.starts_with(API_TOKEN_PREFIX) {
+            api_token_caller(state, token).await?
+        } else if let Some(iss) = external {
+            let identity = state.oidc.verify(token, &iss).await?;
+            let role = match identity.role {
+                Some(role) => Some(role),
+                None => berth_db::user::user_get(&state.pool, &identity.name)
+                    .await?
+                    .map(|u| u.role),
+            };
+            Caller {
+                name: identity.name,
+                role: role
+                    .as_deref()
+                    .and_then(UserRole::parse)
+                    .map(Role::from)
+                    .unwrap_or(Role::User),
+                token_id: None,
+                scope: None,
+            }
+        } else {
+            let claims = state.keys.verify(token)?;
+            Caller {
+                name: claims.sub,
+                role: claims.role,
+                token_id: None,
+                scope: None,
+            }
+        };
+        if let Some(slot) = parts.extensions.get::<AuditSlot>() {
+            if let Ok(mut slot) = slot.0.lock() {
+                *slot = Some(caller.clone());
+            }
+        }
+        if let Some(scope) = caller.scope {
+            if !scope_allows(scope, &parts.method, parts.uri.path()) {
+                return Err(ApiError::Forbidden(format!(
+                    "this API token's scope ({}) does not allow {} {}",
+                    scope.as_str(),
+                    parts.method,
+                    parts.uri.path()
+                )));
+            }
+        }
+        Ok(caller)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scopes() {
+        use TokenScope::*;
+        assert!(scope_allows(ReadOnly, &Method::GET, "/v1/jobs"));
+        assert!(!scope_allows(ReadOnly, &Method::POST, "/v1/jobs"));
+        assert!(scope_allows(Submit, &Method::POST, "/v1/jobs"));
+        assert!(scope_allows(Submit, &Method::POST, "/v1/jobs/3/cancel"));
+        assert!(!scope_allows(Submit, &Method::POST, "/v1/tokens"));
+        assert!(!scope_allows(Submit, &Method::POST, "/v1/jobsx"));
+        assert!(scope_allows(Admin, &Method::DELETE, "/v1/users/bob"));
+    }
+
+    #[test]
+    fn generated_tokens_are_distinct_and_hash_to_64_hex() {
+        let a = api_token_generate();
+        let b = api_token_generate();
+        assert!(a.starts_with(API_TOKEN_PREFIX) && a.len() == 49);
+        assert_ne!(a, b);
+        assert_eq!(api_token_hash(&a).len(), 64);
+        assert_ne!(api_token_hash(&a), api_token_hash(&b));
     }
 }

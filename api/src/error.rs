@@ -49,6 +49,24 @@ pub enum ApiError {
         /// The field or option.
         field: Option<String>,
     },
+    /// 429: too many requests from this token or address; retry after `retry_after`
+    /// seconds.
+    #[error("too many requests from {what}; retry after {retry_after} s")]
+    TooManyRequests {
+        /// Seconds until a request would be accepted.
+        retry_after: u64,
+        /// Which limit (`this token`, `this address`).
+        what: &'static str,
+    },
+    /// 431: the request headers are larger than the limit.
+    #[error("request headers larger than {limit} bytes")]
+    HeadersTooLarge {
+        /// The limit, bytes.
+        limit: usize,
+    },
+    /// 503: the request took longer than the api's request timeout.
+    #[error("the request timed out")]
+    Timeout,
     /// 503: the database is unreachable or the pool exhausted.
     #[error("service unavailable")]
     Unavailable(#[source] DbError),
@@ -79,6 +97,21 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY,
                 "unsatisfiable",
                 "Request cannot be satisfied",
+            ),
+            ApiError::TooManyRequests { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                "Too many requests",
+            ),
+            ApiError::HeadersTooLarge { .. } => (
+                StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                "headers_too_large",
+                "Request headers too large",
+            ),
+            ApiError::Timeout => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "timeout",
+                "Request timed out",
             ),
             ApiError::Unavailable(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -146,6 +179,11 @@ impl IntoResponse for ApiError {
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+        if let ApiError::TooManyRequests { retry_after, .. } = &self {
+            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
         if status == StatusCode::UNAUTHORIZED {
             response
                 .headers_mut()
@@ -163,4 +201,56 @@ pub fn rejection(kind: &str, detail: String) -> ApiError {
         field: None,
         line: None,
     }
+}
+
+/// Turns error answers that are not problem documents (axum's own rejections of a path
+/// parameter that does not parse, tower-http's 413 for an oversized body, 405 …) into
+/// problem documents with the same status, so every error a client sees has one shape.
+pub async fn plain_errors_as_problems(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let response = next.run(request).await;
+    let status = response.status();
+    let is_problem = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == PROBLEM_JSON.as_bytes());
+    if !(status.is_client_error() || status.is_server_error()) || is_problem {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 16 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let code = match status {
+        StatusCode::BAD_REQUEST => "invalid_parameter",
+        StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+        StatusCode::METHOD_NOT_ALLOWED => "method_not_allowed",
+        StatusCode::NOT_FOUND => "not_found",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "unsupported_media_type",
+        _ => "error",
+    };
+    let title = status.canonical_reason().unwrap_or("Error").to_string();
+    let problem = Problem {
+        problem_type: format!("urn:berth:problem:{}", code.replace('_', "-")),
+        detail: if text.is_empty() { title.clone() } else { text },
+        title,
+        status: status.as_u16(),
+        code: code.to_string(),
+        field: None,
+        line: None,
+        request_id: None,
+    };
+    let mut response = (status, serde_json::to_vec(&problem).unwrap_or_default()).into_response();
+    for (name, value) in parts.headers.iter() {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            response.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
+    response
 }

@@ -6,27 +6,41 @@
 //! * [`job_control`]: hold, release and update of pending jobs;
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
-//! * [`auth`]: bearer JWT verification and minting;
+//! * [`auth`]: bearer JWT and API-token verification, JWT minting, the caller's rights;
+//! * [`identity`]: users, accounts and memberships;
+//! * [`tokens`]: API tokens for CI;
+//! * [`audit`]: the audit log of state-changing calls;
+//! * [`limits`]: rate, size and time limits;
+//! * [`oidc`]: external OpenID Connect issuers through their JWKS;
+//! * [`tls`]: HTTPS with rustls;
+//! * [`node_credentials`]: bootstrap tokens and node credentials (how workers join);
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
 
+pub mod audit;
 pub mod auth;
 pub mod error;
 pub mod fairshare;
+pub mod identity;
 pub mod job_control;
+pub mod limits;
+pub mod node_credentials;
 pub mod node_sync;
+pub mod oidc;
 pub mod openapi;
 pub mod routes;
 pub mod submit;
+pub mod tls;
+pub mod tokens;
 pub mod views;
 
-pub use auth::mint_token;
+pub use auth::{mint_token, mint_token_with_key};
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue};
 use axum::middleware::Next;
 use axum::response::Response;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post, put};
 use axum::Router;
 use std::future::Future;
 use std::time::Duration;
@@ -39,10 +53,19 @@ use tower_http::trace::TraceLayer;
 pub struct ApiConfig {
     /// PostgreSQL URL.
     pub database_url: String,
-    /// HS256 secret the api verifies (and mints) tokens with.
-    pub jwt_secret: String,
+    /// HS256 secret the api verifies Berth's tokens with (`None`: HS256 tokens are
+    /// refused).
+    pub jwt_secret: Option<String>,
+    /// An Ed25519 or RSA public key (PEM) that verifies Berth's EdDSA or RS256 tokens.
+    pub jwt_public_key_pem: Option<Vec<u8>>,
     /// The most connections to hold open to PostgreSQL.
     pub max_connections: u32,
+    /// Rate, size and time limits.
+    pub limits: limits::Limits,
+    /// External OpenID Connect issuers whose tokens are accepted.
+    pub oidc: Vec<oidc::OidcIssuer>,
+    /// Serve HTTPS with this certificate and key (plain HTTP when `None`).
+    pub tls: Option<tls::TlsFiles>,
 }
 
 /// Errors starting or running the api.
@@ -57,6 +80,12 @@ pub enum ServeError {
     /// The listener failed.
     #[error("serving HTTP")]
     Io(#[source] std::io::Error),
+    /// The TLS certificate or key cannot be used.
+    #[error("setting up TLS")]
+    Tls(#[source] tls::TlsError),
+    /// No usable token key (neither a secret nor a public key, or a bad key).
+    #[error("token keys: {0}")]
+    Keys(String),
 }
 
 /// What every handler shares.
@@ -68,6 +97,10 @@ pub struct AppState {
     pub keys: auth::Keys,
     /// Node names from `NOTIFY berth_node`, waking long polls (`*` wakes every poll).
     pub node_events: broadcast::Sender<String>,
+    /// Per-token and per-address rate limiters, with the other limits.
+    pub limiters: limits::RateLimiters,
+    /// Verifier of external issuers' tokens.
+    pub oidc: oidc::OidcVerifier,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -100,6 +133,7 @@ async fn problem_request_id(request: Request, next: Next) -> Response {
 
 /// The router with every route and layer.
 pub fn router(state: AppState) -> Router {
+    let max_body_bytes = state.limiters.limits().max_body_bytes;
     Router::new()
         .route("/healthz", get(routes::healthz))
         .route("/readyz", get(routes::readyz))
@@ -125,14 +159,51 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/nodes", get(routes::node_list))
         .route("/v1/nodes/register", post(routes::node_register))
+        .route(
+            "/v1/nodes/bootstrap-tokens",
+            post(node_credentials::node_bootstrap_create),
+        )
+        .route("/v1/nodes/join", post(node_credentials::node_join))
         .route("/v1/nodes/{name}/sync", post(routes::node_sync))
         .route("/v1/partitions", get(routes::partition_list))
+        .route(
+            "/v1/users",
+            post(identity::user_create).get(identity::user_list),
+        )
+        .route(
+            "/v1/users/{name}",
+            get(identity::user_get).delete(identity::user_delete),
+        )
+        .route(
+            "/v1/accounts",
+            post(identity::account_create).get(identity::account_list),
+        )
+        .route("/v1/accounts/{name}", delete(identity::account_delete))
+        .route(
+            "/v1/accounts/{name}/users/{user}",
+            put(identity::membership_set).delete(identity::membership_delete),
+        )
+        .route(
+            "/v1/tokens",
+            post(tokens::token_create).get(tokens::token_list),
+        )
+        .route("/v1/tokens/{id}", delete(tokens::token_revoke))
+        .route("/v1/audit", get(audit::audit_list))
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
-        .with_state(state)
-        .layer(axum::middleware::from_fn(problem_request_id))
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(
-            8 * 1024 * 1024,
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            audit::record,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            limits::protect,
+        ))
+        .with_state(state)
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            max_body_bytes,
+        ))
+        .layer(axum::middleware::from_fn(error::plain_errors_as_problems))
+        .layer(axum::middleware::from_fn(problem_request_id))
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
@@ -167,6 +238,18 @@ async fn forward_node_events(pool: berth_db::Pool, tx: broadcast::Sender<String>
 /// # Errors
 /// [`ServeError::Database`] or [`ServeError::Migrate`].
 pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
+    let mut keys = match &config.jwt_secret {
+        Some(secret) => auth::Keys::from_secret(secret),
+        None => auth::Keys::default(),
+    };
+    if let Some(pem) = &config.jwt_public_key_pem {
+        keys = keys.with_public_key_pem(pem).map_err(ServeError::Keys)?;
+    }
+    if keys.is_empty() {
+        return Err(ServeError::Keys(
+            "set a jwt_secret or a jwt_public_key".into(),
+        ));
+    }
     let pool = berth_db::connect(&config.database_url, config.max_connections)
         .await
         .map_err(ServeError::Database)?;
@@ -176,10 +259,22 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         .map_err(ServeError::Migrate)?;
     let (node_events, _) = broadcast::channel(1024);
     tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
+    let limiters = limits::RateLimiters::new(config.limits.clone());
+    tokio::spawn({
+        let limiters = limiters.clone();
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                limiters.shrink();
+            }
+        }
+    });
     Ok(AppState {
         pool,
-        keys: auth::Keys::from_secret(&config.jwt_secret),
+        keys,
         node_events,
+        limiters,
+        oidc: oidc::OidcVerifier::new(config.oidc.clone()),
     })
 }
 
@@ -193,12 +288,23 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    let tls = match &config.tls {
+        Some(files) => Some(tls::server_config(files).map_err(ServeError::Tls)?),
+        None => None,
+    };
     let state = state(&config).await?;
+    if let Some(tls) = tls {
+        tracing::info!(addr = ?listener.local_addr().ok(), "api listening (HTTPS)");
+        return tls::serve(listener, router(state), tls, shutdown).await;
+    }
     tracing::info!(addr = ?listener.local_addr().ok(), "api listening");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(ServeError::Io)
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
+    .map_err(ServeError::Io)
 }
 
 #[allow(dead_code)]

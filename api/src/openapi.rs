@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::{fairshare, job_control, routes};
+use crate::{audit, fairshare, identity, job_control, node_credentials, routes, tokens};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -17,10 +17,81 @@ impl Modify for BearerAuth {
             SecurityScheme::Http(
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
-                    .bearer_format("JWT")
+                    .bearer_format("JWT or berth_ API token")
                     .build(),
             ),
         );
+    }
+}
+
+/// Error answers, made true of every operation in one place: they are RFC 9457 problem
+/// documents (`application/problem+json`, whatever the handlers' annotations default to);
+/// an operation with parameters answers 400 when one does not parse, one with a body 413
+/// when it is too large; and every operation may answer 429 (rate limits) and 503
+/// (database unavailable, request timeout).
+struct ProblemResponses;
+
+impl Modify for ProblemResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+        let problem = |description: &str| {
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(description)
+                    .content(
+                        crate::error::PROBLEM_JSON,
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("Problem")))
+                            .build(),
+                    )
+                    .build(),
+            )
+        };
+        for item in openapi.paths.paths.values_mut() {
+            for op in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.delete,
+                &mut item.patch,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                for response in op.responses.responses.values_mut() {
+                    let RefOr::T(response) = response else {
+                        continue;
+                    };
+                    let is_problem = response.content.get("application/json").is_some_and(|c| {
+                        matches!(&c.schema, Some(RefOr::Ref(r)) if r.ref_location.ends_with("/Problem"))
+                    });
+                    if is_problem {
+                        if let Some(content) = response.content.shift_remove("application/json") {
+                            response
+                                .content
+                                .insert(crate::error::PROBLEM_JSON.to_string(), content);
+                        }
+                    }
+                }
+                let responses = &mut op.responses.responses;
+                if op.parameters.as_ref().is_some_and(|p| !p.is_empty()) {
+                    responses
+                        .entry("400".into())
+                        .or_insert_with(|| problem("A parameter that does not parse, naming it"));
+                }
+                if op.request_body.is_some() {
+                    responses
+                        .entry("413".into())
+                        .or_insert_with(|| problem("The body is larger than the api accepts"));
+                }
+                responses.entry("429".into()).or_insert_with(|| {
+                    problem("Too many requests from this token or address; see Retry-After")
+                });
+                responses.entry("503".into()).or_insert_with(|| {
+                    problem("The database is unavailable, or the request timed out")
+                });
+            }
+        }
     }
 }
 
@@ -53,8 +124,23 @@ impl Modify for BearerAuth {
         routes::node_register,
         routes::node_sync,
         routes::partition_list,
+        identity::user_create,
+        identity::user_list,
+        identity::user_get,
+        identity::user_delete,
+        identity::account_create,
+        identity::account_list,
+        identity::account_delete,
+        identity::membership_set,
+        identity::membership_delete,
+        tokens::token_create,
+        tokens::token_list,
+        tokens::token_revoke,
+        audit::audit_list,
+        node_credentials::node_bootstrap_create,
+        node_credentials::node_join,
     ),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &ProblemResponses),
     tags(
         (name = "jobs", description = "Submit, list, show, cancel jobs and read their output"),
         (name = "nodes", description = "Nodes, and the routes their workers use"),
@@ -62,6 +148,10 @@ impl Modify for BearerAuth {
         (name = "fairshare", description = "Fairshare usage and factors (sshare)"),
         (name = "qos", description = "Quality of service: priority, usage factor, limits, preemption"),
         (name = "health", description = "Liveness and readiness"),
+        (name = "users", description = "Users and their roles"),
+        (name = "accounts", description = "The account tree and its members"),
+        (name = "tokens", description = "API tokens for CI pipelines and scripts"),
+        (name = "audit", description = "The audit log of state-changing calls"),
     )
 )]
 pub struct ApiDoc;
@@ -97,6 +187,22 @@ mod tests {
         assert!(
             checked_in == current,
             "openapi/berth.json is stale: run `BERTH_UPDATE_OPENAPI=1 cargo test -p berth-api openapi`"
+        );
+    }
+
+    /// No token, key or password appears in the document's examples or descriptions.
+    #[test]
+    fn document_holds_no_secret() {
+        let doc = document_json();
+        for needle in ["eyJ", "BEGIN PRIVATE KEY", "password="] {
+            assert!(!doc.contains(needle), "the document contains {needle:?}");
+        }
+        let token_like = doc
+            .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+            .any(|w| w.starts_with("berth_") && w.len() > 20);
+        assert!(
+            !token_like,
+            "the document contains an API, bootstrap or node token"
         );
     }
 

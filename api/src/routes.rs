@@ -29,11 +29,19 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         .map_err(|e| rejection("query", e.body_text()))
 }
 
-/// Loads a job the caller may see; others' jobs are 404 to plain users.
+/// Loads a job the caller may see: admins and operators see every job, users their own
+/// and those of the accounts they coordinate; others' jobs are 404.
 async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRow, ApiError> {
     caller.require_person()?;
-    match job::job_get(&state.pool, id).await? {
-        Some(row) if caller.sees_all_jobs() || row.user_name == caller.name => Ok(row),
+    let Some(row) = job::job_get(&state.pool, id).await? else {
+        return Err(ApiError::NotFound(format!("no job {id}")));
+    };
+    if caller.sees_all_jobs() || row.user_name == caller.name {
+        return Ok(row);
+    }
+    let coordinated = caller.coordinated_accounts(state).await?;
+    match &row.account {
+        Some(acct) if coordinated.contains(acct) => Ok(row),
         _ => Err(ApiError::NotFound(format!("no job {id}"))),
     }
 }
@@ -98,7 +106,8 @@ pub async fn job_create(
         ),
         None => None,
     };
-    let (id, created) = submit::submit_job(&state.pool, &caller.name, &req, key).await?;
+    let (id, created) =
+        submit::submit_job(&state.pool, &caller.name, caller.role, &req, key).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -114,7 +123,7 @@ pub async fn job_create(
 /// List jobs.
 ///
 /// Filters combine with AND; pages follow `next_cursor`. Plain users see only their own
-/// jobs.
+/// jobs and those of the accounts they coordinate.
 #[utoipa::path(get, path = "/v1/jobs", tag = "jobs", operation_id = "job_list",
     params(JobListQuery),
     responses((status = 200, description = "A page of jobs", body = JobList),
@@ -150,20 +159,25 @@ pub async fn job_list(
             .map_err(|_| ApiError::bad_field("cursor", "not a cursor from this api"))?,
         None => 0,
     };
-    let user_name = if caller.sees_all_jobs() {
-        q.user.clone()
+    let (viewer, viewer_accounts) = if caller.sees_all_jobs() {
+        (None, Vec::new())
     } else {
-        Some(caller.name.clone())
+        (
+            Some(caller.name.clone()),
+            caller.coordinated_accounts(&state).await?,
+        )
     };
     let rows = job::job_list(
         &state.pool,
         &JobFilter {
             states,
-            user_name,
+            user_name: q.user.clone(),
             partition: q.partition.clone(),
             name: q.name.clone(),
             after_id,
             limit: limit + 1,
+            viewer,
+            viewer_accounts,
         },
     )
     .await?;
@@ -461,6 +475,13 @@ pub async fn job_output_upload(
         berth_core::auth::Role::Node | berth_core::auth::Role::Admin
     ) {
         return Err(ApiError::Forbidden("only workers upload output".into()));
+    }
+    if let Some(node) = caller.own_node() {
+        // A node's credential uploads only the output of jobs allocated to that node.
+        let allocated = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
+        if !allocated.iter().any(|a| a.node_name == node) {
+            return Err(ApiError::NotFound(format!("no job {id} on node {node}")));
+        }
     }
     let chunk = json_body(body)?;
     let offset =

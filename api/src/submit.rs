@@ -102,10 +102,11 @@ fn positive_i32(value: u32, field: &str) -> Result<i32, ApiError> {
 ///
 /// # Errors
 /// 400 for bad options, 409 for an idempotency key reused with another body, 422 for a
-/// request no node could ever satisfy, 503 when the database is unreachable.
+/// request no node could ever satisfy or an `--account` that is not the user's, 503 when the database is unreachable.
 pub async fn submit_job(
     pool: &Pool,
     user: &str,
+    role: berth_core::auth::Role,
     req: &JobCreate,
     idempotency_key: Option<&str>,
 ) -> Result<(i64, bool), ApiError> {
@@ -148,6 +149,8 @@ pub async fn submit_job(
             ));
         }
     }
+    let account =
+        crate::identity::submission_account(pool, user, role, spec.account.as_deref()).await?;
     let request = spec.resource_request();
     check_satisfiable(pool, &partition, &request).await?;
     let qos_name = check_qos_and_partition_limits(
@@ -178,7 +181,7 @@ pub async fn submit_job(
     let insert = JobInsert {
         name,
         user_name: user.to_string(),
-        account: spec.account.clone(),
+        account,
         partition: partition.name.clone(),
         qos: Some(qos_name),
         num_nodes: positive_i32(request.nodes, "--nodes")?,

@@ -1,6 +1,7 @@
 //! Rows to views: the conversions from database rows to the wire types clients see.
 
 use berth_core::hostlist;
+use berth_core::identity::{is_secret_name, MASK};
 use berth_core::pattern::{self, PatternValues};
 use berth_core::spec::JobSpec;
 use berth_core::state::{JobState, NodeState};
@@ -9,6 +10,7 @@ use berth_db::allocation::JobAllocationRow;
 use berth_db::job::JobRow;
 use berth_db::node::{GpuRow, NodeRow};
 use berth_db::partition::PartitionRow;
+use std::collections::BTreeMap;
 
 fn to_u32(v: i32) -> u32 {
     u32::try_from(v).unwrap_or(0)
@@ -39,10 +41,37 @@ pub fn output_path(job: &JobRow, pattern_text: &str, batch_node: &str) -> String
     }
 }
 
+/// `--export` with the values of variables named like secrets masked
+/// (`ALL,HF_TOKEN=********,N=3`).
+pub fn mask_export(export: &str) -> String {
+    export
+        .split(',')
+        .map(|item| match item.split_once('=') {
+            Some((k, _)) if is_secret_name(k.trim()) => format!("{k}={MASK}"),
+            _ => item.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// A job view from its row and its current run's allocations (in node-index order).
 pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
     let state = row.state.parse::<JobState>().unwrap_or(JobState::Failed);
-    let spec: JobSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
+    let mut spec: JobSpec = serde_json::from_value(row.spec.clone()).unwrap_or_default();
+    spec.export = spec.export.as_deref().map(mask_export);
+    let environment: BTreeMap<String, String> =
+        serde_json::from_value(row.environment.clone()).unwrap_or_default();
+    let environment = environment
+        .into_iter()
+        .map(|(k, v)| {
+            let v = if is_secret_name(&k) {
+                MASK.to_string()
+            } else {
+                v
+            };
+            (k, v)
+        })
+        .collect();
     let nodes: Vec<String> = allocations.iter().map(|a| a.node_name.clone()).collect();
     let batch_node = nodes.first().map(String::as_str).unwrap_or("");
     let allocations: Vec<JobAllocation> = allocations
@@ -92,6 +121,7 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         array_job_id: row.array_job_id,
         array_task_id: row.array_task_id.map(to_u32),
         array_tasks_pending: row.array_pending.clone(),
+        environment,
     }
 }
 

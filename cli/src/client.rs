@@ -114,15 +114,43 @@ pub struct Client {
 impl Client {
     /// A client of the api at `base_url` (`http://127.0.0.1:8750`) using `token`.
     pub fn new(base_url: &str, token: &str) -> Client {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .expect("a reqwest client with default TLS settings builds");
-        Client {
+        Self::with_ca(base_url, token, &[])
+            .expect("a reqwest client with default TLS settings builds")
+    }
+
+    /// A client that also trusts `ca_certificates` (for an api whose TLS certificate a
+    /// private CA signed).
+    ///
+    /// # Errors
+    /// When the HTTP client cannot be built.
+    pub fn with_ca(
+        base_url: &str,
+        token: &str,
+        ca_certificates: &[reqwest::Certificate],
+    ) -> Result<Client, reqwest::Error> {
+        let mut builder = reqwest::Client::builder().connect_timeout(Duration::from_secs(10));
+        for cert in ca_certificates {
+            builder = builder.add_root_certificate(cert.clone());
+        }
+        let http = builder.build()?;
+        Ok(Client {
             http,
             base: base_url.trim_end_matches('/').to_string(),
             token: token.to_string(),
-        }
+        })
+    }
+
+    /// The certificates of a PEM file, for [`Client::with_ca`].
+    ///
+    /// # Errors
+    /// When the file cannot be read or holds no certificate.
+    pub fn read_ca_file(path: &std::path::Path) -> anyhow::Result<Vec<reqwest::Certificate>> {
+        use anyhow::Context;
+        let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let certs = reqwest::Certificate::from_pem_bundle(&pem)
+            .with_context(|| format!("reading certificates from {}", path.display()))?;
+        anyhow::ensure!(!certs.is_empty(), "{} holds no certificate", path.display());
+        Ok(certs)
     }
 
     /// The api's base URL, without a trailing slash.
@@ -177,6 +205,43 @@ impl Client {
                 request: what,
                 source,
             })
+    }
+
+    fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> (reqwest::RequestBuilder, String) {
+        let url = self.url(path);
+        let what = format!("{method} {url}");
+        let mut request = self.http.request(method, &url);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        (request, what)
+    }
+
+    /// `method path` with an optional JSON body; the answer's JSON decoded as `T`.
+    pub async fn call<T: serde::de::DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<T, ClientError> {
+        let (request, what) = self.request(method, path, body);
+        self.json(request, what).await
+    }
+
+    /// `method path` with an optional JSON body, for answers without one (204).
+    pub async fn call_empty(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<(), ClientError> {
+        let (request, what) = self.request(method, path, body);
+        self.send(request, what).await.map(|_| ())
     }
 
     /// `POST /v1/jobs`, with an `Idempotency-Key` header when `idempotency_key` is given.

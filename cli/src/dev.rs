@@ -160,8 +160,12 @@ async fn run_cluster(
     let mut tasks: Vec<(String, tokio::task::JoinHandle<anyhow::Result<()>>)> = Vec::new();
     let api_config = berth_api::ApiConfig {
         database_url: database_url.clone(),
-        jwt_secret: secret.clone(),
+        jwt_secret: Some(secret.clone()),
+        jwt_public_key_pem: None,
         max_connections: 16,
+        limits: Default::default(),
+        oidc: Vec::new(),
+        tls: None,
     };
     let stop = shutdown.clone();
     tasks.push((

@@ -396,6 +396,7 @@ mod tests {
             array_job_id: None,
             array_task_id: None,
             array_tasks_pending: None,
+            environment: Default::default(),
         }
     }
 

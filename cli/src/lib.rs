@@ -3,8 +3,10 @@
 //! binary (`main.rs`) holds only the command-line tree; the end-to-end tests reuse the
 //! client and the formats from here.
 //!
+//! * [`access`]: `berth user`, `berth account`, `berth token create|list|revoke`.
 //! * [`client`]: a reqwest wrapper over the REST api, problem documents as errors.
 //! * [`config`]: which cluster client commands talk to (flags, env, config file).
+//! * [`join`]: a worker joining with a bootstrap token; `berth token bootstrap`.
 //! * [`format`]: `squeue`, `sinfo` and `scontrol show job` output.
 //! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
@@ -15,6 +17,7 @@
 //! * [`dev`]: `berth dev`, the one-process cluster.
 //! * [`shutdown`]: SIGTERM/SIGINT as a shared shutdown future.
 
+pub mod access;
 pub mod client;
 pub mod commands;
 pub mod config;
@@ -22,6 +25,7 @@ pub mod dev;
 pub mod fairshare;
 pub mod format;
 pub mod job_control;
+pub mod join;
 pub mod pg;
 pub mod server;
 pub mod shutdown;

@@ -26,6 +26,10 @@ struct Cli {
     /// The bearer token (else BERTH_TOKEN, else the client configuration file).
     #[arg(long, global = true, env = "BERTH_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A PEM file of CA certificates to trust for the api's TLS certificate (else
+    /// BERTH_CA_FILE); the system's roots are trusted too.
+    #[arg(long, global = true, env = "BERTH_CA_FILE")]
+    ca_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -146,6 +150,10 @@ enum Command {
         /// Seconds between SIGTERM and SIGKILL when a job is stopped.
         #[arg(long, default_value_t = 30)]
         kill_wait: u64,
+        /// Join with this bootstrap token (`berth token bootstrap`) instead of a node
+        /// token; the node credential it yields is kept in the state directory.
+        #[arg(long, env = "BERTH_BOOTSTRAP_TOKEN", hide_env_values = true)]
+        bootstrap_token: Option<String>,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -159,10 +167,20 @@ enum Command {
         #[arg(long, env = "BERTH_CONFIG")]
         config: Option<PathBuf>,
     },
-    /// Tokens.
+    /// Tokens: mint JWTs with the server's secret, or create, list and revoke API tokens.
     Token {
         #[command(subcommand)]
         what: TokenCommand,
+    },
+    /// Users and their roles and accounts (admins and operators).
+    User {
+        #[command(subcommand)]
+        what: berth::access::UserCommand,
+    },
+    /// The account tree and its members (admins and operators).
+    Account {
+        #[command(subcommand)]
+        what: berth::access::AccountCommand,
     },
     /// Run a whole cluster on this machine: PostgreSQL, api, scheduler, workers.
     Dev {
@@ -231,8 +249,9 @@ enum ShowCommand {
 
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
-    /// Mint a token signed with the server's secret (BERTH_JWT_SECRET or the
-    /// configuration file's jwt_secret).
+    /// Mint a token signed with the private key named by BERTH_JWT_PRIVATE_KEY (Ed25519
+    /// or RSA PEM), else the server's secret (BERTH_JWT_SECRET or the configuration
+    /// file's jwt_secret).
     Mint {
         /// The user name (`sub`); for a node, `node:<name>` or `node:*`.
         #[arg(long)]
@@ -246,6 +265,25 @@ enum TokenCommand {
         /// The configuration file (TOML; see deploy/berth.toml).
         #[arg(long, env = "BERTH_CONFIG")]
         config: Option<PathBuf>,
+    },
+    /// Create an API token for CI (printed once, on stdout).
+    Create(berth::access::TokenCreateArgs),
+    /// Create a bootstrap token a new worker joins with (printed once; admins).
+    Bootstrap {
+        /// Minutes until it expires.
+        #[arg(long, default_value_t = 60)]
+        ttl_minutes: u32,
+        /// Any number of workers may join with it until it expires (else one).
+        #[arg(long)]
+        reusable: bool,
+    },
+    /// List your API tokens (every user's, for admins).
+    List,
+    /// Revoke API tokens.
+    Revoke {
+        /// Token ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
     },
 }
 
@@ -306,12 +344,17 @@ fn init_logging(default: &str) {
 
 fn client(url: Option<&str>, token: Option<&str>) -> anyhow::Result<Client> {
     let target = resolve_target(url, token)?;
-    Ok(Client::new(&target.url, &target.token))
+    let ca = match std::env::var_os("BERTH_CA_FILE").filter(|v| !v.is_empty()) {
+        Some(path) => Client::read_ca_file(std::path::Path::new(&path))?,
+        None => Vec::new(),
+    };
+    Ok(Client::with_ca(&target.url, &target.token, &ca)?)
 }
 
 async fn run(cli: Cli) -> anyhow::Result<i32> {
     let url = cli.url.as_deref();
     let token = cli.token.as_deref();
+
     match cli.command {
         Command::Submit { args } => {
             let split = split_submit_args(&args)?;
@@ -375,14 +418,29 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             simulate_gpus,
             state_dir,
             kill_wait,
+            bootstrap_token,
         } => {
-            let token = token
-                .map(str::to_string)
-                .context("no node token: set BERTH_TOKEN or pass --token")?;
             let name = name.unwrap_or_else(berth::server::host_name);
+            let token = match bootstrap_token {
+                Some(bootstrap) => {
+                    let ca = match &cli.ca_file {
+                        Some(path) => Client::read_ca_file(path)?,
+                        None => Vec::new(),
+                    };
+                    berth::join::node_credential(&api, &bootstrap, &name, &state_dir, &ca).await?
+                }
+                None => token.map(str::to_string).context(
+                    "no node token: set BERTH_TOKEN or pass --token (or --bootstrap-token)",
+                )?,
+            };
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
             config.kill_wait = Duration::from_secs(kill_wait);
+            if let Some(path) = &cli.ca_file {
+                config.ca_pem = Some(
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
+                );
+            }
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await
@@ -412,6 +470,21 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     config,
                 },
         } => {
+            if let Some(path) = std::env::var_os("BERTH_JWT_PRIVATE_KEY").filter(|p| !p.is_empty())
+            {
+                let path = PathBuf::from(path);
+                let pem =
+                    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+                let token = berth_api::mint_token_with_key(
+                    &pem,
+                    &user,
+                    role.into(),
+                    i64::from(ttl_days) * 86_400,
+                )
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+                println!("{token}");
+                return Ok(0);
+            }
             let secret = match std::env::var("BERTH_JWT_SECRET")
                 .ok()
                 .filter(|s| !s.is_empty())
@@ -431,6 +504,24 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             println!("{token}");
             Ok(0)
         }
+        Command::Token {
+            what: TokenCommand::Create(args),
+        } => berth::access::token_create(&client(url, token)?, &args).await,
+        Command::Token {
+            what:
+                TokenCommand::Bootstrap {
+                    ttl_minutes,
+                    reusable,
+                },
+        } => berth::join::bootstrap_token(&client(url, token)?, ttl_minutes, reusable).await,
+        Command::Token {
+            what: TokenCommand::List,
+        } => berth::access::token_list(&client(url, token)?).await,
+        Command::Token {
+            what: TokenCommand::Revoke { ids },
+        } => berth::access::token_revoke(&client(url, token)?, &ids).await,
+        Command::User { what } => berth::access::user(&client(url, token)?, what).await,
+        Command::Account { what } => berth::access::account(&client(url, token)?, what).await,
         Command::Dev {
             data_dir,
             listen,
@@ -458,6 +549,10 @@ fn main() {
         _ => "warn",
     };
     init_logging(default_level);
+    if let Some(path) = &cli.ca_file {
+        // Where every client command finds it; set before any thread starts.
+        std::env::set_var("BERTH_CA_FILE", path);
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
         Err(e) => {

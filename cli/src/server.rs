@@ -10,6 +10,22 @@
 //!
 //! [api]
 //! max_connections = 16
+//! rate_limit_per_token = 100     # requests per second per bearer token (0: none)
+//! rate_limit_per_address = 200   # requests per second per client address (0: none)
+//! rate_limit_burst = 200
+//! max_body_bytes = 8388608
+//! max_header_bytes = 16384
+//! request_timeout_seconds = 90
+//! jwt_public_key = "/etc/berth/jwt.pub"   # EdDSA/RS256 tokens (BERTH_JWT_PRIVATE_KEY mints)
+//! tls_cert = "/etc/berth/tls/api.crt"   # with tls_key: serve HTTPS (rustls)
+//! tls_key = "/etc/berth/tls/api.key"
+//!
+//! [[api.oidc]]                   # external issuers, any number
+//! issuer = "https://login.example.com/realms/ml"
+//! jwks_uri = "https://login.example.com/realms/ml/protocol/openid-connect/certs"
+//! audience = "berth"
+//! username_claim = "preferred_username"   # default "sub"
+//! role_claim = "berth_role"               # optional
 //!
 //! [scheduler]
 //! lease_ttl_seconds = 10
@@ -72,6 +88,30 @@ pub struct ServerConfigFile {
 pub struct ApiSection {
     /// The most PostgreSQL connections the api holds (default 16).
     pub max_connections: Option<u32>,
+    /// Requests per second per bearer token (default 100; 0: no limit).
+    pub rate_limit_per_token: Option<u32>,
+    /// Requests per second per client address (default 200; 0: no limit).
+    pub rate_limit_per_address: Option<u32>,
+    /// Requests a burst may bring beyond the rate (default 200).
+    pub rate_limit_burst: Option<u32>,
+    /// The largest request body, bytes (default 8 MiB).
+    pub max_body_bytes: Option<usize>,
+    /// The most bytes of request headers (default 16 KiB).
+    pub max_header_bytes: Option<usize>,
+    /// Seconds a request may take to be answered (default 90; above the worker's 60 s
+    /// long poll).
+    pub request_timeout_seconds: Option<u64>,
+    /// An Ed25519 or RSA public key (PEM) verifying Berth's EdDSA/RS256 tokens (their
+    /// private half signs them: `BERTH_JWT_PRIVATE_KEY` for `berth token mint`). With a
+    /// `jwt_secret` too, HS256 tokens stay accepted.
+    pub jwt_public_key: Option<PathBuf>,
+    /// The TLS certificate chain (PEM); with `tls_key`, the api serves HTTPS.
+    pub tls_cert: Option<PathBuf>,
+    /// The TLS private key (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// External OpenID Connect issuers whose tokens are accepted (`[[api.oidc]]`).
+    #[serde(default)]
+    pub oidc: Vec<berth_api::oidc::OidcIssuer>,
 }
 
 /// `[scheduler]`.
@@ -161,6 +201,14 @@ pub struct ServerConfig {
     pub listen: String,
     /// The api's connection pool size.
     pub max_connections: u32,
+    /// The api's rate, size and time limits.
+    pub limits: berth_api::limits::Limits,
+    /// External OpenID Connect issuers.
+    pub oidc: Vec<berth_api::oidc::OidcIssuer>,
+    /// The api's TLS certificate and key, when it serves HTTPS.
+    pub tls: Option<berth_api::tls::TlsFiles>,
+    /// The public key verifying Berth's asymmetric tokens.
+    pub jwt_public_key: Option<PathBuf>,
     /// The scheduler role's settings.
     pub scheduler: SchedulerConfig,
 }
@@ -264,6 +312,17 @@ impl ServerConfig {
                 .or(file.listen)
                 .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
+            limits: api_limits(&file.api, &from)?,
+            oidc: file.api.oidc.clone(),
+            jwt_public_key: file.api.jwt_public_key.clone(),
+            tls: match (&file.api.tls_cert, &file.api.tls_key) {
+                (Some(cert), Some(key)) => Some(berth_api::tls::TlsFiles {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                }),
+                (None, None) => None,
+                _ => bail!("api.tls_cert and api.tls_key go together {from}"),
+            },
             scheduler: SchedulerConfig {
                 database_url,
                 instance_id: s
@@ -284,6 +343,27 @@ impl ServerConfig {
             None => bail!("jwt_secret is not set: set BERTH_JWT_SECRET or jwt_secret in the configuration file"),
         }
     }
+}
+
+/// The api's limits from `[api]`, defaults where a key is absent.
+fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits::Limits> {
+    let d = berth_api::limits::Limits::default();
+    let timeout = api
+        .request_timeout_seconds
+        .unwrap_or(d.request_timeout.as_secs());
+    if timeout == 0 {
+        bail!("api.request_timeout_seconds must be at least 1 {from}");
+    }
+    Ok(berth_api::limits::Limits {
+        per_token_per_second: api.rate_limit_per_token.unwrap_or(d.per_token_per_second),
+        per_address_per_second: api
+            .rate_limit_per_address
+            .unwrap_or(d.per_address_per_second),
+        burst: api.rate_limit_burst.unwrap_or(d.burst).max(1),
+        max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
+        max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
+        request_timeout: Duration::from_secs(timeout),
+    })
 }
 
 /// Loads the configuration: the file when given (else settings from the environment
@@ -323,14 +403,31 @@ pub async fn run_server(
     shutdown: Shutdown,
 ) -> anyhow::Result<()> {
     let api = if matches!(role, Role::Api | Role::All) {
-        let secret = config.require_jwt_secret()?.to_string();
+        let public_key = match &config.jwt_public_key {
+            Some(path) => {
+                Some(std::fs::read(path).with_context(|| format!("reading {}", path.display()))?)
+            }
+            None => None,
+        };
+        let secret = match (&config.jwt_secret, &public_key) {
+            (Some(secret), _) => Some(secret.clone()),
+            (None, Some(_)) => None,
+            (None, None) => {
+                config.require_jwt_secret()?;
+                None
+            }
+        };
         let listener = tokio::net::TcpListener::bind(&config.listen)
             .await
             .with_context(|| format!("listening on {}", config.listen))?;
         let api_config = ApiConfig {
             database_url: config.database_url.clone(),
             jwt_secret: secret,
+            jwt_public_key_pem: public_key,
             max_connections: config.max_connections,
+            limits: config.limits.clone(),
+            oidc: config.oidc.clone(),
+            tls: config.tls.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {
@@ -402,6 +499,52 @@ instance_id = "sched-a"
         assert_eq!(c.scheduler.lease_ttl, Duration::from_secs(20));
         assert_eq!(c.scheduler.renew_interval, Duration::from_secs(5));
         assert_eq!(c.scheduler.cycle_interval, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn api_protection_oidc_and_tls_keys_resolve() {
+        let text = r#"
+database_url = "postgres://db"
+[api]
+rate_limit_per_token = 7
+rate_limit_per_address = 0
+rate_limit_burst = 9
+max_body_bytes = 1024
+max_header_bytes = 2048
+request_timeout_seconds = 30
+jwt_public_key = "/etc/berth/jwt.pub"
+tls_cert = "/etc/berth/api.crt"
+tls_key = "/etc/berth/api.key"
+[[api.oidc]]
+issuer = "https://idp"
+jwks_uri = "https://idp/keys"
+audience = "berth"
+role_claim = "berth_role"
+"#;
+        let file = parse_server_config(text, Path::new("a.toml")).unwrap();
+        let c = ServerConfig::resolve(file, None, no_env, None).unwrap();
+        assert_eq!(c.limits.per_token_per_second, 7);
+        assert_eq!(c.limits.per_address_per_second, 0);
+        assert_eq!(c.limits.burst, 9);
+        assert_eq!(c.limits.max_body_bytes, 1024);
+        assert_eq!(c.limits.max_header_bytes, 2048);
+        assert_eq!(c.limits.request_timeout, Duration::from_secs(30));
+        assert_eq!(c.oidc[0].username_claim, "sub");
+        assert_eq!(c.oidc[0].role_claim.as_deref(), Some("berth_role"));
+        assert_eq!(
+            c.tls.as_ref().map(|t| t.key.clone()),
+            Some(PathBuf::from("/etc/berth/api.key"))
+        );
+        assert_eq!(c.jwt_public_key, Some(PathBuf::from("/etc/berth/jwt.pub")));
+        let half = parse_server_config(
+            "database_url = \"postgres://db\"\n[api]\ntls_cert = \"c\"\n",
+            Path::new("h.toml"),
+        )
+        .unwrap();
+        let err = ServerConfig::resolve(half, Some(Path::new("h.toml")), no_env, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("tls_key") && err.contains("h.toml"), "{err}");
     }
 
     #[test]

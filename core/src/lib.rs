@@ -15,12 +15,14 @@
 //! * [`begin`]: `--begin` times.
 //! * [`scheduling`]: wire types of hold/release/update.
 //! * [`qos`]: QOS definitions, TRES limits, fairshare and priority views.
+//! * [`identity`]: users, accounts, memberships, API tokens and the audit log on the wire.
 
 pub mod array;
 pub mod auth;
 pub mod begin;
 pub mod duration;
 pub mod hostlist;
+pub mod identity;
 pub mod pattern;
 pub mod priority;
 pub mod qos;

@@ -105,7 +105,8 @@ pub struct Job {
     pub stderr_path: Option<String>,
     /// How many times the job was requeued.
     pub restart_count: u32,
-    /// The full specification as submitted.
+    /// The full specification as submitted (values of `--export` variables named like
+    /// secrets are masked).
     pub spec: JobSpec,
     /// For a pending job with a backfill reservation: when it is planned to start
     /// (`squeue --start`).
@@ -127,6 +128,10 @@ pub struct Job {
     /// the limit).
     #[serde(default)]
     pub array_tasks_pending: Option<String>,
+    /// The job's environment; values of variables named like secrets
+    /// ([`crate::identity::is_secret_name`]) are masked as `********`.
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
 }
 
 /// A page of jobs.

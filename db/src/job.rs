@@ -279,6 +279,11 @@ pub struct JobFilter {
     pub after_id: i64,
     /// Page size.
     pub limit: i64,
+    /// When set, only this user's jobs and those charged to `viewer_accounts` (what a
+    /// plain user may see: their own, and their coordinated accounts').
+    pub viewer: Option<String>,
+    /// The accounts `viewer` coordinates.
+    pub viewer_accounts: Vec<String>,
 }
 
 /// Jobs matching `filter`, by ascending id.
@@ -294,6 +299,7 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
              AND ($3::text IS NULL OR user_name = $3)
              AND ($4::text IS NULL OR partition = $4)
              AND ($5::text IS NULL OR name = $5)
+             AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
            ORDER BY id
            LIMIT $6"#,
         filter.after_id,
@@ -302,6 +308,8 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
         filter.partition,
         filter.name,
         filter.limit,
+        filter.viewer,
+        &filter.viewer_accounts,
     )
     .fetch_all(ex)
     .await?)

@@ -6,18 +6,24 @@
 //! Queries are checked at compile time (`sqlx::query!`); the offline data lives in the
 //! workspace's `.sqlx/`.
 
+pub mod account;
 pub mod allocation;
+pub mod api_token;
+pub mod audit;
 pub mod error;
 pub mod idempotency;
 pub mod job;
 pub mod job_priority;
 pub mod lease;
+pub mod membership;
 pub mod node;
+pub mod node_credential;
 pub mod notify;
 pub mod output;
 pub mod partition;
 pub mod qos;
 pub mod usage;
+pub mod user;
 
 pub use error::DbError;
 

@@ -50,7 +50,7 @@ type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), WorkerError> {
     let backend = detect_backend_for_node(config.simulate_gpus.as_deref(), &config.name)?;
-    let client = ApiClient::new(&config.api_url, &config.token)?;
+    let client = ApiClient::with_ca(&config.api_url, &config.token, config.ca_pem.as_deref())?;
     let registration = NodeRegister {
         name: config.name.clone(),
         hostname: crate::host_name(),

@@ -24,9 +24,27 @@ pub(crate) struct ApiClient {
 impl ApiClient {
     /// A client for `base` (`http://host:port`), authenticating with `token`.
     pub(crate) fn new(base: &str, token: &str) -> Result<Self, WorkerError> {
-        let http = reqwest::Client::builder()
+        Self::with_ca(base, token, None)
+    }
+
+    /// A client that also trusts the certificates of `ca_pem` (PEM), for an api whose
+    /// TLS certificate a private CA signed.
+    pub(crate) fn with_ca(
+        base: &str,
+        token: &str,
+        ca_pem: Option<&[u8]>,
+    ) -> Result<Self, WorkerError> {
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
-            .user_agent(concat!("berth-worker/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("berth-worker/", env!("CARGO_PKG_VERSION")));
+        if let Some(pem) = ca_pem {
+            for cert in reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|source| WorkerError::Client { source })?
+            {
+                builder = builder.add_root_certificate(cert);
+            }
+        }
+        let http = builder
             .build()
             .map_err(|source| WorkerError::Client { source })?;
         Ok(ApiClient {

@@ -53,6 +53,8 @@ pub struct WorkerConfig {
     pub kill_wait: Duration,
     /// How long the api may hold a sync when it has nothing new, seconds (default 20).
     pub poll_wait_seconds: u32,
+    /// Extra CA certificates (PEM) to trust for the api's TLS certificate (`--ca-file`).
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 impl WorkerConfig {
@@ -72,6 +74,7 @@ impl WorkerConfig {
             state_dir: state_dir.into(),
             kill_wait: Duration::from_secs(30),
             poll_wait_seconds: 20,
+            ca_pem: None,
         }
     }
 }

@@ -1,0 +1,148 @@
+//! How workers join: an admin makes a bootstrap token (one-time, or reusable until it
+//! expires for an autoscaled pool's instances); a worker presents it to
+//! `POST /v1/nodes/join` with its node name and receives a node credential
+//! (`berth_node_…`) that works only for that node's routes. Both are stored hashed.
+
+use crate::auth::{
+    api_token_hash, secret_with_prefix, AuditSlot, Caller, BOOTSTRAP_TOKEN_PREFIX,
+    NODE_CREDENTIAL_PREFIX,
+};
+use crate::error::{rejection, ApiError};
+use crate::AppState;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::{Extension, Json};
+use berth_core::auth::Role;
+use berth_core::identity::{NodeBootstrapCreate, NodeBootstrapCreated, NodeJoin, NodeJoined};
+use berth_core::wire::Problem;
+use berth_db::{node_credential, DbError};
+
+/// The longest a bootstrap token may live, minutes (30 days).
+pub const MAX_BOOTSTRAP_MINUTES: u32 = 43_200;
+
+/// Create a node bootstrap token.
+///
+/// The token is in the answer once; a worker joins with it (`berth worker
+/// --bootstrap-token`). Admins only.
+#[utoipa::path(post, path = "/v1/nodes/bootstrap-tokens", tag = "nodes", operation_id = "node_bootstrap_create",
+    request_body = NodeBootstrapCreate,
+    responses((status = 201, description = "The bootstrap token, shown this once", body = NodeBootstrapCreated),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not an admin", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_bootstrap_create(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<NodeBootstrapCreate>, JsonRejection>,
+) -> Result<(StatusCode, Json<NodeBootstrapCreated>), ApiError> {
+    caller.require_admin()?;
+    let req = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    let minutes = req.ttl_minutes.unwrap_or(60);
+    if !(1..=MAX_BOOTSTRAP_MINUTES).contains(&minutes) {
+        return Err(ApiError::bad_field(
+            "ttl_minutes",
+            format!("must be between 1 and {MAX_BOOTSTRAP_MINUTES}"),
+        ));
+    }
+    let token = secret_with_prefix(BOOTSTRAP_TOKEN_PREFIX);
+    let row = node_credential::bootstrap_token_insert(
+        &state.pool,
+        &api_token_hash(&token),
+        req.one_time,
+        &caller.name,
+        chrono::Utc::now() + chrono::Duration::minutes(i64::from(minutes)),
+    )
+    .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(NodeBootstrapCreated {
+            id: row.id,
+            token,
+            one_time: row.one_time,
+            expires_at: row.expires_at,
+        }),
+    ))
+}
+
+/// Join a node (worker) with a bootstrap token.
+///
+/// The bearer is a bootstrap token (`berth_boot_…`), not a user's token. The answer holds
+/// the node's credential, for its own routes only (register, sync, its jobs' output);
+/// the node's earlier credentials are revoked.
+#[utoipa::path(post, path = "/v1/nodes/join", tag = "nodes", operation_id = "node_join",
+    request_body = NodeJoin,
+    responses((status = 200, description = "The node credential", body = NodeJoined),
+              (status = 400, description = "A bad node name", body = Problem),
+              (status = 401, description = "No bootstrap token, or one that is unknown, expired or used", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_join(
+    State(state): State<AppState>,
+    slot: Option<Extension<AuditSlot>>,
+    headers: HeaderMap,
+    body: Result<Json<NodeJoin>, JsonRejection>,
+) -> Result<Json<NodeJoined>, ApiError> {
+    let token = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .filter(|t| t.starts_with(BOOTSTRAP_TOKEN_PREFIX))
+        .ok_or_else(|| {
+            ApiError::Unauthorized("joining needs `Authorization: Bearer berth_boot_…`".into())
+        })?;
+    let req = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    let valid = !req.name.is_empty()
+        && req.name.len() <= 100
+        && req
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+    if !valid {
+        return Err(ApiError::bad_field(
+            "name",
+            "1 to 100 letters, digits or `_.-`",
+        ));
+    }
+    let now = chrono::Utc::now();
+    let credential = secret_with_prefix(NODE_CREDENTIAL_PREFIX);
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let bootstrap =
+        node_credential::bootstrap_token_use_in_tx(&mut tx, &api_token_hash(token), now)
+            .await?
+            .ok_or_else(|| {
+                ApiError::Unauthorized("unknown, expired or already used bootstrap token".into())
+            })?;
+    node_credential::node_credential_issue_in_tx(
+        &mut tx,
+        &api_token_hash(&credential),
+        &req.name,
+        bootstrap.id,
+        now,
+    )
+    .await?;
+    tx.commit().await.map_err(DbError::from)?;
+    if let Some(Extension(slot)) = slot {
+        if let Ok(mut slot) = slot.0.lock() {
+            *slot = Some(Caller {
+                name: format!("node:{}", req.name),
+                role: Role::Node,
+                token_id: None,
+                scope: None,
+            });
+        }
+    }
+    tracing::info!(node.name = %req.name, bootstrap.id = bootstrap.id, "node joined");
+    Ok(Json(NodeJoined {
+        node: req.name,
+        credential,
+    }))
+}

@@ -1,0 +1,230 @@
+//! External OpenID Connect issuers: tokens they sign are verified against the keys of their
+//! JWKS (fetched with reqwest, cached, fetched again when a token names a key id the cache
+//! does not hold — which is how a key rotation is picked up), and mapped to a Berth user
+//! through a claim (`username_claim`, default `sub`). The role comes from `role_claim` when
+//! configured and valid, else from the user's row in `users`, else `user`; a node role is
+//! never taken from an external token.
+//!
+//! Only asymmetric algorithms are accepted (RS256/384/512, PS256/384/512, ES256/384,
+//! EdDSA), and only one that matches the key; `iss`, `aud`, `exp` and `nbf` are checked with
+//! [`crate::auth::LEEWAY_SECONDS`] of leeway.
+
+use crate::auth::LEEWAY_SECONDS;
+use crate::error::ApiError;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::Mutex;
+
+/// The default least time between two fetches of one issuer's JWKS, seconds, so that
+/// tokens naming unknown key ids cannot make the api hammer the issuer.
+pub const MIN_REFETCH_SECONDS: u64 = 5;
+
+/// One trusted external issuer (`[[api.oidc]]` in the server configuration).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OidcIssuer {
+    /// The `iss` its tokens carry (`https://login.example.com/realms/ml`).
+    pub issuer: String,
+    /// Where its JSON Web Key Set is served.
+    pub jwks_uri: String,
+    /// The `aud` its tokens must carry for Berth.
+    pub audience: String,
+    /// The claim holding the Berth user name (default `sub`; `preferred_username`,
+    /// `email` …).
+    #[serde(default = "default_username_claim")]
+    pub username_claim: String,
+    /// A claim holding the role (`admin`, `operator` or `user`); when absent or not one of
+    /// those, the role of the user's row in `users` applies, else `user`.
+    #[serde(default)]
+    pub role_claim: Option<String>,
+    /// The least time between two fetches of the JWKS, seconds (default
+    /// [`MIN_REFETCH_SECONDS`]).
+    #[serde(default)]
+    pub min_refetch_seconds: Option<u64>,
+}
+
+fn default_username_claim() -> String {
+    "sub".to_string()
+}
+
+const ALLOWED: [Algorithm; 9] = [
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+#[derive(Default)]
+struct KeyCache {
+    keys: HashMap<String, DecodingKey>,
+    fetched_at: Option<Instant>,
+}
+
+struct IssuerKeys {
+    config: OidcIssuer,
+    cache: Mutex<KeyCache>,
+}
+
+/// What a verified external token says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OidcIdentity {
+    /// The Berth user name (from `username_claim`).
+    pub name: String,
+    /// The role named by `role_claim`, when configured and valid.
+    pub role: Option<String>,
+}
+
+/// The verifier of every configured issuer's tokens.
+#[derive(Clone, Default)]
+pub struct OidcVerifier {
+    issuers: Arc<Vec<IssuerKeys>>,
+    http: reqwest::Client,
+}
+
+impl OidcVerifier {
+    /// A verifier of `issuers`' tokens.
+    pub fn new(issuers: Vec<OidcIssuer>) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap_or_default();
+        OidcVerifier {
+            issuers: Arc::new(
+                issuers
+                    .into_iter()
+                    .map(|config| IssuerKeys {
+                        config,
+                        cache: Mutex::new(KeyCache::default()),
+                    })
+                    .collect(),
+            ),
+            http,
+        }
+    }
+
+    /// Whether `iss` is a configured issuer.
+    pub fn knows(&self, iss: &str) -> bool {
+        self.issuers.iter().any(|i| i.config.issuer == iss)
+    }
+
+    async fn fetch(&self, issuer: &IssuerKeys, cache: &mut KeyCache) -> Result<(), ApiError> {
+        cache.fetched_at = Some(Instant::now());
+        let set: JwkSet = self
+            .http
+            .get(&issuer.config.jwks_uri)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| {
+                tracing::warn!(issuer = %issuer.config.issuer, error = %e, "fetching the JWKS failed");
+                ApiError::Unauthorized("the token's issuer keys cannot be fetched".into())
+            })?
+            .json()
+            .await
+            .map_err(|e| {
+                tracing::warn!(issuer = %issuer.config.issuer, error = %e, "the JWKS does not parse");
+                ApiError::Unauthorized("the token's issuer keys cannot be read".into())
+            })?;
+        cache.keys = set
+            .keys
+            .iter()
+            .filter_map(|jwk| {
+                let kid = jwk.common.key_id.clone()?;
+                DecodingKey::from_jwk(jwk).ok().map(|key| (kid, key))
+            })
+            .collect();
+        tracing::info!(issuer = %issuer.config.issuer, keys = cache.keys.len(), "JWKS fetched");
+        Ok(())
+    }
+
+    /// Verifies a token of a configured issuer.
+    ///
+    /// # Errors
+    /// [`ApiError::Unauthorized`] naming why: unknown issuer or key id, an algorithm
+    /// outside the allow-list, a bad signature, expiry, audience, a missing user claim.
+    pub async fn verify(&self, token: &str, iss: &str) -> Result<OidcIdentity, ApiError> {
+        let unauthorized = |why: String| ApiError::Unauthorized(why);
+        let issuer = self
+            .issuers
+            .iter()
+            .find(|i| i.config.issuer == iss)
+            .ok_or_else(|| unauthorized("unknown token issuer".into()))?;
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| unauthorized(format!("invalid bearer token: {e}")))?;
+        if !ALLOWED.contains(&header.alg) {
+            return Err(unauthorized(format!(
+                "algorithm {:?} is not accepted for external tokens",
+                header.alg
+            )));
+        }
+        let kid = header
+            .kid
+            .ok_or_else(|| unauthorized("the token names no key id (kid)".into()))?;
+        let key = {
+            let mut cache = issuer.cache.lock().await;
+            let interval = Duration::from_secs(
+                issuer
+                    .config
+                    .min_refetch_seconds
+                    .unwrap_or(MIN_REFETCH_SECONDS),
+            );
+            if !cache.keys.contains_key(&kid)
+                && cache.fetched_at.is_none_or(|at| at.elapsed() >= interval)
+            {
+                self.fetch(issuer, &mut cache).await?;
+            }
+            cache.keys.get(&kid).cloned().ok_or_else(|| {
+                unauthorized("the token's key id is not one of its issuer's keys".into())
+            })?
+        };
+        let mut validation = Validation::new(header.alg);
+        validation.algorithms = vec![header.alg];
+        validation.set_issuer(&[&issuer.config.issuer]);
+        validation.set_audience(&[&issuer.config.audience]);
+        validation.leeway = LEEWAY_SECONDS;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let claims = jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation)
+            .map_err(|e| unauthorized(format!("invalid bearer token: {e}")))?
+            .claims;
+        let name = claims
+            .get(&issuer.config.username_claim)
+            .and_then(serde_json::Value::as_str)
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                unauthorized(format!(
+                    "the token has no {} claim to name the user",
+                    issuer.config.username_claim
+                ))
+            })?
+            .to_string();
+        let role = issuer
+            .config
+            .role_claim
+            .as_ref()
+            .and_then(|c| claims.get(c))
+            .and_then(serde_json::Value::as_str)
+            .filter(|r| matches!(*r, "admin" | "operator" | "user"))
+            .map(str::to_string);
+        Ok(OidcIdentity { name, role })
+    }
+}
+
+/// The unverified `iss` of a JWT, to choose the key to verify it with.
+pub fn unverified_issuer(token: &str) -> Option<String> {
+    jsonwebtoken::dangerous::insecure_decode::<serde_json::Value>(token)
+        .ok()?
+        .claims
+        .get("iss")?
+        .as_str()
+        .map(str::to_string)
+}

@@ -1,0 +1,89 @@
+//! A worker joining with a bootstrap token: `berth worker --bootstrap-token …` trades it
+//! for its node credential once (`POST /v1/nodes/join`) and keeps the credential in its
+//! state directory (mode 0600), so that a restart needs no new bootstrap token; and
+//! `berth token bootstrap`, which makes such tokens.
+
+use crate::client::Client;
+use anyhow::Context;
+use berth_core::identity::{NodeBootstrapCreated, NodeJoined};
+use reqwest::Method;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Where a worker keeps its node credential.
+pub fn credential_path(state_dir: &Path) -> PathBuf {
+    state_dir.join("node-credential")
+}
+
+/// The node credential of `name`: the one kept in `state_dir` when there is one, else a
+/// new one from joining with `bootstrap` (then kept).
+///
+/// # Errors
+/// When joining is refused (an unknown, expired or used bootstrap token) or the file
+/// cannot be read or written.
+pub async fn node_credential(
+    api: &str,
+    bootstrap: &str,
+    name: &str,
+    state_dir: &Path,
+    ca: &[reqwest::Certificate],
+) -> anyhow::Result<String> {
+    let path = credential_path(state_dir);
+    if let Ok(kept) = std::fs::read_to_string(&path) {
+        let kept = kept.trim().to_string();
+        if !kept.is_empty() {
+            return Ok(kept);
+        }
+    }
+    let client = Client::with_ca(api, bootstrap, ca)?;
+    let joined: NodeJoined = client
+        .call(Method::POST, "/v1/nodes/join", Some(&json!({"name": name})))
+        .await
+        .context("joining the cluster with the bootstrap token")?;
+    write_secret(&path, &joined.credential)?;
+    Ok(joined.credential)
+}
+
+fn write_secret(path: &Path, secret: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    file.write_all(secret.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// `berth token bootstrap`: prints a new bootstrap token alone on stdout.
+pub async fn bootstrap_token(
+    client: &Client,
+    ttl_minutes: u32,
+    reusable: bool,
+) -> anyhow::Result<i32> {
+    let created: NodeBootstrapCreated = client
+        .call(
+            Method::POST,
+            "/v1/nodes/bootstrap-tokens",
+            Some(&json!({"ttl_minutes": ttl_minutes, "one_time": !reusable})),
+        )
+        .await?;
+    println!("{}", created.token);
+    eprintln!(
+        "bootstrap token {} ({}) expires {}; it is shown only this once.",
+        created.id,
+        if created.one_time {
+            "one join"
+        } else {
+            "any number of joins"
+        },
+        created.expires_at.format("%Y-%m-%dT%H:%M:%SZ")
+    );
+    Ok(0)
+}

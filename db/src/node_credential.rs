@@ -1,0 +1,119 @@
+//! The `node_bootstrap_tokens` and `node_credentials` tables: how a worker joins (a
+//! bootstrap token, one-time or reusable until it expires) and what it then holds (a
+//! credential for its own node only). Only SHA-256 hashes are stored.
+
+use crate::DbError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+use tracing::instrument;
+
+/// A bootstrap token as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BootstrapTokenRow {
+    /// Id.
+    pub id: i64,
+    /// Used once, then refused.
+    pub one_time: bool,
+    /// Who created it.
+    pub created_by: String,
+    /// Created.
+    pub created_at: DateTime<Utc>,
+    /// Refused after this.
+    pub expires_at: DateTime<Utc>,
+    /// First used.
+    pub used_at: Option<DateTime<Utc>>,
+}
+
+/// Stores a bootstrap token.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex, token_hash), err)]
+pub async fn bootstrap_token_insert(
+    ex: impl PgExecutor<'_>,
+    token_hash: &str,
+    one_time: bool,
+    created_by: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<BootstrapTokenRow, DbError> {
+    Ok(sqlx::query_as!(
+        BootstrapTokenRow,
+        "INSERT INTO node_bootstrap_tokens (token_hash, one_time, created_by, expires_at)
+         VALUES ($1, $2, $3, $4)
+         RETURNING id, one_time, created_by, created_at, expires_at, used_at",
+        token_hash,
+        one_time,
+        created_by,
+        expires_at
+    )
+    .fetch_one(ex)
+    .await?)
+}
+
+/// Spends a bootstrap token at `now`: returns it when it exists, has not expired and (if
+/// one-time) was not used before, marking it used.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn bootstrap_token_use_in_tx(
+    conn: &mut PgConnection,
+    token_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<BootstrapTokenRow>, DbError> {
+    Ok(sqlx::query_as!(
+        BootstrapTokenRow,
+        "UPDATE node_bootstrap_tokens SET used_at = coalesce(used_at, $2)
+         WHERE token_hash = $1 AND expires_at > $2 AND (NOT one_time OR used_at IS NULL)
+         RETURNING id, one_time, created_by, created_at, expires_at, used_at",
+        token_hash,
+        now
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Issues a node credential, revoking the node's earlier ones (a re-join replaces them).
+///
+/// # Errors
+/// [`DbError::Check`] on a bad node name.
+pub async fn node_credential_issue_in_tx(
+    conn: &mut PgConnection,
+    token_hash: &str,
+    node_name: &str,
+    bootstrap_id: i64,
+    now: DateTime<Utc>,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        "UPDATE node_credentials SET revoked_at = $2 WHERE node_name = $1 AND revoked_at IS NULL",
+        node_name,
+        now
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "INSERT INTO node_credentials (token_hash, node_name, bootstrap_id) VALUES ($1, $2, $3)",
+        token_hash,
+        node_name,
+        bootstrap_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The node a live credential belongs to.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_credential_node(
+    ex: impl PgExecutor<'_>,
+    token_hash: &str,
+) -> Result<Option<String>, DbError> {
+    let row = sqlx::query!(
+        "SELECT node_name FROM node_credentials WHERE token_hash = $1 AND revoked_at IS NULL",
+        token_hash
+    )
+    .fetch_optional(ex)
+    .await?;
+    Ok(row.map(|r| r.node_name))
+}

@@ -1,0 +1,426 @@
+//! The authorisation matrix, generated from the checked-in OpenAPI document
+//! (`openapi/berth.json`): every operation × every kind of caller (no token, expired,
+//! wrong signature, `alg: none`, wrong audience, each role, API tokens of each scope,
+//! another tenant) is sent to a running cluster and must get exactly the status the rules
+//! below give. An operation with no rule fails the test, so a new endpoint cannot ship
+//! without deciding who may call it.
+
+use crate::cluster::{Options, TestCluster, SECRET};
+use berth_core::auth::{Claims, Role, AUDIENCE, ISSUER};
+use reqwest::Method;
+use serde_json::{json, Value};
+
+/// Who calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Who {
+    NoToken,
+    Expired,
+    WrongSignature,
+    AlgNone,
+    WrongAudience,
+    Admin,
+    Operator,
+    /// ursula, who owns the resources the requests name.
+    Owner,
+    /// otto, a user of another account: another tenant.
+    OtherTenant,
+    /// The worker of node-x.
+    Node,
+    /// ursula's API token with the read-only scope.
+    ReadOnlyToken,
+    /// ursula's API token with the submit scope.
+    SubmitToken,
+}
+
+const EVERYONE: [Who; 12] = [
+    Who::NoToken,
+    Who::Expired,
+    Who::WrongSignature,
+    Who::AlgNone,
+    Who::WrongAudience,
+    Who::Admin,
+    Who::Operator,
+    Who::Owner,
+    Who::OtherTenant,
+    Who::Node,
+    Who::ReadOnlyToken,
+    Who::SubmitToken,
+];
+
+fn jwt(secret: &str, sub: &str, role: Role, aud: &str, exp_offset: i64) -> String {
+    let now = chrono::Utc::now().timestamp();
+    let claims = Claims {
+        sub: sub.into(),
+        role,
+        iss: ISSUER.into(),
+        aud: aud.into(),
+        iat: now,
+        exp: now + exp_offset,
+    };
+    jsonwebtoken::encode(
+        &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
+        &claims,
+        &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
+    )
+    .unwrap()
+}
+
+/// The status `who` must get for `op` (operation id), or `None` when the matrix has no
+/// rule for the operation.
+fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
+    use Who::*;
+    let known = [
+        "health_live",
+        "health_ready",
+        "job_create",
+        "job_list",
+        "job_get",
+        "job_cancel",
+        "job_output",
+        "job_output_upload",
+        "node_list",
+        "node_register",
+        "node_sync",
+        "partition_list",
+        "user_create",
+        "user_list",
+        "user_get",
+        "user_delete",
+        "account_create",
+        "account_list",
+        "account_delete",
+        "membership_set",
+        "membership_delete",
+        "token_create",
+        "token_list",
+        "token_revoke",
+        "audit_list",
+        "node_bootstrap_create",
+        "node_join",
+    ];
+    if !known.contains(&op) {
+        return None;
+    }
+    if !secured {
+        return Some(200);
+    }
+    if matches!(
+        who,
+        NoToken | Expired | WrongSignature | AlgNone | WrongAudience
+    ) {
+        return Some(401);
+    }
+    // Only a bootstrap token joins a node; no caller here holds one (tests/node_join.rs
+    // covers the bootstrap tokens themselves).
+    if op == "node_join" {
+        return Some(401);
+    }
+    let read = matches!(
+        op,
+        "job_list"
+            | "job_get"
+            | "job_output"
+            | "node_list"
+            | "partition_list"
+            | "user_list"
+            | "user_get"
+            | "account_list"
+            | "token_list"
+            | "audit_list"
+    );
+    // API token scopes refuse before anything else.
+    if who == ReadOnlyToken && !read {
+        return Some(403);
+    }
+    let job_write = matches!(op, "job_create" | "job_cancel" | "job_output_upload");
+    if who == SubmitToken && !read && !job_write {
+        return Some(403);
+    }
+    let success = |op: &str| match op {
+        "job_create"
+        | "user_create"
+        | "account_create"
+        | "token_create"
+        | "node_bootstrap_create" => 201,
+        "job_output_upload" | "user_delete" | "account_delete" | "membership_delete"
+        | "token_revoke" => 204,
+        _ => 200,
+    };
+    let worker_route = matches!(op, "node_register" | "node_sync" | "job_output_upload");
+    let staff_only = matches!(
+        op,
+        "user_create"
+            | "user_list"
+            | "user_delete"
+            | "account_create"
+            | "account_delete"
+            | "membership_set"
+            | "membership_delete"
+    );
+    // Resources named in the path that belong to the owner (ursula).
+    let owners_resource = matches!(
+        op,
+        "job_get" | "job_cancel" | "job_output" | "user_get" | "token_revoke"
+    );
+    Some(match who {
+        Admin => success(op),
+        // The fixture's job is not on node-x: its output is not node-x's to upload.
+        Node if op == "job_output_upload" => 404,
+        Node => {
+            if worker_route {
+                success(op)
+            } else {
+                403
+            }
+        }
+        _ if worker_route => 403,
+        _ if matches!(op, "audit_list" | "node_bootstrap_create") => 403,
+        // Operators revoke only their own tokens: ursula's is invisible to them.
+        Operator if op == "token_revoke" => 404,
+        Operator => success(op),
+        _ if staff_only => 403,
+        OtherTenant if owners_resource => 404,
+        Owner | OtherTenant | ReadOnlyToken | SubmitToken => success(op),
+        NoToken | Expired | WrongSignature | AlgNone | WrongAudience => unreachable!(),
+    })
+}
+
+struct Fixture {
+    job: i64,
+    counter: std::sync::atomic::AtomicU32,
+}
+
+impl Fixture {
+    fn next(&self) -> u32 {
+        self.counter
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The request for `op` at `path` (with `{…}` placeholders), with fresh resources where
+/// the call consumes one.
+async fn prepare(
+    c: &TestCluster,
+    f: &Fixture,
+    op: &str,
+    path: &str,
+    owner: &str,
+) -> (String, Option<Value>) {
+    let admin = Some(c.token.as_str());
+    let n = f.next();
+    let mut path = if path.starts_with("/v1/jobs/") {
+        path.replace("{id}", &f.job.to_string())
+    } else {
+        path.to_string()
+    };
+    let body = match op {
+        "job_create" => Some(json!({"script": "#!/bin/bash\n#SBATCH --hold\ntrue\n"})),
+        "job_output_upload" => {
+            Some(json!({"run": 0, "stream": "stdout", "offset": n * 10, "data": "x"}))
+        }
+        "node_register" => Some(json!({
+            "name": "node-x", "hostname": "x", "cpus": 4, "memory_mib": 1024, "gpus": []
+        })),
+        "node_sync" => {
+            path = path.replace("{name}", "node-x");
+            Some(json!({"wait_seconds": 0}))
+        }
+        "user_create" => Some(json!({"name": format!("new-{n}")})),
+        "user_get" => {
+            path = path.replace("{name}", "ursula");
+            None
+        }
+        "user_delete" => {
+            let name = format!("gone-{n}");
+            c.call(
+                Method::POST,
+                "/v1/users",
+                admin,
+                Some(json!({"name": name})),
+            )
+            .await;
+            path = path.replace("{name}", &name);
+            None
+        }
+        "account_create" => Some(json!({"name": format!("acct-{n}"), "parent": "tenant-a"})),
+        "account_delete" => {
+            let name = format!("old-{n}");
+            c.call(
+                Method::POST,
+                "/v1/accounts",
+                admin,
+                Some(json!({"name": name})),
+            )
+            .await;
+            path = path.replace("{name}", &name);
+            None
+        }
+        "membership_set" => {
+            path = path
+                .replace("{name}", "tenant-a")
+                .replace("{user}", "ursula");
+            Some(json!({"default": true}))
+        }
+        "membership_delete" => {
+            let user = format!("member-{n}");
+            c.call(
+                Method::POST,
+                "/v1/users",
+                admin,
+                Some(json!({"name": user})),
+            )
+            .await;
+            c.call(
+                Method::PUT,
+                &format!("/v1/accounts/tenant-a/users/{user}"),
+                admin,
+                Some(json!({})),
+            )
+            .await;
+            path = path.replace("{name}", "tenant-a").replace("{user}", &user);
+            None
+        }
+        "token_create" => Some(json!({"name": format!("t-{n}")})),
+        "node_bootstrap_create" => Some(json!({"ttl_minutes": 5})),
+        "node_join" => Some(json!({"name": format!("joined-{n}")})),
+        "token_revoke" => {
+            let (_, t) = c
+                .call(
+                    Method::POST,
+                    "/v1/tokens",
+                    Some(owner),
+                    Some(json!({"name": format!("victim-{n}")})),
+                )
+                .await;
+            path = path.replace("{id}", &t["id"].to_string());
+            None
+        }
+        _ => None,
+    };
+    (path, body)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_answers_every_caller_as_the_rules_say() {
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../openapi/berth.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let admin = c.token.clone();
+    let a = Some(admin.as_str());
+
+    // Two tenants: ursula in tenant-a, otto in tenant-b.
+    for (acct, user) in [("tenant-a", "ursula"), ("tenant-b", "otto")] {
+        c.call(Method::POST, "/v1/accounts", a, Some(json!({"name": acct})))
+            .await;
+        c.call(Method::POST, "/v1/users", a, Some(json!({"name": user})))
+            .await;
+        c.call(
+            Method::PUT,
+            &format!("/v1/accounts/{acct}/users/{user}"),
+            a,
+            Some(json!({})),
+        )
+        .await;
+    }
+    let owner = c.token_for("ursula", Role::User);
+    let (s, job) = c
+        .call(
+            Method::POST,
+            "/v1/jobs",
+            Some(&owner),
+            Some(json!({"script": "#!/bin/bash\n#SBATCH --hold\ntrue\n"})),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let (s, _) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/register",
+            a,
+            Some(json!({"name": "node-x", "hostname": "x", "cpus": 4, "memory_mib": 1024, "gpus": []})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let mut scoped = std::collections::HashMap::new();
+    for scope in ["read-only", "submit"] {
+        let (s, t) = c
+            .call(
+                Method::POST,
+                "/v1/tokens",
+                Some(&owner),
+                Some(json!({"name": scope, "scope": scope})),
+            )
+            .await;
+        assert_eq!(s, 201);
+        scoped.insert(scope, t["token"].as_str().unwrap().to_string());
+    }
+    let good = jwt(SECRET, "alice", Role::Admin, AUDIENCE, 3600);
+    let parts: Vec<&str> = good.split('.').collect();
+    // {"alg":"none","typ":"JWT"}
+    let alg_none = format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.", parts[1]);
+    let token = |who: Who| -> Option<String> {
+        Some(match who {
+            Who::NoToken => return None,
+            Who::Expired => jwt(SECRET, "alice", Role::Admin, AUDIENCE, -3600),
+            Who::WrongSignature => jwt("not-the-secret", "alice", Role::Admin, AUDIENCE, 3600),
+            Who::AlgNone => alg_none.clone(),
+            Who::WrongAudience => jwt(SECRET, "alice", Role::Admin, "someone-else", 3600),
+            Who::Admin => admin.clone(),
+            Who::Operator => c.token_for("olga", Role::Operator),
+            Who::Owner => owner.clone(),
+            Who::OtherTenant => c.token_for("otto", Role::User),
+            Who::Node => c.token_for("node:node-x", Role::Node),
+            Who::ReadOnlyToken => scoped["read-only"].clone(),
+            Who::SubmitToken => scoped["submit"].clone(),
+        })
+    };
+    let fixture = Fixture {
+        job: job["id"].as_i64().unwrap(),
+        counter: Default::default(),
+    };
+
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let Ok(method) = method.to_uppercase().parse::<Method>() else {
+                continue;
+            };
+            let id = op["operationId"].as_str().unwrap();
+            let secured = op["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|r| r.get("bearer").is_some()));
+            for who in EVERYONE {
+                let Some(want) = expected(id, who, secured) else {
+                    failures.push(format!("{id}: no rule in the authorisation matrix"));
+                    break;
+                };
+                let (p, body) = prepare(&c, &fixture, id, path, &owner).await;
+                let (got, answer) = c
+                    .call(method.clone(), &p, token(who).as_deref(), body)
+                    .await;
+                checked += 1;
+                if got != want {
+                    failures.push(format!(
+                        "{method} {p} ({id}) as {who:?}: want {want}, got {got}: {answer}"
+                    ));
+                }
+                if got == 401 {
+                    assert_eq!(answer["code"], "unauthorized", "{id} {who:?}");
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked >= 27 * EVERYONE.len(), "only {checked} cases");
+}
