@@ -5,5 +5,7 @@
 mod api;
 mod cli;
 mod cluster;
+mod failover;
 mod jobs;
+mod node_failure;
 mod scheduling;

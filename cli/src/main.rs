@@ -109,6 +109,10 @@ enum Command {
         /// Seconds between SIGTERM and SIGKILL when a job is stopped.
         #[arg(long, default_value_t = 30)]
         kill_wait: u64,
+        /// The longest the api may hold a sync when nothing changes, seconds (1-60); keep
+        /// it well under the scheduler's node timeout.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=60))]
+        poll_wait: u32,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -291,6 +295,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             simulate_gpus,
             state_dir,
             kill_wait,
+            poll_wait,
         } => {
             let token = token
                 .map(str::to_string)
@@ -299,6 +304,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
             config.kill_wait = Duration::from_secs(kill_wait);
+            config.poll_wait_seconds = poll_wait;
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await
