@@ -8,4 +8,6 @@ mod cluster;
 mod failover;
 mod jobs;
 mod node_failure;
+mod outage;
+mod private_pg;
 mod scheduling;
