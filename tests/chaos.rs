@@ -8,6 +8,10 @@
 //!   leads to (or NODE_FAIL for `--no-requeue` jobs), with an exit code where it ran;
 //! * no job ran twice at once (each batch script takes a per-job `flock`; a second
 //!   instance that finds it held records the fact);
+//!
+//!   (A worker kept away longer than the node timeout stands for a node that crashed:
+//!   its job processes are killed with it. A worker process that dies alone, shorter,
+//!   leaves them running and kills them when it restarts.)
 //! * requeued jobs show their restarts (`restart_count` equals the requeues recorded);
 //! * no GPU was ever in two live allocations (overlapping `[created_at, released_at)`
 //!   intervals of the same node and GPU in the allocation history);
@@ -203,8 +207,8 @@ async fn jobs_survive_random_kills_and_database_restarts() {
                 let sample = async {
                     let mut conn: sqlx::PgConnection =
                         sqlx::Connection::connect(&db_url).await.ok()?;
-                    let row: (bool, bool) = sqlx::query_as(
-                        "SELECT EXISTS (SELECT 1 FROM leader_lease WHERE expires_at > now()),
+                    let row: (Option<String>, bool) = sqlx::query_as(
+                        "SELECT (SELECT holder FROM leader_lease WHERE expires_at > now()),
                                 EXISTS (SELECT 1 FROM jobs WHERE state = 'PENDING')",
                     )
                     .fetch_one(&mut conn)
@@ -216,8 +220,19 @@ async fn jobs_survive_random_kills_and_database_restarts() {
                     .await
                     .ok()
                     .flatten();
+                // A leader is placing when the lease is live and its holder (named
+                // `<host>-<pid>`) is a live process: a killed leader's lease stays live
+                // until it expires, and that time counts as a gap.
+                let leading = |holder: &Option<String>| {
+                    holder
+                        .as_deref()
+                        .and_then(|h| h.rsplit('-').next())
+                        .is_some_and(|pid| std::path::Path::new(&format!("/proc/{pid}")).exists())
+                };
                 match sample {
-                    Some((false, true)) if !db_down.load(Ordering::Relaxed) => {
+                    Some((holder, true))
+                        if !leading(&holder) && !db_down.load(Ordering::Relaxed) =>
+                    {
                         let since = *gap_since.get_or_insert_with(Instant::now);
                         longest = longest.max(since.elapsed());
                     }
@@ -270,11 +285,24 @@ async fn jobs_survive_random_kills_and_database_restarts() {
             };
             let Some(name) = name else { continue };
             c.kill(&name);
-            *kills.entry(what).or_default() += 1;
-            // A worker sometimes stays away longer than the node timeout.
+            // A worker sometimes stays away longer than the node timeout: that is its
+            // node crashing, and its job processes die with it. (A worker process that
+            // dies alone leaves them running; when it comes back it kills them.)
             let away = if what == "worker" && rng.random_bool(0.4) {
+                let marker = format!("SLURM_SUBMIT_DIR={}", dir.display());
+                let node = format!("SLURMD_NODENAME={name}");
+                for (pid, _) in job_processes(&marker) {
+                    if has_env(pid, &node) {
+                        let _ = nix::sys::signal::kill(
+                            nix::unistd::Pid::from_raw(pid),
+                            nix::sys::signal::Signal::SIGKILL,
+                        );
+                    }
+                }
+                *kills.entry("node crash").or_default() += 1;
                 Duration::from_secs(8)
             } else {
+                *kills.entry(what).or_default() += 1;
                 pause
             };
             drop(c);
@@ -415,7 +443,7 @@ async fn jobs_survive_random_kills_and_database_restarts() {
         overlaps.len(),
         orphans.len()
     );
-    println!("  longest pending-without-leader gap (database up): {longest_gap:?}");
+    println!("  longest time with a pending job and no live leader (database up): {longest_gap:?}");
 
     assert_eq!(distinct, acked.len() as i64, "acknowledged jobs lost");
     assert!(wrong.is_empty(), "{wrong:#?}");
@@ -432,6 +460,12 @@ async fn jobs_survive_random_kills_and_database_restarts() {
     db.close().await;
     drop(c);
     drop(cluster);
+}
+
+/// Whether process `pid`'s environment holds `kv`.
+fn has_env(pid: i32, kv: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|e| e.split(|b| *b == 0).any(|x| x == kv.as_bytes()))
 }
 
 /// Processes whose environment holds `marker` (job processes of this cluster).

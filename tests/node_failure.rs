@@ -150,3 +150,60 @@ async fn a_two_node_job_requeues_as_a_whole_when_one_node_dies() {
     assert_eq!(job.allocations.len(), 2);
     assert!(c.output(id).await.contains("run=1 node=node-1"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_worker_kills_the_runs_its_killed_process_left_and_runs_them_once() {
+    let mut c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "4xH100",
+        poll_wait: Some(1),
+        ..Default::default()
+    })
+    .await;
+    let script = "#!/bin/bash\nexec 9>>$SLURM_SUBMIT_DIR/lock-$SLURM_JOB_ID\nflock -n 9 || echo twice >> $SLURM_SUBMIT_DIR/doubles\necho $$ >> $SLURM_SUBMIT_DIR/pids-$SLURM_JOB_ID\nsleep 5\necho done\n";
+    let id = c.submit(script, &["--gres=gpu:1"]).await;
+    c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    let first = pid_of_line(&c, id, 0);
+    c.kill("node-1");
+    assert!(alive(first), "the batch script outlives its worker");
+    c.restart("node-1");
+    // The leftover is killed, and the api's assignment runs the job again, once.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while alive(first) {
+        assert!(
+            Instant::now() < deadline,
+            "leftover run not killed:\n{}",
+            c.log("node-1")
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        (job.state, job.exit_code, job.restart_count),
+        (JobState::Completed, Some(0), 0)
+    );
+    assert_ne!(pid_of_line(&c, id, 1), first);
+    assert!(!c.dir.join("doubles").exists(), "ran twice at once");
+    assert!(c
+        .log("node-1")
+        .contains("left by the previous worker process"));
+}
+
+fn pid_of_line(c: &TestCluster, id: i64, line: usize) -> i32 {
+    let path = c.dir.join(format!("pids-{id}"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| s.lines().nth(line).and_then(|l| l.trim().parse().ok()))
+        {
+            return pid;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no line {line} in {}",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
