@@ -93,8 +93,7 @@ async fn a_silent_node_goes_down_its_jobs_requeue_or_fail_and_it_returns() {
     assert!(alive(new_pid), "the requeued run is untouched");
     let job = c.job(requeue).await;
     assert_eq!((job.state, job.restart_count), (JobState::Running, 1));
-    let out = c.output(requeue).await;
-    assert!(out.contains("run=1 node=node-2"), "{out}");
+    wait_output(&c, requeue, "run=1 node=node-2").await;
 
     // The history shows the failure once.
     let db = c.db().await;
@@ -148,7 +147,7 @@ async fn a_two_node_job_requeues_as_a_whole_when_one_node_dies() {
     let job = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
     assert_eq!(job.restart_count, 1);
     assert_eq!(job.allocations.len(), 2);
-    assert!(c.output(id).await.contains("run=1 node=node-1"));
+    wait_output(&c, id, "run=1 node=node-1").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,5 +204,21 @@ fn pid_of_line(c: &TestCluster, id: i64, line: usize) -> i32 {
             path.display()
         );
         std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits (up to 30 s) until the job's output, as the api has it, contains `needle`.
+async fn wait_output(c: &TestCluster, id: i64, needle: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = c.output(id).await;
+        if out.contains(needle) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {needle:?} in the output: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
