@@ -17,6 +17,15 @@ pub struct Options {
     pub workers: usize,
     pub gpus: &'static str,
     pub schedulers: usize,
+    /// Extra lines for the `[scheduler]` section (`node_timeout_seconds = 4`).
+    pub scheduler_config: &'static str,
+    /// The workers' `--poll-wait` (their default when `None`).
+    pub poll_wait: Option<u32>,
+    /// Api replicas (`api`, `api-1`, …); `url` points at the first.
+    pub apis: usize,
+    /// A server URL (its `/postgres` database) to create the cluster's database on,
+    /// instead of `DATABASE_URL` (a private server a test may restart).
+    pub server_url: Option<String>,
 }
 
 /// The api's `[api]` configuration section in tests: rate limits off (see
@@ -29,6 +38,10 @@ impl Default for Options {
             workers: 2,
             gpus: "8xH100",
             schedulers: 1,
+            scheduler_config: "",
+            poll_wait: None,
+            apis: 1,
+            server_url: None,
         }
     }
 }
@@ -41,6 +54,10 @@ pub struct TestCluster {
     db_name: String,
     base_url: String,
     children: Vec<(String, Child)>,
+    /// How each component was started, to restart it.
+    commands: Vec<(String, Vec<String>)>,
+    /// Every api replica's URL, in start order.
+    pub api_urls: Vec<String>,
     pub http: reqwest::Client,
 }
 
@@ -98,7 +115,7 @@ impl TestCluster {
         api_config: &str,
         ca_file: Option<&Path>,
     ) -> TestCluster {
-        let base_url = base_database_url();
+        let base_url = options.server_url.clone().unwrap_or_else(base_database_url);
         let db_name = format!("berth_e2e_{}", uuid_like());
         let admin = sqlx::PgPool::connect(&base_url).await.expect(
             "DATABASE_URL must point at a PostgreSQL server the tests may create databases on",
@@ -116,7 +133,8 @@ impl TestCluster {
         std::fs::write(
             &config,
             format!(
-                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n[api]\n{}",
+                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n{}\n[api]\n{}",
+                options.scheduler_config,
                 api_config
             ),
         )
@@ -137,6 +155,8 @@ impl TestCluster {
             db_name,
             base_url,
             children: Vec::new(),
+            commands: Vec::new(),
+            api_urls: vec![url.clone()],
             http: http.build().unwrap(),
         };
         cluster.spawn(
@@ -152,6 +172,22 @@ impl TestCluster {
             ],
         );
         cluster.wait_healthy().await;
+        for i in 1..options.apis {
+            let port = free_port();
+            cluster.spawn(
+                &format!("api-{i}"),
+                &[
+                    "server",
+                    "--role",
+                    "api",
+                    "--config",
+                    config.to_str().unwrap(),
+                    "--listen",
+                    &format!("127.0.0.1:{port}"),
+                ],
+            );
+            cluster.api_urls.push(format!("http://127.0.0.1:{port}"));
+        }
         for i in 0..options.schedulers {
             cluster.spawn(
                 &format!("scheduler-{i}"),
@@ -168,39 +204,48 @@ impl TestCluster {
         for i in 1..=options.workers {
             let name = format!("node-{i}");
             let state = dir.join(&name);
-            let ca_args: Vec<&str> = match ca_file {
-                Some(ca) => vec!["--ca-file", ca.to_str().unwrap()],
-                None => Vec::new(),
-            };
-            cluster.spawn(
+            let api = cluster.api_urls[(i - 1) % cluster.api_urls.len()].clone();
+            let poll_wait = options.poll_wait.map(|p| p.to_string());
+            let mut args: Vec<&str> = Vec::new();
+            if let Some(ca) = ca_file {
+                args.extend(["--ca-file", ca.to_str().unwrap()]);
+            }
+            args.extend([
+                "worker",
+                "--api",
+                &api,
+                "--token",
+                &node_token,
+                "--name",
                 &name,
-                &[
-                    &ca_args[..],
-                    &[
-                        "worker",
-                        "--api",
-                        &url,
-                        "--token",
-                        &node_token,
-                        "--name",
-                        &name,
-                        "--simulate-gpus",
-                        options.gpus,
-                        "--state-dir",
-                        state.to_str().unwrap(),
-                        "--kill-wait",
-                        "2",
-                    ],
-                ]
-                .concat(),
-            );
+                "--simulate-gpus",
+                options.gpus,
+                "--state-dir",
+                state.to_str().unwrap(),
+                "--kill-wait",
+                "2",
+            ]);
+            if let Some(p) = &poll_wait {
+                args.extend(["--poll-wait", p]);
+            }
+            cluster.spawn(&name, &args);
         }
         cluster.wait_nodes(options.workers).await;
         cluster
     }
 
     fn spawn(&mut self, name: &str, args: &[&str]) {
-        let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).unwrap();
+        self.commands.retain(|(n, _)| n != name);
+        self.commands.push((
+            name.to_string(),
+            args.iter().map(|a| a.to_string()).collect(),
+        ));
+        self.children.retain(|(n, _)| n != name);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("{name}.log")))
+            .unwrap();
         let child = Command::new(berth_bin())
             .args(args)
             .env("DATABASE_URL", &self.db_url)
@@ -240,6 +285,73 @@ impl TestCluster {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, c)| c.id())
+    }
+
+    /// Sends `signal` to a component (`api`, `scheduler-0`, `node-1`).
+    pub fn signal(&self, name: &str, signal: nix::sys::signal::Signal) {
+        let pid = self
+            .pid(name)
+            .unwrap_or_else(|| panic!("no component {name}"));
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+    }
+
+    /// SIGKILLs a component and reaps it; it stays stopped until [`TestCluster::restart`].
+    pub fn kill(&mut self, name: &str) {
+        if let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == name) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// SIGTERMs a component and waits (up to `secs`) for it to exit; true when it did.
+    pub fn terminate(&mut self, name: &str, secs: u64) -> bool {
+        let Some((_, child)) = self.children.iter_mut().find(|(n, _)| n == name) else {
+            return false;
+        };
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// Starts a component again with the arguments it was first started with (kill it
+    /// first); its log continues in the same file.
+    pub fn restart(&mut self, name: &str) {
+        self.kill(name);
+        let args = self
+            .commands
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a.clone())
+            .unwrap_or_else(|| panic!("no component {name}"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.spawn(name, &args);
+    }
+
+    /// The names of the components, in start order.
+    pub fn components(&self) -> Vec<String> {
+        self.commands.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// The live leader lease: (holder, term).
+    pub async fn leader(&self) -> Option<(String, i64)> {
+        let db = self.db().await;
+        let row: Option<(String, i64)> = sqlx::query_as(
+            "SELECT holder, term FROM leader_lease WHERE role = 'scheduler' AND expires_at > now()",
+        )
+        .fetch_optional(&db)
+        .await
+        .unwrap();
+        db.close().await;
+        row
     }
 
     /// A component's log so far.
@@ -444,6 +556,59 @@ impl Drop for TestCluster {
         .join();
         if !std::thread::panicking() {
             let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+impl TestCluster {
+    /// The component (`scheduler-0` …) holding the live leader lease, with its term.
+    pub async fn leader_component(&self) -> Option<(String, i64)> {
+        let (holder, term) = self.leader().await?;
+        self.components()
+            .into_iter()
+            .filter(|n| n.starts_with("scheduler"))
+            .find(|n| {
+                self.pid(n)
+                    .is_some_and(|pid| holder.ends_with(&format!("-{pid}")))
+            })
+            .map(|n| (n, term))
+    }
+
+    /// Waits (up to `secs`) for a leader, returning its component and term.
+    pub async fn wait_leader(&self, secs: u64) -> (String, i64) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            if let Some(l) = self.leader_component().await {
+                return l;
+            }
+            assert!(Instant::now() < deadline, "no leader after {secs} s");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Waits (up to `secs`) until node `name` satisfies `done`.
+    pub async fn wait_node(
+        &self,
+        name: &str,
+        secs: u64,
+        done: impl Fn(&berth_core::wire::Node) -> bool,
+    ) -> berth_core::wire::Node {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let list: berth_core::wire::NodeList = self.get("/v1/nodes").await;
+            if let Some(n) = list.items.into_iter().find(|n| n.name == name) {
+                if done(&n) {
+                    return n;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "node {name} did not get there in {secs} s; it is {:?} ({:?})\nscheduler:\n{}",
+                    n.state,
+                    n.reason,
+                    self.log("scheduler-0")
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 }

@@ -25,6 +25,7 @@ async fn usage_is_charged_at_job_end_and_feeds_fairshare_and_priority() {
         workers: 1,
         gpus: "4xH100",
         schedulers: 1,
+        ..Default::default()
     })
     .await;
     let high = QosSpec {
@@ -134,6 +135,7 @@ async fn qos_gpu_limit_per_user_is_enforced_by_the_scheduler() {
         workers: 1,
         gpus: "4xH100",
         schedulers: 1,
+        ..Default::default()
     })
     .await;
     let limited = QosSpec {

@@ -42,6 +42,7 @@ async fn one_gpu_jobs_pack_onto_one_node() {
         workers: 2,
         gpus: "4xH100",
         schedulers: 1,
+        ..Default::default()
     })
     .await;
     let mut ids = Vec::new();
@@ -72,6 +73,7 @@ async fn two_schedulers_elect_one_leader_that_places_everything() {
         workers: 2,
         gpus: "8xH100",
         schedulers: 2,
+        ..Default::default()
     })
     .await;
     let mut ids = Vec::new();

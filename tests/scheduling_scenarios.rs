@@ -46,6 +46,7 @@ async fn s2_a_large_job_is_not_starved_by_small_ones() {
         workers: 4,
         gpus: "8xH100",
         schedulers: 1,
+        ..Default::default()
     })
     .await;
     let mut r = Vec::new();
@@ -109,6 +110,7 @@ async fn s3_two_gangs_never_deadlock() {
         workers: 4,
         gpus: "8xH100",
         schedulers: 1,
+        ..Default::default()
     })
     .await;
     let args = ["--nodes=4", "--gpus-per-node=8", "--time=0:30"];
@@ -147,6 +149,7 @@ async fn s4_cluster() -> TestCluster {
         workers: 1,
         gpus: "8xH100",
         schedulers: 1,
+        ..Default::default()
     })
     .await
 }

@@ -222,8 +222,21 @@ async fn forward_node_events(pool: berth_db::Pool, tx: broadcast::Sender<String>
                     .is_ok()
                 {
                     let _ = tx.send("*".to_string());
-                    while let Ok(n) = listener.recv().await {
-                        let _ = tx.send(n.payload().to_string());
+                    loop {
+                        match listener.try_recv().await {
+                            Ok(Some(n)) => {
+                                let _ = tx.send(n.payload().to_string());
+                            }
+                            // The connection was lost (a database restart): the next call
+                            // reconnects; notifications may have been missed meanwhile.
+                            Ok(None) => {
+                                let _ = tx.send("*".to_string());
+                            }
+                            Err(e) => {
+                                tracing::warn!(error = %e, "LISTEN connection lost; reconnecting");
+                                break;
+                            }
+                        }
                     }
                 }
             }

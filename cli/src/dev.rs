@@ -178,14 +178,8 @@ async fn run_cluster(
             r
         }),
     ));
-    let scheduler_config = berth_scheduler::SchedulerConfig {
-        database_url: database_url.clone(),
-        instance_id: "dev-scheduler".into(),
-        lease_ttl: Duration::from_secs(10),
-        renew_interval: Duration::from_secs(2),
-        cycle_interval: Duration::from_secs(2),
-        planner: berth_scheduler::planner::PlannerConfig::default(),
-    };
+    let scheduler_config =
+        berth_scheduler::SchedulerConfig::new(database_url.clone(), "dev-scheduler");
     let stop = shutdown.clone();
     tasks.push((
         "scheduler".into(),

@@ -290,7 +290,7 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     ));
     lines.push(format!(
         "Requeue={} Restarts={}",
-        u8::from(job.spec.requeue.unwrap_or(false)),
+        u8::from(job.spec.requeue.unwrap_or(true)),
         job.restart_count
     ));
     lines.push(format!(

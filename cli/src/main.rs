@@ -154,6 +154,10 @@ enum Command {
         /// token; the node credential it yields is kept in the state directory.
         #[arg(long, env = "BERTH_BOOTSTRAP_TOKEN", hide_env_values = true)]
         bootstrap_token: Option<String>,
+        /// The longest the api may hold a sync when nothing changes, seconds (1-60); keep
+        /// it well under the scheduler's node timeout.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=60))]
+        poll_wait: u32,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -419,6 +423,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             state_dir,
             kill_wait,
             bootstrap_token,
+            poll_wait,
         } => {
             let name = name.unwrap_or_else(berth::server::host_name);
             let token = match bootstrap_token {
@@ -441,6 +446,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     std::fs::read(path).with_context(|| format!("reading {}", path.display()))?,
                 );
             }
+            config.poll_wait_seconds = poll_wait;
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await

@@ -28,9 +28,12 @@
 //! role_claim = "berth_role"               # optional
 //!
 //! [scheduler]
-//! lease_ttl_seconds = 10
-//! renew_interval_seconds = 2
+//! lease_ttl_seconds = 3
+//! renew_interval_seconds = 1
 //! cycle_interval_seconds = 2
+//! node_timeout_seconds = 30
+//! return_to_service = 1
+//! completing_timeout_seconds = 120
 //! instance_id = "sched-a"      # default: <hostname>-<pid>
 //! priority_type = "multifactor" # or "fifo" (submit order)
 //! backfill = true
@@ -118,12 +121,20 @@ pub struct ApiSection {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulerSection {
-    /// How long the leader lease lasts without renewal, seconds (default 10).
+    /// How long the leader lease lasts without renewal, seconds (default 3).
     pub lease_ttl_seconds: u64,
-    /// How often the leader renews and a standby tries to take over, seconds (default 2).
+    /// How often the leader renews and a standby tries to take over, seconds (default 1).
     pub renew_interval_seconds: u64,
     /// The scheduling cycle's timer, seconds (default 2; cycles also run on NOTIFY).
     pub cycle_interval_seconds: u64,
+    /// Silence after which a node is DOWN, seconds (Slurm's `SlurmdTimeout`; default 30).
+    pub node_timeout_seconds: u64,
+    /// Slurm's `ReturnToService`: 0 never, 1 a node DOWN for not responding (default), 2
+    /// any DOWN node, once it syncs again.
+    pub return_to_service: u8,
+    /// How long an ended job's allocation may stay live before the node is drained and
+    /// the allocation released, seconds (default 120).
+    pub completing_timeout_seconds: u64,
     /// This scheduler's identity in the lease (default `<hostname>-<pid>`).
     pub instance_id: Option<String>,
     /// `PriorityType`: `multifactor` (default) or `fifo` (submit order).
@@ -157,9 +168,12 @@ impl Default for SchedulerSection {
     fn default() -> Self {
         let planner = PlannerConfig::default();
         SchedulerSection {
-            lease_ttl_seconds: 10,
-            renew_interval_seconds: 2,
+            lease_ttl_seconds: 3,
+            renew_interval_seconds: 1,
             cycle_interval_seconds: 2,
+            node_timeout_seconds: 30,
+            return_to_service: 1,
+            completing_timeout_seconds: 120,
             instance_id: None,
             priority_type: PriorityType::Multifactor,
             backfill: planner.backfill,
@@ -266,6 +280,11 @@ impl ServerConfig {
             ("scheduler.lease_ttl_seconds", s.lease_ttl_seconds),
             ("scheduler.renew_interval_seconds", s.renew_interval_seconds),
             ("scheduler.cycle_interval_seconds", s.cycle_interval_seconds),
+            ("scheduler.node_timeout_seconds", s.node_timeout_seconds),
+            (
+                "scheduler.completing_timeout_seconds",
+                s.completing_timeout_seconds,
+            ),
         ] {
             if value == 0 {
                 bail!("{key} must be at least 1 {from}");
@@ -304,6 +323,9 @@ impl ServerConfig {
             bail!("scheduler.renew_interval_seconds must be less than scheduler.lease_ttl_seconds {from}");
         }
         let planner = s.planner();
+        let return_to_service =
+            berth_scheduler::reconcile::ReturnToService::from_slurm(s.return_to_service)
+                .ok_or_else(|| anyhow!("scheduler.return_to_service must be 0, 1 or 2 {from}"))?;
         Ok(ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
@@ -332,6 +354,9 @@ impl ServerConfig {
                 renew_interval: Duration::from_secs(s.renew_interval_seconds),
                 cycle_interval: Duration::from_secs(s.cycle_interval_seconds),
                 planner,
+                node_timeout: Duration::from_secs(s.node_timeout_seconds),
+                return_to_service,
+                completing_timeout: Duration::from_secs(s.completing_timeout_seconds),
             },
         })
     }
@@ -486,6 +511,9 @@ max_connections = 4
 lease_ttl_seconds = 20
 renew_interval_seconds = 5
 cycle_interval_seconds = 1
+node_timeout_seconds = 45
+return_to_service = 2
+completing_timeout_seconds = 90
 instance_id = "sched-a"
 "#;
         let file = parse_server_config(text, Path::new("b.toml")).unwrap();
@@ -499,6 +527,26 @@ instance_id = "sched-a"
         assert_eq!(c.scheduler.lease_ttl, Duration::from_secs(20));
         assert_eq!(c.scheduler.renew_interval, Duration::from_secs(5));
         assert_eq!(c.scheduler.cycle_interval, Duration::from_secs(1));
+        assert_eq!(c.scheduler.node_timeout, Duration::from_secs(45));
+        assert_eq!(
+            c.scheduler.return_to_service,
+            berth_scheduler::reconcile::ReturnToService::Any
+        );
+        assert_eq!(c.scheduler.completing_timeout, Duration::from_secs(90));
+        let bad = parse_server_config("[scheduler]\nreturn_to_service = 3\n", Path::new("b.toml"))
+            .unwrap();
+        let err = ServerConfig::resolve(
+            bad,
+            Some(Path::new("b.toml")),
+            |_| Some("postgres://x/y".into()),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("return_to_service") && err.contains("b.toml"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -560,8 +608,9 @@ role_claim = "berth_role"
         assert_eq!(c.database_url, "postgres://env");
         assert_eq!(c.jwt_secret.as_deref(), Some("envsecret"));
         assert_eq!(c.listen, "127.0.0.1:1");
-        assert_eq!(c.scheduler.lease_ttl, Duration::from_secs(10));
-        assert_eq!(c.scheduler.renew_interval, Duration::from_secs(2));
+        assert_eq!(c.scheduler.lease_ttl, Duration::from_secs(3));
+        assert_eq!(c.scheduler.renew_interval, Duration::from_secs(1));
+        assert_eq!(c.scheduler.node_timeout, Duration::from_secs(30));
         assert_eq!(c.scheduler.cycle_interval, Duration::from_secs(2));
         assert!(c
             .scheduler

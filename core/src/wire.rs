@@ -352,6 +352,14 @@ pub struct JobReport {
     pub cancelled: bool,
     /// A message (`LaunchFailed`).
     pub message: Option<String>,
+    /// The worker's sequence number for this report: reports of one node are numbered in
+    /// the order they happened, kept on disk until acknowledged, and sent again in that
+    /// order after an outage (the api applies each once per job, run, kind and node).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// The batch shell's process id, which is also its process group (`Started`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
 }
 
 /// A job run the worker is supervising.

@@ -217,3 +217,61 @@ pub async fn allocation_stale_runs_for_node(
     .await?;
     Ok(rows.into_iter().map(|r| (r.job_id, r.run)).collect())
 }
+
+/// A job run holding a live allocation, as the node-failure and stuck-job reconcilers
+/// see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveRunRow {
+    /// The job.
+    pub job_id: i64,
+    /// The run the allocation belongs to.
+    pub run: i32,
+    /// The node of the allocation.
+    pub node_id: i64,
+    /// The job's state now.
+    pub job_state: String,
+}
+
+/// The job runs holding a live allocation on node `node_id`, by job id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_live_runs_on_node(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+) -> Result<Vec<LiveRunRow>, DbError> {
+    Ok(sqlx::query_as!(
+        LiveRunRow,
+        r#"SELECT a.job_id, a.run, a.node_id, j.state AS job_state
+           FROM allocations a JOIN jobs j ON j.id = a.job_id
+           WHERE a.node_id = $1 AND a.released_at IS NULL
+           ORDER BY a.job_id"#,
+        node_id
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Live allocations of job runs that ended (the job left RUNNING, or moved on to another
+/// run) more than `bound_seconds` ago and whose node has not yet reported the processes
+/// gone: Slurm's jobs stuck in COMPLETING.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_stuck_list(
+    ex: impl PgExecutor<'_>,
+    bound_seconds: f64,
+) -> Result<Vec<LiveRunRow>, DbError> {
+    Ok(sqlx::query_as!(
+        LiveRunRow,
+        r#"SELECT a.job_id, a.run, a.node_id, j.state AS job_state
+           FROM allocations a JOIN jobs j ON j.id = a.job_id
+           WHERE a.released_at IS NULL
+             AND (j.state NOT IN ('RUNNING', 'SUSPENDED') OR j.restart_count <> a.run)
+             AND COALESCE(j.end_time, a.created_at) < now() - make_interval(secs => $1)
+           ORDER BY a.job_id, a.node_id"#,
+        bound_seconds
+    )
+    .fetch_all(ex)
+    .await?)
+}

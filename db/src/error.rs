@@ -64,15 +64,27 @@ impl From<sqlx::Error> for DbError {
                 }
                 _ => {}
             }
+            if db.code().as_deref().is_some_and(is_unavailable_code) {
+                return DbError::Unavailable(e);
+            }
         }
         match e {
             sqlx::Error::Io(_)
             | sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
-            | sqlx::Error::Tls(_) => DbError::Unavailable(e),
+            | sqlx::Error::Tls(_)
+            | sqlx::Error::WorkerCrashed => DbError::Unavailable(e),
             other => DbError::Sqlx(other),
         }
     }
+}
+
+/// SQLSTATEs that mean the server is going away, starting or out of connections rather
+/// than that the request is wrong: class 08 (connection exception), 57P01
+/// `admin_shutdown` (a fast or smart shutdown), 57P02 `crash_shutdown`, 57P03
+/// `cannot_connect_now` (starting up or in recovery), 53300 `too_many_connections`.
+pub fn is_unavailable_code(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
 }
 
 impl DbError {
@@ -83,6 +95,21 @@ impl DbError {
             | DbError::ForeignKey { constraint, .. }
             | DbError::Check { constraint, .. } => Some(constraint),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_unavailable_code;
+
+    #[test]
+    fn shutdown_and_connection_states_are_unavailable() {
+        for code in ["08006", "08001", "57P01", "57P02", "57P03", "53300"] {
+            assert!(is_unavailable_code(code), "{code}");
+        }
+        for code in ["23505", "42P01", "40001", "57014"] {
+            assert!(!is_unavailable_code(code), "{code}");
         }
     }
 }

@@ -767,3 +767,115 @@ pub async fn job_running_list(ex: impl PgExecutor<'_>) -> Result<Vec<RunningJobR
     .fetch_all(ex)
     .await?)
 }
+
+/// What [`job_node_fail_in_tx`] did to a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeFailOutcome {
+    /// The job may be requeued (`--requeue`, the default for batch jobs): it is PENDING
+    /// again, its restart count (`SLURM_RESTART_COUNT`) now `restart_count`.
+    Requeued {
+        /// The new run.
+        restart_count: i32,
+    },
+    /// `--no-requeue`: the job ended NODE_FAIL.
+    Failed,
+    /// The run had already ended or moved on; nothing changed.
+    Unchanged,
+}
+
+/// A node of job `id`'s run `run` failed (`node` names it): a job that is still running
+/// that run goes back to PENDING with its restart count one higher when it may be
+/// requeued (`--requeue`, the default as in Slurm's `JobRequeue=1`; `--no-requeue`
+/// refuses), else ends NODE_FAIL with reason `NodeDown`. A multi-node job fails or
+/// requeues as a whole: the caller releases the allocations of the run on every node.
+/// Records a `node_fail` event (with the node and whether the job was requeued).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_node_fail_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    node: &str,
+) -> Result<NodeFailOutcome, DbError> {
+    let row = sqlx::query!(
+        r#"WITH j AS (
+               SELECT id, COALESCE((spec->>'requeue')::boolean, true) AS requeue
+               FROM jobs
+               WHERE id = $1 AND restart_count = $2
+                 AND state IN ('RUNNING', 'SUSPENDED', 'COMPLETING')
+               FOR UPDATE)
+           UPDATE jobs SET
+               state = CASE WHEN j.requeue THEN 'PENDING' ELSE 'NODE_FAIL' END,
+               restart_count = CASE WHEN j.requeue THEN restart_count + 1 ELSE restart_count END,
+               reason = CASE WHEN j.requeue THEN NULL ELSE 'NodeDown' END,
+               start_time = CASE WHEN j.requeue THEN NULL ELSE start_time END,
+               end_time = CASE WHEN j.requeue THEN NULL ELSE now() END,
+               exit_code = NULL,
+               exit_signal = NULL
+           FROM j WHERE jobs.id = j.id
+           RETURNING jobs.state, jobs.restart_count, j.requeue AS "requeue!""#,
+        id,
+        run
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else {
+        return Ok(NodeFailOutcome::Unchanged);
+    };
+    job_event_insert(
+        &mut *conn,
+        id,
+        "node_fail",
+        run,
+        Some(node),
+        serde_json::json!({ "requeued": row.requeue }),
+    )
+    .await?;
+    Ok(if row.requeue {
+        NodeFailOutcome::Requeued {
+            restart_count: row.restart_count,
+        }
+    } else {
+        NodeFailOutcome::Failed
+    })
+}
+
+/// Ends a job whose run `run` is stuck in COMPLETING (its node never reported the
+/// processes gone within the bound): a job still COMPLETING in that run becomes FAILED
+/// with `reason`; a job that already ended keeps its state. Records a `stuck_resolved`
+/// event. Returns true when the job's state changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_stuck_resolve_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    node: &str,
+    reason: &str,
+) -> Result<bool, DbError> {
+    let changed = sqlx::query!(
+        r#"UPDATE jobs SET state = 'FAILED', reason = $3, end_time = COALESCE(end_time, now())
+           WHERE id = $1 AND restart_count = $2 AND state = 'COMPLETING'"#,
+        id,
+        run,
+        reason
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        == 1;
+    job_event_insert(
+        &mut *conn,
+        id,
+        "stuck_resolved",
+        run,
+        Some(node),
+        serde_json::json!({ "reason": reason }),
+    )
+    .await?;
+    Ok(changed)
+}

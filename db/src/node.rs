@@ -220,3 +220,102 @@ pub async fn node_lock_in_tx(conn: &mut PgConnection, ids: &[i64]) -> Result<Vec
         .map(|r| r.id)
         .collect())
 }
+
+/// Slurm's reason for a node declared DOWN by the node-timeout sweep.
+pub const NOT_RESPONDING: &str = "Not responding";
+
+/// Nodes that can take work or are draining (`UP`, `DRAINING`, `DRAINED`) whose last
+/// sync is older than `timeout_seconds`, by name.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_silent_list(
+    ex: impl PgExecutor<'_>,
+    timeout_seconds: f64,
+) -> Result<Vec<NodeRow>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeRow,
+        r#"SELECT id, name, hostname, state, reason, cpus, memory_mib, features, last_heartbeat
+           FROM nodes
+           WHERE state IN ('UP', 'DRAINING', 'DRAINED')
+             AND (last_heartbeat IS NULL OR last_heartbeat < now() - make_interval(secs => $1))
+           ORDER BY name"#,
+        timeout_seconds
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Declares node `id` DOWN with `reason` when it is still silent (its last sync older than
+/// `timeout_seconds`, re-checked under the row lock the update takes, so a sync that just
+/// arrived wins). Returns false when the node spoke meanwhile or is already DOWN.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_down_if_silent_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    timeout_seconds: f64,
+    reason: &str,
+) -> Result<bool, DbError> {
+    let done = sqlx::query!(
+        r#"UPDATE nodes SET state = 'DOWN', reason = $3
+           WHERE id = $1 AND state IN ('UP', 'DRAINING', 'DRAINED')
+             AND (last_heartbeat IS NULL OR last_heartbeat < now() - make_interval(secs => $2))"#,
+        id,
+        timeout_seconds,
+        reason
+    )
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Returns DOWN nodes that synced within the last `timeout_seconds` to service (`UP`, no
+/// reason), as Slurm's `ReturnToService`: with `any_reason` false only nodes that were
+/// DOWN because they were not responding (`ReturnToService=1`), with true every DOWN node
+/// (`ReturnToService=2`). Returns the names of the nodes returned.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_return_to_service_in_tx(
+    conn: &mut PgConnection,
+    timeout_seconds: f64,
+    any_reason: bool,
+) -> Result<Vec<String>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"UPDATE nodes SET state = 'UP', reason = NULL
+           WHERE state = 'DOWN' AND last_heartbeat >= now() - make_interval(secs => $1)
+             AND ($2 OR reason = $3)
+           RETURNING name"#,
+        timeout_seconds,
+        any_reason,
+        NOT_RESPONDING
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Drains node `id` (Slurm's `DRAIN`: no new work) with `reason`, unless it is already
+/// DOWN or drained. Returns true when it changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_drain_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    reason: &str,
+) -> Result<bool, DbError> {
+    let done = sqlx::query!(
+        r#"UPDATE nodes SET state = 'DRAINED', reason = $2
+           WHERE id = $1 AND state IN ('UP', 'DRAINING')"#,
+        id,
+        reason
+    )
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}

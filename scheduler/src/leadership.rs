@@ -4,12 +4,14 @@
 //! Protocol (river-style, see `berth_db::lease`): every `renew_interval` a standby tries
 //! to acquire the lease and the leader renews it; a leader whose renewal fails stops
 //! placing at once. Every cycle's commit re-checks the term under a row lock, so a deposed
-//! leader that has not noticed yet cannot write.
+//! leader that has not noticed yet cannot write. While leading, the reconcilers
+//! ([`crate::reconcile`]) run before each timed cycle, under the same term.
 
-use crate::{cycle, SchedulerConfig, LEASE_ROLE};
+use crate::{cycle, reconcile, SchedulerConfig, LEASE_ROLE};
 use berth_db::{lease, notify, Pool};
 use sqlx::postgres::PgListener;
 use std::future::Future;
+use std::time::Instant;
 
 async fn listen(pool: &Pool) -> Option<PgListener> {
     let mut listener = PgListener::connect_with(pool).await.ok()?;
@@ -25,12 +27,15 @@ pub async fn run_loop(
 ) {
     let ttl = config.lease_ttl.as_secs_f64();
     let mut term: Option<i64> = None;
+    let mut led_since = Instant::now();
+    let settings = config.reconcile_settings();
     let mut renew = tokio::time::interval(config.renew_interval);
     let mut cycle_timer = tokio::time::interval(config.cycle_interval);
     let mut listener = listen(&pool).await;
     tokio::pin!(shutdown);
     loop {
         let mut run_cycle = false;
+        let mut run_reconcile = false;
         tokio::select! {
             _ = &mut shutdown => break,
             _ = renew.tick() => {
@@ -44,6 +49,7 @@ pub async fn run_loop(
                     (None, Ok(Some(t))) => {
                         tracing::info!(term = t, instance = %config.instance_id, "became leader");
                         term = Some(t);
+                        led_since = Instant::now();
                         run_cycle = true;
                     }
                     (Some(t), Ok(None)) | (Some(t), Err(_)) => {
@@ -53,7 +59,10 @@ pub async fn run_loop(
                     _ => {}
                 }
             }
-            _ = cycle_timer.tick() => run_cycle = true,
+            _ = cycle_timer.tick() => {
+                run_cycle = true;
+                run_reconcile = true;
+            }
             n = async {
                 match listener.as_mut() {
                     Some(l) => l.recv().await.map(|_| ()),
@@ -68,6 +77,18 @@ pub async fn run_loop(
         }
         if listener.is_none() {
             listener = listen(&pool).await;
+        }
+        if let (Some(t), true) = (term, run_reconcile) {
+            match reconcile::reconcile(&pool, t, led_since.elapsed(), &settings).await {
+                Ok(report) if report.deposed => {
+                    tracing::warn!(term = t, "term is stale; stepping down");
+                    term = None;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(term = t, error = %e, "reconcile failed; retrying next time")
+                }
+            }
         }
         if let (Some(t), true) = (term, run_cycle) {
             match cycle::run_cycle(&pool, t, &config.planner).await {

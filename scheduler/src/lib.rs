@@ -19,6 +19,7 @@ pub mod dependency;
 pub mod fairshare;
 pub mod leadership;
 pub mod planner;
+pub mod reconcile;
 pub mod sim;
 pub mod trace;
 
@@ -39,10 +40,46 @@ pub struct SchedulerConfig {
     pub lease_ttl: Duration,
     /// How often the leader renews (and a standby tries to take over).
     pub renew_interval: Duration,
-    /// The cycle timer (cycles also run on NOTIFY).
+    /// The cycle timer (cycles also run on NOTIFY); the reconcilers run on it too.
     pub cycle_interval: Duration,
     /// The planner's weights, backfill depth, fairshare half-life and billing weights.
     pub planner: planner::PlannerConfig,
+    /// Silence after which a node is declared DOWN (Slurm's `SlurmdTimeout`; default
+    /// 30 s). Must exceed the workers' long-poll hold.
+    pub node_timeout: Duration,
+    /// When a DOWN node that syncs again returns to service.
+    pub return_to_service: reconcile::ReturnToService,
+    /// How long an ended job's allocation may stay live before it is resolved and its
+    /// node drained (Slurm's `UnkillableStepTimeout`; default 120 s).
+    pub completing_timeout: Duration,
+}
+
+impl SchedulerConfig {
+    /// A configuration with the defaults: lease 3 s renewed every second (a standby
+    /// takes over within about 4 s of the leader's death), cycles every 2 s, node timeout
+    /// 30 s, `ReturnToService=1`, stuck bound 120 s.
+    pub fn new(database_url: impl Into<String>, instance_id: impl Into<String>) -> Self {
+        SchedulerConfig {
+            database_url: database_url.into(),
+            instance_id: instance_id.into(),
+            lease_ttl: Duration::from_secs(3),
+            renew_interval: Duration::from_secs(1),
+            cycle_interval: Duration::from_secs(2),
+            node_timeout: Duration::from_secs(30),
+            return_to_service: reconcile::ReturnToService::NonResponsive,
+            completing_timeout: Duration::from_secs(120),
+            planner: planner::PlannerConfig::default(),
+        }
+    }
+
+    /// The reconcilers' settings.
+    pub fn reconcile_settings(&self) -> reconcile::ReconcileSettings {
+        reconcile::ReconcileSettings {
+            node_timeout: self.node_timeout,
+            return_to_service: self.return_to_service,
+            completing_timeout: self.completing_timeout,
+        }
+    }
 }
 
 /// Errors of the scheduler role.

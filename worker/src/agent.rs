@@ -6,15 +6,19 @@
 //! cancellations passed to their jobs. A sync with reports asks the api not to hold
 //! it; one without may be held up to `poll_wait_seconds`. When a job starts or ends
 //! while a sync is held, that request is dropped and a new one carrying the report is
-//! sent at once. Reports leave the queue only after a sync that carried them succeeded
-//! (the api applies each at most once per (job, run, kind), so resending is safe).
+//! sent at once. Reports are numbered and written to the on-disk journal
+//! ([`crate::journal`]) before they are sent, and leave it only after a sync that carried
+//! them succeeded (the api applies each at most once per (job, run, kind, node), so
+//! resending is safe); a restarted worker sends what its previous process left, in order.
 //! Connection errors and 5xx answers are retried with backoff while jobs keep running.
 //!
 //! On shutdown the loop stops and supervision ends; job processes keep running. A
-//! restarted worker does not re-find them yet.
+//! restarted worker kills the batch scripts its previous process left running (the api
+//! assigns those runs again), so that no job runs twice at once.
 
 use crate::api::{ApiClient, Backoff};
 use crate::gpu::{detect_backend_for_node, GpuBackend};
+use crate::journal::Journal;
 use crate::launch::{JobHandle, LaunchSettings, Launcher};
 use crate::output::OutputUploader;
 use crate::{WorkerConfig, WorkerError};
@@ -72,6 +76,24 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         return Ok(());
     }
 
+    let mut journal = Journal::open(&config.state_dir).map_err(|source| WorkerError::Io {
+        action: "open the report journal in",
+        path: config.state_dir.clone(),
+        source,
+    })?;
+    for (job_id, run) in journal.kill_leftover_runs() {
+        tracing::warn!(
+            job.id = job_id,
+            job.run = run,
+            "killed a run left by the previous worker process"
+        );
+    }
+    if !journal.pending().is_empty() {
+        tracing::info!(
+            reports = journal.pending().len(),
+            "replaying reports from the journal"
+        );
+    }
     let (reports_tx, reports) = mpsc::unbounded_channel();
     let launcher = Launcher::new(
         LaunchSettings {
@@ -92,8 +114,19 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         reports,
         running: HashMap::new(),
         finished: HashMap::new(),
-        pending: Vec::new(),
+        journal,
     };
+    // Runs whose end is journaled but not yet acknowledged are not launched again.
+    let ended: Vec<RunKey> = agent
+        .journal
+        .pending()
+        .iter()
+        .filter(|r| r.kind != ReportKind::Started)
+        .map(|r| (r.job_id, r.run))
+        .collect();
+    for key in ended {
+        agent.finished.insert(key, false);
+    }
     let result = agent.sync_loop(&mut shutdown, &registration).await;
     for (_, job) in agent.running.drain() {
         job.abandon();
@@ -163,8 +196,8 @@ struct Agent {
     /// Job runs that ended, with whether all their reports are acknowledged; kept so
     /// that an assignment still listed is not launched again.
     finished: HashMap<RunKey, bool>,
-    /// Reports not yet acknowledged, oldest first.
-    pending: Vec<JobReport>,
+    /// Reports not yet acknowledged, oldest first, on disk.
+    journal: Journal,
 }
 
 /// What ended one wait on a sync.
@@ -211,7 +244,7 @@ impl Agent {
                 }
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
-                    self.pending.drain(..carried);
+                    self.journal.ack(carried);
                     self.apply(response, &acked_before);
                 }
                 Step::Answer(Err(err)) => {
@@ -229,7 +262,7 @@ impl Agent {
                         _ if err.is_retryable() => {}
                         _ if carried > 0 => {
                             tracing::error!(error = %err.chain(), reports = carried, "the api refused the reports; dropping them");
-                            self.pending.drain(..carried);
+                            self.journal.ack(carried);
                         }
                         _ => {}
                     }
@@ -259,10 +292,10 @@ impl Agent {
             .collect();
         running.sort_by_key(|job| (job.job_id, job.run));
         SyncRequest {
-            reports: self.pending.clone(),
+            reports: self.journal.pending().to_vec(),
             running,
             samples: self.backend.sample(&busy),
-            wait_seconds: if self.pending.is_empty() {
+            wait_seconds: if self.journal.pending().is_empty() {
                 self.config.poll_wait_seconds.min(60)
             } else {
                 0
@@ -277,7 +310,7 @@ impl Agent {
             self.running.remove(&key);
             self.finished.insert(key, false);
         }
-        self.pending.push(report);
+        self.journal.append(report);
     }
 
     /// Applies a sync answer: launches new assignments, passes cancellations on, and
@@ -286,7 +319,8 @@ impl Agent {
     fn apply(&mut self, response: SyncResponse, acked_before: &[RunKey]) {
         for (key, acked) in self.finished.iter_mut() {
             *acked = !self
-                .pending
+                .journal
+                .pending()
                 .iter()
                 .any(|report| (report.job_id, report.run) == *key);
         }

@@ -131,7 +131,9 @@ impl ApiClient {
     }
 }
 
-/// Capped exponential backoff with jitter: 0.5 s, 1 s, 2 s … up to 30 s.
+/// Capped exponential backoff with jitter: 0.5 s, 1 s, 2 s, 4 s, then 5 s (short, so a
+/// worker is back within seconds of an api or database outage, well inside the node
+/// timeout).
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {
     next: Duration,
@@ -139,7 +141,7 @@ pub(crate) struct Backoff {
 
 impl Backoff {
     const FIRST: Duration = Duration::from_millis(500);
-    const MAX: Duration = Duration::from_secs(30);
+    const MAX: Duration = Duration::from_secs(5);
 
     pub(crate) fn new() -> Self {
         Backoff { next: Self::FIRST }

@@ -207,7 +207,9 @@ impl Supervisor {
         };
         let group = Pid::from_raw(pid as i32);
         tracing::info!(pid, gpus = ?assignment.gpus, "job started");
-        self.send(report(&assignment, ReportKind::Started));
+        let mut started = report(&assignment, ReportKind::Started);
+        started.pid = Some(pid);
+        self.send(started);
 
         let mut tails = JoinSet::new();
         let mut stops = Vec::new();
@@ -342,6 +344,8 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         timed_out: false,
         cancelled: false,
         message: None,
+        seq: None,
+        pid: None,
     }
 }
 

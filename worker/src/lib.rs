@@ -12,8 +12,11 @@
 //! * [`output`]: tails a running job's output files and uploads new bytes to the api.
 //! * [`agent`]: registration and the long-poll loop that ties the rest together.
 //!
-//! If the api is unreachable, running jobs keep running; reports stay queued and are
-//! sent again (the api applies them at most once per (job, run, kind)).
+//! * [`journal`]: job reports numbered and kept on disk until acknowledged.
+//!
+//! If the api is unreachable, running jobs keep running; reports stay in the journal and
+//! are sent again, in order (the api applies them at most once per (job, run, kind,
+//! node)).
 //!
 //! Not done yet: a restarted worker does not re-find the job processes it left running
 //! (they keep running, unsupervised); jobs run as the worker's user; no cgroup limits,
@@ -23,6 +26,7 @@ pub mod agent;
 mod api;
 pub mod error;
 pub mod gpu;
+pub mod journal;
 pub mod launch;
 pub mod output;
 
