@@ -7,3 +7,4 @@ mod cli;
 mod cluster;
 mod jobs;
 mod scheduling;
+mod steps;

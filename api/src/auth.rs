@@ -18,6 +18,8 @@ pub struct Caller {
     pub name: String,
     /// The role.
     pub role: Role,
+    /// For a job-scoped token (the one a job receives as `BERTH_TOKEN`): its job.
+    pub job_id: Option<i64>,
 }
 
 impl Caller {
@@ -36,6 +38,25 @@ impl Caller {
         Ok(())
     }
 
+    /// Refuses a job-scoped token acting on another job than its own (as 404, the job is
+    /// invisible to it).
+    pub fn require_job(&self, id: i64) -> Result<(), ApiError> {
+        match self.job_id {
+            Some(own) if own != id => Err(ApiError::NotFound(format!("no job {id}"))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses job-scoped tokens (routes a job has no business calling).
+    pub fn require_unscoped(&self) -> Result<(), ApiError> {
+        if self.job_id.is_some() {
+            return Err(ApiError::Forbidden(
+                "a job's token may only act on its own job and submit jobs".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Allows node tokens (and admins) on the node routes; a node token names its node
     /// (`node:<name>`) or any node (`node:*`).
     pub fn require_node(&self, node: &str) -> Result<(), ApiError> {
@@ -49,11 +70,12 @@ impl Caller {
     }
 }
 
-/// The keys the api verifies with.
+/// The keys the api verifies with (and mints job tokens with).
 #[derive(Clone)]
 pub struct Keys {
     decoding: DecodingKey,
     validation: Validation,
+    secret: std::sync::Arc<str>,
 }
 
 impl Keys {
@@ -69,7 +91,13 @@ impl Keys {
         Keys {
             decoding: DecodingKey::from_secret(secret.as_bytes()),
             validation,
+            secret: secret.into(),
         }
+    }
+
+    /// Mints a token scoped to job `job_id` of `user` (see [`mint_job_token`]).
+    pub fn mint_job_token(&self, user: &str, job_id: i64, ttl_seconds: i64) -> String {
+        mint_job_token(&self.secret, user, job_id, ttl_seconds)
     }
 
     /// Verifies a token.
@@ -86,6 +114,16 @@ impl Keys {
 /// Mints a token signed with the HS256 `secret` for `sub` with `role`, valid for
 /// `ttl_seconds` from now.
 pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> String {
+    mint(secret, sub, role, ttl_seconds, None)
+}
+
+/// Mints the token a running job receives (`BERTH_TOKEN`): user role for the job's
+/// `user`, scoped to `job_id`, valid for `ttl_seconds`.
+pub fn mint_job_token(secret: &str, user: &str, job_id: i64, ttl_seconds: i64) -> String {
+    mint(secret, user, Role::User, ttl_seconds, Some(job_id))
+}
+
+fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job_id: Option<i64>) -> String {
     let now = chrono::Utc::now().timestamp();
     let claims = Claims {
         sub: sub.to_string(),
@@ -94,6 +132,7 @@ pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> Stri
         aud: AUDIENCE.to_string(),
         iat: now,
         exp: now + ttl_seconds,
+        job_id,
     };
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -125,6 +164,7 @@ impl FromRequestParts<AppState> for Caller {
         Ok(Caller {
             name: claims.sub,
             role: claims.role,
+            job_id: claims.job_id,
         })
     }
 }

@@ -4,6 +4,7 @@
 //! * [`routes`]: the handlers (`/v1/jobs`, `/v1/nodes`, `/v1/partitions`, the worker
 //!   routes, `/healthz`, `/readyz`);
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
+//! * [`steps`]: job steps (`srun` inside an allocation) and their output;
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
 //! * [`auth`]: bearer JWT verification and minting;
 //! * [`error`]: the one error → RFC 9457 problem mapping;
@@ -14,6 +15,7 @@ pub mod error;
 pub mod node_sync;
 pub mod openapi;
 pub mod routes;
+pub mod steps;
 pub mod submit;
 pub mod views;
 
@@ -107,6 +109,15 @@ pub fn router(state: AppState) -> Router {
         .route(
             "/v1/jobs/{id}/output",
             get(routes::job_output).post(routes::job_output_upload),
+        )
+        .route(
+            "/v1/jobs/{id}/steps",
+            post(steps::step_create).get(steps::step_list),
+        )
+        .route("/v1/jobs/{id}/steps/{step}", get(steps::step_get))
+        .route(
+            "/v1/jobs/{id}/steps/{step}/output",
+            get(steps::step_output).post(steps::step_output_upload),
         )
         .route("/v1/nodes", get(routes::node_list))
         .route("/v1/nodes/register", post(routes::node_register))

@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::routes;
+use crate::{routes, steps};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -41,6 +41,11 @@ impl Modify for BearerAuth {
         routes::job_cancel,
         routes::job_output,
         routes::job_output_upload,
+        steps::step_create,
+        steps::step_list,
+        steps::step_get,
+        steps::step_output,
+        steps::step_output_upload,
         routes::node_list,
         routes::node_register,
         routes::node_sync,

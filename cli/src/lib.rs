@@ -8,6 +8,8 @@
 //! * [`format`]: `squeue`, `sinfo` and `scontrol show job` output.
 //! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
+//! * [`srun`]: `srun` inside an allocation (job steps).
+//! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
 //! * [`server`]: `berth server`'s configuration file and roles.
 //! * [`pg`]: the private PostgreSQL of `berth dev`.
 //! * [`dev`]: `berth dev`, the one-process cluster.
@@ -19,6 +21,8 @@ pub mod config;
 pub mod dev;
 pub mod format;
 pub mod pg;
+pub mod scontrol;
 pub mod server;
 pub mod shutdown;
+pub mod srun;
 pub mod submit;

@@ -1,7 +1,8 @@
 //! `berth`: the server roles (`berth server`), the node agent (`berth worker`), the
 //! one-process development cluster (`berth dev`) and the client commands (`submit`,
-//! `queue`, `nodes`, `show`, `logs`, `cancel`, `token`). Called as `sbatch`, `squeue`,
-//! `scancel` or `sinfo` (a link with that name), it runs the matching command.
+//! `queue`, `nodes`, `show`, `logs`, `cancel`, `token`, `srun`, `scontrol`). Called as
+//! `sbatch`, `squeue`, `scancel`, `sinfo`, `srun` or `scontrol` (a link with that name),
+//! it runs the matching command.
 
 use anyhow::Context;
 use berth::client::Client;
@@ -91,6 +92,15 @@ enum Command {
         /// Job ids.
         #[arg(required = true)]
         ids: Vec<i64>,
+    },
+    /// Run a job step inside an allocation, like srun.
+    Srun(berth::srun::SrunArgs),
+    /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue.
+    #[command(disable_help_flag = true)]
+    Scontrol {
+        /// The scontrol command and its arguments.
+        #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Run the node agent (like slurmd) until SIGTERM/SIGINT.
     Worker {
@@ -207,7 +217,8 @@ impl From<RoleName> for berth_core::auth::Role {
 }
 
 /// Rewrites the command line when called by a Slurm name: `sbatch …` is
-/// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`.
+/// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`,
+/// `srun` and `scontrol` are `berth srun` and `berth scontrol`.
 fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
     let called = args
         .first()
@@ -219,6 +230,8 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "squeue" => "queue",
         "scancel" => "cancel",
         "sinfo" => "nodes",
+        "srun" => "srun",
+        "scontrol" => "scontrol",
         _ => return args,
     };
     args[0] = OsString::from("berth");
@@ -285,6 +298,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
         Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
+        Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
+        Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
         Command::Worker {
             api,
             name,

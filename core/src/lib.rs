@@ -10,6 +10,7 @@
 //! * [`resources`]: what a spec asks of the cluster (nodes, GPUs per node).
 //! * [`wire`]: request and response bodies of the REST api and the worker protocol.
 //! * [`auth`]: the claims carried by Berth's JWTs.
+//! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
 
 pub mod auth;
 pub mod duration;
@@ -19,4 +20,5 @@ pub mod resources;
 pub mod sbatch;
 pub mod spec;
 pub mod state;
+pub mod step;
 pub mod wire;

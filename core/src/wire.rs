@@ -356,6 +356,12 @@ pub struct SyncRequest {
     /// (0..=60, default 0).
     #[serde(default)]
     pub wait_seconds: u32,
+    /// Step tasks the worker is running now.
+    #[serde(default)]
+    pub running_tasks: Vec<crate::step::StepTaskKey>,
+    /// Step task reports since the last acknowledged sync, oldest first.
+    #[serde(default)]
+    pub step_reports: Vec<crate::step::StepTaskReport>,
 }
 
 /// A batch script the node must run.
@@ -408,6 +414,13 @@ pub struct Assignment {
     pub array_task_id: Option<u32>,
     /// Tasks in the array.
     pub array_task_count: Option<u32>,
+    /// `--gpus-per-task`, when given (`SLURM_GPUS_PER_TASK`, inherited by `srun`).
+    #[serde(default)]
+    pub gpus_per_task: Option<u32>,
+    /// A token scoped to this job (`BERTH_TOKEN` in the job): it may read, requeue and
+    /// cancel the job, create its steps and submit jobs as its user, nothing else.
+    #[serde(default)]
+    pub job_token: Option<String>,
 }
 
 /// A job run the node must stop.
@@ -426,6 +439,12 @@ pub struct SyncResponse {
     pub assignments: Vec<Assignment>,
     /// Job runs the node must stop (SIGTERM to the process group, SIGKILL after a grace).
     pub cancellations: Vec<Cancellation>,
+    /// Step tasks the node must run; the worker starts those it does not know.
+    #[serde(default)]
+    pub step_tasks: Vec<crate::step::StepTaskLaunch>,
+    /// Step tasks the node must stop (SIGTERM, SIGKILL after the grace).
+    #[serde(default)]
+    pub step_cancellations: Vec<crate::step::StepTaskKey>,
 }
 
 /// `POST /v1/jobs/{id}/output`: a chunk of a job's output file, uploaded by the worker.

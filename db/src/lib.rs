@@ -15,6 +15,7 @@ pub mod node;
 pub mod notify;
 pub mod output;
 pub mod partition;
+pub mod step;
 
 pub use error::DbError;
 

@@ -17,13 +17,16 @@ use crate::api::{ApiClient, Backoff};
 use crate::gpu::{detect_backend_for_node, GpuBackend};
 use crate::launch::{JobHandle, LaunchSettings, Launcher};
 use crate::output::OutputUploader;
+use crate::task::{launch_task, TaskHandle};
 use crate::{WorkerConfig, WorkerError};
+use berth_core::step::{StepTaskKey, StepTaskReport};
 use berth_core::wire::{
     JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
 };
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tracing::Instrument;
@@ -73,17 +76,17 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
     }
 
     let (reports_tx, reports) = mpsc::unbounded_channel();
-    let launcher = Launcher::new(
-        LaunchSettings {
-            node_name: config.name.clone(),
-            api_url: config.api_url.clone(),
-            state_dir: config.state_dir.clone(),
-            kill_wait: config.kill_wait,
-            token: Some(config.token.clone()).filter(|token| !token.is_empty()),
-        },
-        Some(OutputUploader::from_client(client.clone())),
-        reports_tx,
-    );
+    let (step_reports_tx, step_reports) = mpsc::unbounded_channel();
+    let settings = LaunchSettings {
+        node_name: config.name.clone(),
+        api_url: config.api_url.clone(),
+        state_dir: config.state_dir.clone(),
+        kill_wait: config.kill_wait,
+        token: Some(config.token.clone()).filter(|token| !token.is_empty()),
+        client_exe: std::env::current_exe().ok(),
+    };
+    let uploader = OutputUploader::from_client(client.clone());
+    let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx);
     let mut agent = Agent {
         config,
         client,
@@ -93,10 +96,22 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         running: HashMap::new(),
         finished: HashMap::new(),
         pending: Vec::new(),
+        steps: StepTasks {
+            settings: Arc::new(settings),
+            uploader,
+            reports_tx: step_reports_tx,
+            reports: step_reports,
+            running: HashMap::new(),
+            finished: HashMap::new(),
+            pending: Vec::new(),
+        },
     };
     let result = agent.sync_loop(&mut shutdown, &registration).await;
     for (_, job) in agent.running.drain() {
         job.abandon();
+    }
+    for (_, task) in agent.steps.running.drain() {
+        task.abandon();
     }
     tracing::info!("worker stopped; running jobs are left running");
     result
@@ -165,6 +180,74 @@ struct Agent {
     finished: HashMap<RunKey, bool>,
     /// Reports not yet acknowledged, oldest first.
     pending: Vec<JobReport>,
+    /// Job step tasks.
+    steps: StepTasks,
+}
+
+/// The step tasks of this node, kept like job runs: supervised, ended (with whether
+/// their reports are acknowledged), and reports not yet acknowledged.
+struct StepTasks {
+    settings: Arc<LaunchSettings>,
+    uploader: OutputUploader,
+    reports_tx: mpsc::UnboundedSender<StepTaskReport>,
+    reports: mpsc::UnboundedReceiver<StepTaskReport>,
+    running: HashMap<StepTaskKey, TaskHandle>,
+    finished: HashMap<StepTaskKey, bool>,
+    pending: Vec<StepTaskReport>,
+}
+
+impl StepTasks {
+    fn record(&mut self, report: StepTaskReport) {
+        if matches!(report.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
+            self.running.remove(&report.key);
+            self.finished.insert(report.key, false);
+        }
+        self.pending.push(report);
+    }
+
+    /// Launches new step tasks, stops cancelled ones, forgets ended ones the api no longer
+    /// lists once their reports are acknowledged.
+    fn apply(&mut self, response: &SyncResponse, acked_before: &[StepTaskKey]) {
+        for (key, acked) in self.finished.iter_mut() {
+            *acked = !self.pending.iter().any(|report| report.key == *key);
+        }
+        let listed: HashSet<StepTaskKey> = response.step_tasks.iter().map(|t| t.key).collect();
+        for key in acked_before {
+            if !listed.contains(key) {
+                self.finished.remove(key);
+            }
+        }
+        for launch in &response.step_tasks {
+            let key = launch.key;
+            if self.running.contains_key(&key) || self.finished.contains_key(&key) {
+                continue;
+            }
+            tracing::info!(
+                job.id = key.job_id,
+                step.id = key.step_id,
+                task = key.task_id,
+                "launching step task"
+            );
+            let handle = launch_task(
+                self.settings.clone(),
+                Some(self.uploader.clone()),
+                self.reports_tx.clone(),
+                launch.clone(),
+            );
+            self.running.insert(key, handle);
+        }
+        for key in &response.step_cancellations {
+            if let Some(task) = self.running.get(key) {
+                tracing::info!(
+                    job.id = key.job_id,
+                    step.id = key.step_id,
+                    task = key.task_id,
+                    "stopping step task"
+                );
+                task.cancel();
+            }
+        }
+    }
 }
 
 /// What ended one wait on a sync.
@@ -172,6 +255,7 @@ enum Step {
     Shutdown,
     Answer(Result<SyncResponse, WorkerError>),
     Report(JobReport),
+    TaskReport(StepTaskReport),
 }
 
 impl Agent {
@@ -186,8 +270,19 @@ impl Agent {
             while let Ok(report) = self.reports.try_recv() {
                 self.record(report);
             }
+            while let Ok(report) = self.steps.reports.try_recv() {
+                self.steps.record(report);
+            }
             let request = self.request();
             let carried = request.reports.len();
+            let carried_steps = request.step_reports.len();
+            let steps_acked_before: Vec<StepTaskKey> = self
+                .steps
+                .finished
+                .iter()
+                .filter(|(_, acked)| **acked)
+                .map(|(key, _)| *key)
+                .collect();
             let acked_before: Vec<RunKey> = self
                 .finished
                 .iter()
@@ -201,6 +296,7 @@ impl Agent {
                     _ = shutdown.as_mut() => Step::Shutdown,
                     result = sync => Step::Answer(result),
                     Some(report) = self.reports.recv() => Step::Report(report),
+                    Some(report) = self.steps.reports.recv() => Step::TaskReport(report),
                 }
             };
             match step {
@@ -209,9 +305,12 @@ impl Agent {
                     // Something happened: drop the held request, sync again now.
                     self.record(report);
                 }
+                Step::TaskReport(report) => self.steps.record(report),
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
                     self.pending.drain(..carried);
+                    self.steps.pending.drain(..carried_steps);
+                    self.steps.apply(&response, &steps_acked_before);
                     self.apply(response, &acked_before);
                 }
                 Step::Answer(Err(err)) => {
@@ -227,9 +326,10 @@ impl Agent {
                             continue;
                         }
                         _ if err.is_retryable() => {}
-                        _ if carried > 0 => {
-                            tracing::error!(error = %err.chain(), reports = carried, "the api refused the reports; dropping them");
+                        _ if carried > 0 || carried_steps > 0 => {
+                            tracing::error!(error = %err.chain(), reports = carried, step_reports = carried_steps, "the api refused the reports; dropping them");
                             self.pending.drain(..carried);
+                            self.steps.pending.drain(..carried_steps);
                         }
                         _ => {}
                     }
@@ -258,15 +358,19 @@ impl Agent {
             .map(|&(job_id, run)| RunningJob { job_id, run })
             .collect();
         running.sort_by_key(|job| (job.job_id, job.run));
+        let mut running_tasks: Vec<StepTaskKey> = self.steps.running.keys().copied().collect();
+        running_tasks.sort();
         SyncRequest {
             reports: self.pending.clone(),
             running,
             samples: self.backend.sample(&busy),
-            wait_seconds: if self.pending.is_empty() {
+            wait_seconds: if self.pending.is_empty() && self.steps.pending.is_empty() {
                 self.config.poll_wait_seconds.min(60)
             } else {
                 0
             },
+            running_tasks,
+            step_reports: self.steps.pending.clone(),
         }
     }
 

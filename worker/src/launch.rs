@@ -43,7 +43,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
 /// Names of inherited variables that hold the worker's credentials; never passed on.
-const SECRET_VARIABLES: &[&str] = &["BERTH_TOKEN", "BERTH_NODE_TOKEN"];
+pub(crate) const SECRET_VARIABLES: &[&str] = &["BERTH_TOKEN", "BERTH_NODE_TOKEN"];
 
 /// What the launcher needs to know about its node.
 #[derive(Debug, Clone)]
@@ -59,6 +59,53 @@ pub struct LaunchSettings {
     /// The worker's token: inherited variables holding it are removed from jobs'
     /// environments (as are `BERTH_TOKEN` and `BERTH_NODE_TOKEN`).
     pub token: Option<String>,
+    /// The `berth` executable that jobs call as `srun`, `scontrol`, `squeue`, `scancel`,
+    /// `sbatch` and `sinfo` (links to it in `{state_dir}/jobs/{job_id}.{run}/bin`, first
+    /// on the job's `PATH`); `None`: no such commands.
+    pub client_exe: Option<PathBuf>,
+}
+
+/// The names the `berth` binary answers to inside a job.
+pub const CLIENT_COMMANDS: &[&str] = &["srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo"];
+
+/// Makes (or finds) the job run's directory of client commands: links named after
+/// [`CLIENT_COMMANDS`] to `settings.client_exe`. `None` when there is no client
+/// executable.
+///
+/// # Errors
+/// [`WorkerError::Io`] when the directory or a link cannot be made.
+pub fn job_bin_dir(
+    settings: &LaunchSettings,
+    job_id: i64,
+    run: u32,
+) -> Result<Option<PathBuf>, WorkerError> {
+    let Some(exe) = &settings.client_exe else {
+        return Ok(None);
+    };
+    let dir = settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{job_id}.{run}"))
+        .join("bin");
+    create_dir(&dir, "create the job's command directory")?;
+    for name in CLIENT_COMMANDS {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() == Some(exe.as_path()) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        if let Err(source) = std::os::unix::fs::symlink(exe, &link) {
+            // Another task of the same job may have made it meanwhile.
+            if std::fs::read_link(&link).ok().as_deref() != Some(exe.as_path()) {
+                return Err(WorkerError::Io {
+                    action: "link a client command",
+                    path: link,
+                    source,
+                });
+            }
+        }
+    }
+    Ok(Some(dir))
 }
 
 /// Starts batch scripts and reports what becomes of them.
@@ -407,7 +454,17 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         })?,
     };
 
-    let environment = job_environment(settings, assignment, &work_dir, std::env::vars());
+    let mut environment = job_environment(settings, assignment, &work_dir, std::env::vars());
+    if let Some(bin) = job_bin_dir(settings, assignment.job_id, assignment.run)? {
+        let path = environment.get("PATH").cloned().unwrap_or_default();
+        let bin = bin.display().to_string();
+        let path = if path.is_empty() {
+            bin
+        } else {
+            format!("{bin}:{path}")
+        };
+        environment.insert("PATH".to_string(), path);
+    }
     let bash = if Path::new("/bin/bash").exists() {
         "/bin/bash"
     } else {
@@ -612,8 +669,15 @@ pub fn job_environment(
                 .to_string()
         }),
     );
+    set(
+        "SLURM_GPUS_PER_TASK",
+        assignment.gpus_per_task.map(|n| n.to_string()),
+    );
     set("BERTH_JOB_ID", Some(job_id));
     set("BERTH_API", Some(settings.api_url.clone()));
+    // The client commands inside the job talk to the api with the job's own token.
+    set("BERTH_URL", Some(settings.api_url.clone()));
+    set("BERTH_TOKEN", assignment.job_token.clone());
     env
 }
 
@@ -637,6 +701,7 @@ mod tests {
             state_dir: dir.join("state"),
             kill_wait: Duration::from_secs(1),
             token: Some("node-secret".to_string()),
+            client_exe: None,
         }
     }
 
@@ -665,6 +730,8 @@ mod tests {
             array_job_id: None,
             array_task_id: None,
             array_task_count: None,
+            gpus_per_task: None,
+            job_token: Some("job-token".to_string()),
         }
     }
 
@@ -906,7 +973,7 @@ mod tests {
         ]
         .map(|(name, value)| (name.to_string(), value.to_string()));
         let env = job_environment(&settings(&dir), &job, &dir, inherited);
-        assert!(!env.contains_key("BERTH_TOKEN"));
+        assert_eq!(env["BERTH_TOKEN"], "job-token");
         assert!(!env.contains_key("OTHER_SECRET"));
         assert!(!env.contains_key("CUDA_VISIBLE_DEVICES"));
         assert!(!env.contains_key("GPU_DEVICE_ORDINAL"));

@@ -9,6 +9,7 @@
 //!   [`gpu::SimulatedBackend`] for nodes without them (development, tests).
 //! * [`launch`]: starts one batch script as its own process group with Slurm's
 //!   environment, enforces its time limit, cancels it, and reports what happened.
+//! * [`task`]: starts one task of a job step (`srun`), pipes its output to the api.
 //! * [`output`]: tails a running job's output files and uploads new bytes to the api.
 //! * [`agent`]: registration and the long-poll loop that ties the rest together.
 //!
@@ -25,6 +26,7 @@ pub mod error;
 pub mod gpu;
 pub mod launch;
 pub mod output;
+pub mod task;
 
 pub use agent::run;
 pub use error::WorkerError;
