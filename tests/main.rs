@@ -6,5 +6,6 @@ mod api;
 mod cli;
 mod cluster;
 mod jobs;
+mod requeue;
 mod scheduling;
 mod steps;

@@ -4,6 +4,7 @@
 //! * [`routes`]: the handlers (`/v1/jobs`, `/v1/nodes`, `/v1/partitions`, the worker
 //!   routes, `/healthz`, `/readyz`);
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
+//! * [`requeue`]: `scontrol requeue`;
 //! * [`steps`]: job steps (`srun` inside an allocation) and their output;
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
 //! * [`auth`]: bearer JWT verification and minting;
@@ -14,6 +15,7 @@ pub mod auth;
 pub mod error;
 pub mod node_sync;
 pub mod openapi;
+pub mod requeue;
 pub mod routes;
 pub mod steps;
 pub mod submit;
@@ -106,6 +108,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
         .route("/v1/jobs/{id}", get(routes::job_get))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
+        .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
         .route(
             "/v1/jobs/{id}/output",
             get(routes::job_output).post(routes::job_output_upload),

@@ -142,6 +142,12 @@ pub async fn apply_report(
             }
         }
         tracing::info!(job.id = report.job_id, node.name = %node_row.name, state = %state, "job ended");
+    } else if first && report.kind != ReportKind::Started && current.restart_count != run {
+        // A run left behind by a requeue is gone: its GPUs are free for the next run.
+        allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
+        step::step_end_all_for_job_in_tx(&mut tx, report.job_id, run).await?;
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+        tracing::info!(job.id = report.job_id, job.run = run, node.name = %node_row.name, "earlier run ended");
     }
     tx.commit().await.map_err(DbError::from)?;
     Ok(())
@@ -185,6 +191,10 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
         array_task_id: job.array_task_id.map(|t| t as u32),
         array_task_count: None,
         gpus_per_task: spec.gpus_per_task,
+        warning_signal: spec
+            .signal
+            .as_deref()
+            .and_then(berth_core::signal::parse_warning_signal),
         job_token: Some(keys.mint_job_token(&job.user_name, job.id, job_token_ttl(job))),
     }
 }
@@ -325,7 +335,24 @@ async fn desired_step_tasks(
         }
         let environment: BTreeMap<String, String> =
             serde_json::from_value(row.environment).unwrap_or_default();
+        let spec: berth_core::spec::JobSpec =
+            serde_json::from_value(row.job_spec).unwrap_or_default();
+        // `--signal` without `B:` goes to the tasks, `seconds` before the time limit.
+        let warning = spec
+            .signal
+            .as_deref()
+            .and_then(berth_core::signal::parse_warning_signal)
+            .filter(|w| !w.batch_only);
+        let warning_at = match (warning, row.job_start_time, row.job_time_limit) {
+            (Some(w), Some(start), Some(limit)) => {
+                let lead = (w.seconds as i64).min(limit);
+                Some(start + chrono::Duration::seconds(limit - lead))
+            }
+            _ => None,
+        };
         launches.push(StepTaskLaunch {
+            warning_signal: warning_at.and(warning.map(|w| w.signal)),
+            warning_at,
             key,
             command: row.command,
             work_dir: row.work_dir.or(row.job_work_dir),

@@ -119,6 +119,11 @@ enum Command {
         /// Seconds between SIGTERM and SIGKILL when a job is stopped.
         #[arg(long, default_value_t = 30)]
         kill_wait: u64,
+        /// Where jobs' checkpoint directories live (BERTH_CHECKPOINT_DIR is
+        /// <root>/<job id>, kept across requeues; default <state dir>/checkpoints). Use
+        /// storage every node shares.
+        #[arg(long, env = "BERTH_CHECKPOINT_ROOT")]
+        checkpoint_root: Option<PathBuf>,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -306,6 +311,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             simulate_gpus,
             state_dir,
             kill_wait,
+            checkpoint_root,
         } => {
             let token = token
                 .map(str::to_string)
@@ -314,6 +320,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
             config.kill_wait = Duration::from_secs(kill_wait);
+            config.checkpoint_root = checkpoint_root;
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await

@@ -10,6 +10,7 @@
 //! * [`resources`]: what a spec asks of the cluster (nodes, GPUs per node).
 //! * [`wire`]: request and response bodies of the REST api and the worker protocol.
 //! * [`auth`]: the claims carried by Berth's JWTs.
+//! * [`signal`]: `--signal`, the warning before the time limit.
 //! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
 
 pub mod auth;
@@ -18,6 +19,7 @@ pub mod hostlist;
 pub mod pattern;
 pub mod resources;
 pub mod sbatch;
+pub mod signal;
 pub mod spec;
 pub mod state;
 pub mod step;

@@ -239,6 +239,12 @@ pub struct StepTaskLaunch {
     pub step_nodes: Vec<String>,
     /// `--cpus-per-task`.
     pub cpus_per_task: Option<u32>,
+    /// The job's `--signal` without `B:`: the signal number to send the task …
+    #[serde(default)]
+    pub warning_signal: Option<i32>,
+    /// … at this time (the job's start plus its time limit less the warning's seconds).
+    #[serde(default)]
+    pub warning_at: Option<DateTime<Utc>>,
 }
 
 /// What happened to a step task (in a sync request). Applied at most once per task and

@@ -417,6 +417,9 @@ pub struct Assignment {
     /// `--gpus-per-task`, when given (`SLURM_GPUS_PER_TASK`, inherited by `srun`).
     #[serde(default)]
     pub gpus_per_task: Option<u32>,
+    /// `--signal`, parsed: the warning before the time limit.
+    #[serde(default)]
+    pub warning_signal: Option<crate::signal::WarningSignal>,
     /// A token scoped to this job (`BERTH_TOKEN` in the job): it may read, requeue and
     /// cancel the job, create its steps and submit jobs as its user, nothing else.
     #[serde(default)]

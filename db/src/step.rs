@@ -279,6 +279,12 @@ pub struct StepTaskLaunchRow {
     pub tasks_on_node: i64,
     /// The step's nodes by node index.
     pub step_nodes: Vec<String>,
+    /// The job's current start.
+    pub job_start_time: Option<DateTime<Utc>>,
+    /// The job's time limit, seconds.
+    pub job_time_limit: Option<i64>,
+    /// The job's spec (for `--signal`).
+    pub job_spec: serde_json::Value,
 }
 
 /// The step tasks node `node_id` must be running: not ended, in a RUNNING step that is not
@@ -309,7 +315,9 @@ pub async fn step_task_launch_list_for_node(
                      AND o.node_id = t.node_id) AS "tasks_on_node!",
                   ARRAY(SELECT n.name FROM nodes n JOIN step_tasks o ON o.node_id = n.id
                         WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
-                        GROUP BY n.name, o.node_index ORDER BY o.node_index) AS "step_nodes!"
+                        GROUP BY n.name, o.node_index ORDER BY o.node_index) AS "step_nodes!",
+                  j.start_time AS job_start_time, j.time_limit AS job_time_limit,
+                  j.spec AS job_spec
            FROM step_tasks t
            JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
            JOIN jobs j ON j.id = t.job_id

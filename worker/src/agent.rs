@@ -84,6 +84,10 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         kill_wait: config.kill_wait,
         token: Some(config.token.clone()).filter(|token| !token.is_empty()),
         client_exe: std::env::current_exe().ok(),
+        checkpoint_root: config
+            .checkpoint_root
+            .clone()
+            .unwrap_or_else(|| config.state_dir.join("checkpoints")),
     };
     let uploader = OutputUploader::from_client(client.clone());
     let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx);

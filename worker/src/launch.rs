@@ -63,6 +63,19 @@ pub struct LaunchSettings {
     /// `sbatch` and `sinfo` (links to it in `{state_dir}/jobs/{job_id}.{run}/bin`, first
     /// on the job's `PATH`); `None`: no such commands.
     pub client_exe: Option<PathBuf>,
+    /// Where checkpoint directories are made (`BERTH_CHECKPOINT_DIR` is
+    /// `{checkpoint_root}/{job_id}`, kept across requeues and never deleted by Berth).
+    pub checkpoint_root: PathBuf,
+}
+
+/// The job's checkpoint directory, `{checkpoint_root}/{job_id}`, made when missing.
+///
+/// # Errors
+/// [`WorkerError::Io`] when it cannot be made.
+pub fn checkpoint_dir(settings: &LaunchSettings, job_id: i64) -> Result<PathBuf, WorkerError> {
+    let dir = settings.checkpoint_root.join(job_id.to_string());
+    create_dir(&dir, "create the checkpoint directory")?;
+    Ok(dir)
 }
 
 /// The names the `berth` binary answers to inside a job.
@@ -273,8 +286,7 @@ impl Supervisor {
             }
         }
 
-        let (status, timed_out, cancelled) =
-            self.wait(&mut child, group, assignment.time_limit).await;
+        let (status, timed_out, cancelled) = self.wait(&mut child, group, &assignment).await;
         let ended_at = Utc::now();
         // Nothing of the job outlives its batch shell.
         signal_group(group, Signal::SIGKILL);
@@ -308,27 +320,57 @@ impl Supervisor {
         self.send(exited);
     }
 
-    /// Waits for the batch shell, enforcing the time limit and cancellation. Returns its
-    /// status and whether the time limit or a cancellation ended it.
+    /// Waits for the batch shell, enforcing the time limit, its `--signal=B:` warning
+    /// and cancellation. Returns its status and whether the time limit or a cancellation
+    /// ended it.
     async fn wait(
         &self,
         child: &mut Child,
         group: Pid,
-        time_limit: Option<u64>,
+        assignment: &Assignment,
     ) -> (std::io::Result<ExitStatus>, bool, bool) {
-        let deadline = time_limit.and_then(|seconds| {
-            tokio::time::Instant::now().checked_add(Duration::from_secs(seconds))
-        });
+        let time_limit = assignment.time_limit;
+        let started = tokio::time::Instant::now();
+        let deadline =
+            time_limit.and_then(|seconds| started.checked_add(Duration::from_secs(seconds)));
+        let warning = assignment
+            .warning_signal
+            .filter(|w| w.batch_only)
+            .and_then(|w| {
+                let limit = time_limit?;
+                let at = started + Duration::from_secs(limit - w.seconds.min(limit));
+                Some((w, at))
+            });
         let at_limit = async {
             match deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
                 None => std::future::pending().await,
             }
         };
-        let ending = tokio::select! {
-            status = child.wait() => Ending::Exited(status),
-            _ = at_limit => Ending::TimeLimit,
-            _ = self.cancel.notified() => Ending::Cancelled,
+        tokio::pin!(at_limit);
+        let mut warned = false;
+        let ending = loop {
+            let at_warning = async {
+                match warning {
+                    Some((_, at)) if !warned => tokio::time::sleep_until(at).await,
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                status = child.wait() => break Ending::Exited(status),
+                _ = &mut at_limit => break Ending::TimeLimit,
+                _ = self.cancel.notified() => break Ending::Cancelled,
+                _ = at_warning => {
+                    warned = true;
+                    if let Some((w, _)) = warning {
+                        tracing::info!(signal = w.signal, seconds = w.seconds, "sending the time-limit warning to the batch shell");
+                        write_signal_reason(&self.settings, assignment.job_id, assignment.run);
+                        if let Ok(signal) = Signal::try_from(w.signal) {
+                            let _ = nix::sys::signal::kill(group, signal);
+                        }
+                    }
+                }
+            }
         };
         let (timed_out, cancelled) = match ending {
             Ending::Exited(status) => return (status, false, false),
@@ -365,6 +407,26 @@ impl Supervisor {
         if self.reports.send(report).is_err() {
             tracing::debug!("report dropped: the worker is shutting down");
         }
+    }
+}
+
+/// The file that says why a warning signal came (`BERTH_SIGNAL_REASON_FILE`).
+pub fn signal_reason_file(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
+    settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{job_id}.{run}"))
+        .join("signal_reason")
+}
+
+/// Writes `time_limit` to the job's signal reason file, before a time-limit warning.
+pub(crate) fn write_signal_reason(settings: &LaunchSettings, job_id: i64, run: u32) {
+    let path = signal_reason_file(settings, job_id, run);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(err) = std::fs::write(&path, "time_limit\n") {
+        tracing::warn!(path = %path.display(), error = %err, "could not write the signal reason");
     }
 }
 
@@ -455,6 +517,11 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     };
 
     let mut environment = job_environment(settings, assignment, &work_dir, std::env::vars());
+    let checkpoints = checkpoint_dir(settings, assignment.job_id)?;
+    environment.insert(
+        "BERTH_CHECKPOINT_DIR".to_string(),
+        checkpoints.display().to_string(),
+    );
     if let Some(bin) = job_bin_dir(settings, assignment.job_id, assignment.run)? {
         let path = environment.get("PATH").cloned().unwrap_or_default();
         let bin = bin.display().to_string();
@@ -673,6 +740,14 @@ pub fn job_environment(
         "SLURM_GPUS_PER_TASK",
         assignment.gpus_per_task.map(|n| n.to_string()),
     );
+    set(
+        berth_core::signal::SIGNAL_REASON_VARIABLE,
+        Some(
+            signal_reason_file(settings, assignment.job_id, assignment.run)
+                .display()
+                .to_string(),
+        ),
+    );
     set("BERTH_JOB_ID", Some(job_id));
     set("BERTH_API", Some(settings.api_url.clone()));
     // The client commands inside the job talk to the api with the job's own token.
@@ -702,6 +777,7 @@ mod tests {
             kill_wait: Duration::from_secs(1),
             token: Some("node-secret".to_string()),
             client_exe: None,
+            checkpoint_root: dir.join("checkpoints"),
         }
     }
 
@@ -731,6 +807,7 @@ mod tests {
             array_task_id: None,
             array_task_count: None,
             gpus_per_task: None,
+            warning_signal: None,
             job_token: Some("job-token".to_string()),
         }
     }

@@ -55,6 +55,11 @@ pub struct WorkerConfig {
     pub kill_wait: Duration,
     /// How long the api may hold a sync when it has nothing new, seconds (default 20).
     pub poll_wait_seconds: u32,
+    /// Where jobs' checkpoint directories live (`BERTH_CHECKPOINT_DIR` is
+    /// `{checkpoint_root}/{job_id}`, the same for every run of the job); `None`:
+    /// `{state_dir}/checkpoints`. Put it on storage every node shares for checkpoints to
+    /// follow a requeued job to another node.
+    pub checkpoint_root: Option<PathBuf>,
 }
 
 impl WorkerConfig {
@@ -74,6 +79,7 @@ impl WorkerConfig {
             state_dir: state_dir.into(),
             kill_wait: Duration::from_secs(30),
             poll_wait_seconds: 20,
+            checkpoint_root: None,
         }
     }
 }

@@ -10,7 +10,7 @@
 //! ended) sends SIGTERM to the group, SIGKILL after the kill wait; whatever is left of
 //! the group when the task's process exits is killed.
 
-use crate::launch::{job_bin_dir, LaunchSettings, SECRET_VARIABLES};
+use crate::launch::{job_bin_dir, write_signal_reason, LaunchSettings, SECRET_VARIABLES};
 use crate::output::{utf8_complete_len, OutputUploader, CHUNK_BYTES};
 use berth_core::hostlist;
 use berth_core::step::{StepOutputUpload, StepTaskKey, StepTaskLaunch, StepTaskReport};
@@ -123,6 +123,23 @@ impl TaskSupervisor {
         }
     }
 
+    /// SIGTERM to the task's group, SIGKILL after the kill wait.
+    async fn stop(
+        &self,
+        child: &mut tokio::process::Child,
+        group: Pid,
+    ) -> std::io::Result<std::process::ExitStatus> {
+        tracing::info!("stopping step task");
+        signal_group(group, Signal::SIGTERM);
+        tokio::select! {
+            status = child.wait() => status,
+            _ = tokio::time::sleep(self.settings.kill_wait) => {
+                signal_group(group, Signal::SIGKILL);
+                child.wait().await
+            }
+        }
+    }
+
     fn launch_failed(&self, key: StepTaskKey, message: String) {
         tracing::warn!(error = %message, "step task launch failed");
         let mut failed = report(key, ReportKind::LaunchFailed);
@@ -157,12 +174,21 @@ impl TaskSupervisor {
             Ok(dir) => dir,
             Err(err) => return self.launch_failed(key, err.chain()),
         };
-        let environment = task_environment(
+        let mut environment = task_environment(
             &self.settings,
             &launch,
             bin_dir.as_deref(),
             std::env::vars(),
         );
+        match crate::launch::checkpoint_dir(&self.settings, key.job_id) {
+            Ok(dir) => {
+                environment.insert(
+                    "BERTH_CHECKPOINT_DIR".to_string(),
+                    dir.display().to_string(),
+                );
+            }
+            Err(err) => return self.launch_failed(key, err.chain()),
+        }
         // The task learns its own pid (SLURM_TASK_PID), then becomes the command.
         let mut command = Command::new("/bin/sh");
         command
@@ -206,16 +232,29 @@ impl TaskSupervisor {
             ));
         }
 
-        let status = tokio::select! {
-            status = child.wait() => status,
-            _ = self.cancel.notified() => {
-                tracing::info!("stopping step task");
-                signal_group(group, Signal::SIGTERM);
-                tokio::select! {
-                    status = child.wait() => status,
-                    _ = tokio::time::sleep(self.settings.kill_wait) => {
-                        signal_group(group, Signal::SIGKILL);
-                        child.wait().await
+        let warning = launch.warning_signal.zip(launch.warning_at);
+        let mut warned = false;
+        let status = loop {
+            let at_warning = async {
+                match warning {
+                    Some((_, at)) if !warned => {
+                        let wait = (at - Utc::now()).to_std().unwrap_or(Duration::ZERO);
+                        tokio::time::sleep(wait).await
+                    }
+                    _ => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                status = child.wait() => break status,
+                _ = self.cancel.notified() => break self.stop(&mut child, group).await,
+                _ = at_warning => {
+                    warned = true;
+                    if let Some((signal, _)) = warning {
+                        tracing::info!(signal, "sending the time-limit warning to the task");
+                        write_signal_reason(&self.settings, key.job_id, key.run);
+                        if let Ok(signal) = Signal::try_from(signal) {
+                            let _ = killpg(group, signal);
+                        }
                     }
                 }
             }
@@ -372,6 +411,14 @@ pub fn task_environment(
     set("SLURM_TASK_PID", None);
     set("BERTH_API", Some(settings.api_url.clone()));
     set("BERTH_URL", Some(settings.api_url.clone()));
+    set(
+        berth_core::signal::SIGNAL_REASON_VARIABLE,
+        Some(
+            crate::launch::signal_reason_file(settings, key.job_id, key.run)
+                .display()
+                .to_string(),
+        ),
+    );
     if let Some(bin) = bin_dir {
         let path = env.get("PATH").cloned().unwrap_or_default();
         let bin = bin.display().to_string();
@@ -397,6 +444,7 @@ mod tests {
             kill_wait: Duration::from_secs(1),
             token: Some("node-secret".to_string()),
             client_exe: None,
+            checkpoint_root: std::env::temp_dir().join("berth-task-test/checkpoints"),
         }
     }
 
@@ -427,6 +475,8 @@ mod tests {
             tasks_on_node: 2,
             step_nodes: vec!["node-1".into(), "node-2".into()],
             cpus_per_task: Some(8),
+            warning_signal: None,
+            warning_at: None,
         }
     }
 
