@@ -37,6 +37,8 @@ pub struct TestCluster {
     db_name: String,
     base_url: String,
     children: Vec<(String, Child)>,
+    worker_args: Vec<String>,
+    gpus: String,
     pub http: reqwest::Client,
 }
 
@@ -78,6 +80,12 @@ pub fn berth_bin() -> &'static str {
 
 impl TestCluster {
     pub async fn start(options: Options) -> TestCluster {
+        Self::start_with_worker_args(options, &[]).await
+    }
+
+    /// Like [`TestCluster::start`], with extra arguments for every `berth worker`
+    /// (`--gpu-stuck-seconds 1`).
+    pub async fn start_with_worker_args(options: Options, worker_args: &[&str]) -> TestCluster {
         let base_url = base_database_url();
         let db_name = format!("berth_e2e_{}", uuid_like());
         let admin = sqlx::PgPool::connect(&base_url).await.expect(
@@ -108,6 +116,8 @@ impl TestCluster {
             db_name,
             base_url,
             children: Vec::new(),
+            worker_args: Vec::new(),
+            gpus: String::new(),
             http: reqwest::Client::new(),
         };
         cluster.spawn(
@@ -135,35 +145,56 @@ impl TestCluster {
                 ],
             );
         }
-        let node_token = berth_api::mint_token(SECRET, "node:*", Role::Node, 3600);
+        cluster.worker_args = worker_args.iter().map(|a| a.to_string()).collect();
+        cluster.gpus = options.gpus.to_string();
         for i in 1..=options.workers {
-            let name = format!("node-{i}");
-            let state = dir.join(&name);
-            cluster.spawn(
-                &name,
-                &[
-                    "worker",
-                    "--api",
-                    &url,
-                    "--token",
-                    &node_token,
-                    "--name",
-                    &name,
-                    "--simulate-gpus",
-                    options.gpus,
-                    "--state-dir",
-                    state.to_str().unwrap(),
-                    "--kill-wait",
-                    "2",
-                ],
-            );
+            cluster.start_worker(&format!("node-{i}"));
         }
         cluster.wait_nodes(options.workers).await;
         cluster
     }
 
+    /// Starts (or starts again) worker `name` (`node-1`) with its state directory
+    /// `{dir}/{name}`; its log is appended to `{name}.log`.
+    pub fn start_worker(&mut self, name: &str) {
+        let node_token = berth_api::mint_token(SECRET, "node:*", Role::Node, 3600);
+        let state = self.dir.join(name);
+        let gpus = self.gpus.clone();
+        let mut args = vec![
+            "worker".to_string(),
+            "--api".to_string(),
+            self.url.clone(),
+            "--token".to_string(),
+            node_token,
+            "--name".to_string(),
+            name.to_string(),
+            "--simulate-gpus".to_string(),
+            gpus,
+            "--state-dir".to_string(),
+            state.to_str().unwrap().to_string(),
+            "--kill-wait".to_string(),
+            "2".to_string(),
+        ];
+        args.extend(self.worker_args.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.spawn(name, &args);
+    }
+
+    /// Kills component `name` with SIGKILL (no chance to clean up) and waits for it.
+    pub fn kill9(&mut self, name: &str) {
+        if let Some(i) = self.children.iter().position(|(n, _)| n == name) {
+            let (_, mut child) = self.children.remove(i);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     fn spawn(&mut self, name: &str, args: &[&str]) {
-        let log = std::fs::File::create(self.dir.join(format!("{name}.log"))).unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("{name}.log")))
+            .unwrap();
         let child = Command::new(berth_bin())
             .args(args)
             .env("DATABASE_URL", &self.db_url)

@@ -5,7 +5,9 @@
 mod api;
 mod cli;
 mod cluster;
+mod gpus;
 mod jobs;
 mod requeue;
+mod restart;
 mod scheduling;
 mod steps;

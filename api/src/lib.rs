@@ -5,6 +5,7 @@
 //!   routes, `/healthz`, `/readyz`);
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
 //! * [`requeue`]: `scontrol requeue`;
+//! * [`stats`]: GPU usage per job;
 //! * [`steps`]: job steps (`srun` inside an allocation) and their output;
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
 //! * [`auth`]: bearer JWT verification and minting;
@@ -17,6 +18,7 @@ pub mod node_sync;
 pub mod openapi;
 pub mod requeue;
 pub mod routes;
+pub mod stats;
 pub mod steps;
 pub mod submit;
 pub mod views;
@@ -109,6 +111,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}", get(routes::job_get))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
+        .route("/v1/jobs/{id}/stats", get(stats::job_stats))
         .route(
             "/v1/jobs/{id}/output",
             get(routes::job_output).post(routes::job_output_upload),

@@ -390,25 +390,54 @@ async fn desired_step_tasks(
     Ok((launches, cancellations))
 }
 
-/// Records the heartbeat and samples of a sync.
+/// Records the heartbeat and samples of a sync, folds the samples into the stats of the
+/// jobs holding those GPUs, and drains the node for any GPU fault it reports.
 ///
 /// # Errors
 /// 503 when the database is unreachable.
 pub async fn heartbeat(pool: &Pool, node_row: &NodeRow, req: &SyncRequest) -> Result<(), ApiError> {
     let s = &req.samples;
+    let indices: Vec<i32> = s.iter().map(|x| x.index as i32).collect();
+    let utilization: Vec<i32> = s
+        .iter()
+        .map(|x| x.utilization_pct.min(100) as i32)
+        .collect();
+    let memory: Vec<i64> = s.iter().map(|x| x.memory_used_mib as i64).collect();
+    let power: Vec<f64> = s.iter().map(|x| x.power_w).collect();
+    let temperature: Vec<i32> = s.iter().map(|x| x.temperature_c as i32).collect();
     node::node_heartbeat(
         pool,
         node_row.id,
-        &s.iter().map(|x| x.index as i32).collect::<Vec<_>>(),
-        &s.iter()
-            .map(|x| x.utilization_pct.min(100) as i32)
-            .collect::<Vec<_>>(),
-        &s.iter()
-            .map(|x| x.memory_used_mib as i64)
-            .collect::<Vec<_>>(),
-        &s.iter().map(|x| x.power_w).collect::<Vec<_>>(),
-        &s.iter().map(|x| x.temperature_c as i32).collect::<Vec<_>>(),
+        &indices,
+        &utilization,
+        &memory,
+        &power,
+        &temperature,
     )
     .await?;
+    if !s.is_empty() {
+        berth_db::gpu_stats::job_gpu_stats_record(
+            pool,
+            node_row.id,
+            &indices,
+            &utilization,
+            &memory,
+            &power,
+            &temperature,
+        )
+        .await?;
+    }
+    if let Some(fault) = req.gpu_faults.first() {
+        let reason = req
+            .gpu_faults
+            .iter()
+            .map(berth_core::stats::GpuFault::reason)
+            .collect::<Vec<_>>()
+            .join("; ");
+        if node::node_drain(pool, node_row.id, &reason).await? {
+            tracing::warn!(node.name = %node_row.name, gpu = fault.index, %reason, "node drained for a GPU fault");
+        }
+    }
+    node::node_drain_settle(pool, node_row.id).await?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::{requeue, routes, steps};
+use crate::{requeue, routes, stats, steps};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -40,6 +40,7 @@ impl Modify for BearerAuth {
         routes::job_get,
         routes::job_cancel,
         requeue::job_requeue,
+        stats::job_stats,
         routes::job_output,
         routes::job_output_upload,
         steps::step_create,

@@ -9,6 +9,7 @@
 //! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
 //! * [`srun`]: `srun` inside an allocation (job steps).
+//! * [`stat`]: `berth stat` (sstat), a job's GPU usage.
 //! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
 //! * [`server`]: `berth server`'s configuration file and roles.
 //! * [`pg`]: the private PostgreSQL of `berth dev`.
@@ -25,4 +26,5 @@ pub mod scontrol;
 pub mod server;
 pub mod shutdown;
 pub mod srun;
+pub mod stat;
 pub mod submit;

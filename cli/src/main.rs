@@ -93,6 +93,14 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
+    /// Show a job's GPU usage, like sstat.
+    Stat {
+        /// The job id.
+        id: i64,
+        /// Print the api's JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Run a job step inside an allocation, like srun.
     Srun(berth::srun::SrunArgs),
     /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue.
@@ -101,6 +109,19 @@ enum Command {
         /// The scontrol command and its arguments.
         #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Run a batch shell and record how it ends (used by the worker; like slurmstepd).
+    #[command(hide = true)]
+    Shepherd {
+        /// Where to write the exit status (JSON).
+        #[arg(long)]
+        status: PathBuf,
+        /// Where to write the batch shell's pid.
+        #[arg(long)]
+        pid_file: PathBuf,
+        /// The command.
+        #[arg(num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
     },
     /// Run the node agent (like slurmd) until SIGTERM/SIGINT.
     Worker {
@@ -124,6 +145,10 @@ enum Command {
         /// storage every node shares.
         #[arg(long, env = "BERTH_CHECKPOINT_ROOT")]
         checkpoint_root: Option<PathBuf>,
+        /// Seconds a GPU held by a running job may stay at 0% utilisation before the
+        /// node is drained as stuck.
+        #[arg(long, default_value_t = 600)]
+        gpu_stuck_seconds: u64,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -236,6 +261,7 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "scancel" => "cancel",
         "sinfo" => "nodes",
         "srun" => "srun",
+        "sstat" => "stat",
         "scontrol" => "scontrol",
         _ => return args,
     };
@@ -303,6 +329,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
         Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
+        Command::Shepherd { .. } => unreachable!("handled before the runtime starts"),
+        Command::Stat { id, json } => berth::stat::stat(&client(url, token)?, id, json).await,
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
         Command::Worker {
@@ -312,6 +340,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             state_dir,
             kill_wait,
             checkpoint_root,
+            gpu_stuck_seconds,
         } => {
             let token = token
                 .map(str::to_string)
@@ -321,6 +350,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             config.simulate_gpus = simulate_gpus;
             config.kill_wait = Duration::from_secs(kill_wait);
             config.checkpoint_root = checkpoint_root;
+            config.gpu_stuck_after = Duration::from_secs(gpu_stuck_seconds);
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await
@@ -391,6 +421,17 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
 
 fn main() {
     let cli = Cli::parse_from(slurm_alias(std::env::args_os().collect()));
+    // The shepherd needs no runtime and must not log: it only runs and waits.
+    if let Command::Shepherd {
+        status,
+        pid_file,
+        command,
+    } = &cli.command
+    {
+        std::process::exit(berth_worker::launch::shepherd_main(
+            status, pid_file, command,
+        ));
+    }
     let default_level = match cli.command {
         Command::Server { .. } | Command::Worker { .. } => "info",
         _ => "warn",

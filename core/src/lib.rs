@@ -11,6 +11,7 @@
 //! * [`wire`]: request and response bodies of the REST api and the worker protocol.
 //! * [`auth`]: the claims carried by Berth's JWTs.
 //! * [`signal`]: `--signal`, the warning before the time limit.
+//! * [`stats`]: GPU usage per job and GPU faults.
 //! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
 
 pub mod auth;
@@ -22,5 +23,6 @@ pub mod sbatch;
 pub mod signal;
 pub mod spec;
 pub mod state;
+pub mod stats;
 pub mod step;
 pub mod wire;

@@ -362,6 +362,9 @@ pub struct SyncRequest {
     /// Step task reports since the last acknowledged sync, oldest first.
     #[serde(default)]
     pub step_reports: Vec<crate::step::StepTaskReport>,
+    /// GPU faults seen since the last acknowledged sync; each drains the node.
+    #[serde(default)]
+    pub gpu_faults: Vec<crate::stats::GpuFault>,
 }
 
 /// A batch script the node must run.

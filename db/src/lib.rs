@@ -8,6 +8,7 @@
 
 pub mod allocation;
 pub mod error;
+pub mod gpu_stats;
 pub mod idempotency;
 pub mod job;
 pub mod lease;

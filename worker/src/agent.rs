@@ -10,11 +10,18 @@
 //! (the api applies each at most once per (job, run, kind), so resending is safe).
 //! Connection errors and 5xx answers are retried with backoff while jobs keep running.
 //!
-//! On shutdown the loop stops and supervision ends; job processes keep running. A
-//! restarted worker does not re-find them yet.
+//! On shutdown (or a crash) the loop stops and supervision ends; job processes keep
+//! running under their shepherds. A restarted worker finds the runs left unreported in
+//! its state directory and supervises them again before its first sync.
 
 use crate::api::{ApiClient, Backoff};
-use crate::gpu::{detect_backend_for_node, GpuBackend};
+use crate::gpu::{detect_backend_for_node, GpuBackend, SimulatedBackend};
+use berth_core::stats::{GpuFault, GpuFaultKind};
+use std::time::Instant;
+
+/// The file under the state directory that a simulated backend reads injected GPU
+/// faults from (`xid INDEX CODE`, `lost INDEX`, `stuck INDEX`, one per line).
+pub const FAULT_FILE: &str = "inject-gpu-faults";
 use crate::launch::{JobHandle, LaunchSettings, Launcher};
 use crate::output::OutputUploader;
 use crate::task::{launch_task, TaskHandle};
@@ -52,7 +59,14 @@ pub async fn run(
 type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), WorkerError> {
-    let backend = detect_backend_for_node(config.simulate_gpus.as_deref(), &config.name)?;
+    let backend: Box<dyn GpuBackend> = match config.simulate_gpus.as_deref() {
+        // Simulated GPUs take injected faults from the state directory (tests).
+        Some(spec) => Box::new(
+            SimulatedBackend::parse(spec, &config.name)?
+                .with_fault_file(config.state_dir.join(FAULT_FILE)),
+        ),
+        None => detect_backend_for_node(None, &config.name)?,
+    };
     let client = ApiClient::new(&config.api_url, &config.token)?;
     let registration = NodeRegister {
         name: config.name.clone(),
@@ -100,6 +114,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         running: HashMap::new(),
         finished: HashMap::new(),
         pending: Vec::new(),
+        health: Health::default(),
         steps: StepTasks {
             settings: Arc::new(settings),
             uploader,
@@ -110,6 +125,18 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             pending: Vec::new(),
         },
     };
+    // Runs a previous worker process left running are supervised again (their
+    // shepherds kept them going and record how they end).
+    for record in crate::launch::unreported_runs(&agent.config.state_dir) {
+        let key = (record.assignment.job_id, record.assignment.run);
+        tracing::info!(
+            job.id = key.0,
+            job.run = key.1,
+            "found a job run from before the restart"
+        );
+        let handle = agent.launcher.adopt(record);
+        agent.running.insert(key, handle);
+    }
     let result = agent.sync_loop(&mut shutdown, &registration).await;
     for (_, job) in agent.running.drain() {
         job.abandon();
@@ -186,6 +213,67 @@ struct Agent {
     pending: Vec<JobReport>,
     /// Job step tasks.
     steps: StepTasks,
+    /// GPU fault detection.
+    health: Health,
+}
+
+/// GPU faults found from samples: XID errors, GPUs missing from the samples (lost), and
+/// GPUs at 0 % under a running job for `gpu_stuck_after`. Each is reported once.
+#[derive(Default)]
+struct Health {
+    reported: HashSet<GpuFault>,
+    /// Since when each busy GPU has been at 0 %.
+    zero_since: HashMap<u32, Instant>,
+    /// Faults not yet acknowledged by the api.
+    pending: Vec<GpuFault>,
+}
+
+impl Health {
+    fn observe(
+        &mut self,
+        backend: &dyn GpuBackend,
+        samples: &[berth_core::wire::GpuSample],
+        busy: &[u32],
+        stuck_after: Duration,
+    ) {
+        let now = Instant::now();
+        let mut found = Vec::new();
+        for (index, code) in backend.xid_errors() {
+            found.push(GpuFault {
+                index,
+                kind: GpuFaultKind::Xid,
+                xid: Some(code),
+            });
+        }
+        for gpu in backend.inventory() {
+            match samples.iter().find(|s| s.index == gpu.index) {
+                None => found.push(GpuFault {
+                    index: gpu.index,
+                    kind: GpuFaultKind::Lost,
+                    xid: None,
+                }),
+                Some(sample) if busy.contains(&gpu.index) && sample.utilization_pct == 0 => {
+                    let since = *self.zero_since.entry(gpu.index).or_insert(now);
+                    if now.duration_since(since) >= stuck_after {
+                        found.push(GpuFault {
+                            index: gpu.index,
+                            kind: GpuFaultKind::Stuck,
+                            xid: None,
+                        });
+                    }
+                }
+                Some(_) => {
+                    self.zero_since.remove(&gpu.index);
+                }
+            }
+        }
+        for fault in found {
+            if self.reported.insert(fault.clone()) {
+                tracing::warn!(gpu = fault.index, reason = %fault.reason(), "GPU fault");
+                self.pending.push(fault);
+            }
+        }
+    }
 }
 
 /// The step tasks of this node, kept like job runs: supervised, ended (with whether
@@ -279,6 +367,7 @@ impl Agent {
             }
             let request = self.request();
             let carried = request.reports.len();
+            let carried_faults = request.gpu_faults.len();
             let carried_steps = request.step_reports.len();
             let steps_acked_before: Vec<StepTaskKey> = self
                 .steps
@@ -314,6 +403,7 @@ impl Agent {
                     backoff.reset();
                     self.pending.drain(..carried);
                     self.steps.pending.drain(..carried_steps);
+                    self.health.pending.drain(..carried_faults);
                     self.steps.apply(&response, &steps_acked_before);
                     self.apply(response, &acked_before);
                 }
@@ -350,12 +440,25 @@ impl Agent {
 
     /// The next sync request: the queued reports (then the api must answer at once),
     /// the supervised runs, and fresh samples.
-    fn request(&self) -> SyncRequest {
+    fn request(&mut self) -> SyncRequest {
         let busy: Vec<u32> = self
             .running
             .values()
             .flat_map(|job| job.gpus().iter().copied())
+            .chain(
+                self.steps
+                    .running
+                    .values()
+                    .flat_map(|t| t.gpus().iter().copied()),
+            )
             .collect();
+        let samples = self.backend.sample(&busy);
+        self.health.observe(
+            self.backend.as_ref(),
+            &samples,
+            &busy,
+            self.config.gpu_stuck_after,
+        );
         let mut running: Vec<RunningJob> = self
             .running
             .keys()
@@ -367,8 +470,12 @@ impl Agent {
         SyncRequest {
             reports: self.pending.clone(),
             running,
-            samples: self.backend.sample(&busy),
-            wait_seconds: if self.pending.is_empty() && self.steps.pending.is_empty() {
+            samples,
+            gpu_faults: self.health.pending.clone(),
+            wait_seconds: if self.pending.is_empty()
+                && self.steps.pending.is_empty()
+                && self.health.pending.is_empty()
+            {
                 self.config.poll_wait_seconds.min(60)
             } else {
                 0

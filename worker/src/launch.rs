@@ -28,13 +28,15 @@ use berth_core::wire::{Assignment, JobReport, OutputStream, ReportKind};
 use chrono::Utc;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::process::{Child, Command};
@@ -79,7 +81,9 @@ pub fn checkpoint_dir(settings: &LaunchSettings, job_id: i64) -> Result<PathBuf,
 }
 
 /// The names the `berth` binary answers to inside a job.
-pub const CLIENT_COMMANDS: &[&str] = &["srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo"];
+pub const CLIENT_COMMANDS: &[&str] = &[
+    "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat",
+];
 
 /// Makes (or finds) the job run's directory of client commands: links named after
 /// [`CLIENT_COMMANDS`] to `settings.client_exe`. `None` when there is no client
@@ -189,6 +193,35 @@ impl Launcher {
         }
     }
 
+    /// Supervises again a run that a previous worker process started (found by
+    /// [`unreported_runs`]): its time limit, cancellation and end, reported as usual
+    /// (no new `Started`).
+    pub fn adopt(&self, record: RunRecord) -> JobHandle {
+        let cancel = Arc::new(Notify::new());
+        let assignment = &record.assignment;
+        let span = tracing::info_span!(
+            "job",
+            job.id = assignment.job_id,
+            job.run = assignment.run,
+            node.name = %self.settings.node_name
+        );
+        let (job_id, run, gpus) = (assignment.job_id, assignment.run, assignment.gpus.clone());
+        let supervisor = Supervisor {
+            settings: self.settings.clone(),
+            uploader: self.uploader.clone(),
+            reports: self.reports.clone(),
+            cancel: cancel.clone(),
+        };
+        let task = tokio::spawn(supervisor.adopt(record).instrument(span));
+        JobHandle {
+            job_id,
+            run,
+            gpus,
+            cancel,
+            task,
+        }
+    }
+
     /// Launches `assignment` on a new supervisor task (call it inside a Tokio runtime).
     /// Its reports (`Started` then `Exited`, or `LaunchFailed`) arrive on the channel.
     pub fn launch(&self, assignment: Assignment) -> JobHandle {
@@ -221,7 +254,7 @@ impl Launcher {
 
 /// Why the wait for the batch shell ended.
 enum Ending {
-    Exited(std::io::Result<ExitStatus>),
+    Exited(Result<ShepherdStatus, String>),
     TimeLimit,
     Cancelled,
 }
@@ -238,6 +271,204 @@ struct Prepared {
     command: Command,
     script: PathBuf,
     outputs: Vec<(OutputStream, PathBuf, u64)>,
+    files: RunFiles,
+}
+
+/// The files of a job run's directory that let a restarted worker find it again.
+#[derive(Debug, Clone)]
+pub struct RunFiles {
+    /// `run.json`: the [`RunRecord`].
+    pub record: PathBuf,
+    /// `batch.pid`: the batch shell's pid, written by the shepherd.
+    pub pid: PathBuf,
+    /// `exit_status.json`: how the batch shell ended, written by the shepherd.
+    pub status: PathBuf,
+    /// `ending`: `time_limit` or `cancelled`, written before the first SIGTERM.
+    pub ending: PathBuf,
+    /// `reported`: the run's end was reported; a restarted worker leaves it alone.
+    pub reported: PathBuf,
+}
+
+impl RunFiles {
+    /// The files of the run directory `dir`.
+    pub fn new(dir: &Path) -> Self {
+        RunFiles {
+            record: dir.join("run.json"),
+            pid: dir.join("batch.pid"),
+            status: dir.join("exit_status.json"),
+            ending: dir.join("ending"),
+            reported: dir.join("reported"),
+        }
+    }
+}
+
+/// What a restarted worker needs to supervise a run it did not start: written to
+/// `run.json` once the batch shell runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The assignment as received.
+    pub assignment: Assignment,
+    /// The batch shell's pid (its process group's id).
+    pub batch_pid: i32,
+    /// The batch shell's start time in clock ticks since boot (`/proc/PID/stat` field
+    /// 22), to tell it from a later process with a reused pid.
+    pub pid_start: Option<u64>,
+    /// When it was started (the time limit counts from here).
+    pub launched_at: chrono::DateTime<Utc>,
+    /// The output files and where this run's output starts in each.
+    pub outputs: Vec<(OutputStream, PathBuf, u64)>,
+}
+
+/// How the shepherd saw the batch shell end (`exit_status.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShepherdStatus {
+    /// The exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal, when one killed it.
+    pub signal: Option<i32>,
+}
+
+/// `berth shepherd`: runs `argv` as the leader of its own process group, writes its pid
+/// to `pid_file`, waits for it and writes how it ended to `status_file` (both replaced
+/// atomically). It outlives a worker that is killed, so the restarted worker learns
+/// how the job ended. Returns the process exit code for the shepherd itself.
+pub fn shepherd_main(status_file: &Path, pid_file: &Path, argv: &[String]) -> i32 {
+    let Some((program, args)) = argv.split_first() else {
+        eprintln!("berth shepherd: no command");
+        return 2;
+    };
+    let mut child = match std::process::Command::new(program)
+        .args(args)
+        .process_group(0)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(err) => {
+            eprintln!("berth shepherd: starting {program}: {err}");
+            return 127;
+        }
+    };
+    let write = |path: &Path, text: String| {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path))
+    };
+    if let Err(err) = write(pid_file, child.id().to_string()) {
+        eprintln!("berth shepherd: writing {}: {err}", pid_file.display());
+    }
+    let status = match child.wait() {
+        Ok(status) => ShepherdStatus {
+            exit_code: status.code(),
+            signal: status.signal(),
+        },
+        Err(err) => {
+            eprintln!("berth shepherd: waiting: {err}");
+            ShepherdStatus {
+                exit_code: None,
+                signal: None,
+            }
+        }
+    };
+    let text = serde_json::to_string(&status).unwrap_or_default();
+    if let Err(err) = write(status_file, text) {
+        eprintln!("berth shepherd: writing {}: {err}", status_file.display());
+        return 1;
+    }
+    0
+}
+
+/// A process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
+pub fn process_start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // Fields after the command: state is field 3, starttime field 22.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether `pid` is the process recorded (alive, not a zombie, same start time).
+fn same_process_alive(pid: i32, start: Option<u64>) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let zombie = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        .unwrap_or(false);
+    !zombie && (start.is_none() || process_start_ticks(pid) == start)
+}
+
+/// The runs under `{state_dir}/jobs` that a previous worker left unreported: their
+/// records, oldest job first.
+pub fn unreported_runs(state_dir: &Path) -> Vec<RunRecord> {
+    let Ok(entries) = std::fs::read_dir(state_dir.join("jobs")) else {
+        return Vec::new();
+    };
+    let mut records: Vec<RunRecord> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let files = RunFiles::new(&entry.path());
+            if files.reported.exists() {
+                return None;
+            }
+            let text = std::fs::read_to_string(&files.record).ok()?;
+            serde_json::from_str(&text).ok()
+        })
+        .collect();
+    records.sort_by_key(|r| (r.assignment.job_id, r.assignment.run));
+    records
+}
+
+/// How the end of a batch shell is awaited.
+enum Waiter {
+    /// The batch shell is the worker's child (no shepherd: tests without the `berth`
+    /// binary).
+    Direct(Child),
+    /// The shepherd is the worker's child; its status file says how the shell ended.
+    Shepherd(Child, RunFiles),
+    /// Found again after a restart: the status file, and the pid for liveness.
+    Adopted {
+        files: RunFiles,
+        pid: i32,
+        start: Option<u64>,
+    },
+}
+
+fn read_status(path: &Path) -> Option<ShepherdStatus> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+impl Waiter {
+    /// Waits for the batch shell to end (cancel-safe).
+    async fn wait(&mut self) -> Result<ShepherdStatus, String> {
+        match self {
+            Waiter::Direct(child) => child
+                .wait()
+                .await
+                .map(|status| ShepherdStatus {
+                    exit_code: status.code(),
+                    signal: status.signal(),
+                })
+                .map_err(|err| format!("could not wait for the batch shell: {err}")),
+            Waiter::Shepherd(child, files) => {
+                let _ = child.wait().await;
+                read_status(&files.status)
+                    .ok_or_else(|| "the shepherd recorded no exit status".to_string())
+            }
+            Waiter::Adopted { files, pid, start } => loop {
+                if let Some(status) = read_status(&files.status) {
+                    return Ok(status);
+                }
+                if !same_process_alive(*pid, *start) {
+                    // The shepherd writes the status right after the shell ends.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    return read_status(&files.status).ok_or_else(|| {
+                        "the batch shell ended while the worker was away; its exit status is unknown"
+                            .to_string()
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            },
+        }
+    }
 }
 
 impl Supervisor {
@@ -250,6 +481,7 @@ impl Supervisor {
             mut command,
             script,
             outputs,
+            files,
         } = prepared;
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -257,22 +489,91 @@ impl Supervisor {
                 return self.launch_failed(&assignment, &WorkerError::Spawn { script, source })
             }
         };
-        let Some(pid) = child.id() else {
-            // Cannot happen before the child is waited for; report rather than panic.
-            let err = WorkerError::Spawn {
-                script,
-                source: std::io::Error::other("the batch shell has no process id"),
-            };
-            return self.launch_failed(&assignment, &err);
+        let spawn_failed = |why: &str| WorkerError::Spawn {
+            script: script.clone(),
+            source: std::io::Error::other(why.to_string()),
         };
-        let group = Pid::from_raw(pid as i32);
-        tracing::info!(pid, gpus = ?assignment.gpus, "job started");
-        self.send(report(&assignment, ReportKind::Started));
+        let (waiter, pid) = if self.settings.client_exe.is_some() {
+            // The shepherd writes the batch shell's pid as soon as it runs.
+            let mut pid = None;
+            for _ in 0..200 {
+                if let Some(found) = std::fs::read_to_string(&files.pid)
+                    .ok()
+                    .and_then(|text| text.trim().parse::<i32>().ok())
+                {
+                    pid = Some(found);
+                    break;
+                }
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            match pid {
+                Some(pid) => (Waiter::Shepherd(child, files.clone()), pid),
+                None => {
+                    return self.launch_failed(
+                        &assignment,
+                        &spawn_failed("the shepherd did not start the batch shell"),
+                    )
+                }
+            }
+        } else {
+            match child.id() {
+                Some(pid) => (Waiter::Direct(child), pid as i32),
+                None => {
+                    return self
+                        .launch_failed(&assignment, &spawn_failed("the batch shell has no pid"))
+                }
+            }
+        };
+        let record = RunRecord {
+            assignment,
+            batch_pid: pid,
+            pid_start: process_start_ticks(pid),
+            launched_at: Utc::now(),
+            outputs,
+        };
+        if self.settings.client_exe.is_some() {
+            let text = serde_json::to_string(&record).unwrap_or_default();
+            if let Err(err) = std::fs::write(&files.record, text) {
+                tracing::warn!(error = %err, "could not record the run; a restarted worker will not find it");
+            }
+        }
+        tracing::info!(pid, gpus = ?record.assignment.gpus, "job started");
+        self.send(report(&record.assignment, ReportKind::Started));
+        self.follow(record, waiter, files, false).await;
+    }
 
+    /// Supervises a run a previous worker started (from its `run.json`).
+    async fn adopt(self, record: RunRecord) {
+        let files = RunFiles::new(&run_dir(
+            &self.settings,
+            record.assignment.job_id,
+            record.assignment.run,
+        ));
+        let ending = files.ending.exists();
+        tracing::info!(
+            pid = record.batch_pid,
+            ending,
+            "supervising a job started before a restart"
+        );
+        let waiter = Waiter::Adopted {
+            files: files.clone(),
+            pid: record.batch_pid,
+            start: record.pid_start,
+        };
+        self.follow(record, waiter, files, true).await;
+    }
+
+    /// Ships the output, enforces the limits, waits for the end and reports it.
+    async fn follow(self, record: RunRecord, mut waiter: Waiter, files: RunFiles, adopted: bool) {
+        let assignment = &record.assignment;
+        let group = Pid::from_raw(record.batch_pid);
         let mut tails = JoinSet::new();
         let mut stops = Vec::new();
         if let Some(uploader) = &self.uploader {
-            for (stream, path, start) in outputs {
+            for (stream, path, start) in record.outputs.clone() {
                 let (stop, stopped) = oneshot::channel();
                 stops.push(stop);
                 let tail = OutputTail {
@@ -286,7 +587,9 @@ impl Supervisor {
             }
         }
 
-        let (status, timed_out, cancelled) = self.wait(&mut child, group, &assignment).await;
+        let (status, timed_out, cancelled) = self
+            .wait(&mut waiter, group, &record, &files, adopted)
+            .await;
         let ended_at = Utc::now();
         // Nothing of the job outlives its batch shell.
         signal_group(group, Signal::SIGKILL);
@@ -296,18 +599,18 @@ impl Supervisor {
         }
         while tails.join_next().await.is_some() {}
 
-        let mut exited = report(&assignment, ReportKind::Exited);
+        let mut exited = report(assignment, ReportKind::Exited);
         exited.at = ended_at;
         exited.timed_out = timed_out;
         exited.cancelled = cancelled;
         match status {
             Ok(status) => {
-                exited.exit_code = status.code();
-                exited.signal = status.signal();
+                exited.exit_code = status.exit_code;
+                exited.signal = status.signal;
             }
-            Err(err) => {
-                tracing::error!(error = %err, "could not wait for the batch shell");
-                exited.message = Some(format!("could not wait for the batch shell: {err}"));
+            Err(message) => {
+                tracing::error!(error = %message, "no exit status for the batch shell");
+                exited.message = Some(message);
             }
         }
         tracing::info!(
@@ -317,30 +620,46 @@ impl Supervisor {
             cancelled,
             "job exited"
         );
+        if let Err(err) = std::fs::write(&files.reported, "") {
+            tracing::debug!(error = %err, "could not mark the run reported");
+        }
         self.send(exited);
     }
 
-    /// Waits for the batch shell, enforcing the time limit, its `--signal=B:` warning
-    /// and cancellation. Returns its status and whether the time limit or a cancellation
-    /// ended it.
+    /// Waits for the batch shell, enforcing the time limit (counted from the launch), its
+    /// `--signal=B:` warning and cancellation. Returns how it ended and whether the time
+    /// limit or a cancellation ended it. An adopted run that was already being stopped
+    /// (its `ending` file) is stopped again.
     async fn wait(
         &self,
-        child: &mut Child,
+        waiter: &mut Waiter,
         group: Pid,
-        assignment: &Assignment,
-    ) -> (std::io::Result<ExitStatus>, bool, bool) {
+        record: &RunRecord,
+        files: &RunFiles,
+        adopted: bool,
+    ) -> (Result<ShepherdStatus, String>, bool, bool) {
+        let assignment = &record.assignment;
         let time_limit = assignment.time_limit;
-        let started = tokio::time::Instant::now();
-        let deadline =
-            time_limit.and_then(|seconds| started.checked_add(Duration::from_secs(seconds)));
+        let now = tokio::time::Instant::now();
+        let at_wall = |offset: u64| {
+            let when = record.launched_at + chrono::Duration::seconds(offset as i64);
+            now + (when - Utc::now()).to_std().unwrap_or(Duration::ZERO)
+        };
+        let deadline = time_limit.map(at_wall);
         let warning = assignment
             .warning_signal
             .filter(|w| w.batch_only)
             .and_then(|w| {
                 let limit = time_limit?;
-                let at = started + Duration::from_secs(limit - w.seconds.min(limit));
-                Some((w, at))
+                let at = at_wall(limit - w.seconds.min(limit));
+                // A restarted worker does not repeat a warning already due.
+                (!adopted || at > now).then_some((w, at))
             });
+        let prior = if adopted {
+            std::fs::read_to_string(&files.ending).ok()
+        } else {
+            None
+        };
         let at_limit = async {
             match deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
@@ -349,28 +668,32 @@ impl Supervisor {
         };
         tokio::pin!(at_limit);
         let mut warned = false;
-        let ending = loop {
-            let at_warning = async {
-                match warning {
-                    Some((_, at)) if !warned => tokio::time::sleep_until(at).await,
-                    _ => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                status = child.wait() => break Ending::Exited(status),
-                _ = &mut at_limit => break Ending::TimeLimit,
-                _ = self.cancel.notified() => break Ending::Cancelled,
-                _ = at_warning => {
-                    warned = true;
-                    if let Some((w, _)) = warning {
-                        tracing::info!(signal = w.signal, seconds = w.seconds, "sending the time-limit warning to the batch shell");
-                        write_signal_reason(&self.settings, assignment.job_id, assignment.run);
-                        if let Ok(signal) = Signal::try_from(w.signal) {
-                            let _ = nix::sys::signal::kill(group, signal);
+        let ending = match prior.as_deref().map(str::trim) {
+            Some("time_limit") => Ending::TimeLimit,
+            Some(_) => Ending::Cancelled,
+            None => loop {
+                let at_warning = async {
+                    match warning {
+                        Some((_, at)) if !warned => tokio::time::sleep_until(at).await,
+                        _ => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    status = waiter.wait() => break Ending::Exited(status),
+                    _ = &mut at_limit => break Ending::TimeLimit,
+                    _ = self.cancel.notified() => break Ending::Cancelled,
+                    _ = at_warning => {
+                        warned = true;
+                        if let Some((w, _)) = warning {
+                            tracing::info!(signal = w.signal, seconds = w.seconds, "sending the time-limit warning to the batch shell");
+                            write_signal_reason(&self.settings, assignment.job_id, assignment.run);
+                            if let Ok(signal) = Signal::try_from(w.signal) {
+                                let _ = nix::sys::signal::kill(group, signal);
+                            }
                         }
                     }
                 }
-            }
+            },
         };
         let (timed_out, cancelled) = match ending {
             Ending::Exited(status) => return (status, false, false),
@@ -383,13 +706,17 @@ impl Supervisor {
                 (false, true)
             }
         };
+        let why = if timed_out { "time_limit" } else { "cancelled" };
+        if let Err(err) = std::fs::write(&files.ending, why) {
+            tracing::debug!(error = %err, "could not record the ending");
+        }
         signal_group(group, Signal::SIGTERM);
         let status = tokio::select! {
-            status = child.wait() => status,
+            status = waiter.wait() => status,
             _ = tokio::time::sleep(self.settings.kill_wait) => {
                 tracing::info!("job still running after the kill wait; sending SIGKILL");
                 signal_group(group, Signal::SIGKILL);
-                child.wait().await
+                waiter.wait().await
             }
         };
         (status, timed_out, cancelled)
@@ -452,6 +779,14 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         cancelled: false,
         message: None,
     }
+}
+
+/// A run's directory, `{state_dir}/jobs/{job_id}.{run}`.
+pub fn run_dir(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
+    settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{job_id}.{run}"))
 }
 
 /// Writes the script, finds the working directory, opens the output files and builds
@@ -537,7 +872,32 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     } else {
         "bash"
     };
-    let mut command = Command::new(bash);
+    let job_dir_files = RunFiles::new(&job_dir);
+    let _ = std::fs::remove_file(&job_dir_files.status);
+    let _ = std::fs::remove_file(&job_dir_files.pid);
+    let _ = std::fs::remove_file(&job_dir_files.ending);
+    let _ = std::fs::remove_file(&job_dir_files.reported);
+    let mut command = match &settings.client_exe {
+        // A shepherd (`berth shepherd`) starts the batch shell and records its exit
+        // status, so that a restarted worker can find the job again and learn its end.
+        Some(exe) => {
+            let mut command = Command::new(exe);
+            command
+                .arg("shepherd")
+                .arg("--status")
+                .arg(&job_dir_files.status)
+                .arg("--pid-file")
+                .arg(&job_dir_files.pid)
+                .arg("--")
+                .arg(bash);
+            command
+        }
+        None => {
+            let mut command = Command::new(bash);
+            command.process_group(0);
+            command
+        }
+    };
     // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
     // `bash script.sh` in the same process.
     command
@@ -550,12 +910,12 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout_file))
         .stderr(Stdio::from(stderr_file))
-        .process_group(0)
         .kill_on_drop(false);
     Ok(Prepared {
         command,
         script,
         outputs,
+        files: job_dir_files,
     })
 }
 

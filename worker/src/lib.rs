@@ -16,9 +16,12 @@
 //! If the api is unreachable, running jobs keep running; reports stay queued and are
 //! sent again (the api applies them at most once per (job, run, kind)).
 //!
-//! Not done yet: a restarted worker does not re-find the job processes it left running
-//! (they keep running, unsupervised); jobs run as the worker's user; no cgroup limits,
-//! no `--signal` warning, no torchrun variables (`MASTER_ADDR` …).
+//! A batch shell runs under a shepherd (`berth shepherd`, a small process that records
+//! its exit status), so a worker that is restarted (upgrade, crash) finds its running
+//! jobs again from `{state_dir}/jobs/*/run.json` and keeps supervising them.
+//!
+//! Not done yet: jobs run as the worker's user; no cgroup limits; step tasks (whose
+//! output goes through pipes to the worker) do not survive a worker restart.
 
 pub mod agent;
 mod api;
@@ -53,18 +56,22 @@ pub struct WorkerConfig {
     /// Grace between SIGTERM and SIGKILL when a job is cancelled or hits its time limit
     /// (Slurm's `KillWait`, 30 s by default).
     pub kill_wait: Duration,
-    /// How long the api may hold a sync when it has nothing new, seconds (default 20).
+    /// How long the api may hold a sync when it has nothing new, seconds (default 10:
+    /// GPU samples reach the api at least this often).
     pub poll_wait_seconds: u32,
     /// Where jobs' checkpoint directories live (`BERTH_CHECKPOINT_DIR` is
     /// `{checkpoint_root}/{job_id}`, the same for every run of the job); `None`:
     /// `{state_dir}/checkpoints`. Put it on storage every node shares for checkpoints to
     /// follow a requeued job to another node.
     pub checkpoint_root: Option<PathBuf>,
+    /// How long a GPU held by a running job may stay at 0 % utilisation before it counts
+    /// as stuck and drains the node (default 10 minutes).
+    pub gpu_stuck_after: Duration,
 }
 
 impl WorkerConfig {
     /// A configuration with the defaults: GPUs detected, `kill_wait` 30 s, polls held up
-    /// to 20 s.
+    /// to 10 s, GPUs stuck after 10 minutes at 0 %.
     pub fn new(
         api_url: impl Into<String>,
         token: impl Into<String>,
@@ -78,8 +85,9 @@ impl WorkerConfig {
             simulate_gpus: None,
             state_dir: state_dir.into(),
             kill_wait: Duration::from_secs(30),
-            poll_wait_seconds: 20,
+            poll_wait_seconds: 10,
             checkpoint_root: None,
+            gpu_stuck_after: Duration::from_secs(600),
         }
     }
 }
