@@ -175,6 +175,11 @@ impl TestCluster {
             "--kill-wait".to_string(),
             "2".to_string(),
         ];
+        // Test jobs are submitted as users this machine does not have: run them as the
+        // worker's user unless a test asks otherwise.
+        if !self.worker_args.iter().any(|a| a == "--run-as") {
+            args.extend(["--run-as".to_string(), "worker".to_string()]);
+        }
         args.extend(self.worker_args.iter().cloned());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         self.spawn(name, &args);

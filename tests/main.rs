@@ -6,6 +6,7 @@ mod api;
 mod cli;
 mod cluster;
 mod gpus;
+mod isolation;
 mod jobs;
 mod requeue;
 mod restart;

@@ -353,6 +353,7 @@ async fn desired_step_tasks(
         launches.push(StepTaskLaunch {
             warning_signal: warning_at.and(warning.map(|w| w.signal)),
             warning_at,
+            user: row.job_user,
             key,
             command: row.command,
             work_dir: row.work_dir.or(row.job_work_dir),

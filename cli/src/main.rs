@@ -116,6 +116,9 @@ enum Command {
         /// Where to write the exit status (JSON).
         #[arg(long)]
         status: PathBuf,
+        /// Become this user before starting the command.
+        #[arg(long)]
+        user: Option<String>,
         /// Where to write the batch shell's pid.
         #[arg(long)]
         pid_file: PathBuf,
@@ -149,6 +152,10 @@ enum Command {
         /// node is drained as stuck.
         #[arg(long, default_value_t = 600)]
         gpu_stuck_seconds: u64,
+        /// Whose account jobs run under: `auto` (the submitting user's when the worker
+        /// runs as root, else the worker's), `submitter` or `worker`.
+        #[arg(long, value_enum, default_value_t = RunAsArg::Auto)]
+        run_as: RunAsArg,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -218,6 +225,13 @@ enum TokenCommand {
         #[arg(long, env = "BERTH_CONFIG")]
         config: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RunAsArg {
+    Auto,
+    Submitter,
+    Worker,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -341,6 +355,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             kill_wait,
             checkpoint_root,
             gpu_stuck_seconds,
+            run_as,
         } => {
             let token = token
                 .map(str::to_string)
@@ -351,6 +366,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             config.kill_wait = Duration::from_secs(kill_wait);
             config.checkpoint_root = checkpoint_root;
             config.gpu_stuck_after = Duration::from_secs(gpu_stuck_seconds);
+            match run_as {
+                RunAsArg::Auto => {}
+                RunAsArg::Submitter => config.run_as_user = true,
+                RunAsArg::Worker => config.run_as_user = false,
+            }
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await
@@ -424,12 +444,16 @@ fn main() {
     // The shepherd needs no runtime and must not log: it only runs and waits.
     if let Command::Shepherd {
         status,
+        user,
         pid_file,
         command,
     } = &cli.command
     {
         std::process::exit(berth_worker::launch::shepherd_main(
-            status, pid_file, command,
+            status,
+            pid_file,
+            user.as_deref(),
+            command,
         ));
     }
     let default_level = match cli.command {

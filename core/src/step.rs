@@ -245,6 +245,9 @@ pub struct StepTaskLaunch {
     /// … at this time (the job's start plus its time limit less the warning's seconds).
     #[serde(default)]
     pub warning_at: Option<DateTime<Utc>>,
+    /// The job's user (whom a worker running as root runs the task as).
+    #[serde(default)]
+    pub user: String,
 }
 
 /// What happened to a step task (in a sync request). Applied at most once per task and

@@ -285,6 +285,8 @@ pub struct StepTaskLaunchRow {
     pub job_time_limit: Option<i64>,
     /// The job's spec (for `--signal`).
     pub job_spec: serde_json::Value,
+    /// The job's user.
+    pub job_user: String,
 }
 
 /// The step tasks node `node_id` must be running: not ended, in a RUNNING step that is not
@@ -317,7 +319,7 @@ pub async fn step_task_launch_list_for_node(
                         WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
                         GROUP BY n.name, o.node_index ORDER BY o.node_index) AS "step_nodes!",
                   j.start_time AS job_start_time, j.time_limit AS job_time_limit,
-                  j.spec AS job_spec
+                  j.spec AS job_spec, j.user_name AS job_user
            FROM step_tasks t
            JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
            JOIN jobs j ON j.id = t.job_id
@@ -483,6 +485,19 @@ pub async fn step_task_ended_in_tx(
             step_id,
             reason,
             code
+        )
+        .execute(&mut *conn)
+        .await?;
+        // Tasks not started yet never will be (a worker that is starting one now is
+        // told to stop it: it is no longer listed as live).
+        sqlx::query!(
+            r#"UPDATE step_tasks SET ended_at = now(),
+                      message = 'not started: the step was stopped'
+               WHERE job_id = $1 AND run = $2 AND step_id = $3
+                 AND started_at IS NULL AND ended_at IS NULL"#,
+            job_id,
+            run,
+            step_id
         )
         .execute(&mut *conn)
         .await?;

@@ -102,6 +102,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             .checkpoint_root
             .clone()
             .unwrap_or_else(|| config.state_dir.join("checkpoints")),
+        run_as_user: config.run_as_user,
     };
     let uploader = OutputUploader::from_client(client.clone());
     let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx);

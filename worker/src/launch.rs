@@ -68,6 +68,57 @@ pub struct LaunchSettings {
     /// Where checkpoint directories are made (`BERTH_CHECKPOINT_DIR` is
     /// `{checkpoint_root}/{job_id}`, kept across requeues and never deleted by Berth).
     pub checkpoint_root: PathBuf,
+    /// Run jobs as their submitting user (uid, gid, supplementary groups): what a worker
+    /// running as root does. A job whose user has no account here fails to launch.
+    pub run_as_user: bool,
+}
+
+/// The account a job runs as, when the worker switches users.
+#[derive(Debug, Clone)]
+pub struct JobUser {
+    /// The user name.
+    pub name: String,
+    /// Its uid.
+    pub uid: nix::unistd::Uid,
+    /// Its primary gid.
+    pub gid: nix::unistd::Gid,
+}
+
+/// The account `user` runs as on this node: `None` when the worker does not switch
+/// users.
+///
+/// # Errors
+/// [`WorkerError::UserUnknown`] when it has no account here.
+pub fn job_user(settings: &LaunchSettings, user: &str) -> Result<Option<JobUser>, WorkerError> {
+    if !settings.run_as_user {
+        return Ok(None);
+    }
+    match nix::unistd::User::from_name(user) {
+        Ok(Some(account)) => Ok(Some(JobUser {
+            name: account.name,
+            uid: account.uid,
+            gid: account.gid,
+        })),
+        _ => Err(WorkerError::UserUnknown {
+            user: user.to_string(),
+            node: settings.node_name.clone(),
+        }),
+    }
+}
+
+/// Hands `path` to the job's user (no-op without one).
+///
+/// # Errors
+/// [`WorkerError::Chown`].
+pub fn give_to(path: &Path, user: Option<&JobUser>) -> Result<(), WorkerError> {
+    let Some(user) = user else {
+        return Ok(());
+    };
+    nix::unistd::chown(path, Some(user.uid), Some(user.gid)).map_err(|source| WorkerError::Chown {
+        path: path.to_path_buf(),
+        user: user.name.clone(),
+        source,
+    })
 }
 
 /// The job's checkpoint directory, `{checkpoint_root}/{job_id}`, made when missing.
@@ -332,11 +383,22 @@ pub struct ShepherdStatus {
 /// to `pid_file`, waits for it and writes how it ended to `status_file` (both replaced
 /// atomically). It outlives a worker that is killed, so the restarted worker learns
 /// how the job ended. Returns the process exit code for the shepherd itself.
-pub fn shepherd_main(status_file: &Path, pid_file: &Path, argv: &[String]) -> i32 {
+pub fn shepherd_main(
+    status_file: &Path,
+    pid_file: &Path,
+    user: Option<&str>,
+    argv: &[String],
+) -> i32 {
     let Some((program, args)) = argv.split_first() else {
         eprintln!("berth shepherd: no command");
         return 2;
     };
+    if let Some(user) = user {
+        if let Err(message) = become_user(user) {
+            eprintln!("berth shepherd: {message}");
+            return 126;
+        }
+    }
     let mut child = match std::process::Command::new(program)
         .args(args)
         .process_group(0)
@@ -374,6 +436,21 @@ pub fn shepherd_main(status_file: &Path, pid_file: &Path, argv: &[String]) -> i3
         return 1;
     }
     0
+}
+
+/// Switches this process to `user`: its supplementary groups, primary group and uid (in
+/// that order; the uid last, as root is needed for the others).
+fn become_user(user: &str) -> Result<(), String> {
+    let account = nix::unistd::User::from_name(user)
+        .ok()
+        .flatten()
+        .ok_or_else(|| format!("user {user} does not exist"))?;
+    let name = std::ffi::CString::new(user).map_err(|_| format!("bad user name {user:?}"))?;
+    nix::unistd::initgroups(&name, account.gid)
+        .map_err(|e| format!("setting the groups of {user}: {e}"))?;
+    nix::unistd::setgid(account.gid).map_err(|e| format!("setgid {}: {e}", account.gid))?;
+    nix::unistd::setuid(account.uid).map_err(|e| format!("setuid {}: {e}", account.uid))?;
+    Ok(())
 }
 
 /// A process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
@@ -798,8 +875,11 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         .join(format!("{}.{}", assignment.job_id, assignment.run));
     create_dir(&job_dir, "create the job directory")?;
 
+    let user = job_user(settings, &assignment.user)?;
     let script = job_dir.join("script.sh");
     write_script(&script, &assignment.script)?;
+    give_to(&job_dir, user.as_ref())?;
+    give_to(&script, user.as_ref())?;
 
     let work_dir = match &assignment.work_dir {
         Some(dir) => {
@@ -812,6 +892,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         None => {
             let dir = job_dir.join("work");
             create_dir(&dir, "create the scratch working directory")?;
+            give_to(&dir, user.as_ref())?;
             dir
         }
     };
@@ -836,11 +917,13 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     };
     let stdout_path = resolve(&assignment.stdout);
     let (stdout_file, stdout_start) = open_output(&stdout_path, assignment.open_mode)?;
+    give_to(&stdout_path, user.as_ref())?;
     let mut outputs = vec![(OutputStream::Stdout, stdout_path.clone(), stdout_start)];
     let stderr_path = assignment.stderr.as_deref().map(resolve);
     let stderr_file = match stderr_path {
         Some(path) if path != stdout_path => {
             let (file, start) = open_output(&path, assignment.open_mode)?;
+            give_to(&path, user.as_ref())?;
             outputs.push((OutputStream::Stderr, path, start));
             file
         }
@@ -853,6 +936,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
 
     let mut environment = job_environment(settings, assignment, &work_dir, std::env::vars());
     let checkpoints = checkpoint_dir(settings, assignment.job_id)?;
+    give_to(&checkpoints, user.as_ref())?;
     environment.insert(
         "BERTH_CHECKPOINT_DIR".to_string(),
         checkpoints.display().to_string(),
@@ -887,14 +971,20 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
                 .arg("--status")
                 .arg(&job_dir_files.status)
                 .arg("--pid-file")
-                .arg(&job_dir_files.pid)
-                .arg("--")
-                .arg(bash);
+                .arg(&job_dir_files.pid);
+            if let Some(user) = &user {
+                command.arg("--user").arg(&user.name);
+            }
+            command.arg("--").arg(bash);
             command
         }
         None => {
             let mut command = Command::new(bash);
             command.process_group(0);
+            if let Some(user) = &user {
+                // Without a shepherd: uid and primary group only.
+                command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+            }
             command
         }
     };
@@ -1138,6 +1228,7 @@ mod tests {
             token: Some("node-secret".to_string()),
             client_exe: None,
             checkpoint_root: dir.join("checkpoints"),
+            run_as_user: false,
         }
     }
 

@@ -20,8 +20,12 @@
 //! its exit status), so a worker that is restarted (upgrade, crash) finds its running
 //! jobs again from `{state_dir}/jobs/*/run.json` and keeps supervising them.
 //!
-//! Not done yet: jobs run as the worker's user; no cgroup limits; step tasks (whose
-//! output goes through pipes to the worker) do not survive a worker restart.
+//! A worker running as root runs each job as its submitting user (uid, gid and
+//! supplementary groups, switched by the shepherd); a job whose user has no account on
+//! the node fails to launch, naming the user.
+//!
+//! Not done yet: no cgroup limits; step tasks (whose output goes through pipes to the
+//! worker) do not survive a worker restart.
 
 pub mod agent;
 mod api;
@@ -67,6 +71,8 @@ pub struct WorkerConfig {
     /// How long a GPU held by a running job may stay at 0 % utilisation before it counts
     /// as stuck and drains the node (default 10 minutes).
     pub gpu_stuck_after: Duration,
+    /// Run jobs as their submitting users (default: when the worker runs as root).
+    pub run_as_user: bool,
 }
 
 impl WorkerConfig {
@@ -88,6 +94,7 @@ impl WorkerConfig {
             poll_wait_seconds: 10,
             checkpoint_root: None,
             gpu_stuck_after: Duration::from_secs(600),
+            run_as_user: nix::unistd::geteuid().is_root(),
         }
     }
 }

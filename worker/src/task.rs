@@ -189,8 +189,56 @@ impl TaskSupervisor {
             }
             Err(err) => return self.launch_failed(key, err.chain()),
         }
+        let user = match crate::launch::job_user(&self.settings, &launch.user) {
+            Ok(user) => user,
+            Err(err) => return self.launch_failed(key, err.chain()),
+        };
+        // With a user to become, a shepherd switches to it (supplementary groups too) and
+        // records the exit status; its pid file names the task's process group.
+        let task_dir = crate::launch::run_dir(&self.settings, key.job_id, key.run)
+            .join("tasks")
+            .join(format!("{}.{}", key.step_id, key.task_id));
+        let shepherd = match (&user, &self.settings.client_exe) {
+            (Some(user), Some(exe)) => {
+                if let Err(err) = std::fs::create_dir_all(&task_dir) {
+                    return self
+                        .launch_failed(key, format!("creating {}: {err}", task_dir.display()));
+                }
+                if let Err(err) = crate::launch::give_to(&task_dir, Some(user)) {
+                    return self.launch_failed(key, err.chain());
+                }
+                let files = crate::launch::RunFiles::new(&task_dir);
+                let _ = std::fs::remove_file(&files.status);
+                let _ = std::fs::remove_file(&files.pid);
+                Some((exe.clone(), user.name.clone(), files))
+            }
+            _ => None,
+        };
         // The task learns its own pid (SLURM_TASK_PID), then becomes the command.
-        let mut command = Command::new("/bin/sh");
+        let mut command = match &shepherd {
+            Some((exe, name, files)) => {
+                let mut command = Command::new(exe);
+                command
+                    .arg("shepherd")
+                    .arg("--status")
+                    .arg(&files.status)
+                    .arg("--pid-file")
+                    .arg(&files.pid)
+                    .arg("--user")
+                    .arg(name)
+                    .arg("--")
+                    .arg("/bin/sh");
+                command
+            }
+            None => {
+                let mut command = Command::new("/bin/sh");
+                command.process_group(0);
+                if let Some(user) = &user {
+                    command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+                }
+                command
+            }
+        };
         command
             .arg("-c")
             .arg("SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"")
@@ -202,7 +250,6 @@ impl TaskSupervisor {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(false);
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -213,10 +260,31 @@ impl TaskSupervisor {
                 )
             }
         };
-        let Some(pid) = child.id() else {
-            return self.launch_failed(key, "the task has no process id".into());
+        let pid = match &shepherd {
+            Some((_, _, files)) => {
+                let mut pid = None;
+                for _ in 0..200 {
+                    if let Some(found) = std::fs::read_to_string(&files.pid)
+                        .ok()
+                        .and_then(|text| text.trim().parse::<i32>().ok())
+                    {
+                        pid = Some(found);
+                        break;
+                    }
+                    if matches!(child.try_wait(), Ok(Some(_))) {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                pid
+            }
+            None => child.id().map(|pid| pid as i32),
         };
-        let group = Pid::from_raw(pid as i32);
+        let Some(pid) = pid else {
+            return self.launch_failed(key, "the task did not start".into());
+        };
+        let status_file = shepherd.as_ref().map(|(_, _, files)| files.status.clone());
+        let group = Pid::from_raw(pid);
         tracing::info!(pid, gpus = ?launch.gpus, "step task started");
         self.send(report(key, ReportKind::Started));
 
@@ -266,12 +334,25 @@ impl TaskSupervisor {
             }
         }
         let mut exited = report(key, ReportKind::Exited);
-        match status {
-            Ok(status) => {
+        match (status, status_file) {
+            (Ok(_), Some(file)) => {
+                // The shepherd's own status says nothing; its file says how the task ended.
+                match std::fs::read_to_string(&file)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<crate::launch::ShepherdStatus>(&t).ok())
+                {
+                    Some(recorded) => {
+                        exited.exit_code = recorded.exit_code;
+                        exited.signal = recorded.signal;
+                    }
+                    None => exited.message = Some("the task's exit status was not recorded".into()),
+                }
+            }
+            (Ok(status), None) => {
                 exited.exit_code = status.code();
                 exited.signal = status.signal();
             }
-            Err(err) => exited.message = Some(format!("could not wait for the task: {err}")),
+            (Err(err), _) => exited.message = Some(format!("could not wait for the task: {err}")),
         }
         tracing::info!(
             exit_code = exited.exit_code,
@@ -445,6 +526,7 @@ mod tests {
             token: Some("node-secret".to_string()),
             client_exe: None,
             checkpoint_root: std::env::temp_dir().join("berth-task-test/checkpoints"),
+            run_as_user: false,
         }
     }
 
@@ -477,6 +559,7 @@ mod tests {
             cpus_per_task: Some(8),
             warning_signal: None,
             warning_at: None,
+            user: "alice".into(),
         }
     }
 
