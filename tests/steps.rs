@@ -153,6 +153,8 @@ async fn steps_honour_ntasks_nodelist_and_refuse_what_the_allocation_lacks() {
         srun -w node-2 bash -c 'echo only=$SLURMD_NODENAME s=$SLURM_STEP_ID'\n\
         srun -n 2 --gpus-per-task=3 true; echo refused=$?\n\
         srun -w node-9 true; echo unknown=$?\n\
+        srun -n 4 --gpu-bind=single:2 bash -c 'echo b=$SLURM_PROCID g=$CUDA_VISIBLE_DEVICES'\n\
+        srun -n 2 --gpus-per-task=1 --gpu-bind=none bash -c 'echo nb=$SLURM_PROCID g=$CUDA_VISIBLE_DEVICES'\n\
         srun sh -c 'exit 5'; echo last=$?\n";
     let id = c.submit(script, &[]).await;
     let job = c.wait_ended(id, 90).await;
@@ -185,6 +187,23 @@ async fn steps_honour_ntasks_nodelist_and_refuse_what_the_allocation_lacks() {
         assert_eq!(t["g"], t["sg"]);
     }
     assert!(out.contains("only=node-2 s=1"), "{out}");
+    // --gpu-bind=single:2: two tasks per GPU; none: every task sees its node's GPUs.
+    let bound: BTreeMap<&str, &str> = out
+        .lines()
+        .filter(|l| l.starts_with("b="))
+        .map(|l| (fields(l)["b"], fields(l)["g"]))
+        .collect();
+    assert_eq!(bound.len(), 4, "{out}");
+    assert_eq!(bound["0"], bound["1"]);
+    assert_eq!(bound["2"], bound["3"]);
+    assert_eq!(bound["0"].split(',').count(), 1);
+    let unbound: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("nb="))
+        .map(|l| fields(l)["g"])
+        .collect();
+    assert_eq!(unbound.len(), 2, "{out}");
+    assert!(unbound.iter().all(|g| g.split(',').count() == 2), "{out}");
     assert!(out.contains("refused=1"), "{out}");
     assert!(out.contains("unknown=1"), "{out}");
     assert!(out.contains("last=5"), "{out}");
@@ -234,4 +253,26 @@ async fn the_jobs_token_reaches_only_its_own_job() {
     let follow_up = c.wait_ended(follow_up, 60).await;
     assert_eq!(follow_up.user, job.user);
     assert_eq!(c.output(follow_up.id).await, "follow-up\n");
+}
+
+/// Scenario S7: one task of a multi-node job fails; the others are stopped promptly and
+/// the job ends FAILED with the failing task's exit code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_node_job_fails_as_a_whole_when_one_task_fails() {
+    let c = TestCluster::start(Options::default()).await;
+    let script = "#!/bin/bash\n#SBATCH -N 2 --gpus-per-node=8 --requeue -t 10\n\
+        srun --kill-on-bad-exit bash -c 'if [ $SLURM_NODEID = 1 ]; then sleep 1; exit 1; fi; sleep 10000'\n";
+    let id = c.submit(script, &[]).await;
+    // Rank 0 would sleep for hours: the job ending at all means it was stopped.
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(job.state, JobState::Failed, "{job:?}");
+    assert_eq!(job.exit_code, Some(1));
+    let steps: StepList = c.get(&format!("/v1/jobs/{id}/steps")).await;
+    assert_eq!(steps.items[0].exit_code, Some(1));
+    let rank0 = &steps.items[0].tasks[0];
+    assert!(
+        rank0.exit_signal == Some(15)
+            || rank0.message.as_deref() == Some("not started: the step was stopped"),
+        "{rank0:?}"
+    );
 }

@@ -13,8 +13,8 @@ use axum::Json;
 use berth_core::hostlist;
 use berth_core::spec::JobSpec;
 use berth_core::step::{
-    layout, Step, StepCreate, StepList, StepOutput, StepOutputChunk, StepOutputQuery,
-    StepOutputUpload, StepState, StepTask,
+    layout, parse_gpu_bind, task_gpus, Step, StepCreate, StepList, StepOutput, StepOutputChunk,
+    StepOutputQuery, StepOutputUpload, StepState, StepTask,
 };
 use berth_core::wire::{OutputStream, Problem};
 use berth_db::job::JobRow;
@@ -171,37 +171,23 @@ pub async fn step_create(
     )
     .map_err(|e| ApiError::bad_field(e.field, e.message))?;
     let gpus_per_task = req.gpus_per_task.or(spec.gpus_per_task);
+    let bind = parse_gpu_bind(req.gpu_bind.as_deref())
+        .map_err(|e| ApiError::bad_field(e.field, e.message))?;
     let mut tasks = Vec::new();
     let mut task_id = 0i32;
     for (&node, &count) in placed.nodes.iter().zip(&placed.tasks_per_node) {
         let alloc = &allocations[node];
-        if let Some(per) = gpus_per_task {
-            let needed = per as usize * count as usize;
-            if needed > alloc.gpu_indices.len() {
-                return Err(ApiError::bad_field(
-                    "--gpus-per-task",
-                    format!(
-                        "{count} task(s) × {per} GPU(s) on {} need {needed} GPUs; the job holds {} there",
-                        alloc.node_name,
-                        alloc.gpu_indices.len()
-                    ),
-                ));
-            }
-        }
+        let node_gpus: Vec<u32> = alloc.gpu_indices.iter().map(|g| to_u32(*g)).collect();
         for local in 0..count {
-            let gpus = match gpus_per_task {
-                Some(per) => {
-                    let start = (local * per) as usize;
-                    alloc.gpu_indices[start..start + per as usize].to_vec()
-                }
-                None => alloc.gpu_indices.clone(),
-            };
+            let gpus = task_gpus(&node_gpus, local, count, gpus_per_task, bind).map_err(|e| {
+                ApiError::bad_field(e.field, format!("on {}: {}", alloc.node_name, e.message))
+            })?;
             tasks.push(StepTaskInsert {
                 task_id,
                 node_name: alloc.node_name.clone(),
                 node_index: alloc.node_index,
                 local_id: local as i32,
-                gpu_indices: gpus,
+                gpu_indices: gpus.iter().map(|g| *g as i32).collect(),
             });
             task_id += 1;
         }

@@ -47,6 +47,9 @@ pub struct SrunArgs {
     /// --overlap: share resources with other steps.
     #[arg(long)]
     pub overlap: bool,
+    /// --gpu-bind=none|single:N|closest: which GPUs each task sees.
+    #[arg(long)]
+    pub gpu_bind: Option<String>,
     /// --export=ALL|NONE|[ALL,]NAME[=value],…: the tasks' environment (default ALL).
     #[arg(long)]
     pub export: Option<String>,
@@ -130,6 +133,7 @@ pub fn step_request(
         cpus_per_task: args.cpus_per_task,
         kill_on_bad_exit: args.kill_on_bad_exit.is_some_and(|v| v != 0),
         overlap: args.overlap,
+        gpu_bind: args.gpu_bind.clone(),
         work_dir,
         environment: export_environment(args.export.as_deref(), current)?,
     })

@@ -45,6 +45,12 @@ pub struct StepCreate {
     /// not make steps wait for each other).
     #[serde(default)]
     pub overlap: bool,
+    /// `--gpu-bind`: `none` (every task sees all of its node's GPUs of the job),
+    /// `single:N` (N tasks share each GPU, in order), `closest` (as the default: no
+    /// topology is known yet). Default: each task its own GPUs with `--gpus-per-task`,
+    /// else all of the node's.
+    #[serde(default)]
+    pub gpu_bind: Option<String>,
     /// The tasks' working directory (`srun`'s), absolute; absent: the job's.
     #[serde(default)]
     pub work_dir: Option<String>,
@@ -271,6 +277,87 @@ pub struct StepTaskReport {
     pub message: Option<String>,
 }
 
+/// `--gpu-bind`, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuBind {
+    /// The default: a task's own GPUs with `--gpus-per-task`, else all of its node's.
+    Default,
+    /// `none`: every task sees all of its node's GPUs.
+    None,
+    /// `single:N`: N consecutive tasks share one GPU.
+    Single(u32),
+}
+
+/// Parses `--gpu-bind` (`none`, `single:N`, `closest`; an optional `verbose,` prefix is
+/// ignored).
+///
+/// # Errors
+/// [`LayoutError`] on `--gpu-bind` for anything else.
+pub fn parse_gpu_bind(value: Option<&str>) -> Result<GpuBind, LayoutError> {
+    let Some(value) = value else {
+        return Ok(GpuBind::Default);
+    };
+    let value = value.trim();
+    let value = value.strip_prefix("verbose,").unwrap_or(value);
+    match value {
+        "none" => Ok(GpuBind::None),
+        "closest" | "" => Ok(GpuBind::Default),
+        _ => match value.strip_prefix("single:").map(str::parse::<u32>) {
+            Some(Ok(n)) if n >= 1 => Ok(GpuBind::Single(n)),
+            _ => Err(layout_error(
+                "--gpu-bind",
+                format!("{value:?}: expected none, single:N or closest"),
+            )),
+        },
+    }
+}
+
+/// The GPUs task `local` of `tasks_on_node` sees, from the job's GPUs on its node.
+///
+/// # Errors
+/// [`LayoutError`] on `--gpus-per-task` or `--gpu-bind` when the node has too few GPUs.
+pub fn task_gpus(
+    node_gpus: &[u32],
+    local: u32,
+    tasks_on_node: u32,
+    gpus_per_task: Option<u32>,
+    bind: GpuBind,
+) -> Result<Vec<u32>, LayoutError> {
+    match bind {
+        GpuBind::None => Ok(node_gpus.to_vec()),
+        GpuBind::Single(n) => {
+            let needed = tasks_on_node.div_ceil(n) as usize;
+            if needed > node_gpus.len() {
+                return Err(layout_error(
+                    "--gpu-bind",
+                    format!(
+                        "single:{n} for {tasks_on_node} task(s) needs {needed} GPUs; the job holds {} on the node",
+                        node_gpus.len()
+                    ),
+                ));
+            }
+            Ok(vec![node_gpus[(local / n) as usize]])
+        }
+        GpuBind::Default => match gpus_per_task {
+            Some(per) => {
+                let needed = per as usize * tasks_on_node as usize;
+                if needed > node_gpus.len() {
+                    return Err(layout_error(
+                        "--gpus-per-task",
+                        format!(
+                            "{tasks_on_node} task(s) × {per} GPU(s) need {needed} GPUs; the job holds {} on the node",
+                            node_gpus.len()
+                        ),
+                    ));
+                }
+                let start = (local * per) as usize;
+                Ok(node_gpus[start..start + per as usize].to_vec())
+            }
+            None => Ok(node_gpus.to_vec()),
+        },
+    }
+}
+
 /// A node's share of a step: tasks per node index, in the order of `nodes`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StepLayout {
@@ -463,6 +550,30 @@ mod tests {
         };
         let l = layout(&req, &nodes(3), 6, None).unwrap();
         assert_eq!((l.nodes, l.tasks_per_node), (vec![1, 2], vec![2, 2]));
+    }
+
+    #[test]
+    fn gpu_binding_per_task() {
+        let gpus = [2, 3, 4, 5];
+        let bind = parse_gpu_bind(None).unwrap();
+        assert_eq!(task_gpus(&gpus, 1, 4, Some(1), bind).unwrap(), vec![3]);
+        assert_eq!(task_gpus(&gpus, 1, 2, Some(2), bind).unwrap(), vec![4, 5]);
+        assert_eq!(task_gpus(&gpus, 0, 2, None, bind).unwrap(), gpus.to_vec());
+        assert!(task_gpus(&gpus, 0, 5, Some(1), bind).is_err());
+        let none = parse_gpu_bind(Some("none")).unwrap();
+        assert_eq!(
+            task_gpus(&gpus, 3, 4, Some(1), none).unwrap(),
+            gpus.to_vec()
+        );
+        let single = parse_gpu_bind(Some("single:2")).unwrap();
+        assert_eq!(task_gpus(&gpus, 3, 8, None, single).unwrap(), vec![3]);
+        assert_eq!(task_gpus(&gpus, 7, 8, None, single).unwrap(), vec![5]);
+        assert!(task_gpus(&gpus, 0, 9, None, single).is_err());
+        assert_eq!(parse_gpu_bind(Some("closest")).unwrap(), GpuBind::Default);
+        assert_eq!(
+            parse_gpu_bind(Some("map_gpu:0")).unwrap_err().field,
+            "--gpu-bind"
+        );
     }
 
     #[test]
