@@ -9,6 +9,7 @@
 //! * [`submit`]: `berth submit`/`sbatch` argument splitting and `--wait`.
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
 //! * [`srun`]: `srun` inside an allocation (job steps).
+//! * [`gpus`]: `berth gpus`, this machine's GPUs as a worker sees them.
 //! * [`stat`]: `berth stat` (sstat), a job's GPU usage.
 //! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
 //! * [`server`]: `berth server`'s configuration file and roles.
@@ -21,6 +22,7 @@ pub mod commands;
 pub mod config;
 pub mod dev;
 pub mod format;
+pub mod gpus;
 pub mod pg;
 pub mod scontrol;
 pub mod server;

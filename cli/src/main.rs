@@ -93,6 +93,21 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
+    /// Show this machine's GPUs as a worker sees them: inventory, MIG modes, samples.
+    Gpus {
+        /// Simulated GPUs instead of NVML (`8xH100`).
+        #[arg(long)]
+        simulate_gpus: Option<String>,
+        /// Fail when NVML does not load (instead of simulating).
+        #[arg(long)]
+        require_nvml: bool,
+        /// Seconds of samples.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Seconds between samples.
+        #[arg(long, default_value_t = 1)]
+        interval: u64,
+    },
     /// Show a job's GPU usage, like sstat.
     Stat {
         /// The job id.
@@ -344,6 +359,12 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
         Command::Shepherd { .. } => unreachable!("handled before the runtime starts"),
+        Command::Gpus {
+            simulate_gpus,
+            require_nvml,
+            seconds,
+            interval,
+        } => berth::gpus::probe(simulate_gpus.as_deref(), require_nvml, seconds, interval).await,
         Command::Stat { id, json } => berth::stat::stat(&client(url, token)?, id, json).await,
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,

@@ -115,7 +115,10 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         running: HashMap::new(),
         finished: HashMap::new(),
         pending: Vec::new(),
-        health: Health::default(),
+        health: Health {
+            registered: registration.gpus.iter().map(|g| g.index).collect(),
+            ..Health::default()
+        },
         steps: StepTasks {
             settings: Arc::new(settings),
             uploader,
@@ -222,6 +225,8 @@ struct Agent {
 /// GPUs at 0 % under a running job for `gpu_stuck_after`. Each is reported once.
 #[derive(Default)]
 struct Health {
+    /// The GPU indices the node registered with: one missing from the samples is lost.
+    registered: Vec<u32>,
     reported: HashSet<GpuFault>,
     /// Since when each busy GPU has been at 0 %.
     zero_since: HashMap<u32, Instant>,
@@ -246,25 +251,25 @@ impl Health {
                 xid: Some(code),
             });
         }
-        for gpu in backend.inventory() {
-            match samples.iter().find(|s| s.index == gpu.index) {
+        for &index in &self.registered {
+            match samples.iter().find(|s| s.index == index) {
                 None => found.push(GpuFault {
-                    index: gpu.index,
+                    index,
                     kind: GpuFaultKind::Lost,
                     xid: None,
                 }),
-                Some(sample) if busy.contains(&gpu.index) && sample.utilization_pct == 0 => {
-                    let since = *self.zero_since.entry(gpu.index).or_insert(now);
+                Some(sample) if busy.contains(&index) && sample.utilization_pct == 0 => {
+                    let since = *self.zero_since.entry(index).or_insert(now);
                     if now.duration_since(since) >= stuck_after {
                         found.push(GpuFault {
-                            index: gpu.index,
+                            index,
                             kind: GpuFaultKind::Stuck,
                             xid: None,
                         });
                     }
                 }
                 Some(_) => {
-                    self.zero_since.remove(&gpu.index);
+                    self.zero_since.remove(&index);
                 }
             }
         }

@@ -84,6 +84,29 @@ impl NvmlBackend {
         Ok(NvmlBackend { nvml })
     }
 
+    /// Each GPU's MIG mode: `Some(true)` when MIG is enabled now, `Some(false)` when
+    /// disabled, `None` when the device does not support MIG. (Listing the MIG devices
+    /// themselves needs NVML calls the wrapper does not offer yet; `nvidia-smi -L` shows
+    /// them.)
+    pub fn mig_modes(&self) -> Vec<(u32, Option<bool>)> {
+        (0..self.device_count())
+            .map(|index| {
+                let mode = self
+                    .nvml
+                    .device_by_index(index)
+                    .and_then(|device| device.mig_mode())
+                    .ok()
+                    .map(|mode| mode.current == 1);
+                (index, mode)
+            })
+            .collect()
+    }
+
+    /// The NVIDIA driver's version, when NVML reports it.
+    pub fn driver_version(&self) -> Option<String> {
+        self.nvml.sys_driver_version().ok()
+    }
+
     fn device_count(&self) -> u32 {
         self.nvml.device_count().unwrap_or_else(|err| {
             tracing::warn!(error = %err, "NVML could not count devices");
