@@ -77,3 +77,51 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
         "{reason}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_and_cpu_limits_come_from_cgroups_and_an_oom_kill_ends_out_of_memory() {
+    let hierarchy = berth_worker::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"));
+    if !nix::unistd::geteuid().is_root() || hierarchy.is_none() {
+        eprintln!("skipped: needs root and cgroups (v2, or v1 memory/cpu)");
+        return;
+    }
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    // The batch shell starts inside its job's group, with the job's CPU quota.
+    let id = c
+        .submit(
+            "#!/bin/bash\n#SBATCH -c 2 --mem=256M -t 5\n\
+             grep -c 'berth/job_' /proc/self/cgroup | sed 's/^/in_job_groups=/'\n",
+            &[],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    let groups: u32 = out
+        .trim()
+        .strip_prefix("in_job_groups=")
+        .unwrap_or_else(|| panic!("{out}"))
+        .parse()
+        .unwrap();
+    assert!(groups >= 1, "{out}");
+
+    // Past its memory limit the kernel kills it: OUT_OF_MEMORY, not FAILED.
+    let id = c
+        .submit(
+            "#!/bin/bash\n#SBATCH --mem=64M -t 5\n\
+             python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))'\n",
+            &[],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        job.state,
+        JobState::OutOfMemory,
+        "{job:?}\n{}",
+        c.output(id).await
+    );
+}

@@ -74,6 +74,8 @@ pub fn end_state(report: &JobReport) -> JobState {
         JobState::Timeout
     } else if report.cancelled {
         JobState::Cancelled
+    } else if report.out_of_memory {
+        JobState::OutOfMemory
     } else if report.exit_code == Some(0) && report.signal.is_none() {
         JobState::Completed
     } else {
@@ -153,6 +155,29 @@ pub async fn apply_report(
     Ok(())
 }
 
+/// CPUs the job uses on one node: `--cpus-per-task` × its tasks per node
+/// (`--ntasks-per-node`, else its tasks spread evenly).
+fn cpus_on_node(job: &JobRow, spec: &berth_core::spec::JobSpec) -> u32 {
+    let nodes = job.num_nodes.max(1) as u32;
+    let tasks = spec
+        .ntasks_per_node
+        .unwrap_or_else(|| (job.num_tasks.max(1) as u32).div_ceil(nodes));
+    (job.cpus_per_task.max(1) as u32).saturating_mul(tasks.max(1))
+}
+
+/// The job's memory on one node, MiB: `--mem` (0 means the whole node: no limit), else
+/// `--mem-per-gpu` × its GPUs there, else `--mem-per-cpu` × its CPUs there.
+fn memory_limit_mib(job: &JobRow, spec: &berth_core::spec::JobSpec, gpus: u64) -> Option<u64> {
+    if let Some(mem) = job.mem_mib.or(spec.mem_mib.map(|m| m as i64)) {
+        return (mem > 0).then_some(mem as u64);
+    }
+    if let (Some(per_gpu), true) = (spec.mem_per_gpu_mib, gpus > 0) {
+        return Some(per_gpu * gpus);
+    }
+    spec.mem_per_cpu_mib
+        .map(|per_cpu| per_cpu * u64::from(cpus_on_node(job, spec)))
+}
+
 /// How long a job's token stays valid: its time limit plus a day, or 30 days when it
 /// has none.
 fn job_token_ttl(job: &JobRow) -> i64 {
@@ -191,6 +216,8 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
         array_task_id: job.array_task_id.map(|t| t as u32),
         array_task_count: None,
         gpus_per_task: spec.gpus_per_task,
+        memory_limit_mib: memory_limit_mib(job, &spec, gpus.len() as u64),
+        cpu_limit: Some(cpus_on_node(job, &spec)),
         warning_signal: spec
             .signal
             .as_deref()

@@ -129,14 +129,20 @@ enum Command {
     #[command(hide = true)]
     Shepherd {
         /// Where to write the exit status (JSON).
-        #[arg(long)]
-        status: PathBuf,
-        /// Become this user before starting the command.
+        #[arg(long, required_unless_present = "exec_as")]
+        status: Option<PathBuf>,
+        /// The command runs as this user.
         #[arg(long)]
         user: Option<String>,
-        /// Where to write the batch shell's pid.
+        /// Start the command inside these cgroups (directories).
         #[arg(long)]
-        pid_file: PathBuf,
+        cgroup: Vec<PathBuf>,
+        /// Become this user and execute the command (what the shepherd runs for --user).
+        #[arg(long)]
+        exec_as: Option<String>,
+        /// Where to write the batch shell's pid.
+        #[arg(long, required_unless_present = "exec_as")]
+        pid_file: Option<PathBuf>,
         /// The command.
         #[arg(num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, required = true)]
         command: Vec<String>,
@@ -171,6 +177,9 @@ enum Command {
         /// runs as root, else the worker's), `submitter` or `worker`.
         #[arg(long, value_enum, default_value_t = RunAsArg::Auto)]
         run_as: RunAsArg,
+        /// Do not limit jobs' memory and CPUs with cgroups.
+        #[arg(long)]
+        no_cgroups: bool,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -377,6 +386,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             checkpoint_root,
             gpu_stuck_seconds,
             run_as,
+            no_cgroups,
         } => {
             let token = token
                 .map(str::to_string)
@@ -387,6 +397,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             config.kill_wait = Duration::from_secs(kill_wait);
             config.checkpoint_root = checkpoint_root;
             config.gpu_stuck_after = Duration::from_secs(gpu_stuck_seconds);
+            config.cgroups = !no_cgroups;
             match run_as {
                 RunAsArg::Auto => {}
                 RunAsArg::Submitter => config.run_as_user = true,
@@ -466,16 +477,24 @@ fn main() {
     if let Command::Shepherd {
         status,
         user,
+        cgroup,
+        exec_as,
         pid_file,
         command,
     } = &cli.command
     {
-        std::process::exit(berth_worker::launch::shepherd_main(
-            status,
-            pid_file,
-            user.as_deref(),
-            command,
-        ));
+        let code = match (exec_as, status, pid_file) {
+            (Some(user), _, _) => berth_worker::launch::exec_as(user, command),
+            (None, Some(status), Some(pid_file)) => berth_worker::launch::shepherd_main(
+                status,
+                pid_file,
+                user.as_deref(),
+                cgroup,
+                command,
+            ),
+            _ => 2,
+        };
+        std::process::exit(code);
     }
     let default_level = match cli.command {
         Command::Server { .. } | Command::Worker { .. } => "info",

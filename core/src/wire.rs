@@ -325,6 +325,9 @@ pub struct JobReport {
     /// The worker ended it because it was cancelled.
     #[serde(default)]
     pub cancelled: bool,
+    /// The kernel's OOM killer killed a process of the job (its memory limit).
+    #[serde(default)]
+    pub out_of_memory: bool,
     /// A message (`LaunchFailed`).
     pub message: Option<String>,
 }
@@ -420,6 +423,14 @@ pub struct Assignment {
     /// `--gpus-per-task`, when given (`SLURM_GPUS_PER_TASK`, inherited by `srun`).
     #[serde(default)]
     pub gpus_per_task: Option<u32>,
+    /// The job's memory limit on this node, MiB (`--mem`, `--mem-per-gpu` × GPUs here, or
+    /// `--mem-per-cpu` × CPUs here); enforced with cgroups where the node has them.
+    #[serde(default)]
+    pub memory_limit_mib: Option<u64>,
+    /// CPUs the job may use on this node (`--cpus-per-task` × its tasks here); enforced
+    /// as a CPU quota with cgroups where the node has them.
+    #[serde(default)]
+    pub cpu_limit: Option<u32>,
     /// `--signal`, parsed: the warning before the time limit.
     #[serde(default)]
     pub warning_signal: Option<crate::signal::WarningSignal>,

@@ -103,7 +103,13 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             .clone()
             .unwrap_or_else(|| config.state_dir.join("checkpoints")),
         run_as_user: config.run_as_user,
+        cgroups: if config.cgroups {
+            crate::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"))
+        } else {
+            None
+        },
     };
+    tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, "job isolation");
     let uploader = OutputUploader::from_client(client.clone());
     let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx);
     let mut agent = Agent {

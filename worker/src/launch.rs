@@ -71,6 +71,8 @@ pub struct LaunchSettings {
     /// Run jobs as their submitting user (uid, gid, supplementary groups): what a worker
     /// running as root does. A job whose user has no account here fails to launch.
     pub run_as_user: bool,
+    /// The node's cgroup layout, when jobs get memory and CPU limits.
+    pub cgroups: Option<crate::cgroup::Hierarchy>,
 }
 
 /// The account a job runs as, when the worker switches users.
@@ -323,6 +325,7 @@ struct Prepared {
     script: PathBuf,
     outputs: Vec<(OutputStream, PathBuf, u64)>,
     files: RunFiles,
+    cgroup: Option<crate::cgroup::JobCgroup>,
 }
 
 /// The files of a job run's directory that let a restarted worker find it again.
@@ -368,6 +371,9 @@ pub struct RunRecord {
     pub launched_at: chrono::DateTime<Utc>,
     /// The output files and where this run's output starts in each.
     pub outputs: Vec<(OutputStream, PathBuf, u64)>,
+    /// The run's cgroups, when it has limits.
+    #[serde(default)]
+    pub cgroup: Option<crate::cgroup::JobCgroup>,
 }
 
 /// How the shepherd saw the batch shell end (`exit_status.json`).
@@ -387,23 +393,46 @@ pub fn shepherd_main(
     status_file: &Path,
     pid_file: &Path,
     user: Option<&str>,
+    cgroups: &[PathBuf],
     argv: &[String],
 ) -> i32 {
     let Some((program, args)) = argv.split_first() else {
         eprintln!("berth shepherd: no command");
         return 2;
     };
-    if let Some(user) = user {
-        if let Err(message) = become_user(user) {
-            eprintln!("berth shepherd: {message}");
-            return 126;
+    // The shepherd stays root: the batch shell becomes the user through `--exec-as`,
+    // in a process that is already in the job's cgroups.
+    let mut command = match user {
+        Some(user) => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(err) => {
+                    eprintln!("berth shepherd: finding its own executable: {err}");
+                    return 127;
+                }
+            };
+            let mut command = std::process::Command::new(exe);
+            command
+                .arg("shepherd")
+                .arg("--exec-as")
+                .arg(user)
+                .arg("--")
+                .args(argv);
+            command
         }
-    }
-    let mut child = match std::process::Command::new(program)
-        .args(args)
-        .process_group(0)
-        .spawn()
-    {
+        None => {
+            let mut command = std::process::Command::new(program);
+            command.args(args);
+            command
+        }
+    };
+    command.process_group(0);
+    let spawned = if cgroups.is_empty() {
+        command.spawn()
+    } else {
+        crate::cgroup::join_then_leave(cgroups, || command.spawn())
+    };
+    let mut child = match spawned {
         Ok(child) => child,
         Err(err) => {
             eprintln!("berth shepherd: starting {program}: {err}");
@@ -436,6 +465,23 @@ pub fn shepherd_main(
         return 1;
     }
     0
+}
+
+/// `berth shepherd --exec-as USER -- COMMAND…`: becomes `user` (supplementary groups,
+/// primary group, uid) and executes the command in this same process. Returns only on
+/// failure, with an exit code.
+pub fn exec_as(user: &str, argv: &[String]) -> i32 {
+    let Some((program, args)) = argv.split_first() else {
+        eprintln!("berth shepherd: no command");
+        return 2;
+    };
+    if let Err(message) = become_user(user) {
+        eprintln!("berth shepherd: {message}");
+        return 126;
+    }
+    let err = std::process::Command::new(program).args(args).exec();
+    eprintln!("berth shepherd: executing {program}: {err}");
+    127
 }
 
 /// Switches this process to `user`: its supplementary groups, primary group and uid (in
@@ -559,6 +605,7 @@ impl Supervisor {
             script,
             outputs,
             files,
+            cgroup,
         } = prepared;
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -610,6 +657,7 @@ impl Supervisor {
             pid_start: process_start_ticks(pid),
             launched_at: Utc::now(),
             outputs,
+            cgroup,
         };
         if self.settings.client_exe.is_some() {
             let text = serde_json::to_string(&record).unwrap_or_default();
@@ -680,6 +728,10 @@ impl Supervisor {
         exited.at = ended_at;
         exited.timed_out = timed_out;
         exited.cancelled = cancelled;
+        if let Some(group) = &record.cgroup {
+            exited.out_of_memory = group.oom_killed();
+            group.remove();
+        }
         match status {
             Ok(status) => {
                 exited.exit_code = status.exit_code;
@@ -695,6 +747,7 @@ impl Supervisor {
             signal = exited.signal,
             timed_out,
             cancelled,
+            out_of_memory = exited.out_of_memory,
             "job exited"
         );
         if let Err(err) = std::fs::write(&files.reported, "") {
@@ -854,6 +907,7 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         signal: None,
         timed_out: false,
         cancelled: false,
+        out_of_memory: false,
         message: None,
     }
 }
@@ -961,6 +1015,24 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     let _ = std::fs::remove_file(&job_dir_files.pid);
     let _ = std::fs::remove_file(&job_dir_files.ending);
     let _ = std::fs::remove_file(&job_dir_files.reported);
+    // Memory and CPU limits, where the node has cgroups and a shepherd to join them.
+    let limits = crate::cgroup::Limits {
+        memory_mib: assignment.memory_limit_mib,
+        cpus: assignment.cpu_limit,
+    };
+    let cgroup = match (&settings.cgroups, &settings.client_exe) {
+        (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
+            let name = format!("job_{}.{}", assignment.job_id, assignment.run);
+            match hierarchy.create(&name, limits) {
+                Ok(group) => Some(group),
+                Err(err) => {
+                    tracing::warn!(error = %err, "could not make the job's cgroup; running it without limits");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let mut command = match &settings.client_exe {
         // A shepherd (`berth shepherd`) starts the batch shell and records its exit
         // status, so that a restarted worker can find the job again and learn its end.
@@ -974,6 +1046,9 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
                 .arg(&job_dir_files.pid);
             if let Some(user) = &user {
                 command.arg("--user").arg(&user.name);
+            }
+            for dir in cgroup.iter().flat_map(|group| &group.dirs) {
+                command.arg("--cgroup").arg(dir);
             }
             command.arg("--").arg(bash);
             command
@@ -1006,6 +1081,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         script,
         outputs,
         files: job_dir_files,
+        cgroup,
     })
 }
 
@@ -1229,6 +1305,7 @@ mod tests {
             client_exe: None,
             checkpoint_root: dir.join("checkpoints"),
             run_as_user: false,
+            cgroups: None,
         }
     }
 
@@ -1258,6 +1335,8 @@ mod tests {
             array_task_id: None,
             array_task_count: None,
             gpus_per_task: None,
+            memory_limit_mib: None,
+            cpu_limit: None,
             warning_signal: None,
             job_token: Some("job-token".to_string()),
         }

@@ -24,11 +24,15 @@
 //! supplementary groups, switched by the shepherd); a job whose user has no account on
 //! the node fails to launch, naming the user.
 //!
-//! Not done yet: no cgroup limits; step tasks (whose output goes through pipes to the
+//! [`cgroup`]: batch jobs get a memory limit and a CPU quota where the node has cgroups
+//! (v2, else the v1 `memory`/`cpu` hierarchies); an OOM kill ends the job OUT_OF_MEMORY.
+//!
+//! Not done yet: step tasks run outside the job's cgroups; no device cgroup; step tasks (whose output goes through pipes to the
 //! worker) do not survive a worker restart.
 
 pub mod agent;
 mod api;
+pub mod cgroup;
 pub mod error;
 pub mod gpu;
 pub mod launch;
@@ -73,6 +77,8 @@ pub struct WorkerConfig {
     pub gpu_stuck_after: Duration,
     /// Run jobs as their submitting users (default: when the worker runs as root).
     pub run_as_user: bool,
+    /// Limit jobs' memory and CPUs with cgroups where the node has them (default true).
+    pub cgroups: bool,
 }
 
 impl WorkerConfig {
@@ -95,6 +101,7 @@ impl WorkerConfig {
             checkpoint_root: None,
             gpu_stuck_after: Duration::from_secs(600),
             run_as_user: nix::unistd::geteuid().is_root(),
+            cgroups: true,
         }
     }
 }

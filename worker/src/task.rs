@@ -527,6 +527,7 @@ mod tests {
             client_exe: None,
             checkpoint_root: std::env::temp_dir().join("berth-task-test/checkpoints"),
             run_as_user: false,
+            cgroups: None,
         }
     }
 
