@@ -22,8 +22,8 @@ pub trait GpuBackend: Send + Sync {
     /// hold (the simulated backend makes those look busy; NVML measures). A GPU of the
     /// inventory missing from the samples is lost.
     fn sample(&self, busy: &[u32]) -> Vec<GpuSample>;
-    /// XID errors seen, as (GPU index, XID code). The simulated backend reports injected
-    /// ones; NVML's event stream is not read yet (none reported).
+    /// XID errors seen so far, as (GPU index, XID code): NVML's critical XID events, or
+    /// the simulated backend's injected ones.
     fn xid_errors(&self) -> Vec<(u32, u32)> {
         Vec::new()
     }
@@ -64,10 +64,59 @@ pub fn detect_backend_for_node(
     }
 }
 
-/// Real NVIDIA GPUs, read through NVML (`libnvidia-ml.so`).
+/// Real NVIDIA GPUs, read through NVML (`libnvidia-ml.so`). A background thread waits
+/// for critical XID events on every device and keeps them for [`GpuBackend::xid_errors`].
 #[derive(Debug)]
 pub struct NvmlBackend {
-    nvml: Nvml,
+    /// NVML lives as long as the process (the event thread borrows it).
+    nvml: &'static Nvml,
+    xids: std::sync::Arc<std::sync::Mutex<Vec<(u32, u32)>>>,
+}
+
+/// Waits for critical XID events on every device of `nvml` and records them as (index,
+/// code); stops when NVML cannot deliver events.
+fn watch_xids(nvml: &'static Nvml, xids: std::sync::Arc<std::sync::Mutex<Vec<(u32, u32)>>>) {
+    use nvml_wrapper::bitmasks::event::EventTypes;
+    use nvml_wrapper::enums::event::XidError;
+    use nvml_wrapper::error::NvmlError;
+    // One event set per device: a device that refuses events does not stop the others.
+    let mut sets = Vec::new();
+    for index in 0..nvml.device_count().unwrap_or(0) {
+        let (Ok(device), Ok(set)) = (nvml.device_by_index(index), nvml.create_event_set()) else {
+            continue;
+        };
+        match device.register_events(EventTypes::CRITICAL_XID_ERROR, set) {
+            Ok(set) => sets.push(set),
+            Err(err) => {
+                tracing::info!(gpu.index = index, error = %err.error, "XID events not available for this GPU")
+            }
+        }
+    }
+    if sets.is_empty() {
+        return;
+    }
+    loop {
+        for set in &sets {
+            match set.wait(200) {
+                Ok(event) => {
+                    let index = event.device.index().unwrap_or(u32::MAX);
+                    let code = match event.event_data {
+                        Some(XidError::Value(code)) => code as u32,
+                        _ => 0,
+                    };
+                    tracing::warn!(gpu.index = index, xid = code, "NVML reported an XID error");
+                    if let Ok(mut xids) = xids.lock() {
+                        xids.push((index, code));
+                    }
+                }
+                Err(NvmlError::Timeout) => {}
+                Err(err) => {
+                    tracing::warn!(error = %err, "NVML stopped delivering events; XID errors are no longer watched");
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl NvmlBackend {
@@ -81,7 +130,13 @@ impl NvmlBackend {
             action: "initialise",
             source,
         })?;
-        Ok(NvmlBackend { nvml })
+        let nvml: &'static Nvml = Box::leak(Box::new(nvml));
+        let xids = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let watched = xids.clone();
+        let _ = std::thread::Builder::new()
+            .name("nvml-xid".into())
+            .spawn(move || watch_xids(nvml, watched));
+        Ok(NvmlBackend { nvml, xids })
     }
 
     /// Each GPU's MIG mode: `Some(true)` when MIG is enabled now, `Some(false)` when
@@ -118,6 +173,13 @@ impl NvmlBackend {
 impl GpuBackend for NvmlBackend {
     fn kind(&self) -> &'static str {
         "nvml"
+    }
+
+    fn xid_errors(&self) -> Vec<(u32, u32)> {
+        self.xids
+            .lock()
+            .map(|xids| xids.clone())
+            .unwrap_or_default()
     }
 
     fn inventory(&self) -> Vec<GpuInfo> {
