@@ -33,8 +33,15 @@ async fn a_worker_killed_and_restarted_keeps_its_running_jobs() {
             &["--gres=gpu:1", "-t", "5", "-D", c.dir.to_str().unwrap()],
         )
         .await;
+    let stepping = c
+        .submit(
+            "#!/bin/bash\nsrun bash -c 'echo task-started; sleep 300'\necho srun_exit=$?\n",
+            &["--gres=gpu:1", "-t", "5"],
+        )
+        .await;
     wait_output(&c, finishing, "before").await;
     wait_output(&c, stopped, "long").await;
+    wait_output(&c, stepping, "task-started").await;
 
     c.kill9("node-1");
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -47,6 +54,18 @@ async fn a_worker_killed_and_restarted_keeps_its_running_jobs() {
     assert_eq!(job.exit_code, Some(4));
     assert_eq!(job.restart_count, 0);
     assert_eq!(c.output(finishing).await, "before\nafter\n");
+
+    // A step task cannot be followed across the restart (its output went through the
+    // old worker): it is stopped and reported, so srun and its job carry on.
+    let job = c.wait_ended(stepping, 60).await;
+    let out = c.output(stepping).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    assert!(out.contains("srun_exit=137"), "{out}");
+    let steps: berth_core::step::StepList = c.get(&format!("/v1/jobs/{stepping}/steps")).await;
+    assert_eq!(
+        steps.items[0].tasks[0].message.as_deref(),
+        Some("the worker restarted while the task ran; it was stopped")
+    );
 
     // The second is still supervised: a cancel stops it.
     assert_eq!(c.job(stopped).await.state, JobState::Running);

@@ -147,6 +147,16 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         let handle = agent.launcher.adopt(record);
         agent.running.insert(key, handle);
     }
+    // Step tasks cannot be followed across a restart: stopped and reported ended.
+    for lost in crate::task::lost_tasks(&agent.steps.settings) {
+        tracing::warn!(
+            job.id = lost.key.job_id,
+            step.id = lost.key.step_id,
+            task = lost.key.task_id,
+            "step task lost in the restart; stopped"
+        );
+        agent.steps.record(lost);
+    }
     let result = agent.sync_loop(&mut shutdown, &registration).await;
     for (_, job) in agent.running.drain() {
         job.abandon();

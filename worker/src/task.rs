@@ -285,6 +285,21 @@ impl TaskSupervisor {
         };
         let status_file = shepherd.as_ref().map(|(_, _, files)| files.status.clone());
         let group = Pid::from_raw(pid);
+        // A record lets a restarted worker stop the task and report it lost.
+        let record = TaskRecord {
+            key,
+            pid,
+            pid_start: crate::launch::process_start_ticks(pid),
+        };
+        let record_dir = task_record_dir(&self.settings, key);
+        let record_file = record_dir.join("task.json");
+        if std::fs::create_dir_all(&record_dir).is_ok() {
+            let _ = std::fs::remove_file(record_dir.join("reported"));
+            let _ = std::fs::write(
+                &record_file,
+                serde_json::to_string(&record).unwrap_or_default(),
+            );
+        }
         tracing::info!(pid, gpus = ?launch.gpus, "step task started");
         self.send(report(key, ReportKind::Started));
 
@@ -359,8 +374,65 @@ impl TaskSupervisor {
             signal = exited.signal,
             "step task exited"
         );
+        let _ = std::fs::write(record_dir.join("reported"), "");
         self.send(exited);
     }
+}
+
+/// What a restarted worker needs to stop a step task it lost track of.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct TaskRecord {
+    /// Which task.
+    pub key: StepTaskKey,
+    /// Its process group.
+    pub pid: i32,
+    /// Its start time in clock ticks since boot, against pid reuse.
+    pub pid_start: Option<u64>,
+}
+
+fn task_record_dir(settings: &LaunchSettings, key: StepTaskKey) -> PathBuf {
+    crate::launch::run_dir(settings, key.job_id, key.run)
+        .join("tasks")
+        .join(format!("{}.{}", key.step_id, key.task_id))
+}
+
+/// Step tasks a previous worker process left unreported: they cannot be followed again
+/// (their output went through pipes to that process), so each one still running is
+/// killed and all are reported ended, with a message saying why. Returns the reports.
+pub fn lost_tasks(settings: &LaunchSettings) -> Vec<StepTaskReport> {
+    let Ok(runs) = std::fs::read_dir(settings.state_dir.join("jobs")) else {
+        return Vec::new();
+    };
+    let mut reports = Vec::new();
+    for run in runs.flatten() {
+        let Ok(tasks) = std::fs::read_dir(run.path().join("tasks")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            if dir.join("reported").exists() {
+                continue;
+            }
+            let Some(record) = std::fs::read_to_string(dir.join("task.json"))
+                .ok()
+                .and_then(|text| serde_json::from_str::<TaskRecord>(&text).ok())
+            else {
+                continue;
+            };
+            if crate::launch::process_start_ticks(record.pid) == record.pid_start
+                && record.pid_start.is_some()
+            {
+                signal_group(Pid::from_raw(record.pid), Signal::SIGKILL);
+            }
+            let mut lost = report(record.key, ReportKind::Exited);
+            lost.signal = Some(9);
+            lost.message =
+                Some("the worker restarted while the task ran; it was stopped".to_string());
+            let _ = std::fs::write(dir.join("reported"), "");
+            reports.push(lost);
+        }
+    }
+    reports
 }
 
 /// Reads one of a task's pipes to its end, uploading what arrives in chunks that do not
