@@ -358,6 +358,82 @@ fn uuid_like() -> String {
     format!("{}_{:x}", std::process::id(), nanos & 0xffff_ffff_ffff)
 }
 
+/// SIGKILLs the process groups of processes whose command line mentions `dir` (job
+/// scripts under the cluster's state directories, their shepherds).
+fn kill_job_processes(dir: &Path) {
+    let needle = dir.to_string_lossy().into_owned();
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(&needle) {
+            continue;
+        }
+        let pgid = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                let (_, rest) = stat.rsplit_once(')')?;
+                rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+            });
+        let target = match pgid {
+            Some(pgid) if pgid > 1 && pgid != nix::unistd::getpgrp().as_raw() => -pgid,
+            _ => pid,
+        };
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(target),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Removes the (emptied) cgroups of this cluster's workers: their names start with the
+/// state directory's path, `/` as `_`.
+fn remove_job_cgroups(dir: &Path) {
+    let prefix: String = dir
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let prefix = prefix.trim_matches('_').to_string();
+    for root in [
+        "/sys/fs/cgroup/berth",
+        "/sys/fs/cgroup/memory/berth",
+        "/sys/fs/cgroup/cpu/berth",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                for _ in 0..20 {
+                    if std::fs::remove_dir(entry.path()).is_ok() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+}
+
 impl Drop for TestCluster {
     fn drop(&mut self) {
         for (_, child) in &mut self.children {
@@ -377,6 +453,10 @@ impl Drop for TestCluster {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // Jobs still running when the test ends outlive their workers (as on a real node);
+        // end them: every process group whose command names this cluster's directory.
+        kill_job_processes(&self.dir);
+        remove_job_cgroups(&self.dir);
         let base = self.base_url.clone();
         let db = self.db_name.clone();
         let _ = std::thread::spawn(move || {

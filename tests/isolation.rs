@@ -94,20 +94,23 @@ async fn memory_and_cpu_limits_come_from_cgroups_and_an_oom_kill_ends_out_of_mem
     let id = c
         .submit(
             "#!/bin/bash\n#SBATCH -c 2 --mem=256M -t 5\n\
-             grep -c 'berth/job_' /proc/self/cgroup | sed 's/^/in_job_groups=/'\n",
+             grep -c 'berth/.*job_' /proc/self/cgroup | sed 's/^/in_job_groups=/'\n\
+             srun bash -c \"grep -c 'berth/.*job_' /proc/self/cgroup | sed 's/^/task_in_job_groups=/'\"\n",
             &[],
         )
         .await;
     let job = c.wait_ended(id, 60).await;
     let out = c.output(id).await;
     assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
-    let groups: u32 = out
-        .trim()
-        .strip_prefix("in_job_groups=")
-        .unwrap_or_else(|| panic!("{out}"))
-        .parse()
-        .unwrap();
-    assert!(groups >= 1, "{out}");
+    for key in ["in_job_groups", "task_in_job_groups"] {
+        let groups: u32 = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key} in {out}"))
+            .parse()
+            .unwrap();
+        assert!(groups >= 1, "{out}");
+    }
 
     // Past its memory limit the kernel kills it: OUT_OF_MEMORY, not FAILED.
     let id = c

@@ -377,7 +377,16 @@ async fn desired_step_tasks(
             }
             _ => None,
         };
+        let (memory_limit_mib, cpu_limit) = match job::job_get(pool, row.job_id).await? {
+            Some(job_row) => (
+                memory_limit_mib(&job_row, &spec, row.job_gpus.len() as u64),
+                Some(cpus_on_node(&job_row, &spec)),
+            ),
+            None => (None, None),
+        };
         launches.push(StepTaskLaunch {
+            memory_limit_mib,
+            cpu_limit,
             warning_signal: warning_at.and(warning.map(|w| w.signal)),
             warning_at,
             user: row.job_user,

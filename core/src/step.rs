@@ -254,6 +254,13 @@ pub struct StepTaskLaunch {
     /// The job's user (whom a worker running as root runs the task as).
     #[serde(default)]
     pub user: String,
+    /// The job's memory limit on this node, MiB (its cgroup's, shared with the batch
+    /// shell on the batch node).
+    #[serde(default)]
+    pub memory_limit_mib: Option<u64>,
+    /// The job's CPUs on this node (its cgroup's quota).
+    #[serde(default)]
+    pub cpu_limit: Option<u32>,
 }
 
 /// What happened to a step task (in a sync request). Applied at most once per task and

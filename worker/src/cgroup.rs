@@ -2,7 +2,8 @@
 //! whether the kernel's OOM killer struck inside it (the job then ends OUT_OF_MEMORY).
 //!
 //! cgroup v2 is used when `/sys/fs/cgroup/cgroup.controllers` offers `memory` (and `cpu`):
-//! jobs go under `/sys/fs/cgroup/berth/job_{id}.{run}` with `memory.max`, `cpu.max`, and
+//! jobs go under `/sys/fs/cgroup/berth/{name}` (named after the worker's state directory
+//! and the run, see [`crate::launch::cgroup_name`]) with `memory.max`, `cpu.max`, and
 //! `memory.events`' `oom_kill` counter. On a v1 (or hybrid) host the `memory` and `cpu`
 //! hierarchies are used the same way (`memory.limit_in_bytes`, `cpu.cfs_quota_us`,
 //! `memory.oom_control`'s `oom_kill`). Without either, jobs run unconfined.
@@ -159,6 +160,18 @@ impl JobCgroup {
     pub fn remove(&self) {
         for dir in &self.dirs {
             let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    /// Removes the groups once empty, trying for up to 5 s while killed processes go;
+    /// groups that other processes of the job still use are left to them.
+    pub async fn remove_when_empty(&self) {
+        for _ in 0..50 {
+            self.remove();
+            if self.dirs.iter().all(|dir| !dir.exists()) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
 }

@@ -75,6 +75,25 @@ pub struct LaunchSettings {
     pub cgroups: Option<crate::cgroup::Hierarchy>,
 }
 
+/// The name of a job run's cgroup under `berth/`: this worker's state directory (so two
+/// workers on one machine never share a group) and the run, `{state_dir}.job_{id}.{run}`
+/// with `/` and other odd characters as `_` (`var_lib_berth_worker.job_12.0`).
+pub fn cgroup_name(settings: &LaunchSettings, job_id: i64, run: u32) -> String {
+    let dir: String = settings
+        .state_dir
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}.job_{job_id}.{run}", dir.trim_matches('_'))
+}
+
 /// The account a job runs as, when the worker switches users.
 #[derive(Debug, Clone)]
 pub struct JobUser {
@@ -728,9 +747,9 @@ impl Supervisor {
         exited.at = ended_at;
         exited.timed_out = timed_out;
         exited.cancelled = cancelled;
-        if let Some(group) = &record.cgroup {
+        if let Some(group) = record.cgroup.clone() {
             exited.out_of_memory = group.oom_killed();
-            group.remove();
+            tokio::spawn(async move { group.remove_when_empty().await });
         }
         match status {
             Ok(status) => {
@@ -1022,7 +1041,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     };
     let cgroup = match (&settings.cgroups, &settings.client_exe) {
         (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
-            let name = format!("job_{}.{}", assignment.job_id, assignment.run);
+            let name = cgroup_name(settings, assignment.job_id, assignment.run);
             match hierarchy.create(&name, limits) {
                 Ok(group) => Some(group),
                 Err(err) => {

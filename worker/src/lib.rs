@@ -27,7 +27,10 @@
 //! [`cgroup`]: batch jobs get a memory limit and a CPU quota where the node has cgroups
 //! (v2, else the v1 `memory`/`cpu` hierarchies); an OOM kill ends the job OUT_OF_MEMORY.
 //!
-//! Not done yet: step tasks run outside the job's cgroups; no device cgroup; step tasks
+//! Step tasks join the job's cgroups on their node (made there when the batch shell runs
+//! elsewhere).
+//!
+//! Not done yet: no device cgroup; step tasks
 //! (whose output goes through pipes to the worker) do not survive a worker restart: the
 //! restarted worker stops them and reports them ended.
 

@@ -198,19 +198,37 @@ impl TaskSupervisor {
         let task_dir = crate::launch::run_dir(&self.settings, key.job_id, key.run)
             .join("tasks")
             .join(format!("{}.{}", key.step_id, key.task_id));
-        let shepherd = match (&user, &self.settings.client_exe) {
-            (Some(user), Some(exe)) => {
+        // The job's cgroups on this node (made here when the batch shell is elsewhere).
+        let limits = crate::cgroup::Limits {
+            memory_mib: launch.memory_limit_mib,
+            cpus: launch.cpu_limit,
+        };
+        let cgroup = match (&self.settings.cgroups, &self.settings.client_exe) {
+            (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
+                let name = crate::launch::cgroup_name(&self.settings, key.job_id, key.run);
+                match hierarchy.create(&name, limits) {
+                    Ok(group) => Some(group),
+                    Err(err) => {
+                        tracing::warn!(error = %err, "could not make the job's cgroup; running the task without limits");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        let shepherd = match &self.settings.client_exe {
+            Some(exe) if user.is_some() || cgroup.is_some() => {
                 if let Err(err) = std::fs::create_dir_all(&task_dir) {
                     return self
                         .launch_failed(key, format!("creating {}: {err}", task_dir.display()));
                 }
-                if let Err(err) = crate::launch::give_to(&task_dir, Some(user)) {
+                if let Err(err) = crate::launch::give_to(&task_dir, user.as_ref()) {
                     return self.launch_failed(key, err.chain());
                 }
                 let files = crate::launch::RunFiles::new(&task_dir);
                 let _ = std::fs::remove_file(&files.status);
                 let _ = std::fs::remove_file(&files.pid);
-                Some((exe.clone(), user.name.clone(), files))
+                Some((exe.clone(), user.as_ref().map(|u| u.name.clone()), files))
             }
             _ => None,
         };
@@ -223,11 +241,14 @@ impl TaskSupervisor {
                     .arg("--status")
                     .arg(&files.status)
                     .arg("--pid-file")
-                    .arg(&files.pid)
-                    .arg("--user")
-                    .arg(name)
-                    .arg("--")
-                    .arg("/bin/sh");
+                    .arg(&files.pid);
+                if let Some(name) = name {
+                    command.arg("--user").arg(name);
+                }
+                for dir in cgroup.iter().flat_map(|group| &group.dirs) {
+                    command.arg("--cgroup").arg(dir);
+                }
+                command.arg("--").arg("/bin/sh");
                 command
             }
             None => {
@@ -374,6 +395,11 @@ impl TaskSupervisor {
             signal = exited.signal,
             "step task exited"
         );
+        if let Some(group) = cgroup {
+            // The last one out removes it (it stays while the batch shell or other tasks
+            // are inside).
+            tokio::spawn(async move { group.remove_when_empty().await });
+        }
         let _ = std::fs::write(record_dir.join("reported"), "");
         self.send(exited);
     }
@@ -633,6 +659,8 @@ mod tests {
             warning_signal: None,
             warning_at: None,
             user: "alice".into(),
+            memory_limit_mib: None,
+            cpu_limit: None,
         }
     }
 
