@@ -121,3 +121,33 @@ async fn signal_without_b_warns_every_task_and_names_the_time_limit() {
     assert!(!out.contains("batch got USR1"), "not B: {out}");
     assert!(out.contains("srun_exit=0"), "{out}");
 }
+
+/// Scenario S6: the TIMEOUT decision is recorded (a `time_limit` event) before the job is
+/// signalled, so a script that exits 0 on SIGTERM still ends TIMEOUT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeout_is_recorded_before_the_first_signal() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let id = c
+        .submit(
+            "#!/bin/bash\n#SBATCH --time=0:02\ntrap 'echo got TERM; exit 0' TERM\nsleep 300 & wait\n",
+            &[],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(job.state, JobState::Timeout, "{job:?}");
+    assert_eq!(job.exit_code, Some(0));
+    assert!(c.output(id).await.contains("got TERM"));
+    let db = c.db().await;
+    let kinds: Vec<String> = sqlx::query_scalar(
+        "SELECT kind FROM job_events WHERE job_id = $1 AND kind IN ('time_limit', 'exited') ORDER BY id",
+    )
+    .bind(id)
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert_eq!(kinds, ["time_limit", "exited"]);
+}

@@ -115,6 +115,15 @@ pub async fn apply_report(
     )
     .await?;
     if first && report.kind != ReportKind::Started && current.restart_count == run {
+        // The TIMEOUT decision recorded before the first signal holds, whatever signal
+        // ended the script and whatever the report says.
+        let mut report = report.clone();
+        if report.kind == ReportKind::Exited
+            && job::job_event_exists(&mut *tx, report.job_id, run, "time_limit").await?
+        {
+            report.timed_out = true;
+        }
+        let report = &report;
         let state = end_state(report);
         let reason = match report.kind {
             ReportKind::LaunchFailed => Some(format!(
@@ -176,6 +185,43 @@ fn memory_limit_mib(job: &JobRow, spec: &berth_core::spec::JobSpec, gpus: u64) -
     }
     spec.mem_per_cpu_mib
         .map(|per_cpu| per_cpu * u64::from(cpus_on_node(job, spec)))
+}
+
+/// Records that the node's job runs in `req.time_limits` reached their time limit (once
+/// per run, only for a run still current and RUNNING): their end state is TIMEOUT.
+///
+/// # Errors
+/// 400 for an out-of-range run; 503 when the database is unreachable.
+pub async fn record_time_limits(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<(), ApiError> {
+    for expired in &req.time_limits {
+        let run = i32::try_from(expired.run)
+            .map_err(|_| ApiError::bad_field("time_limits.run", "too large"))?;
+        let mut tx = pool.begin().await.map_err(DbError::from)?;
+        let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
+            continue;
+        };
+        if current.restart_count == run
+            && current.state == "RUNNING"
+            && !job::job_event_exists(&mut *tx, expired.job_id, run, "time_limit").await?
+        {
+            job::job_event_insert(
+                &mut *tx,
+                expired.job_id,
+                "time_limit",
+                run,
+                Some(&node_row.name),
+                serde_json::json!({ "time_limit": current.time_limit }),
+            )
+            .await?;
+            tracing::info!(job.id = expired.job_id, job.run = run, node.name = %node_row.name, "time limit reached; TIMEOUT recorded");
+        }
+        tx.commit().await.map_err(DbError::from)?;
+    }
+    Ok(())
 }
 
 /// How long a job's token stays valid: its time limit plus a day, or 30 days when it

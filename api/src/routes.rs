@@ -408,6 +408,7 @@ pub async fn node_sync(
     let node_row = node::node_get_by_name(&state.pool, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("node {name} is not registered")))?;
+    node_sync::record_time_limits(&state.pool, &node_row, &req).await?;
     for report in &req.reports {
         node_sync::apply_report(&state.pool, &node_row, report).await?;
     }

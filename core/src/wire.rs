@@ -368,6 +368,11 @@ pub struct SyncRequest {
     /// GPU faults seen since the last acknowledged sync; each drains the node.
     #[serde(default)]
     pub gpu_faults: Vec<crate::stats::GpuFault>,
+    /// Job runs that reached their time limit: the api records the TIMEOUT decision, and
+    /// the worker signals them only once this sync is answered (or after a few seconds
+    /// without an answer).
+    #[serde(default)]
+    pub time_limits: Vec<RunningJob>,
 }
 
 /// A batch script the node must run.

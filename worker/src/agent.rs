@@ -111,7 +111,9 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
     };
     tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, "job isolation");
     let uploader = OutputUploader::from_client(client.clone());
-    let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx);
+    let (limits_tx, time_limits) = mpsc::unbounded_channel();
+    let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx)
+        .with_time_limit_notices(limits_tx);
     let mut agent = Agent {
         config,
         client,
@@ -121,6 +123,8 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         running: HashMap::new(),
         finished: HashMap::new(),
         pending: Vec::new(),
+        time_limits,
+        pending_limits: Vec::new(),
         health: Health {
             registered: registration.gpus.iter().map(|g| g.index).collect(),
             ..Health::default()
@@ -235,6 +239,10 @@ struct Agent {
     steps: StepTasks,
     /// GPU fault detection.
     health: Health,
+    /// Runs at their time limit, announced by their supervisors…
+    time_limits: mpsc::UnboundedReceiver<crate::launch::TimeLimitNotice>,
+    /// … and not yet acknowledged by the api.
+    pending_limits: Vec<crate::launch::TimeLimitNotice>,
 }
 
 /// GPU faults found from samples: XID errors, GPUs missing from the samples (lost), and
@@ -370,6 +378,7 @@ enum Step {
     Answer(Result<SyncResponse, WorkerError>),
     Report(JobReport),
     TaskReport(StepTaskReport),
+    TimeLimit(crate::launch::TimeLimitNotice),
 }
 
 impl Agent {
@@ -387,7 +396,11 @@ impl Agent {
             while let Ok(report) = self.steps.reports.try_recv() {
                 self.steps.record(report);
             }
+            while let Ok(notice) = self.time_limits.try_recv() {
+                self.pending_limits.push(notice);
+            }
             let request = self.request();
+            let carried_limits = request.time_limits.len();
             let carried = request.reports.len();
             let carried_faults = request.gpu_faults.len();
             let carried_steps = request.step_reports.len();
@@ -412,6 +425,7 @@ impl Agent {
                     result = sync => Step::Answer(result),
                     Some(report) = self.reports.recv() => Step::Report(report),
                     Some(report) = self.steps.reports.recv() => Step::TaskReport(report),
+                    Some(notice) = self.time_limits.recv() => Step::TimeLimit(notice),
                 }
             };
             match step {
@@ -421,11 +435,15 @@ impl Agent {
                     self.record(report);
                 }
                 Step::TaskReport(report) => self.steps.record(report),
+                Step::TimeLimit(notice) => self.pending_limits.push(notice),
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
                     self.pending.drain(..carried);
                     self.steps.pending.drain(..carried_steps);
                     self.health.pending.drain(..carried_faults);
+                    for (_, ack) in self.pending_limits.drain(..carried_limits) {
+                        let _ = ack.send(());
+                    }
                     self.steps.apply(&response, &steps_acked_before);
                     self.apply(response, &acked_before);
                 }
@@ -494,9 +512,18 @@ impl Agent {
             running,
             samples,
             gpu_faults: self.health.pending.clone(),
+            time_limits: self
+                .pending_limits
+                .iter()
+                .map(|((job_id, run), _)| RunningJob {
+                    job_id: *job_id,
+                    run: *run,
+                })
+                .collect(),
             wait_seconds: if self.pending.is_empty()
                 && self.steps.pending.is_empty()
                 && self.health.pending.is_empty()
+                && self.pending_limits.is_empty()
             {
                 self.config.poll_wait_seconds.min(60)
             } else {

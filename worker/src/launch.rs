@@ -203,7 +203,16 @@ pub struct Launcher {
     settings: Arc<LaunchSettings>,
     uploader: Option<OutputUploader>,
     reports: mpsc::UnboundedSender<JobReport>,
+    time_limits: Option<mpsc::UnboundedSender<TimeLimitNotice>>,
 }
+
+/// A run that reached its time limit (job id, run), and the sender to fire once the api
+/// has recorded it (the worker then signals the job).
+pub type TimeLimitNotice = ((i64, u32), oneshot::Sender<()>);
+
+/// How long a run at its time limit waits for the api to record the TIMEOUT before it is
+/// signalled anyway (the worker's own `ending` file and exit report still say TIMEOUT).
+pub const TIME_LIMIT_RECORD_WAIT: Duration = Duration::from_secs(5);
 
 /// A launched job run: its key, its GPUs, and the means to cancel it.
 #[derive(Debug)]
@@ -262,7 +271,18 @@ impl Launcher {
             settings: Arc::new(settings),
             uploader,
             reports,
+            time_limits: None,
         }
+    }
+
+    /// Runs at their time limit are announced on `notices` and signalled once the
+    /// announcement is acknowledged (or after [`TIME_LIMIT_RECORD_WAIT`]).
+    pub fn with_time_limit_notices(
+        mut self,
+        notices: mpsc::UnboundedSender<TimeLimitNotice>,
+    ) -> Self {
+        self.time_limits = Some(notices);
+        self
     }
 
     /// Supervises again a run that a previous worker process started (found by
@@ -283,6 +303,7 @@ impl Launcher {
             uploader: self.uploader.clone(),
             reports: self.reports.clone(),
             cancel: cancel.clone(),
+            time_limits: self.time_limits.clone(),
         };
         let task = tokio::spawn(supervisor.adopt(record).instrument(span));
         JobHandle {
@@ -312,6 +333,7 @@ impl Launcher {
             uploader: self.uploader.clone(),
             reports: self.reports.clone(),
             cancel: cancel.clone(),
+            time_limits: self.time_limits.clone(),
         };
         let task = tokio::spawn(supervisor.supervise(assignment).instrument(span));
         JobHandle {
@@ -336,6 +358,7 @@ struct Supervisor {
     uploader: Option<OutputUploader>,
     reports: mpsc::UnboundedSender<JobReport>,
     cancel: Arc<Notify>,
+    time_limits: Option<mpsc::UnboundedSender<TimeLimitNotice>>,
 }
 
 /// A job ready to spawn.
@@ -858,6 +881,19 @@ impl Supervisor {
         let why = if timed_out { "time_limit" } else { "cancelled" };
         if let Err(err) = std::fs::write(&files.ending, why) {
             tracing::debug!(error = %err, "could not record the ending");
+        }
+        if let (true, Some(notices)) = (timed_out, &self.time_limits) {
+            // The api records the TIMEOUT decision before the first signal.
+            let (ack, acked) = oneshot::channel();
+            if notices
+                .send(((assignment.job_id, assignment.run), ack))
+                .is_ok()
+                && tokio::time::timeout(TIME_LIMIT_RECORD_WAIT, acked)
+                    .await
+                    .is_err()
+            {
+                tracing::warn!("the api did not confirm the time limit in time; signalling anyway");
+            }
         }
         signal_group(group, Signal::SIGTERM);
         let status = tokio::select! {
