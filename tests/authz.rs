@@ -56,6 +56,7 @@ fn jwt(secret: &str, sub: &str, role: Role, aud: &str, exp_offset: i64) -> Strin
         aud: aud.into(),
         iat: now,
         exp: now + exp_offset,
+        job_id: None,
     };
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),

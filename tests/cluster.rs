@@ -58,6 +58,10 @@ pub struct TestCluster {
     commands: Vec<(String, Vec<String>)>,
     /// Every api replica's URL, in start order.
     pub api_urls: Vec<String>,
+    worker_args: Vec<String>,
+    gpus: String,
+    ca_file: Option<PathBuf>,
+    poll_wait: Option<u32>,
     pub http: reqwest::Client,
 }
 
@@ -99,12 +103,18 @@ pub fn berth_bin() -> &'static str {
 
 impl TestCluster {
     pub async fn start(options: Options) -> TestCluster {
-        Self::start_with_api_config(options, TEST_API_CONFIG).await
+        Self::start_custom(options, TEST_API_CONFIG, None, &[]).await
     }
 
     /// Starts a cluster whose api reads `api_config` as its `[api]` section.
     pub async fn start_with_api_config(options: Options, api_config: &str) -> TestCluster {
-        Self::start_custom(options, api_config, None).await
+        Self::start_custom(options, api_config, None, &[]).await
+    }
+
+    /// Like [`TestCluster::start`], with extra arguments for every `berth worker`
+    /// (`--gpu-stuck-seconds 1`).
+    pub async fn start_with_worker_args(options: Options, worker_args: &[&str]) -> TestCluster {
+        Self::start_custom(options, TEST_API_CONFIG, None, worker_args).await
     }
 
     /// Starts a cluster whose api reads `api_config` as its `[api]` section; with
@@ -114,6 +124,7 @@ impl TestCluster {
         options: Options,
         api_config: &str,
         ca_file: Option<&Path>,
+        worker_args: &[&str],
     ) -> TestCluster {
         let base_url = options.server_url.clone().unwrap_or_else(base_database_url);
         let db_name = format!("berth_e2e_{}", uuid_like());
@@ -158,6 +169,10 @@ impl TestCluster {
             commands: Vec::new(),
             api_urls: vec![url.clone()],
             http: http.build().unwrap(),
+            worker_args: Vec::new(),
+            gpus: String::new(),
+            ca_file: None,
+            poll_wait: None,
         };
         cluster.spawn(
             "api",
@@ -200,38 +215,68 @@ impl TestCluster {
                 ],
             );
         }
-        let node_token = berth_api::mint_token(SECRET, "node:*", Role::Node, 3600);
+        cluster.worker_args = worker_args.iter().map(|a| a.to_string()).collect();
+        cluster.gpus = options.gpus.to_string();
+        cluster.ca_file = ca_file.map(Path::to_path_buf);
+        cluster.poll_wait = options.poll_wait;
         for i in 1..=options.workers {
-            let name = format!("node-{i}");
-            let state = dir.join(&name);
-            let api = cluster.api_urls[(i - 1) % cluster.api_urls.len()].clone();
-            let poll_wait = options.poll_wait.map(|p| p.to_string());
-            let mut args: Vec<&str> = Vec::new();
-            if let Some(ca) = ca_file {
-                args.extend(["--ca-file", ca.to_str().unwrap()]);
-            }
-            args.extend([
-                "worker",
-                "--api",
-                &api,
-                "--token",
-                &node_token,
-                "--name",
-                &name,
-                "--simulate-gpus",
-                options.gpus,
-                "--state-dir",
-                state.to_str().unwrap(),
-                "--kill-wait",
-                "2",
-            ]);
-            if let Some(p) = &poll_wait {
-                args.extend(["--poll-wait", p]);
-            }
-            cluster.spawn(&name, &args);
+            cluster.start_worker(&format!("node-{i}"));
         }
         cluster.wait_nodes(options.workers).await;
         cluster
+    }
+
+    /// Starts (or starts again) worker `name` (`node-1`) with its state directory
+    /// `{dir}/{name}`; its log is appended to `{name}.log`.
+    pub fn start_worker(&mut self, name: &str) {
+        let node_token = berth_api::mint_token(SECRET, "node:*", Role::Node, 3600);
+        let state = self.dir.join(name);
+        let gpus = self.gpus.clone();
+        let index: usize = name
+            .rsplit('-')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1);
+        let api = self.api_urls[(index.max(1) - 1) % self.api_urls.len()].clone();
+        let mut args = Vec::new();
+        if let Some(ca) = &self.ca_file {
+            args.extend(["--ca-file".to_string(), ca.to_str().unwrap().to_string()]);
+        }
+        args.extend([
+            "worker".to_string(),
+            "--api".to_string(),
+            api,
+            "--token".to_string(),
+            node_token,
+            "--name".to_string(),
+            name.to_string(),
+            "--simulate-gpus".to_string(),
+            gpus,
+            "--state-dir".to_string(),
+            state.to_str().unwrap().to_string(),
+            "--kill-wait".to_string(),
+            "2".to_string(),
+        ]);
+        if let Some(p) = self.poll_wait {
+            args.extend(["--poll-wait".to_string(), p.to_string()]);
+        }
+        // Test jobs are submitted as users this machine does not have: run them as the
+        // worker's user unless a test asks otherwise.
+        if !self.worker_args.iter().any(|a| a == "--run-as") {
+            args.extend(["--run-as".to_string(), "worker".to_string()]);
+        }
+        args.extend(self.worker_args.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.spawn(name, &args);
+    }
+
+    /// Kills component `name` with SIGKILL (no chance to clean up) and waits for it.
+    pub fn kill9(&mut self, name: &str) {
+        if let Some(i) = self.children.iter().position(|(n, _)| n == name) {
+            let (_, mut child) = self.children.remove(i);
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     fn spawn(&mut self, name: &str, args: &[&str]) {
@@ -519,6 +564,82 @@ fn uuid_like() -> String {
     format!("{}_{:x}", std::process::id(), nanos & 0xffff_ffff_ffff)
 }
 
+/// SIGKILLs the process groups of processes whose command line mentions `dir` (job
+/// scripts under the cluster's state directories, their shepherds).
+fn kill_job_processes(dir: &Path) {
+    let needle = dir.to_string_lossy().into_owned();
+    let me = std::process::id() as i32;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(&needle) {
+            continue;
+        }
+        let pgid = std::fs::read_to_string(entry.path().join("stat"))
+            .ok()
+            .and_then(|stat| {
+                let (_, rest) = stat.rsplit_once(')')?;
+                rest.split_whitespace().nth(2)?.parse::<i32>().ok()
+            });
+        let target = match pgid {
+            Some(pgid) if pgid > 1 && pgid != nix::unistd::getpgrp().as_raw() => -pgid,
+            _ => pid,
+        };
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(target),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+/// Removes the (emptied) cgroups of this cluster's workers: their names start with the
+/// state directory's path, `/` as `_`.
+fn remove_job_cgroups(dir: &Path) {
+    let prefix: String = dir
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let prefix = prefix.trim_matches('_').to_string();
+    for root in [
+        "/sys/fs/cgroup/berth",
+        "/sys/fs/cgroup/memory/berth",
+        "/sys/fs/cgroup/cpu/berth",
+    ] {
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                for _ in 0..20 {
+                    if std::fs::remove_dir(entry.path()).is_ok() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            }
+        }
+    }
+}
+
 impl Drop for TestCluster {
     fn drop(&mut self) {
         for (_, child) in &mut self.children {
@@ -538,6 +659,10 @@ impl Drop for TestCluster {
             let _ = child.kill();
             let _ = child.wait();
         }
+        // Jobs still running when the test ends outlive their workers (as on a real node);
+        // end them: every process group whose command names this cluster's directory.
+        kill_job_processes(&self.dir);
+        remove_job_cgroups(&self.dir);
         let base = self.base_url.clone();
         let db = self.db_name.clone();
         let _ = std::thread::spawn(move || {

@@ -38,6 +38,7 @@ async fn api_serves_https_that_workers_and_the_cli_verify_with_a_custom_ca() {
         },
         &config,
         Some(&ca_file),
+        &[],
     )
     .await;
     assert!(c.url.starts_with("https://"));

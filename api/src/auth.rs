@@ -43,6 +43,8 @@ pub struct Caller {
     pub token_id: Option<i64>,
     /// The API token's scope, when the caller used one.
     pub scope: Option<TokenScope>,
+    /// For a job-scoped token (the one a job receives as `BERTH_TOKEN`): its job.
+    pub job_id: Option<i64>,
 }
 
 impl Caller {
@@ -90,6 +92,25 @@ impl Caller {
         }
     }
 
+    /// Refuses a job-scoped token acting on another job than its own (as 404, the job is
+    /// invisible to it).
+    pub fn require_job(&self, id: i64) -> Result<(), ApiError> {
+        match self.job_id {
+            Some(own) if own != id => Err(ApiError::NotFound(format!("no job {id}"))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Refuses job-scoped tokens (routes a job has no business calling).
+    pub fn require_unscoped(&self) -> Result<(), ApiError> {
+        if self.job_id.is_some() {
+            return Err(ApiError::Forbidden(
+                "a job's token may only act on its own job and submit jobs".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Allows node tokens (and admins) on the node routes; a node token names its node
     /// (`node:<name>`) or any node (`node:*`).
     ///
@@ -134,6 +155,8 @@ impl Caller {
 pub struct Keys {
     hs256: Option<DecodingKey>,
     asymmetric: Option<(Algorithm, DecodingKey)>,
+    /// The HS256 secret, kept to mint job-scoped tokens.
+    secret: Option<std::sync::Arc<str>>,
 }
 
 fn berth_validation(alg: Algorithm) -> Validation {
@@ -153,6 +176,7 @@ impl Keys {
         Keys {
             hs256: Some(DecodingKey::from_secret(secret.as_bytes())),
             asymmetric: None,
+            secret: Some(secret.into()),
         }
     }
 
@@ -174,6 +198,14 @@ impl Keys {
     /// Whether any key is configured.
     pub fn is_empty(&self) -> bool {
         self.hs256.is_none() && self.asymmetric.is_none()
+    }
+
+    /// Mints a token scoped to job `job_id` of `user` (see [`mint_job_token`]); `None`
+    /// when no HS256 secret is configured.
+    pub fn mint_job_token(&self, user: &str, job_id: i64, ttl_seconds: i64) -> Option<String> {
+        self.secret
+            .as_deref()
+            .map(|secret| mint_job_token(secret, user, job_id, ttl_seconds))
     }
 
     /// Verifies a token.
@@ -229,6 +261,7 @@ pub fn mint_token_with_key(
         aud: AUDIENCE.to_string(),
         iat: now,
         exp: now + ttl_seconds,
+        job_id: None,
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(|e| e.to_string())
 }
@@ -236,6 +269,16 @@ pub fn mint_token_with_key(
 /// Mints a token signed with the HS256 `secret` for `sub` with `role`, valid for
 /// `ttl_seconds` from now.
 pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> String {
+    mint(secret, sub, role, ttl_seconds, None)
+}
+
+/// Mints the token a running job receives (`BERTH_TOKEN`): user role for the job's
+/// `user`, scoped to `job_id`, valid for `ttl_seconds`.
+pub fn mint_job_token(secret: &str, user: &str, job_id: i64, ttl_seconds: i64) -> String {
+    mint(secret, user, Role::User, ttl_seconds, Some(job_id))
+}
+
+fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job_id: Option<i64>) -> String {
     let now = chrono::Utc::now().timestamp();
     let claims = Claims {
         sub: sub.to_string(),
@@ -244,6 +287,7 @@ pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> Stri
         aud: AUDIENCE.to_string(),
         iat: now,
         exp: now + ttl_seconds,
+        job_id,
     };
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -305,6 +349,7 @@ async fn api_token_caller(state: &AppState, token: &str) -> Result<Caller, ApiEr
         role,
         token_id: Some(row.id),
         scope: TokenScope::parse(&row.scope),
+        job_id: None,
     })
 }
 
@@ -341,6 +386,7 @@ impl FromRequestParts<AppState> for Caller {
                 role: Role::Node,
                 token_id: None,
                 scope: None,
+                job_id: None,
             }
         } else if token.starts_with(BOOTSTRAP_TOKEN_PREFIX) {
             return Err(ApiError::Unauthorized(
@@ -365,6 +411,7 @@ impl FromRequestParts<AppState> for Caller {
                     .unwrap_or(Role::User),
                 token_id: None,
                 scope: None,
+                job_id: None,
             }
         } else {
             let claims = state.keys.verify(token)?;
@@ -373,6 +420,7 @@ impl FromRequestParts<AppState> for Caller {
                 role: claims.role,
                 token_id: None,
                 scope: None,
+                job_id: claims.job_id,
             }
         };
         if let Some(slot) = parts.extensions.get::<AuditSlot>() {

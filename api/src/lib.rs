@@ -5,6 +5,9 @@
 //!   routes, `/healthz`, `/readyz`);
 //! * [`job_control`]: hold, release and update of pending jobs;
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
+//! * [`requeue`]: `scontrol requeue`;
+//! * [`stats`]: GPU usage per job;
+//! * [`steps`]: job steps (`srun` inside an allocation) and their output;
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
 //! * [`auth`]: bearer JWT and API-token verification, JWT minting, the caller's rights;
 //! * [`identity`]: users, accounts and memberships;
@@ -28,7 +31,10 @@ pub mod node_credentials;
 pub mod node_sync;
 pub mod oidc;
 pub mod openapi;
+pub mod requeue;
 pub mod routes;
+pub mod stats;
+pub mod steps;
 pub mod submit;
 pub mod tls;
 pub mod tokens;
@@ -153,9 +159,20 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/jobs/{id}/release", post(job_control::job_release))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
+        .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
+        .route("/v1/jobs/{id}/stats", get(stats::job_stats))
         .route(
             "/v1/jobs/{id}/output",
             get(routes::job_output).post(routes::job_output_upload),
+        )
+        .route(
+            "/v1/jobs/{id}/steps",
+            post(steps::step_create).get(steps::step_list),
+        )
+        .route("/v1/jobs/{id}/steps/{step}", get(steps::step_get))
+        .route(
+            "/v1/jobs/{id}/steps/{step}/output",
+            get(steps::step_output).post(steps::step_output_upload),
         )
         .route("/v1/nodes", get(routes::node_list))
         .route("/v1/nodes/register", post(routes::node_register))

@@ -137,6 +137,7 @@ pub async fn node_join(
                 role: Role::Node,
                 token_id: None,
                 scope: None,
+                job_id: None,
             });
         }
     }

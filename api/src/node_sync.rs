@@ -1,14 +1,16 @@
 //! The worker protocol: registration, the long-poll sync (heartbeat, reports, samples in;
 //! assignments and cancellations out) and applying job reports exactly once.
 
+use crate::auth::Keys;
 use crate::error::ApiError;
 use berth_core::state::JobState;
+use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{
     Assignment, Cancellation, JobReport, NodeRegister, ReportKind, SyncRequest, SyncResponse,
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
-use berth_db::{allocation, job, node, notify, DbError, Pool};
+use berth_db::{allocation, job, node, notify, step, DbError, Pool};
 use std::collections::{BTreeMap, HashSet};
 
 /// The longest a sync may be held, seconds.
@@ -72,6 +74,8 @@ pub fn end_state(report: &JobReport) -> JobState {
         JobState::Timeout
     } else if report.cancelled {
         JobState::Cancelled
+    } else if report.out_of_memory {
+        JobState::OutOfMemory
     } else if report.exit_code == Some(0) && report.signal.is_none() {
         JobState::Completed
     } else {
@@ -111,6 +115,15 @@ pub async fn apply_report(
     )
     .await?;
     if first && report.kind != ReportKind::Started && current.restart_count == run {
+        // The TIMEOUT decision recorded before the first signal holds, whatever signal
+        // ended the script and whatever the report says.
+        let mut report = report.clone();
+        if report.kind == ReportKind::Exited
+            && job::job_event_exists(&mut *tx, report.job_id, run, "time_limit").await?
+        {
+            report.timed_out = true;
+        }
+        let report = &report;
         let state = end_state(report);
         let reason = match report.kind {
             ReportKind::LaunchFailed => Some(format!(
@@ -131,14 +144,93 @@ pub async fn apply_report(
         )
         .await?;
         allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
+        step::step_end_all_for_job_in_tx(&mut tx, report.job_id, run).await?;
         notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+        // The job's other nodes stop its step tasks.
+        for a in allocation::allocation_list_for_jobs(&mut *tx, &[report.job_id]).await? {
+            if a.node_name != node_row.name {
+                notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+            }
+        }
         tracing::info!(job.id = report.job_id, node.name = %node_row.name, state = %state, "job ended");
+    } else if first && report.kind != ReportKind::Started && current.restart_count != run {
+        // A run left behind by a requeue is gone: its GPUs are free for the next run.
+        allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
+        step::step_end_all_for_job_in_tx(&mut tx, report.job_id, run).await?;
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+        tracing::info!(job.id = report.job_id, job.run = run, node.name = %node_row.name, "earlier run ended");
     }
     tx.commit().await.map_err(DbError::from)?;
     Ok(())
 }
 
-fn assignment(job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignment {
+/// CPUs the job uses on one node: `--cpus-per-task` × its tasks per node
+/// (`--ntasks-per-node`, else its tasks spread evenly).
+fn cpus_on_node(job: &JobRow, spec: &berth_core::spec::JobSpec) -> u32 {
+    let nodes = job.num_nodes.max(1) as u32;
+    let tasks = spec
+        .ntasks_per_node
+        .unwrap_or_else(|| (job.num_tasks.max(1) as u32).div_ceil(nodes));
+    (job.cpus_per_task.max(1) as u32).saturating_mul(tasks.max(1))
+}
+
+/// The job's memory on one node, MiB: `--mem` (0 means the whole node: no limit), else
+/// `--mem-per-gpu` × its GPUs there, else `--mem-per-cpu` × its CPUs there.
+fn memory_limit_mib(job: &JobRow, spec: &berth_core::spec::JobSpec, gpus: u64) -> Option<u64> {
+    if let Some(mem) = job.mem_mib.or(spec.mem_mib.map(|m| m as i64)) {
+        return (mem > 0).then_some(mem as u64);
+    }
+    if let (Some(per_gpu), true) = (spec.mem_per_gpu_mib, gpus > 0) {
+        return Some(per_gpu * gpus);
+    }
+    spec.mem_per_cpu_mib
+        .map(|per_cpu| per_cpu * u64::from(cpus_on_node(job, spec)))
+}
+
+/// Records that the node's job runs in `req.time_limits` reached their time limit (once
+/// per run, only for a run still current and RUNNING): their end state is TIMEOUT.
+///
+/// # Errors
+/// 400 for an out-of-range run; 503 when the database is unreachable.
+pub async fn record_time_limits(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<(), ApiError> {
+    for expired in &req.time_limits {
+        let run = i32::try_from(expired.run)
+            .map_err(|_| ApiError::bad_field("time_limits.run", "too large"))?;
+        let mut tx = pool.begin().await.map_err(DbError::from)?;
+        let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
+            continue;
+        };
+        if current.restart_count == run
+            && current.state == "RUNNING"
+            && !job::job_event_exists(&mut *tx, expired.job_id, run, "time_limit").await?
+        {
+            job::job_event_insert(
+                &mut *tx,
+                expired.job_id,
+                "time_limit",
+                run,
+                Some(&node_row.name),
+                serde_json::json!({ "time_limit": current.time_limit }),
+            )
+            .await?;
+            tracing::info!(job.id = expired.job_id, job.run = run, node.name = %node_row.name, "time limit reached; TIMEOUT recorded");
+        }
+        tx.commit().await.map_err(DbError::from)?;
+    }
+    Ok(())
+}
+
+/// How long a job's token stays valid: its time limit plus a day, or 30 days when it
+/// has none.
+fn job_token_ttl(job: &JobRow) -> i64 {
+    job.time_limit.map_or(30 * 86_400, |limit| limit + 86_400)
+}
+
+fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignment {
     let environment: BTreeMap<String, String> =
         serde_json::from_value(job.environment.clone()).unwrap_or_default();
     let spec: berth_core::spec::JobSpec =
@@ -169,7 +261,72 @@ fn assignment(job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignm
         array_job_id: job.array_job_id,
         array_task_id: job.array_task_id.map(|t| t as u32),
         array_task_count: job.array_task_count.map(|c| c as u32),
+        gpus_per_task: spec.gpus_per_task,
+        memory_limit_mib: memory_limit_mib(job, &spec, gpus.len() as u64),
+        cpu_limit: Some(cpus_on_node(job, &spec)),
+        warning_signal: spec
+            .signal
+            .as_deref()
+            .and_then(berth_core::signal::parse_warning_signal),
+        job_token: keys.mint_job_token(&job.user_name, job.id, job_token_ttl(job)),
     }
+}
+
+/// Applies one step task report from `node_row`; a report seen before changes nothing.
+/// Under `--kill-on-bad-exit`, a failed task wakes the nodes of the step's other tasks,
+/// which are then told to stop them.
+///
+/// # Errors
+/// 400 for out-of-range numbers; 503 when the database is unreachable.
+pub async fn apply_step_report(
+    pool: &Pool,
+    node_row: &NodeRow,
+    report: &StepTaskReport,
+) -> Result<(), ApiError> {
+    let key = step_key(&report.key)?;
+    match report.kind {
+        ReportKind::Started => step::step_task_started(pool, key, report.at).await?,
+        ReportKind::Exited | ReportKind::LaunchFailed => {
+            let mut tx = pool.begin().await.map_err(DbError::from)?;
+            let outcome = step::step_task_ended_in_tx(
+                &mut tx,
+                key,
+                report.at,
+                report.exit_code,
+                report.signal,
+                report.message.as_deref(),
+            )
+            .await?;
+            for name in &outcome.kill_nodes {
+                notify::notify(&mut *tx, notify::NODE_CHANNEL, name).await?;
+            }
+            tx.commit().await.map_err(DbError::from)?;
+            if outcome.applied {
+                tracing::info!(job.id = key.0, step.id = key.2, task = key.3, node.name = %node_row.name,
+                    exit_code = report.exit_code, signal = report.signal, step_ended = outcome.step_ended,
+                    "step task ended");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn step_key(key: &StepTaskKey) -> Result<(i64, i32, i32, i32), ApiError> {
+    let int =
+        |v: u32, field: &str| i32::try_from(v).map_err(|_| ApiError::bad_field(field, "too large"));
+    Ok((
+        key.job_id,
+        int(key.run, "step_reports.key.run")?,
+        int(key.step_id, "step_reports.key.step_id")?,
+        int(key.task_id, "step_reports.key.task_id")?,
+    ))
+}
+
+fn to_u32s(values: &[i32]) -> Vec<u32> {
+    values
+        .iter()
+        .map(|v| u32::try_from(*v).unwrap_or(0))
+        .collect()
 }
 
 /// What the node must start and stop, given what it runs now.
@@ -178,6 +335,7 @@ fn assignment(job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignm
 /// 503 when the database is unreachable.
 pub async fn desired(
     pool: &Pool,
+    keys: &Keys,
     node_row: &NodeRow,
     req: &SyncRequest,
 ) -> Result<SyncResponse, ApiError> {
@@ -196,6 +354,7 @@ pub async fn desired(
         }
         if let Some(job_row) = job::job_get(pool, row.job_id).await? {
             assignments.push(assignment(
+                keys,
                 &job_row,
                 row.run,
                 &row.gpu_indices,
@@ -214,31 +373,154 @@ pub async fn desired(
                 run: run as u32,
             })
             .collect();
+    let (step_tasks, step_cancellations) = desired_step_tasks(pool, node_row, req).await?;
     Ok(SyncResponse {
         assignments,
         cancellations,
+        step_tasks,
+        step_cancellations,
     })
 }
 
-/// Records the heartbeat and samples of a sync.
+/// The step tasks the node must start (those it neither runs nor just reported ended)
+/// and those of its running ones it must stop.
+async fn desired_step_tasks(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<(Vec<StepTaskLaunch>, Vec<StepTaskKey>), ApiError> {
+    let known: HashSet<StepTaskKey> = req
+        .running_tasks
+        .iter()
+        .copied()
+        .chain(req.step_reports.iter().map(|r| r.key))
+        .collect();
+    let mut launches = Vec::new();
+    for row in step::step_task_launch_list_for_node(pool, node_row.id).await? {
+        let key = StepTaskKey {
+            job_id: row.job_id,
+            run: row.run as u32,
+            step_id: row.step_id as u32,
+            task_id: row.task_id as u32,
+        };
+        if known.contains(&key) {
+            continue;
+        }
+        let environment: BTreeMap<String, String> =
+            serde_json::from_value(row.environment).unwrap_or_default();
+        let spec: berth_core::spec::JobSpec =
+            serde_json::from_value(row.job_spec).unwrap_or_default();
+        // `--signal` without `B:` goes to the tasks, `seconds` before the time limit.
+        let warning = spec
+            .signal
+            .as_deref()
+            .and_then(berth_core::signal::parse_warning_signal)
+            .filter(|w| !w.batch_only);
+        let warning_at = match (warning, row.job_start_time, row.job_time_limit) {
+            (Some(w), Some(start), Some(limit)) => {
+                let lead = (w.seconds as i64).min(limit);
+                Some(start + chrono::Duration::seconds(limit - lead))
+            }
+            _ => None,
+        };
+        let (memory_limit_mib, cpu_limit) = match job::job_get(pool, row.job_id).await? {
+            Some(job_row) => (
+                memory_limit_mib(&job_row, &spec, row.job_gpus.len() as u64),
+                Some(cpus_on_node(&job_row, &spec)),
+            ),
+            None => (None, None),
+        };
+        launches.push(StepTaskLaunch {
+            memory_limit_mib,
+            cpu_limit,
+            warning_signal: warning_at.and(warning.map(|w| w.signal)),
+            warning_at,
+            user: row.job_user,
+            key,
+            command: row.command,
+            work_dir: row.work_dir.or(row.job_work_dir),
+            environment,
+            local_id: row.local_id as u32,
+            node_index: row.node_index as u32,
+            gpus: to_u32s(&row.gpu_indices),
+            step_gpus: to_u32s(&row.step_gpus),
+            job_gpus: to_u32s(&row.job_gpus),
+            ntasks: row.ntasks as u32,
+            tasks_on_node: row.tasks_on_node as u32,
+            step_nodes: row.step_nodes,
+            cpus_per_task: row.cpus_per_task.map(|c| c as u32),
+        });
+    }
+    let running = &req.running_tasks;
+    let stale = step::step_task_stale_for_node(
+        pool,
+        node_row.id,
+        &running.iter().map(|k| k.job_id).collect::<Vec<_>>(),
+        &running.iter().map(|k| k.run as i32).collect::<Vec<_>>(),
+        &running.iter().map(|k| k.step_id as i32).collect::<Vec<_>>(),
+        &running.iter().map(|k| k.task_id as i32).collect::<Vec<_>>(),
+    )
+    .await?;
+    let cancellations = stale
+        .into_iter()
+        .map(|(job_id, run, step_id, task_id)| StepTaskKey {
+            job_id,
+            run: run as u32,
+            step_id: step_id as u32,
+            task_id: task_id as u32,
+        })
+        .collect();
+    Ok((launches, cancellations))
+}
+
+/// Records the heartbeat and samples of a sync, folds the samples into the stats of the
+/// jobs holding those GPUs, and drains the node for any GPU fault it reports.
 ///
 /// # Errors
 /// 503 when the database is unreachable.
 pub async fn heartbeat(pool: &Pool, node_row: &NodeRow, req: &SyncRequest) -> Result<(), ApiError> {
     let s = &req.samples;
+    let indices: Vec<i32> = s.iter().map(|x| x.index as i32).collect();
+    let utilization: Vec<i32> = s
+        .iter()
+        .map(|x| x.utilization_pct.min(100) as i32)
+        .collect();
+    let memory: Vec<i64> = s.iter().map(|x| x.memory_used_mib as i64).collect();
+    let power: Vec<f64> = s.iter().map(|x| x.power_w).collect();
+    let temperature: Vec<i32> = s.iter().map(|x| x.temperature_c as i32).collect();
     node::node_heartbeat(
         pool,
         node_row.id,
-        &s.iter().map(|x| x.index as i32).collect::<Vec<_>>(),
-        &s.iter()
-            .map(|x| x.utilization_pct.min(100) as i32)
-            .collect::<Vec<_>>(),
-        &s.iter()
-            .map(|x| x.memory_used_mib as i64)
-            .collect::<Vec<_>>(),
-        &s.iter().map(|x| x.power_w).collect::<Vec<_>>(),
-        &s.iter().map(|x| x.temperature_c as i32).collect::<Vec<_>>(),
+        &indices,
+        &utilization,
+        &memory,
+        &power,
+        &temperature,
     )
     .await?;
+    if !s.is_empty() {
+        berth_db::gpu_stats::job_gpu_stats_record(
+            pool,
+            node_row.id,
+            &indices,
+            &utilization,
+            &memory,
+            &power,
+            &temperature,
+        )
+        .await?;
+    }
+    if let Some(fault) = req.gpu_faults.first() {
+        let reason = req
+            .gpu_faults
+            .iter()
+            .map(berth_core::stats::GpuFault::reason)
+            .collect::<Vec<_>>()
+            .join("; ");
+        if node::node_drain(pool, node_row.id, &reason).await? {
+            tracing::warn!(node.name = %node_row.name, gpu = fault.index, %reason, "node drained for a GPU fault");
+        }
+    }
+    node::node_drain_settle(pool, node_row.id).await?;
     Ok(())
 }

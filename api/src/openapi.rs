@@ -2,7 +2,10 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
-use crate::{audit, fairshare, identity, job_control, node_credentials, routes, tokens};
+use crate::{
+    audit, fairshare, identity, job_control, node_credentials, requeue, routes, stats, steps,
+    tokens,
+};
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -118,8 +121,15 @@ impl Modify for ProblemResponses {
         fairshare::qos_list,
         fairshare::qos_get,
         fairshare::qos_put,
+        requeue::job_requeue,
+        stats::job_stats,
         routes::job_output,
         routes::job_output_upload,
+        steps::step_create,
+        steps::step_list,
+        steps::step_get,
+        steps::step_output,
+        steps::step_output_upload,
         routes::node_list,
         routes::node_register,
         routes::node_sync,

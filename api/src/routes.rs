@@ -31,8 +31,13 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 
 /// Loads a job the caller may see: admins and operators see every job, users their own
 /// and those of the accounts they coordinate; others' jobs are 404.
-async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRow, ApiError> {
+pub(crate) async fn visible_job(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+) -> Result<JobRow, ApiError> {
     caller.require_person()?;
+    caller.require_job(id)?;
     let Some(row) = job::job_get(&state.pool, id).await? else {
         return Err(ApiError::NotFound(format!("no job {id}")));
     };
@@ -46,7 +51,7 @@ async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRo
     }
 }
 
-async fn job_view(state: &AppState, row: &JobRow) -> Result<Job, ApiError> {
+pub(crate) async fn job_view(state: &AppState, row: &JobRow) -> Result<Job, ApiError> {
     let allocations = allocation::allocation_list_for_jobs(&state.pool, &[row.id]).await?;
     Ok(views::job_view(
         row,
@@ -98,6 +103,7 @@ pub async fn job_create(
     body: Result<Json<JobCreate>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     caller.require_person()?;
+    crate::steps::require_live_job_token(&state, &caller).await?;
     let req = json_body(body)?;
     let key = match headers.get("idempotency-key") {
         Some(v) => Some(
@@ -327,6 +333,7 @@ pub async fn node_list(
     caller: Caller,
 ) -> Result<Json<NodeList>, ApiError> {
     caller.require_person()?;
+    caller.require_unscoped()?;
     let nodes = node::node_list(&state.pool).await?;
     let gpus = node::gpu_list(&state.pool).await?;
     let partitions = partition::partition_list(&state.pool).await?;
@@ -351,6 +358,7 @@ pub async fn partition_list(
     caller: Caller,
 ) -> Result<Json<PartitionList>, ApiError> {
     caller.require_person()?;
+    caller.require_unscoped()?;
     let rows = partition::partition_list(&state.pool).await?;
     let nodes = node::node_list(&state.pool).await?;
     let gpus = node::gpu_list(&state.pool).await?;
@@ -418,15 +426,23 @@ pub async fn node_sync(
     let node_row = node::node_get_by_name(&state.pool, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("node {name} is not registered")))?;
+    node_sync::record_time_limits(&state.pool, &node_row, &req).await?;
     for report in &req.reports {
         node_sync::apply_report(&state.pool, &node_row, report).await?;
+    }
+    for report in &req.step_reports {
+        node_sync::apply_step_report(&state.pool, &node_row, report).await?;
     }
     node_sync::heartbeat(&state.pool, &node_row, &req).await?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(req.wait_seconds));
     loop {
         let mut wake = state.node_events.subscribe();
-        let response = node_sync::desired(&state.pool, &node_row, &req).await?;
-        if !response.assignments.is_empty() || !response.cancellations.is_empty() {
+        let response = node_sync::desired(&state.pool, &state.keys, &node_row, &req).await?;
+        if !response.assignments.is_empty()
+            || !response.cancellations.is_empty()
+            || !response.step_tasks.is_empty()
+            || !response.step_cancellations.is_empty()
+        {
             return Ok(Json(response));
         }
         // Wait for a notification naming this node (or any, after a listener restart),

@@ -383,6 +383,27 @@ impl Client {
         }
     }
 
+    /// `GET {path}` (`/v1/...`), decoding the JSON answer: for endpoints without a
+    /// dedicated method.
+    pub async fn get_json<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<T, ClientError> {
+        let url = self.url(path);
+        self.json(self.http.get(&url), format!("GET {url}")).await
+    }
+
+    /// `POST {path}` with a JSON body, decoding the JSON answer.
+    pub async fn post_json<B: serde::Serialize, T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &B,
+    ) -> Result<T, ClientError> {
+        let url = self.url(path);
+        self.json(self.http.post(&url).json(body), format!("POST {url}"))
+            .await
+    }
+
     /// Polls `GET /v1/jobs/{id}` every `interval` until the job is in a terminal state.
     pub async fn job_wait(&self, id: i64, interval: Duration) -> Result<Job, ClientError> {
         loop {

@@ -12,6 +12,10 @@
 //! * [`commands`]: the client commands (`queue`, `nodes`, `show`, `logs`, `cancel` …).
 //! * [`job_control`]: `hold`, `release`, `update job`.
 //! * [`fairshare`]: `share` (sshare), `priority` (sprio), `qos list|set`.
+//! * [`srun`]: `srun` inside an allocation (job steps).
+//! * [`gpus`]: `berth gpus`, this machine's GPUs as a worker sees them.
+//! * [`stat`]: `berth stat` (sstat), a job's GPU usage.
+//! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
 //! * [`server`]: `berth server`'s configuration file and roles.
 //! * [`pg`]: the private PostgreSQL of `berth dev`.
 //! * [`dev`]: `berth dev`, the one-process cluster.
@@ -24,9 +28,13 @@ pub mod config;
 pub mod dev;
 pub mod fairshare;
 pub mod format;
+pub mod gpus;
 pub mod job_control;
 pub mod join;
 pub mod pg;
+pub mod scontrol;
 pub mod server;
 pub mod shutdown;
+pub mod srun;
+pub mod stat;
 pub mod submit;

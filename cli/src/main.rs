@@ -1,7 +1,8 @@
 //! `berth`: the server roles (`berth server`), the node agent (`berth worker`), the
 //! one-process development cluster (`berth dev`) and the client commands (`submit`,
-//! `queue`, `nodes`, `show`, `logs`, `cancel`, `token`). Called as `sbatch`, `squeue`,
-//! `scancel` or `sinfo` (a link with that name), it runs the matching command.
+//! `queue`, `nodes`, `show`, `logs`, `cancel`, `token`, `srun`, `scontrol`). Called as
+//! `sbatch`, `squeue`, `scancel`, `sinfo`, `srun` or `scontrol` (a link with that name),
+//! it runs the matching command.
 
 use anyhow::Context;
 use berth::client::Client;
@@ -133,6 +134,60 @@ enum Command {
         #[command(subcommand)]
         what: UpdateCommand,
     },
+    /// Show this machine's GPUs as a worker sees them: inventory, MIG modes, samples.
+    Gpus {
+        /// Simulated GPUs instead of NVML (`8xH100`).
+        #[arg(long)]
+        simulate_gpus: Option<String>,
+        /// Fail when NVML does not load (instead of simulating).
+        #[arg(long)]
+        require_nvml: bool,
+        /// Seconds of samples.
+        #[arg(long, default_value_t = 10)]
+        seconds: u64,
+        /// Seconds between samples.
+        #[arg(long, default_value_t = 1)]
+        interval: u64,
+    },
+    /// Show a job's GPU usage, like sstat.
+    Stat {
+        /// The job id.
+        id: i64,
+        /// Print the api's JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a job step inside an allocation, like srun.
+    Srun(berth::srun::SrunArgs),
+    /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue.
+    #[command(disable_help_flag = true)]
+    Scontrol {
+        /// The scontrol command and its arguments.
+        #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Run a batch shell and record how it ends (used by the worker; like slurmstepd).
+    #[command(hide = true)]
+    Shepherd {
+        /// Where to write the exit status (JSON).
+        #[arg(long, required_unless_present = "exec_as")]
+        status: Option<PathBuf>,
+        /// The command runs as this user.
+        #[arg(long)]
+        user: Option<String>,
+        /// Start the command inside these cgroups (directories).
+        #[arg(long)]
+        cgroup: Vec<PathBuf>,
+        /// Become this user and execute the command (what the shepherd runs for --user).
+        #[arg(long)]
+        exec_as: Option<String>,
+        /// Where to write the batch shell's pid.
+        #[arg(long, required_unless_present = "exec_as")]
+        pid_file: Option<PathBuf>,
+        /// The command.
+        #[arg(num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+        command: Vec<String>,
+    },
     /// Run the node agent (like slurmd) until SIGTERM/SIGINT.
     Worker {
         /// The api's URL.
@@ -156,8 +211,24 @@ enum Command {
         bootstrap_token: Option<String>,
         /// The longest the api may hold a sync when nothing changes, seconds (1-60); keep
         /// it well under the scheduler's node timeout.
-        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=60))]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=60))]
         poll_wait: u32,
+        /// Where jobs' checkpoint directories live (BERTH_CHECKPOINT_DIR is
+        /// <root>/<job id>, kept across requeues; default <state dir>/checkpoints). Use
+        /// storage every node shares.
+        #[arg(long, env = "BERTH_CHECKPOINT_ROOT")]
+        checkpoint_root: Option<PathBuf>,
+        /// Seconds a GPU held by a running job may stay at 0% utilisation before the
+        /// node is drained as stuck.
+        #[arg(long, default_value_t = 600)]
+        gpu_stuck_seconds: u64,
+        /// Whose account jobs run under: `auto` (the submitting user's when the worker
+        /// runs as root, else the worker's), `submitter` or `worker`.
+        #[arg(long, value_enum, default_value_t = RunAsArg::Auto)]
+        run_as: RunAsArg,
+        /// Do not limit jobs' memory and CPUs with cgroups.
+        #[arg(long)]
+        no_cgroups: bool,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -292,6 +363,13 @@ enum TokenCommand {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RunAsArg {
+    Auto,
+    Submitter,
+    Worker,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum RoleArg {
     Api,
     Scheduler,
@@ -318,7 +396,8 @@ impl From<RoleName> for berth_core::auth::Role {
 }
 
 /// Rewrites the command line when called by a Slurm name: `sbatch …` is
-/// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`.
+/// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`,
+/// `srun` and `scontrol` are `berth srun` and `berth scontrol`.
 fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
     let called = args
         .first()
@@ -330,6 +409,9 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "squeue" => "queue",
         "scancel" => "cancel",
         "sinfo" => "nodes",
+        "srun" => "srun",
+        "sstat" => "stat",
+        "scontrol" => "scontrol",
         _ => return args,
     };
     args[0] = OsString::from("berth");
@@ -416,6 +498,16 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Update {
             what: UpdateCommand::Job { id, assignments },
         } => berth::job_control::update_job(&client(url, token)?, id, &assignments).await,
+        Command::Shepherd { .. } => unreachable!("handled before the runtime starts"),
+        Command::Gpus {
+            simulate_gpus,
+            require_nvml,
+            seconds,
+            interval,
+        } => berth::gpus::probe(simulate_gpus.as_deref(), require_nvml, seconds, interval).await,
+        Command::Stat { id, json } => berth::stat::stat(&client(url, token)?, id, json).await,
+        Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
+        Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
         Command::Worker {
             api,
             name,
@@ -424,6 +516,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             kill_wait,
             bootstrap_token,
             poll_wait,
+            checkpoint_root,
+            gpu_stuck_seconds,
+            run_as,
+            no_cgroups,
         } => {
             let name = name.unwrap_or_else(berth::server::host_name);
             let token = match bootstrap_token {
@@ -447,6 +543,14 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 );
             }
             config.poll_wait_seconds = poll_wait;
+            config.checkpoint_root = checkpoint_root;
+            config.gpu_stuck_after = Duration::from_secs(gpu_stuck_seconds);
+            config.cgroups = !no_cgroups;
+            match run_as {
+                RunAsArg::Auto => {}
+                RunAsArg::Submitter => config.run_as_user = true,
+                RunAsArg::Worker => config.run_as_user = false,
+            }
             let shutdown = Shutdown::on_signals();
             berth_worker::run(config, shutdown.wait())
                 .await
@@ -550,6 +654,29 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
 
 fn main() {
     let cli = Cli::parse_from(slurm_alias(std::env::args_os().collect()));
+    // The shepherd needs no runtime and must not log: it only runs and waits.
+    if let Command::Shepherd {
+        status,
+        user,
+        cgroup,
+        exec_as,
+        pid_file,
+        command,
+    } = &cli.command
+    {
+        let code = match (exec_as, status, pid_file) {
+            (Some(user), _, _) => berth_worker::launch::exec_as(user, command),
+            (None, Some(status), Some(pid_file)) => berth_worker::launch::shepherd_main(
+                status,
+                pid_file,
+                user.as_deref(),
+                cgroup,
+                command,
+            ),
+            _ => 2,
+        };
+        std::process::exit(code);
+    }
     let default_level = match cli.command {
         Command::Server { .. } | Command::Worker { .. } => "info",
         _ => "warn",

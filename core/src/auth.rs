@@ -37,4 +37,9 @@ pub struct Claims {
     pub iat: i64,
     /// Expiry, seconds since the Unix epoch.
     pub exp: i64,
+    /// For a token minted for a running job (`BERTH_TOKEN` inside it): the job. Such a
+    /// token may only read, requeue and cancel that job, create its steps, and submit
+    /// jobs as `sub`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<i64>,
 }

@@ -16,6 +16,9 @@
 //! * [`scheduling`]: wire types of hold/release/update.
 //! * [`qos`]: QOS definitions, TRES limits, fairshare and priority views.
 //! * [`identity`]: users, accounts, memberships, API tokens and the audit log on the wire.
+//! * [`signal`]: `--signal`, the warning before the time limit.
+//! * [`stats`]: GPU usage per job and GPU faults.
+//! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
 
 pub mod array;
 pub mod auth;
@@ -29,6 +32,9 @@ pub mod qos;
 pub mod resources;
 pub mod sbatch;
 pub mod scheduling;
+pub mod signal;
 pub mod spec;
 pub mod state;
+pub mod stats;
+pub mod step;
 pub mod wire;

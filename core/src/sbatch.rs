@@ -1005,7 +1005,7 @@ fn check_dependency(v: &str) -> Result<(), String> {
     Ok(())
 }
 
-const SIGNALS: &[&str] = &[
+pub(crate) const SIGNALS: &[&str] = &[
     "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
     "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
     "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",

@@ -350,6 +350,9 @@ pub struct JobReport {
     /// The worker ended it because it was cancelled.
     #[serde(default)]
     pub cancelled: bool,
+    /// The kernel's OOM killer killed a process of the job (its memory limit).
+    #[serde(default)]
+    pub out_of_memory: bool,
     /// A message (`LaunchFailed`).
     pub message: Option<String>,
     /// The worker's sequence number for this report: reports of one node are numbered in
@@ -389,6 +392,20 @@ pub struct SyncRequest {
     /// (0..=60, default 0).
     #[serde(default)]
     pub wait_seconds: u32,
+    /// Step tasks the worker is running now.
+    #[serde(default)]
+    pub running_tasks: Vec<crate::step::StepTaskKey>,
+    /// Step task reports since the last acknowledged sync, oldest first.
+    #[serde(default)]
+    pub step_reports: Vec<crate::step::StepTaskReport>,
+    /// GPU faults seen since the last acknowledged sync; each drains the node.
+    #[serde(default)]
+    pub gpu_faults: Vec<crate::stats::GpuFault>,
+    /// Job runs that reached their time limit: the api records the TIMEOUT decision, and
+    /// the worker signals them only once this sync is answered (or after a few seconds
+    /// without an answer).
+    #[serde(default)]
+    pub time_limits: Vec<RunningJob>,
 }
 
 /// A batch script the node must run.
@@ -441,6 +458,24 @@ pub struct Assignment {
     pub array_task_id: Option<u32>,
     /// Tasks in the array.
     pub array_task_count: Option<u32>,
+    /// `--gpus-per-task`, when given (`SLURM_GPUS_PER_TASK`, inherited by `srun`).
+    #[serde(default)]
+    pub gpus_per_task: Option<u32>,
+    /// The job's memory limit on this node, MiB (`--mem`, `--mem-per-gpu` × GPUs here, or
+    /// `--mem-per-cpu` × CPUs here); enforced with cgroups where the node has them.
+    #[serde(default)]
+    pub memory_limit_mib: Option<u64>,
+    /// CPUs the job may use on this node (`--cpus-per-task` × its tasks here); enforced
+    /// as a CPU quota with cgroups where the node has them.
+    #[serde(default)]
+    pub cpu_limit: Option<u32>,
+    /// `--signal`, parsed: the warning before the time limit.
+    #[serde(default)]
+    pub warning_signal: Option<crate::signal::WarningSignal>,
+    /// A token scoped to this job (`BERTH_TOKEN` in the job): it may read, requeue and
+    /// cancel the job, create its steps and submit jobs as its user, nothing else.
+    #[serde(default)]
+    pub job_token: Option<String>,
 }
 
 /// A job run the node must stop.
@@ -459,6 +494,12 @@ pub struct SyncResponse {
     pub assignments: Vec<Assignment>,
     /// Job runs the node must stop (SIGTERM to the process group, SIGKILL after a grace).
     pub cancellations: Vec<Cancellation>,
+    /// Step tasks the node must run; the worker starts those it does not know.
+    #[serde(default)]
+    pub step_tasks: Vec<crate::step::StepTaskLaunch>,
+    /// Step tasks the node must stop (SIGTERM, SIGKILL after the grace).
+    #[serde(default)]
+    pub step_cancellations: Vec<crate::step::StepTaskKey>,
 }
 
 /// `POST /v1/jobs/{id}/output`: a chunk of a job's output file, uploaded by the worker.

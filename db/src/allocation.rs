@@ -275,3 +275,23 @@ pub async fn allocation_stuck_list(
     .fetch_all(ex)
     .await?)
 }
+
+/// The names of the nodes with a live allocation of job run (`job_id`, `run`).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_list_for_run(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+) -> Result<Vec<String>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT n.name FROM allocations a JOIN nodes n ON n.id = a.node_id
+           WHERE a.job_id = $1 AND a.run = $2 AND a.released_at IS NULL
+           ORDER BY a.node_index"#,
+        job_id,
+        run
+    )
+    .fetch_all(ex)
+    .await?)
+}

@@ -879,3 +879,63 @@ pub async fn job_stuck_resolve_in_tx(
     .await?;
     Ok(changed)
 }
+
+/// Requeues a job (`scontrol requeue`): a RUNNING, SUSPENDED, COMPLETING or ended job goes
+/// back to PENDING with `restart_count` + 1, its start, end and exit status cleared. The
+/// allocations of the run it leaves stay live until that run's node reports its processes
+/// gone (the worker stops them: the run is no longer current). Returns the row after the
+/// change, or `None` when the job is already PENDING (or does not exist).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_requeue_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    by: &str,
+) -> Result<Option<JobRow>, DbError> {
+    let row = sqlx::query_as!(
+        JobRow,
+        r#"UPDATE jobs SET state = 'PENDING', restart_count = restart_count + 1,
+              start_time = NULL, end_time = NULL, exit_code = NULL, exit_signal = NULL,
+              reason = NULL
+           WHERE id = $1 AND state <> 'PENDING'
+           RETURNING *"#,
+        id
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(job) = &row {
+        job_event_insert(
+            &mut *conn,
+            id,
+            "requeued",
+            job.restart_count,
+            None,
+            serde_json::json!({ "by": by }),
+        )
+        .await?;
+    }
+    Ok(row)
+}
+
+/// Whether job run (`job_id`, `run`) has an event of `kind` (`started`, `exited` …).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_event_exists(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+    kind: &str,
+) -> Result<bool, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM job_events WHERE job_id = $1 AND run = $2 AND kind = $3)
+           AS "exists!""#,
+        job_id,
+        run,
+        kind
+    )
+    .fetch_one(ex)
+    .await?)
+}

@@ -11,6 +11,7 @@ pub mod allocation;
 pub mod api_token;
 pub mod audit;
 pub mod error;
+pub mod gpu_stats;
 pub mod idempotency;
 pub mod job;
 pub mod job_priority;
@@ -22,6 +23,7 @@ pub mod notify;
 pub mod output;
 pub mod partition;
 pub mod qos;
+pub mod step;
 pub mod usage;
 pub mod user;
 

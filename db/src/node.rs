@@ -319,3 +319,45 @@ pub async fn node_drain_in_tx(
     .await?;
     Ok(done.rows_affected() == 1)
 }
+
+/// Drains a node for `reason` (a GPU fault): an UP node becomes DRAINING, or DRAINED when
+/// it holds no live allocation; a node already drained or down keeps its state and
+/// reason. Returns whether it changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_drain(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+    reason: &str,
+) -> Result<bool, DbError> {
+    let changed = sqlx::query!(
+        r#"UPDATE nodes SET reason = $2,
+              state = CASE WHEN EXISTS (SELECT 1 FROM allocations a
+                                        WHERE a.node_id = nodes.id AND a.released_at IS NULL)
+                           THEN 'DRAINING' ELSE 'DRAINED' END
+           WHERE id = $1 AND state = 'UP'"#,
+        node_id,
+        reason
+    )
+    .execute(ex)
+    .await?;
+    Ok(changed.rows_affected() > 0)
+}
+
+/// A DRAINING node whose last allocation is released becomes DRAINED.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_drain_settle(ex: impl PgExecutor<'_>, node_id: i64) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"UPDATE nodes SET state = 'DRAINED'
+           WHERE id = $1 AND state = 'DRAINING'
+             AND NOT EXISTS (SELECT 1 FROM allocations a
+                             WHERE a.node_id = nodes.id AND a.released_at IS NULL)"#,
+        node_id
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}

@@ -6,28 +6,35 @@
 //! cancellations passed to their jobs. A sync with reports asks the api not to hold
 //! it; one without may be held up to `poll_wait_seconds`. When a job starts or ends
 //! while a sync is held, that request is dropped and a new one carrying the report is
-//! sent at once. Reports are numbered and written to the on-disk journal
-//! ([`crate::journal`]) before they are sent, and leave it only after a sync that carried
-//! them succeeded (the api applies each at most once per (job, run, kind, node), so
-//! resending is safe); a restarted worker sends what its previous process left, in order.
+//! sent at once. Reports leave the queue only after a sync that carried them succeeded
+//! (the api applies each at most once per (job, run, kind), so resending is safe).
 //! Connection errors and 5xx answers are retried with backoff while jobs keep running.
 //!
-//! On shutdown the loop stops and supervision ends; job processes keep running. A
-//! restarted worker kills the batch scripts its previous process left running (the api
-//! assigns those runs again), so that no job runs twice at once.
+//! On shutdown (or a crash) the loop stops and supervision ends; job processes keep
+//! running under their shepherds. A restarted worker finds the runs left unreported in
+//! its state directory and supervises them again before its first sync.
 
 use crate::api::{ApiClient, Backoff};
-use crate::gpu::{detect_backend_for_node, GpuBackend};
+use crate::gpu::{detect_backend_for_node, GpuBackend, SimulatedBackend};
 use crate::journal::Journal;
+use berth_core::stats::{GpuFault, GpuFaultKind};
+use std::time::Instant;
+
+/// The file under the state directory that a simulated backend reads injected GPU
+/// faults from (`xid INDEX CODE`, `lost INDEX`, `stuck INDEX`, one per line).
+pub const FAULT_FILE: &str = "inject-gpu-faults";
 use crate::launch::{JobHandle, LaunchSettings, Launcher};
 use crate::output::OutputUploader;
+use crate::task::{launch_task, TaskHandle};
 use crate::{WorkerConfig, WorkerError};
+use berth_core::step::{StepTaskKey, StepTaskReport};
 use berth_core::wire::{
     JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
 };
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tracing::Instrument;
@@ -53,7 +60,14 @@ pub async fn run(
 type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), WorkerError> {
-    let backend = detect_backend_for_node(config.simulate_gpus.as_deref(), &config.name)?;
+    let backend: Box<dyn GpuBackend> = match config.simulate_gpus.as_deref() {
+        // Simulated GPUs take injected faults from the state directory (tests).
+        Some(spec) => Box::new(
+            SimulatedBackend::parse(spec, &config.name)?
+                .with_fault_file(config.state_dir.join(FAULT_FILE)),
+        ),
+        None => detect_backend_for_node(None, &config.name)?,
+    };
     let client = ApiClient::with_ca(&config.api_url, &config.token, config.ca_pem.as_deref())?;
     let registration = NodeRegister {
         name: config.name.clone(),
@@ -76,36 +90,42 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         return Ok(());
     }
 
-    let mut journal = Journal::open(&config.state_dir).map_err(|source| WorkerError::Io {
+    let (reports_tx, reports) = mpsc::unbounded_channel();
+    let (step_reports_tx, step_reports) = mpsc::unbounded_channel();
+    let settings = LaunchSettings {
+        node_name: config.name.clone(),
+        api_url: config.api_url.clone(),
+        state_dir: config.state_dir.clone(),
+        kill_wait: config.kill_wait,
+        token: Some(config.token.clone()).filter(|token| !token.is_empty()),
+        client_exe: std::env::current_exe().ok(),
+        checkpoint_root: config
+            .checkpoint_root
+            .clone()
+            .unwrap_or_else(|| config.state_dir.join("checkpoints")),
+        run_as_user: config.run_as_user,
+        cgroups: if config.cgroups {
+            crate::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"))
+        } else {
+            None
+        },
+    };
+    tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, "job isolation");
+    let uploader = OutputUploader::from_client(client.clone());
+    let (limits_tx, time_limits) = mpsc::unbounded_channel();
+    let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx)
+        .with_time_limit_notices(limits_tx);
+    let journal = Journal::open(&config.state_dir).map_err(|source| WorkerError::Io {
         action: "open the report journal in",
         path: config.state_dir.clone(),
         source,
     })?;
-    for (job_id, run) in journal.kill_leftover_runs() {
-        tracing::warn!(
-            job.id = job_id,
-            job.run = run,
-            "killed a run left by the previous worker process"
-        );
-    }
     if !journal.pending().is_empty() {
         tracing::info!(
             reports = journal.pending().len(),
             "replaying reports from the journal"
         );
     }
-    let (reports_tx, reports) = mpsc::unbounded_channel();
-    let launcher = Launcher::new(
-        LaunchSettings {
-            node_name: config.name.clone(),
-            api_url: config.api_url.clone(),
-            state_dir: config.state_dir.clone(),
-            kill_wait: config.kill_wait,
-            token: Some(config.token.clone()).filter(|token| !token.is_empty()),
-        },
-        Some(OutputUploader::from_client(client.clone())),
-        reports_tx,
-    );
     let mut agent = Agent {
         config,
         client,
@@ -115,6 +135,21 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         running: HashMap::new(),
         finished: HashMap::new(),
         journal,
+        time_limits,
+        pending_limits: Vec::new(),
+        health: Health {
+            registered: registration.gpus.iter().map(|g| g.index).collect(),
+            ..Health::default()
+        },
+        steps: StepTasks {
+            settings: Arc::new(settings),
+            uploader,
+            reports_tx: step_reports_tx,
+            reports: step_reports,
+            running: HashMap::new(),
+            finished: HashMap::new(),
+            pending: Vec::new(),
+        },
     };
     // Runs whose end is journaled but not yet acknowledged are not launched again.
     let ended: Vec<RunKey> = agent
@@ -127,9 +162,34 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
     for key in ended {
         agent.finished.insert(key, false);
     }
+    // Runs a previous worker process left running are supervised again (their
+    // shepherds kept them going and record how they end).
+    for record in crate::launch::unreported_runs(&agent.config.state_dir) {
+        let key = (record.assignment.job_id, record.assignment.run);
+        tracing::info!(
+            job.id = key.0,
+            job.run = key.1,
+            "found a job run from before the restart"
+        );
+        let handle = agent.launcher.adopt(record);
+        agent.running.insert(key, handle);
+    }
+    // Step tasks cannot be followed across a restart: stopped and reported ended.
+    for lost in crate::task::lost_tasks(&agent.steps.settings) {
+        tracing::warn!(
+            job.id = lost.key.job_id,
+            step.id = lost.key.step_id,
+            task = lost.key.task_id,
+            "step task lost in the restart; stopped"
+        );
+        agent.steps.record(lost);
+    }
     let result = agent.sync_loop(&mut shutdown, &registration).await;
     for (_, job) in agent.running.drain() {
         job.abandon();
+    }
+    for (_, task) in agent.steps.running.drain() {
+        task.abandon();
     }
     tracing::info!("worker stopped; running jobs are left running");
     result
@@ -196,8 +256,144 @@ struct Agent {
     /// Job runs that ended, with whether all their reports are acknowledged; kept so
     /// that an assignment still listed is not launched again.
     finished: HashMap<RunKey, bool>,
-    /// Reports not yet acknowledged, oldest first, on disk.
+    /// Reports not yet acknowledged, oldest first, on disk (numbered, replayed after a
+    /// restart).
     journal: Journal,
+    /// Job step tasks.
+    steps: StepTasks,
+    /// GPU fault detection.
+    health: Health,
+    /// Runs at their time limit, announced by their supervisors…
+    time_limits: mpsc::UnboundedReceiver<crate::launch::TimeLimitNotice>,
+    /// … and not yet acknowledged by the api.
+    pending_limits: Vec<crate::launch::TimeLimitNotice>,
+}
+
+/// GPU faults found from samples: XID errors, GPUs missing from the samples (lost), and
+/// GPUs at 0 % under a running job for `gpu_stuck_after`. Each is reported once.
+#[derive(Default)]
+struct Health {
+    /// The GPU indices the node registered with: one missing from the samples is lost.
+    registered: Vec<u32>,
+    reported: HashSet<GpuFault>,
+    /// Since when each busy GPU has been at 0 %.
+    zero_since: HashMap<u32, Instant>,
+    /// Faults not yet acknowledged by the api.
+    pending: Vec<GpuFault>,
+}
+
+impl Health {
+    fn observe(
+        &mut self,
+        backend: &dyn GpuBackend,
+        samples: &[berth_core::wire::GpuSample],
+        busy: &[u32],
+        stuck_after: Duration,
+    ) {
+        let now = Instant::now();
+        let mut found = Vec::new();
+        for (index, code) in backend.xid_errors() {
+            found.push(GpuFault {
+                index,
+                kind: GpuFaultKind::Xid,
+                xid: Some(code),
+            });
+        }
+        for &index in &self.registered {
+            match samples.iter().find(|s| s.index == index) {
+                None => found.push(GpuFault {
+                    index,
+                    kind: GpuFaultKind::Lost,
+                    xid: None,
+                }),
+                Some(sample) if busy.contains(&index) && sample.utilization_pct == 0 => {
+                    let since = *self.zero_since.entry(index).or_insert(now);
+                    if now.duration_since(since) >= stuck_after {
+                        found.push(GpuFault {
+                            index,
+                            kind: GpuFaultKind::Stuck,
+                            xid: None,
+                        });
+                    }
+                }
+                Some(_) => {
+                    self.zero_since.remove(&index);
+                }
+            }
+        }
+        for fault in found {
+            if self.reported.insert(fault.clone()) {
+                tracing::warn!(gpu = fault.index, reason = %fault.reason(), "GPU fault");
+                self.pending.push(fault);
+            }
+        }
+    }
+}
+
+/// The step tasks of this node, kept like job runs: supervised, ended (with whether
+/// their reports are acknowledged), and reports not yet acknowledged.
+struct StepTasks {
+    settings: Arc<LaunchSettings>,
+    uploader: OutputUploader,
+    reports_tx: mpsc::UnboundedSender<StepTaskReport>,
+    reports: mpsc::UnboundedReceiver<StepTaskReport>,
+    running: HashMap<StepTaskKey, TaskHandle>,
+    finished: HashMap<StepTaskKey, bool>,
+    pending: Vec<StepTaskReport>,
+}
+
+impl StepTasks {
+    fn record(&mut self, report: StepTaskReport) {
+        if matches!(report.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
+            self.running.remove(&report.key);
+            self.finished.insert(report.key, false);
+        }
+        self.pending.push(report);
+    }
+
+    /// Launches new step tasks, stops cancelled ones, forgets ended ones the api no longer
+    /// lists once their reports are acknowledged.
+    fn apply(&mut self, response: &SyncResponse, acked_before: &[StepTaskKey]) {
+        for (key, acked) in self.finished.iter_mut() {
+            *acked = !self.pending.iter().any(|report| report.key == *key);
+        }
+        let listed: HashSet<StepTaskKey> = response.step_tasks.iter().map(|t| t.key).collect();
+        for key in acked_before {
+            if !listed.contains(key) {
+                self.finished.remove(key);
+            }
+        }
+        for launch in &response.step_tasks {
+            let key = launch.key;
+            if self.running.contains_key(&key) || self.finished.contains_key(&key) {
+                continue;
+            }
+            tracing::info!(
+                job.id = key.job_id,
+                step.id = key.step_id,
+                task = key.task_id,
+                "launching step task"
+            );
+            let handle = launch_task(
+                self.settings.clone(),
+                Some(self.uploader.clone()),
+                self.reports_tx.clone(),
+                launch.clone(),
+            );
+            self.running.insert(key, handle);
+        }
+        for key in &response.step_cancellations {
+            if let Some(task) = self.running.get(key) {
+                tracing::info!(
+                    job.id = key.job_id,
+                    step.id = key.step_id,
+                    task = key.task_id,
+                    "stopping step task"
+                );
+                task.cancel();
+            }
+        }
+    }
 }
 
 /// What ended one wait on a sync.
@@ -205,6 +401,8 @@ enum Step {
     Shutdown,
     Answer(Result<SyncResponse, WorkerError>),
     Report(JobReport),
+    TaskReport(StepTaskReport),
+    TimeLimit(crate::launch::TimeLimitNotice),
 }
 
 impl Agent {
@@ -219,8 +417,24 @@ impl Agent {
             while let Ok(report) = self.reports.try_recv() {
                 self.record(report);
             }
+            while let Ok(report) = self.steps.reports.try_recv() {
+                self.steps.record(report);
+            }
+            while let Ok(notice) = self.time_limits.try_recv() {
+                self.pending_limits.push(notice);
+            }
             let request = self.request();
+            let carried_limits = request.time_limits.len();
             let carried = request.reports.len();
+            let carried_faults = request.gpu_faults.len();
+            let carried_steps = request.step_reports.len();
+            let steps_acked_before: Vec<StepTaskKey> = self
+                .steps
+                .finished
+                .iter()
+                .filter(|(_, acked)| **acked)
+                .map(|(key, _)| *key)
+                .collect();
             let acked_before: Vec<RunKey> = self
                 .finished
                 .iter()
@@ -234,6 +448,8 @@ impl Agent {
                     _ = shutdown.as_mut() => Step::Shutdown,
                     result = sync => Step::Answer(result),
                     Some(report) = self.reports.recv() => Step::Report(report),
+                    Some(report) = self.steps.reports.recv() => Step::TaskReport(report),
+                    Some(notice) = self.time_limits.recv() => Step::TimeLimit(notice),
                 }
             };
             match step {
@@ -242,9 +458,17 @@ impl Agent {
                     // Something happened: drop the held request, sync again now.
                     self.record(report);
                 }
+                Step::TaskReport(report) => self.steps.record(report),
+                Step::TimeLimit(notice) => self.pending_limits.push(notice),
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
                     self.journal.ack(carried);
+                    self.steps.pending.drain(..carried_steps);
+                    self.health.pending.drain(..carried_faults);
+                    for (_, ack) in self.pending_limits.drain(..carried_limits) {
+                        let _ = ack.send(());
+                    }
+                    self.steps.apply(&response, &steps_acked_before);
                     self.apply(response, &acked_before);
                 }
                 Step::Answer(Err(err)) => {
@@ -260,9 +484,10 @@ impl Agent {
                             continue;
                         }
                         _ if err.is_retryable() => {}
-                        _ if carried > 0 => {
-                            tracing::error!(error = %err.chain(), reports = carried, "the api refused the reports; dropping them");
+                        _ if carried > 0 || carried_steps > 0 => {
+                            tracing::error!(error = %err.chain(), reports = carried, step_reports = carried_steps, "the api refused the reports; dropping them");
                             self.journal.ack(carried);
+                            self.steps.pending.drain(..carried_steps);
                         }
                         _ => {}
                     }
@@ -279,27 +504,57 @@ impl Agent {
 
     /// The next sync request: the queued reports (then the api must answer at once),
     /// the supervised runs, and fresh samples.
-    fn request(&self) -> SyncRequest {
+    fn request(&mut self) -> SyncRequest {
         let busy: Vec<u32> = self
             .running
             .values()
             .flat_map(|job| job.gpus().iter().copied())
+            .chain(
+                self.steps
+                    .running
+                    .values()
+                    .flat_map(|t| t.gpus().iter().copied()),
+            )
             .collect();
+        let samples = self.backend.sample(&busy);
+        self.health.observe(
+            self.backend.as_ref(),
+            &samples,
+            &busy,
+            self.config.gpu_stuck_after,
+        );
         let mut running: Vec<RunningJob> = self
             .running
             .keys()
             .map(|&(job_id, run)| RunningJob { job_id, run })
             .collect();
         running.sort_by_key(|job| (job.job_id, job.run));
+        let mut running_tasks: Vec<StepTaskKey> = self.steps.running.keys().copied().collect();
+        running_tasks.sort();
         SyncRequest {
             reports: self.journal.pending().to_vec(),
             running,
-            samples: self.backend.sample(&busy),
-            wait_seconds: if self.journal.pending().is_empty() {
+            samples,
+            gpu_faults: self.health.pending.clone(),
+            time_limits: self
+                .pending_limits
+                .iter()
+                .map(|((job_id, run), _)| RunningJob {
+                    job_id: *job_id,
+                    run: *run,
+                })
+                .collect(),
+            wait_seconds: if self.journal.pending().is_empty()
+                && self.steps.pending.is_empty()
+                && self.health.pending.is_empty()
+                && self.pending_limits.is_empty()
+            {
                 self.config.poll_wait_seconds.min(60)
             } else {
                 0
             },
+            running_tasks,
+            step_reports: self.steps.pending.clone(),
         }
     }
 

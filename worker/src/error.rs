@@ -75,6 +75,26 @@ pub enum WorkerError {
         #[source]
         source: std::io::Error,
     },
+    /// The job's user has no account on this node (the worker runs jobs as their
+    /// submitting user when it runs as root).
+    #[error("user {user} does not exist on node {node}")]
+    UserUnknown {
+        /// The submitting user.
+        user: String,
+        /// This node.
+        node: String,
+    },
+    /// Files could not be handed to the job's user.
+    #[error("could not give {} to user {user}", path.display())]
+    Chown {
+        /// The file or directory.
+        path: PathBuf,
+        /// The user.
+        user: String,
+        /// The cause.
+        #[source]
+        source: nix::errno::Errno,
+    },
     /// The batch shell could not be started.
     #[error("could not start bash for {}", script.display())]
     Spawn {

@@ -18,9 +18,15 @@ pub trait GpuBackend: Send + Sync {
     fn kind(&self) -> &'static str;
     /// The node's GPUs, by index.
     fn inventory(&self) -> Vec<GpuInfo>;
-    /// A sample of every GPU; `busy` lists the indices that running jobs hold (the
-    /// simulated backend makes those look busy; NVML measures).
+    /// A sample of every GPU that answers; `busy` lists the indices that running jobs
+    /// hold (the simulated backend makes those look busy; NVML measures). A GPU of the
+    /// inventory missing from the samples is lost.
     fn sample(&self, busy: &[u32]) -> Vec<GpuSample>;
+    /// XID errors seen so far, as (GPU index, XID code): NVML's critical XID events, or
+    /// the simulated backend's injected ones.
+    fn xid_errors(&self) -> Vec<(u32, u32)> {
+        Vec::new()
+    }
 }
 
 /// Picks the backend for this machine: simulated GPUs when `simulate` is given (`"8"`,
@@ -58,10 +64,59 @@ pub fn detect_backend_for_node(
     }
 }
 
-/// Real NVIDIA GPUs, read through NVML (`libnvidia-ml.so`).
+/// Real NVIDIA GPUs, read through NVML (`libnvidia-ml.so`). A background thread waits
+/// for critical XID events on every device and keeps them for [`GpuBackend::xid_errors`].
 #[derive(Debug)]
 pub struct NvmlBackend {
-    nvml: Nvml,
+    /// NVML lives as long as the process (the event thread borrows it).
+    nvml: &'static Nvml,
+    xids: std::sync::Arc<std::sync::Mutex<Vec<(u32, u32)>>>,
+}
+
+/// Waits for critical XID events on every device of `nvml` and records them as (index,
+/// code); stops when NVML cannot deliver events.
+fn watch_xids(nvml: &'static Nvml, xids: std::sync::Arc<std::sync::Mutex<Vec<(u32, u32)>>>) {
+    use nvml_wrapper::bitmasks::event::EventTypes;
+    use nvml_wrapper::enums::event::XidError;
+    use nvml_wrapper::error::NvmlError;
+    // One event set per device: a device that refuses events does not stop the others.
+    let mut sets = Vec::new();
+    for index in 0..nvml.device_count().unwrap_or(0) {
+        let (Ok(device), Ok(set)) = (nvml.device_by_index(index), nvml.create_event_set()) else {
+            continue;
+        };
+        match device.register_events(EventTypes::CRITICAL_XID_ERROR, set) {
+            Ok(set) => sets.push(set),
+            Err(err) => {
+                tracing::info!(gpu.index = index, error = %err.error, "XID events not available for this GPU")
+            }
+        }
+    }
+    if sets.is_empty() {
+        return;
+    }
+    loop {
+        for set in &sets {
+            match set.wait(200) {
+                Ok(event) => {
+                    let index = event.device.index().unwrap_or(u32::MAX);
+                    let code = match event.event_data {
+                        Some(XidError::Value(code)) => code as u32,
+                        _ => 0,
+                    };
+                    tracing::warn!(gpu.index = index, xid = code, "NVML reported an XID error");
+                    if let Ok(mut xids) = xids.lock() {
+                        xids.push((index, code));
+                    }
+                }
+                Err(NvmlError::Timeout) => {}
+                Err(err) => {
+                    tracing::warn!(error = %err, "NVML stopped delivering events; XID errors are no longer watched");
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl NvmlBackend {
@@ -75,7 +130,36 @@ impl NvmlBackend {
             action: "initialise",
             source,
         })?;
-        Ok(NvmlBackend { nvml })
+        let nvml: &'static Nvml = Box::leak(Box::new(nvml));
+        let xids = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let watched = xids.clone();
+        let _ = std::thread::Builder::new()
+            .name("nvml-xid".into())
+            .spawn(move || watch_xids(nvml, watched));
+        Ok(NvmlBackend { nvml, xids })
+    }
+
+    /// Each GPU's MIG mode: `Some(true)` when MIG is enabled now, `Some(false)` when
+    /// disabled, `None` when the device does not support MIG. (Listing the MIG devices
+    /// themselves needs NVML calls the wrapper does not offer yet; `nvidia-smi -L` shows
+    /// them.)
+    pub fn mig_modes(&self) -> Vec<(u32, Option<bool>)> {
+        (0..self.device_count())
+            .map(|index| {
+                let mode = self
+                    .nvml
+                    .device_by_index(index)
+                    .and_then(|device| device.mig_mode())
+                    .ok()
+                    .map(|mode| mode.current == 1);
+                (index, mode)
+            })
+            .collect()
+    }
+
+    /// The NVIDIA driver's version, when NVML reports it.
+    pub fn driver_version(&self) -> Option<String> {
+        self.nvml.sys_driver_version().ok()
     }
 
     fn device_count(&self) -> u32 {
@@ -89,6 +173,13 @@ impl NvmlBackend {
 impl GpuBackend for NvmlBackend {
     fn kind(&self) -> &'static str {
         "nvml"
+    }
+
+    fn xid_errors(&self) -> Vec<(u32, u32)> {
+        self.xids
+            .lock()
+            .map(|xids| xids.clone())
+            .unwrap_or_default()
     }
 
     fn inventory(&self) -> Vec<GpuInfo> {
@@ -165,10 +256,38 @@ const UNKNOWN_MODEL_POWER_W: f64 = 300.0;
 /// index (`GPU-sim-…`, stable across restarts), whose samples show the devices that jobs
 /// hold as busy (70–100 % utilisation, most of the memory, high power and temperature)
 /// and the others as idle.
+///
+/// Faults can be injected for tests through a file ([`SimulatedBackend::with_fault_file`]),
+/// one per line: `xid INDEX CODE` (an XID error), `lost INDEX` (the GPU stops answering:
+/// no samples), `stuck INDEX` (0 % utilisation even when busy).
 #[derive(Debug, Clone)]
 pub struct SimulatedBackend {
     gpus: Vec<GpuInfo>,
     power_w: f64,
+    fault_file: Option<std::path::PathBuf>,
+}
+
+/// Faults read from a simulated backend's fault file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct InjectedFaults {
+    xid: Vec<(u32, u32)>,
+    lost: Vec<u32>,
+    stuck: Vec<u32>,
+}
+
+fn parse_faults(text: &str) -> InjectedFaults {
+    let mut faults = InjectedFaults::default();
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let number = |i: usize| words.get(i).and_then(|w| w.parse::<u32>().ok());
+        match (words.first().copied(), number(1)) {
+            (Some("xid"), Some(index)) => faults.xid.push((index, number(2).unwrap_or(0))),
+            (Some("lost"), Some(index)) => faults.lost.push(index),
+            (Some("stuck"), Some(index)) => faults.stuck.push(index),
+            _ => {}
+        }
+    }
+    faults
 }
 
 impl SimulatedBackend {
@@ -195,7 +314,26 @@ impl SimulatedBackend {
                 memory_mib,
             })
             .collect();
-        SimulatedBackend { gpus, power_w }
+        SimulatedBackend {
+            gpus,
+            power_w,
+            fault_file: None,
+        }
+    }
+
+    /// Reads injected faults from `path` at every sample (see the type's docs); a missing
+    /// file means no faults.
+    pub fn with_fault_file(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.fault_file = Some(path.into());
+        self
+    }
+
+    fn faults(&self) -> InjectedFaults {
+        self.fault_file
+            .as_ref()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .map(|text| parse_faults(&text))
+            .unwrap_or_default()
     }
 
     /// Parses `"N"` (N H100s) or `"NxMODEL"` (`"8xH100"`, `"4xA100"`, `"2xL4"`).
@@ -243,12 +381,26 @@ impl GpuBackend for SimulatedBackend {
         self.gpus.clone()
     }
 
+    fn xid_errors(&self) -> Vec<(u32, u32)> {
+        self.faults().xid
+    }
+
     fn sample(&self, busy: &[u32]) -> Vec<GpuSample> {
         let mut rng = rand::rng();
+        let faults = self.faults();
         self.gpus
             .iter()
+            .filter(|gpu| !faults.lost.contains(&gpu.index))
             .map(|gpu| {
-                if busy.contains(&gpu.index) {
+                if busy.contains(&gpu.index) && faults.stuck.contains(&gpu.index) {
+                    GpuSample {
+                        index: gpu.index,
+                        utilization_pct: 0,
+                        memory_used_mib: gpu.memory_mib / 2,
+                        power_w: round_watts(self.power_w * 0.2),
+                        temperature_c: 40,
+                    }
+                } else if busy.contains(&gpu.index) {
                     let memory_share = rng.random_range(0.6..0.95);
                     GpuSample {
                         index: gpu.index,
@@ -345,6 +497,23 @@ mod tests {
         uuids.sort_unstable();
         uuids.dedup();
         assert_eq!(uuids.len(), 16);
+    }
+
+    #[test]
+    fn injected_faults_show_in_samples() {
+        let dir = std::env::temp_dir().join(format!("berth-gpu-faults-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("faults");
+        std::fs::write(&file, "xid 3 79\nlost 2\nstuck 1\nnonsense\n").unwrap();
+        let backend = SimulatedBackend::new(4, "H100", "n").with_fault_file(&file);
+        assert_eq!(backend.xid_errors(), vec![(3, 79)]);
+        let samples = backend.sample(&[1, 3]);
+        assert_eq!(
+            samples.iter().map(|s| s.index).collect::<Vec<_>>(),
+            vec![0, 1, 3]
+        );
+        assert_eq!(samples[1].utilization_pct, 0, "stuck while busy");
+        assert!(samples[2].utilization_pct >= 70);
     }
 
     #[test]

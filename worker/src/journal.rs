@@ -9,14 +9,11 @@
 //! The api applies each report once per (job, run, kind, node), so a report sent again
 //! after a crash between its acknowledgement and the rewrite changes nothing.
 //!
-//! `{state_dir}/journal/runs/{job}.{run}` holds the process group of each batch script
-//! that started and has not been seen to exit. A worker that starts and finds such files
-//! left by its previous process (killed, or stopped while jobs ran) kills those process
-//! groups: the api assigns those runs again, and a job must never run twice at once.
+//! Batch scripts that outlive a worker process are found again by the launcher (their
+//! shepherds keep them going), so a restarted worker reports them as running and the api
+//! never assigns a run twice.
 
-use berth_core::wire::{JobReport, ReportKind};
-use nix::sys::signal::{killpg, Signal};
-use nix::unistd::Pid;
+use berth_core::wire::JobReport;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
@@ -47,7 +44,7 @@ impl Journal {
     /// When the directory cannot be created or the file cannot be written.
     pub fn open(state_dir: &Path) -> std::io::Result<Journal> {
         let dir = state_dir.join("journal");
-        std::fs::create_dir_all(dir.join("runs"))?;
+        std::fs::create_dir_all(&dir)?;
         let mut next_seq = 1;
         let mut pending = Vec::new();
         if let Ok(file) = File::open(dir.join("reports.jsonl")) {
@@ -81,25 +78,12 @@ impl Journal {
         &self.pending
     }
 
-    /// Numbers `report`, writes it to disk, and queues it. Also keeps the record of the
-    /// run's process group (`Started` adds it, `Exited`/`LaunchFailed` removes it). A
-    /// failing disk is logged and the report kept in memory.
+    /// Numbers `report`, writes it to disk, and queues it. A failing disk is logged and
+    /// the report kept in memory.
     pub fn append(&mut self, mut report: JobReport) -> &JobReport {
         report.seq = Some(self.next_seq);
         self.next_seq += 1;
-        let run_file = self
-            .dir
-            .join("runs")
-            .join(format!("{}.{}", report.job_id, report.run));
         let result = (|| -> std::io::Result<()> {
-            match (report.kind, report.pid) {
-                (ReportKind::Started, Some(pid)) => std::fs::write(&run_file, pid.to_string())?,
-                (ReportKind::Started, None) => {}
-                _ => match std::fs::remove_file(&run_file) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
-                    _ => {}
-                },
-            }
             let file = match &mut self.file {
                 Some(file) => file,
                 None => return Err(std::io::Error::other("the journal file is not open")),
@@ -149,49 +133,12 @@ impl Journal {
         self.file = Some(OpenOptions::new().append(true).open(&path)?);
         Ok(())
     }
-
-    /// Kills the process groups of batch scripts a previous worker process started and
-    /// did not see end, and forgets them. Returns the (job, run) keys killed.
-    pub fn kill_leftover_runs(&mut self) -> Vec<(i64, u32)> {
-        let mut killed = Vec::new();
-        let Ok(entries) = std::fs::read_dir(self.dir.join("runs")) else {
-            return killed;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let key = name
-                .split_once('.')
-                .and_then(|(j, r)| Some((j.parse::<i64>().ok()?, r.parse::<u32>().ok()?)));
-            let pid = std::fs::read_to_string(entry.path())
-                .ok()
-                .and_then(|p| p.trim().parse::<i32>().ok());
-            if let (Some(key), Some(pid)) = (key, pid) {
-                if leads_group(pid) {
-                    tracing::warn!(
-                        job.id = key.0,
-                        job.run = key.1,
-                        pid,
-                        "killing a job run left by the previous worker process"
-                    );
-                    let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
-                    killed.push(key);
-                }
-            }
-            let _ = std::fs::remove_file(entry.path());
-        }
-        killed
-    }
-}
-
-/// Whether process `pid` is alive and leads its own process group (as a batch shell
-/// does), so that a reused pid of some unrelated process is left alone.
-fn leads_group(pid: i32) -> bool {
-    nix::unistd::getpgid(Some(Pid::from_raw(pid))).is_ok_and(|g| g.as_raw() == pid)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use berth_core::wire::ReportKind;
     use chrono::Utc;
 
     fn dir(name: &str) -> PathBuf {
@@ -213,6 +160,7 @@ mod tests {
             message: None,
             seq: None,
             pid: None,
+            out_of_memory: false,
         }
     }
 
@@ -253,37 +201,6 @@ mod tests {
         let mut j = Journal::open(&d).unwrap();
         assert!(j.pending().is_empty());
         assert_eq!(j.append(report(4, ReportKind::Started)).seq, Some(5));
-        let _ = std::fs::remove_dir_all(&d);
-    }
-
-    #[test]
-    fn a_run_left_by_a_previous_process_is_killed_on_start() {
-        use std::os::unix::process::CommandExt;
-        let d = dir("leftover");
-        let mut child = std::process::Command::new("sleep")
-            .arg("60")
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let mut j = Journal::open(&d).unwrap();
-        let mut started = report(7, ReportKind::Started);
-        started.pid = Some(child.id());
-        j.append(started);
-        // An ended run leaves no record.
-        let mut other = report(8, ReportKind::Started);
-        other.pid = Some(1);
-        j.append(other);
-        j.append(report(8, ReportKind::Exited));
-        drop(j);
-
-        let mut j = Journal::open(&d).unwrap();
-        assert_eq!(j.kill_leftover_runs(), vec![(7, 0)]);
-        let status = child.wait().unwrap();
-        assert_eq!(
-            std::os::unix::process::ExitStatusExt::signal(&status),
-            Some(9)
-        );
-        assert!(j.kill_leftover_runs().is_empty(), "forgotten once killed");
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -28,13 +28,15 @@ use berth_core::wire::{Assignment, JobReport, OutputStream, ReportKind};
 use chrono::Utc;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::process::{Child, Command};
@@ -43,7 +45,7 @@ use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
 /// Names of inherited variables that hold the worker's credentials; never passed on.
-const SECRET_VARIABLES: &[&str] = &["BERTH_TOKEN", "BERTH_NODE_TOKEN"];
+pub(crate) const SECRET_VARIABLES: &[&str] = &["BERTH_TOKEN", "BERTH_NODE_TOKEN"];
 
 /// What the launcher needs to know about its node.
 #[derive(Debug, Clone)]
@@ -59,6 +61,140 @@ pub struct LaunchSettings {
     /// The worker's token: inherited variables holding it are removed from jobs'
     /// environments (as are `BERTH_TOKEN` and `BERTH_NODE_TOKEN`).
     pub token: Option<String>,
+    /// The `berth` executable that jobs call as `srun`, `scontrol`, `squeue`, `scancel`,
+    /// `sbatch` and `sinfo` (links to it in `{state_dir}/jobs/{job_id}.{run}/bin`, first
+    /// on the job's `PATH`); `None`: no such commands.
+    pub client_exe: Option<PathBuf>,
+    /// Where checkpoint directories are made (`BERTH_CHECKPOINT_DIR` is
+    /// `{checkpoint_root}/{job_id}`, kept across requeues and never deleted by Berth).
+    pub checkpoint_root: PathBuf,
+    /// Run jobs as their submitting user (uid, gid, supplementary groups): what a worker
+    /// running as root does. A job whose user has no account here fails to launch.
+    pub run_as_user: bool,
+    /// The node's cgroup layout, when jobs get memory and CPU limits.
+    pub cgroups: Option<crate::cgroup::Hierarchy>,
+}
+
+/// The name of a job run's cgroup under `berth/`: this worker's state directory (so two
+/// workers on one machine never share a group) and the run, `{state_dir}.job_{id}.{run}`
+/// with `/` and other odd characters as `_` (`var_lib_berth_worker.job_12.0`).
+pub fn cgroup_name(settings: &LaunchSettings, job_id: i64, run: u32) -> String {
+    let dir: String = settings
+        .state_dir
+        .to_string_lossy()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}.job_{job_id}.{run}", dir.trim_matches('_'))
+}
+
+/// The account a job runs as, when the worker switches users.
+#[derive(Debug, Clone)]
+pub struct JobUser {
+    /// The user name.
+    pub name: String,
+    /// Its uid.
+    pub uid: nix::unistd::Uid,
+    /// Its primary gid.
+    pub gid: nix::unistd::Gid,
+}
+
+/// The account `user` runs as on this node: `None` when the worker does not switch
+/// users.
+///
+/// # Errors
+/// [`WorkerError::UserUnknown`] when it has no account here.
+pub fn job_user(settings: &LaunchSettings, user: &str) -> Result<Option<JobUser>, WorkerError> {
+    if !settings.run_as_user {
+        return Ok(None);
+    }
+    match nix::unistd::User::from_name(user) {
+        Ok(Some(account)) => Ok(Some(JobUser {
+            name: account.name,
+            uid: account.uid,
+            gid: account.gid,
+        })),
+        _ => Err(WorkerError::UserUnknown {
+            user: user.to_string(),
+            node: settings.node_name.clone(),
+        }),
+    }
+}
+
+/// Hands `path` to the job's user (no-op without one).
+///
+/// # Errors
+/// [`WorkerError::Chown`].
+pub fn give_to(path: &Path, user: Option<&JobUser>) -> Result<(), WorkerError> {
+    let Some(user) = user else {
+        return Ok(());
+    };
+    nix::unistd::chown(path, Some(user.uid), Some(user.gid)).map_err(|source| WorkerError::Chown {
+        path: path.to_path_buf(),
+        user: user.name.clone(),
+        source,
+    })
+}
+
+/// The job's checkpoint directory, `{checkpoint_root}/{job_id}`, made when missing.
+///
+/// # Errors
+/// [`WorkerError::Io`] when it cannot be made.
+pub fn checkpoint_dir(settings: &LaunchSettings, job_id: i64) -> Result<PathBuf, WorkerError> {
+    let dir = settings.checkpoint_root.join(job_id.to_string());
+    create_dir(&dir, "create the checkpoint directory")?;
+    Ok(dir)
+}
+
+/// The names the `berth` binary answers to inside a job.
+pub const CLIENT_COMMANDS: &[&str] = &[
+    "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat",
+];
+
+/// Makes (or finds) the job run's directory of client commands: links named after
+/// [`CLIENT_COMMANDS`] to `settings.client_exe`. `None` when there is no client
+/// executable.
+///
+/// # Errors
+/// [`WorkerError::Io`] when the directory or a link cannot be made.
+pub fn job_bin_dir(
+    settings: &LaunchSettings,
+    job_id: i64,
+    run: u32,
+) -> Result<Option<PathBuf>, WorkerError> {
+    let Some(exe) = &settings.client_exe else {
+        return Ok(None);
+    };
+    let dir = settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{job_id}.{run}"))
+        .join("bin");
+    create_dir(&dir, "create the job's command directory")?;
+    for name in CLIENT_COMMANDS {
+        let link = dir.join(name);
+        if std::fs::read_link(&link).ok().as_deref() == Some(exe.as_path()) {
+            continue;
+        }
+        let _ = std::fs::remove_file(&link);
+        if let Err(source) = std::os::unix::fs::symlink(exe, &link) {
+            // Another task of the same job may have made it meanwhile.
+            if std::fs::read_link(&link).ok().as_deref() != Some(exe.as_path()) {
+                return Err(WorkerError::Io {
+                    action: "link a client command",
+                    path: link,
+                    source,
+                });
+            }
+        }
+    }
+    Ok(Some(dir))
 }
 
 /// Starts batch scripts and reports what becomes of them.
@@ -67,7 +203,16 @@ pub struct Launcher {
     settings: Arc<LaunchSettings>,
     uploader: Option<OutputUploader>,
     reports: mpsc::UnboundedSender<JobReport>,
+    time_limits: Option<mpsc::UnboundedSender<TimeLimitNotice>>,
 }
+
+/// A run that reached its time limit (job id, run), and the sender to fire once the api
+/// has recorded it (the worker then signals the job).
+pub type TimeLimitNotice = ((i64, u32), oneshot::Sender<()>);
+
+/// How long a run at its time limit waits for the api to record the TIMEOUT before it is
+/// signalled anyway (the worker's own `ending` file and exit report still say TIMEOUT).
+pub const TIME_LIMIT_RECORD_WAIT: Duration = Duration::from_secs(5);
 
 /// A launched job run: its key, its GPUs, and the means to cancel it.
 #[derive(Debug)]
@@ -126,6 +271,47 @@ impl Launcher {
             settings: Arc::new(settings),
             uploader,
             reports,
+            time_limits: None,
+        }
+    }
+
+    /// Runs at their time limit are announced on `notices` and signalled once the
+    /// announcement is acknowledged (or after [`TIME_LIMIT_RECORD_WAIT`]).
+    pub fn with_time_limit_notices(
+        mut self,
+        notices: mpsc::UnboundedSender<TimeLimitNotice>,
+    ) -> Self {
+        self.time_limits = Some(notices);
+        self
+    }
+
+    /// Supervises again a run that a previous worker process started (found by
+    /// [`unreported_runs`]): its time limit, cancellation and end, reported as usual
+    /// (no new `Started`).
+    pub fn adopt(&self, record: RunRecord) -> JobHandle {
+        let cancel = Arc::new(Notify::new());
+        let assignment = &record.assignment;
+        let span = tracing::info_span!(
+            "job",
+            job.id = assignment.job_id,
+            job.run = assignment.run,
+            node.name = %self.settings.node_name
+        );
+        let (job_id, run, gpus) = (assignment.job_id, assignment.run, assignment.gpus.clone());
+        let supervisor = Supervisor {
+            settings: self.settings.clone(),
+            uploader: self.uploader.clone(),
+            reports: self.reports.clone(),
+            cancel: cancel.clone(),
+            time_limits: self.time_limits.clone(),
+        };
+        let task = tokio::spawn(supervisor.adopt(record).instrument(span));
+        JobHandle {
+            job_id,
+            run,
+            gpus,
+            cancel,
+            task,
         }
     }
 
@@ -147,6 +333,7 @@ impl Launcher {
             uploader: self.uploader.clone(),
             reports: self.reports.clone(),
             cancel: cancel.clone(),
+            time_limits: self.time_limits.clone(),
         };
         let task = tokio::spawn(supervisor.supervise(assignment).instrument(span));
         JobHandle {
@@ -161,7 +348,7 @@ impl Launcher {
 
 /// Why the wait for the batch shell ended.
 enum Ending {
-    Exited(std::io::Result<ExitStatus>),
+    Exited(Result<ShepherdStatus, String>),
     TimeLimit,
     Cancelled,
 }
@@ -171,6 +358,7 @@ struct Supervisor {
     uploader: Option<OutputUploader>,
     reports: mpsc::UnboundedSender<JobReport>,
     cancel: Arc<Notify>,
+    time_limits: Option<mpsc::UnboundedSender<TimeLimitNotice>>,
 }
 
 /// A job ready to spawn.
@@ -178,6 +366,274 @@ struct Prepared {
     command: Command,
     script: PathBuf,
     outputs: Vec<(OutputStream, PathBuf, u64)>,
+    files: RunFiles,
+    cgroup: Option<crate::cgroup::JobCgroup>,
+}
+
+/// The files of a job run's directory that let a restarted worker find it again.
+#[derive(Debug, Clone)]
+pub struct RunFiles {
+    /// `run.json`: the [`RunRecord`].
+    pub record: PathBuf,
+    /// `batch.pid`: the batch shell's pid, written by the shepherd.
+    pub pid: PathBuf,
+    /// `exit_status.json`: how the batch shell ended, written by the shepherd.
+    pub status: PathBuf,
+    /// `ending`: `time_limit` or `cancelled`, written before the first SIGTERM.
+    pub ending: PathBuf,
+    /// `reported`: the run's end was reported; a restarted worker leaves it alone.
+    pub reported: PathBuf,
+}
+
+impl RunFiles {
+    /// The files of the run directory `dir`.
+    pub fn new(dir: &Path) -> Self {
+        RunFiles {
+            record: dir.join("run.json"),
+            pid: dir.join("batch.pid"),
+            status: dir.join("exit_status.json"),
+            ending: dir.join("ending"),
+            reported: dir.join("reported"),
+        }
+    }
+}
+
+/// What a restarted worker needs to supervise a run it did not start: written to
+/// `run.json` once the batch shell runs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The assignment as received.
+    pub assignment: Assignment,
+    /// The batch shell's pid (its process group's id).
+    pub batch_pid: i32,
+    /// The batch shell's start time in clock ticks since boot (`/proc/PID/stat` field
+    /// 22), to tell it from a later process with a reused pid.
+    pub pid_start: Option<u64>,
+    /// When it was started (the time limit counts from here).
+    pub launched_at: chrono::DateTime<Utc>,
+    /// The output files and where this run's output starts in each.
+    pub outputs: Vec<(OutputStream, PathBuf, u64)>,
+    /// The run's cgroups, when it has limits.
+    #[serde(default)]
+    pub cgroup: Option<crate::cgroup::JobCgroup>,
+}
+
+/// How the shepherd saw the batch shell end (`exit_status.json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShepherdStatus {
+    /// The exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal, when one killed it.
+    pub signal: Option<i32>,
+}
+
+/// `berth shepherd`: runs `argv` as the leader of its own process group, writes its pid
+/// to `pid_file`, waits for it and writes how it ended to `status_file` (both replaced
+/// atomically). It outlives a worker that is killed, so the restarted worker learns
+/// how the job ended. Returns the process exit code for the shepherd itself.
+pub fn shepherd_main(
+    status_file: &Path,
+    pid_file: &Path,
+    user: Option<&str>,
+    cgroups: &[PathBuf],
+    argv: &[String],
+) -> i32 {
+    let Some((program, args)) = argv.split_first() else {
+        eprintln!("berth shepherd: no command");
+        return 2;
+    };
+    // The shepherd stays root: the batch shell becomes the user through `--exec-as`,
+    // in a process that is already in the job's cgroups.
+    let mut command = match user {
+        Some(user) => {
+            let exe = match std::env::current_exe() {
+                Ok(exe) => exe,
+                Err(err) => {
+                    eprintln!("berth shepherd: finding its own executable: {err}");
+                    return 127;
+                }
+            };
+            let mut command = std::process::Command::new(exe);
+            command
+                .arg("shepherd")
+                .arg("--exec-as")
+                .arg(user)
+                .arg("--")
+                .args(argv);
+            command
+        }
+        None => {
+            let mut command = std::process::Command::new(program);
+            command.args(args);
+            command
+        }
+    };
+    command.process_group(0);
+    let spawned = if cgroups.is_empty() {
+        command.spawn()
+    } else {
+        crate::cgroup::join_then_leave(cgroups, || command.spawn())
+    };
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => {
+            eprintln!("berth shepherd: starting {program}: {err}");
+            return 127;
+        }
+    };
+    let write = |path: &Path, text: String| {
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path))
+    };
+    if let Err(err) = write(pid_file, child.id().to_string()) {
+        eprintln!("berth shepherd: writing {}: {err}", pid_file.display());
+    }
+    let status = match child.wait() {
+        Ok(status) => ShepherdStatus {
+            exit_code: status.code(),
+            signal: status.signal(),
+        },
+        Err(err) => {
+            eprintln!("berth shepherd: waiting: {err}");
+            ShepherdStatus {
+                exit_code: None,
+                signal: None,
+            }
+        }
+    };
+    let text = serde_json::to_string(&status).unwrap_or_default();
+    if let Err(err) = write(status_file, text) {
+        eprintln!("berth shepherd: writing {}: {err}", status_file.display());
+        return 1;
+    }
+    0
+}
+
+/// `berth shepherd --exec-as USER -- COMMAND…`: becomes `user` (supplementary groups,
+/// primary group, uid) and executes the command in this same process. Returns only on
+/// failure, with an exit code.
+pub fn exec_as(user: &str, argv: &[String]) -> i32 {
+    let Some((program, args)) = argv.split_first() else {
+        eprintln!("berth shepherd: no command");
+        return 2;
+    };
+    if let Err(message) = become_user(user) {
+        eprintln!("berth shepherd: {message}");
+        return 126;
+    }
+    let err = std::process::Command::new(program).args(args).exec();
+    eprintln!("berth shepherd: executing {program}: {err}");
+    127
+}
+
+/// Switches this process to `user`: its supplementary groups, primary group and uid (in
+/// that order; the uid last, as root is needed for the others).
+fn become_user(user: &str) -> Result<(), String> {
+    let account = nix::unistd::User::from_name(user)
+        .ok()
+        .flatten()
+        .ok_or_else(|| format!("user {user} does not exist"))?;
+    let name = std::ffi::CString::new(user).map_err(|_| format!("bad user name {user:?}"))?;
+    nix::unistd::initgroups(&name, account.gid)
+        .map_err(|e| format!("setting the groups of {user}: {e}"))?;
+    nix::unistd::setgid(account.gid).map_err(|e| format!("setgid {}: {e}", account.gid))?;
+    nix::unistd::setuid(account.uid).map_err(|e| format!("setuid {}: {e}", account.uid))?;
+    Ok(())
+}
+
+/// A process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
+pub fn process_start_ticks(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // Fields after the command: state is field 3, starttime field 22.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether `pid` is the process recorded (alive, not a zombie, same start time).
+fn same_process_alive(pid: i32, start: Option<u64>) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let zombie = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        .unwrap_or(false);
+    !zombie && (start.is_none() || process_start_ticks(pid) == start)
+}
+
+/// The runs under `{state_dir}/jobs` that a previous worker left unreported: their
+/// records, oldest job first.
+pub fn unreported_runs(state_dir: &Path) -> Vec<RunRecord> {
+    let Ok(entries) = std::fs::read_dir(state_dir.join("jobs")) else {
+        return Vec::new();
+    };
+    let mut records: Vec<RunRecord> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let files = RunFiles::new(&entry.path());
+            if files.reported.exists() {
+                return None;
+            }
+            let text = std::fs::read_to_string(&files.record).ok()?;
+            serde_json::from_str(&text).ok()
+        })
+        .collect();
+    records.sort_by_key(|r| (r.assignment.job_id, r.assignment.run));
+    records
+}
+
+/// How the end of a batch shell is awaited.
+enum Waiter {
+    /// The batch shell is the worker's child (no shepherd: tests without the `berth`
+    /// binary).
+    Direct(Child),
+    /// The shepherd is the worker's child; its status file says how the shell ended.
+    Shepherd(Child, RunFiles),
+    /// Found again after a restart: the status file, and the pid for liveness.
+    Adopted {
+        files: RunFiles,
+        pid: i32,
+        start: Option<u64>,
+    },
+}
+
+fn read_status(path: &Path) -> Option<ShepherdStatus> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+impl Waiter {
+    /// Waits for the batch shell to end (cancel-safe).
+    async fn wait(&mut self) -> Result<ShepherdStatus, String> {
+        match self {
+            Waiter::Direct(child) => child
+                .wait()
+                .await
+                .map(|status| ShepherdStatus {
+                    exit_code: status.code(),
+                    signal: status.signal(),
+                })
+                .map_err(|err| format!("could not wait for the batch shell: {err}")),
+            Waiter::Shepherd(child, files) => {
+                let _ = child.wait().await;
+                read_status(&files.status)
+                    .ok_or_else(|| "the shepherd recorded no exit status".to_string())
+            }
+            Waiter::Adopted { files, pid, start } => loop {
+                if let Some(status) = read_status(&files.status) {
+                    return Ok(status);
+                }
+                if !same_process_alive(*pid, *start) {
+                    // The shepherd writes the status right after the shell ends.
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    return read_status(&files.status).ok_or_else(|| {
+                        "the batch shell ended while the worker was away; its exit status is unknown"
+                            .to_string()
+                    });
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            },
+        }
+    }
 }
 
 impl Supervisor {
@@ -190,6 +646,8 @@ impl Supervisor {
             mut command,
             script,
             outputs,
+            files,
+            cgroup,
         } = prepared;
         let mut child = match command.spawn() {
             Ok(child) => child,
@@ -197,24 +655,94 @@ impl Supervisor {
                 return self.launch_failed(&assignment, &WorkerError::Spawn { script, source })
             }
         };
-        let Some(pid) = child.id() else {
-            // Cannot happen before the child is waited for; report rather than panic.
-            let err = WorkerError::Spawn {
-                script,
-                source: std::io::Error::other("the batch shell has no process id"),
-            };
-            return self.launch_failed(&assignment, &err);
+        let spawn_failed = |why: &str| WorkerError::Spawn {
+            script: script.clone(),
+            source: std::io::Error::other(why.to_string()),
         };
-        let group = Pid::from_raw(pid as i32);
-        tracing::info!(pid, gpus = ?assignment.gpus, "job started");
-        let mut started = report(&assignment, ReportKind::Started);
-        started.pid = Some(pid);
+        let (waiter, pid) = if self.settings.client_exe.is_some() {
+            // The shepherd writes the batch shell's pid as soon as it runs.
+            let mut pid = None;
+            for _ in 0..200 {
+                if let Some(found) = std::fs::read_to_string(&files.pid)
+                    .ok()
+                    .and_then(|text| text.trim().parse::<i32>().ok())
+                {
+                    pid = Some(found);
+                    break;
+                }
+                if matches!(child.try_wait(), Ok(Some(_))) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            match pid {
+                Some(pid) => (Waiter::Shepherd(child, files.clone()), pid),
+                None => {
+                    return self.launch_failed(
+                        &assignment,
+                        &spawn_failed("the shepherd did not start the batch shell"),
+                    )
+                }
+            }
+        } else {
+            match child.id() {
+                Some(pid) => (Waiter::Direct(child), pid as i32),
+                None => {
+                    return self
+                        .launch_failed(&assignment, &spawn_failed("the batch shell has no pid"))
+                }
+            }
+        };
+        let record = RunRecord {
+            assignment,
+            batch_pid: pid,
+            pid_start: process_start_ticks(pid),
+            launched_at: Utc::now(),
+            outputs,
+            cgroup,
+        };
+        if self.settings.client_exe.is_some() {
+            let text = serde_json::to_string(&record).unwrap_or_default();
+            if let Err(err) = std::fs::write(&files.record, text) {
+                tracing::warn!(error = %err, "could not record the run; a restarted worker will not find it");
+            }
+        }
+        tracing::info!(pid, gpus = ?record.assignment.gpus, "job started");
+        let mut started = report(&record.assignment, ReportKind::Started);
+        started.pid = u32::try_from(pid).ok();
         self.send(started);
+        self.follow(record, waiter, files, false).await;
+    }
 
+    /// Supervises a run a previous worker started (from its `run.json`).
+    async fn adopt(self, record: RunRecord) {
+        let files = RunFiles::new(&run_dir(
+            &self.settings,
+            record.assignment.job_id,
+            record.assignment.run,
+        ));
+        let ending = files.ending.exists();
+        tracing::info!(
+            pid = record.batch_pid,
+            ending,
+            "supervising a job started before a restart"
+        );
+        let waiter = Waiter::Adopted {
+            files: files.clone(),
+            pid: record.batch_pid,
+            start: record.pid_start,
+        };
+        self.follow(record, waiter, files, true).await;
+    }
+
+    /// Ships the output, enforces the limits, waits for the end and reports it.
+    async fn follow(self, record: RunRecord, mut waiter: Waiter, files: RunFiles, adopted: bool) {
+        let assignment = &record.assignment;
+        let group = Pid::from_raw(record.batch_pid);
         let mut tails = JoinSet::new();
         let mut stops = Vec::new();
         if let Some(uploader) = &self.uploader {
-            for (stream, path, start) in outputs {
+            for (stream, path, start) in record.outputs.clone() {
                 let (stop, stopped) = oneshot::channel();
                 stops.push(stop);
                 let tail = OutputTail {
@@ -228,8 +756,9 @@ impl Supervisor {
             }
         }
 
-        let (status, timed_out, cancelled) =
-            self.wait(&mut child, group, assignment.time_limit).await;
+        let (status, timed_out, cancelled) = self
+            .wait(&mut waiter, group, &record, &files, adopted)
+            .await;
         let ended_at = Utc::now();
         // Nothing of the job outlives its batch shell.
         signal_group(group, Signal::SIGKILL);
@@ -239,18 +768,22 @@ impl Supervisor {
         }
         while tails.join_next().await.is_some() {}
 
-        let mut exited = report(&assignment, ReportKind::Exited);
+        let mut exited = report(assignment, ReportKind::Exited);
         exited.at = ended_at;
         exited.timed_out = timed_out;
         exited.cancelled = cancelled;
+        if let Some(group) = record.cgroup.clone() {
+            exited.out_of_memory = group.oom_killed();
+            tokio::spawn(async move { group.remove_when_empty().await });
+        }
         match status {
             Ok(status) => {
-                exited.exit_code = status.code();
-                exited.signal = status.signal();
+                exited.exit_code = status.exit_code;
+                exited.signal = status.signal;
             }
-            Err(err) => {
-                tracing::error!(error = %err, "could not wait for the batch shell");
-                exited.message = Some(format!("could not wait for the batch shell: {err}"));
+            Err(message) => {
+                tracing::error!(error = %message, "no exit status for the batch shell");
+                exited.message = Some(message);
             }
         }
         tracing::info!(
@@ -258,32 +791,83 @@ impl Supervisor {
             signal = exited.signal,
             timed_out,
             cancelled,
+            out_of_memory = exited.out_of_memory,
             "job exited"
         );
+        if let Err(err) = std::fs::write(&files.reported, "") {
+            tracing::debug!(error = %err, "could not mark the run reported");
+        }
         self.send(exited);
     }
 
-    /// Waits for the batch shell, enforcing the time limit and cancellation. Returns its
-    /// status and whether the time limit or a cancellation ended it.
+    /// Waits for the batch shell, enforcing the time limit (counted from the launch), its
+    /// `--signal=B:` warning and cancellation. Returns how it ended and whether the time
+    /// limit or a cancellation ended it. An adopted run that was already being stopped
+    /// (its `ending` file) is stopped again.
     async fn wait(
         &self,
-        child: &mut Child,
+        waiter: &mut Waiter,
         group: Pid,
-        time_limit: Option<u64>,
-    ) -> (std::io::Result<ExitStatus>, bool, bool) {
-        let deadline = time_limit.and_then(|seconds| {
-            tokio::time::Instant::now().checked_add(Duration::from_secs(seconds))
-        });
+        record: &RunRecord,
+        files: &RunFiles,
+        adopted: bool,
+    ) -> (Result<ShepherdStatus, String>, bool, bool) {
+        let assignment = &record.assignment;
+        let time_limit = assignment.time_limit;
+        let now = tokio::time::Instant::now();
+        let at_wall = |offset: u64| {
+            let when = record.launched_at + chrono::Duration::seconds(offset as i64);
+            now + (when - Utc::now()).to_std().unwrap_or(Duration::ZERO)
+        };
+        let deadline = time_limit.map(at_wall);
+        let warning = assignment
+            .warning_signal
+            .filter(|w| w.batch_only)
+            .and_then(|w| {
+                let limit = time_limit?;
+                let at = at_wall(limit - w.seconds.min(limit));
+                // A restarted worker does not repeat a warning already due.
+                (!adopted || at > now).then_some((w, at))
+            });
+        let prior = if adopted {
+            std::fs::read_to_string(&files.ending).ok()
+        } else {
+            None
+        };
         let at_limit = async {
             match deadline {
                 Some(deadline) => tokio::time::sleep_until(deadline).await,
                 None => std::future::pending().await,
             }
         };
-        let ending = tokio::select! {
-            status = child.wait() => Ending::Exited(status),
-            _ = at_limit => Ending::TimeLimit,
-            _ = self.cancel.notified() => Ending::Cancelled,
+        tokio::pin!(at_limit);
+        let mut warned = false;
+        let ending = match prior.as_deref().map(str::trim) {
+            Some("time_limit") => Ending::TimeLimit,
+            Some(_) => Ending::Cancelled,
+            None => loop {
+                let at_warning = async {
+                    match warning {
+                        Some((_, at)) if !warned => tokio::time::sleep_until(at).await,
+                        _ => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    status = waiter.wait() => break Ending::Exited(status),
+                    _ = &mut at_limit => break Ending::TimeLimit,
+                    _ = self.cancel.notified() => break Ending::Cancelled,
+                    _ = at_warning => {
+                        warned = true;
+                        if let Some((w, _)) = warning {
+                            tracing::info!(signal = w.signal, seconds = w.seconds, "sending the time-limit warning to the batch shell");
+                            write_signal_reason(&self.settings, assignment.job_id, assignment.run);
+                            if let Ok(signal) = Signal::try_from(w.signal) {
+                                let _ = nix::sys::signal::kill(group, signal);
+                            }
+                        }
+                    }
+                }
+            },
         };
         let (timed_out, cancelled) = match ending {
             Ending::Exited(status) => return (status, false, false),
@@ -296,13 +880,30 @@ impl Supervisor {
                 (false, true)
             }
         };
+        let why = if timed_out { "time_limit" } else { "cancelled" };
+        if let Err(err) = std::fs::write(&files.ending, why) {
+            tracing::debug!(error = %err, "could not record the ending");
+        }
+        if let (true, Some(notices)) = (timed_out, &self.time_limits) {
+            // The api records the TIMEOUT decision before the first signal.
+            let (ack, acked) = oneshot::channel();
+            if notices
+                .send(((assignment.job_id, assignment.run), ack))
+                .is_ok()
+                && tokio::time::timeout(TIME_LIMIT_RECORD_WAIT, acked)
+                    .await
+                    .is_err()
+            {
+                tracing::warn!("the api did not confirm the time limit in time; signalling anyway");
+            }
+        }
         signal_group(group, Signal::SIGTERM);
         let status = tokio::select! {
-            status = child.wait() => status,
+            status = waiter.wait() => status,
             _ = tokio::time::sleep(self.settings.kill_wait) => {
                 tracing::info!("job still running after the kill wait; sending SIGKILL");
                 signal_group(group, Signal::SIGKILL);
-                child.wait().await
+                waiter.wait().await
             }
         };
         (status, timed_out, cancelled)
@@ -320,6 +921,26 @@ impl Supervisor {
         if self.reports.send(report).is_err() {
             tracing::debug!("report dropped: the worker is shutting down");
         }
+    }
+}
+
+/// The file that says why a warning signal came (`BERTH_SIGNAL_REASON_FILE`).
+pub fn signal_reason_file(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
+    settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{job_id}.{run}"))
+        .join("signal_reason")
+}
+
+/// Writes `time_limit` to the job's signal reason file, before a time-limit warning.
+pub(crate) fn write_signal_reason(settings: &LaunchSettings, job_id: i64, run: u32) {
+    let path = signal_reason_file(settings, job_id, run);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(err) = std::fs::write(&path, "time_limit\n") {
+        tracing::warn!(path = %path.display(), error = %err, "could not write the signal reason");
     }
 }
 
@@ -343,10 +964,19 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         signal: None,
         timed_out: false,
         cancelled: false,
+        out_of_memory: false,
         message: None,
         seq: None,
         pid: None,
     }
+}
+
+/// A run's directory, `{state_dir}/jobs/{job_id}.{run}`.
+pub fn run_dir(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
+    settings
+        .state_dir
+        .join("jobs")
+        .join(format!("{job_id}.{run}"))
 }
 
 /// Writes the script, finds the working directory, opens the output files and builds
@@ -358,8 +988,11 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         .join(format!("{}.{}", assignment.job_id, assignment.run));
     create_dir(&job_dir, "create the job directory")?;
 
+    let user = job_user(settings, &assignment.user)?;
     let script = job_dir.join("script.sh");
     write_script(&script, &assignment.script)?;
+    give_to(&job_dir, user.as_ref())?;
+    give_to(&script, user.as_ref())?;
 
     let work_dir = match &assignment.work_dir {
         Some(dir) => {
@@ -372,6 +1005,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         None => {
             let dir = job_dir.join("work");
             create_dir(&dir, "create the scratch working directory")?;
+            give_to(&dir, user.as_ref())?;
             dir
         }
     };
@@ -396,11 +1030,13 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     };
     let stdout_path = resolve(&assignment.stdout);
     let (stdout_file, stdout_start) = open_output(&stdout_path, assignment.open_mode)?;
+    give_to(&stdout_path, user.as_ref())?;
     let mut outputs = vec![(OutputStream::Stdout, stdout_path.clone(), stdout_start)];
     let stderr_path = assignment.stderr.as_deref().map(resolve);
     let stderr_file = match stderr_path {
         Some(path) if path != stdout_path => {
             let (file, start) = open_output(&path, assignment.open_mode)?;
+            give_to(&path, user.as_ref())?;
             outputs.push((OutputStream::Stderr, path, start));
             file
         }
@@ -411,13 +1047,81 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         })?,
     };
 
-    let environment = job_environment(settings, assignment, &work_dir, std::env::vars());
+    let mut environment = job_environment(settings, assignment, &work_dir, std::env::vars());
+    let checkpoints = checkpoint_dir(settings, assignment.job_id)?;
+    give_to(&checkpoints, user.as_ref())?;
+    environment.insert(
+        "BERTH_CHECKPOINT_DIR".to_string(),
+        checkpoints.display().to_string(),
+    );
+    if let Some(bin) = job_bin_dir(settings, assignment.job_id, assignment.run)? {
+        let path = environment.get("PATH").cloned().unwrap_or_default();
+        let bin = bin.display().to_string();
+        let path = if path.is_empty() {
+            bin
+        } else {
+            format!("{bin}:{path}")
+        };
+        environment.insert("PATH".to_string(), path);
+    }
     let bash = if Path::new("/bin/bash").exists() {
         "/bin/bash"
     } else {
         "bash"
     };
-    let mut command = Command::new(bash);
+    let job_dir_files = RunFiles::new(&job_dir);
+    let _ = std::fs::remove_file(&job_dir_files.status);
+    let _ = std::fs::remove_file(&job_dir_files.pid);
+    let _ = std::fs::remove_file(&job_dir_files.ending);
+    let _ = std::fs::remove_file(&job_dir_files.reported);
+    // Memory and CPU limits, where the node has cgroups and a shepherd to join them.
+    let limits = crate::cgroup::Limits {
+        memory_mib: assignment.memory_limit_mib,
+        cpus: assignment.cpu_limit,
+    };
+    let cgroup = match (&settings.cgroups, &settings.client_exe) {
+        (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
+            let name = cgroup_name(settings, assignment.job_id, assignment.run);
+            match hierarchy.create(&name, limits) {
+                Ok(group) => Some(group),
+                Err(err) => {
+                    tracing::warn!(error = %err, "could not make the job's cgroup; running it without limits");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let mut command = match &settings.client_exe {
+        // A shepherd (`berth shepherd`) starts the batch shell and records its exit
+        // status, so that a restarted worker can find the job again and learn its end.
+        Some(exe) => {
+            let mut command = Command::new(exe);
+            command
+                .arg("shepherd")
+                .arg("--status")
+                .arg(&job_dir_files.status)
+                .arg("--pid-file")
+                .arg(&job_dir_files.pid);
+            if let Some(user) = &user {
+                command.arg("--user").arg(&user.name);
+            }
+            for dir in cgroup.iter().flat_map(|group| &group.dirs) {
+                command.arg("--cgroup").arg(dir);
+            }
+            command.arg("--").arg(bash);
+            command
+        }
+        None => {
+            let mut command = Command::new(bash);
+            command.process_group(0);
+            if let Some(user) = &user {
+                // Without a shepherd: uid and primary group only.
+                command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+            }
+            command
+        }
+    };
     // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
     // `bash script.sh` in the same process.
     command
@@ -430,12 +1134,13 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         .stdin(Stdio::null())
         .stdout(Stdio::from(stdout_file))
         .stderr(Stdio::from(stderr_file))
-        .process_group(0)
         .kill_on_drop(false);
     Ok(Prepared {
         command,
         script,
         outputs,
+        files: job_dir_files,
+        cgroup,
     })
 }
 
@@ -616,8 +1321,23 @@ pub fn job_environment(
                 .to_string()
         }),
     );
+    set(
+        "SLURM_GPUS_PER_TASK",
+        assignment.gpus_per_task.map(|n| n.to_string()),
+    );
+    set(
+        berth_core::signal::SIGNAL_REASON_VARIABLE,
+        Some(
+            signal_reason_file(settings, assignment.job_id, assignment.run)
+                .display()
+                .to_string(),
+        ),
+    );
     set("BERTH_JOB_ID", Some(job_id));
     set("BERTH_API", Some(settings.api_url.clone()));
+    // The client commands inside the job talk to the api with the job's own token.
+    set("BERTH_URL", Some(settings.api_url.clone()));
+    set("BERTH_TOKEN", assignment.job_token.clone());
     env
 }
 
@@ -641,6 +1361,10 @@ mod tests {
             state_dir: dir.join("state"),
             kill_wait: Duration::from_secs(1),
             token: Some("node-secret".to_string()),
+            client_exe: None,
+            checkpoint_root: dir.join("checkpoints"),
+            run_as_user: false,
+            cgroups: None,
         }
     }
 
@@ -669,6 +1393,11 @@ mod tests {
             array_job_id: None,
             array_task_id: None,
             array_task_count: None,
+            gpus_per_task: None,
+            memory_limit_mib: None,
+            cpu_limit: None,
+            warning_signal: None,
+            job_token: Some("job-token".to_string()),
         }
     }
 
@@ -910,7 +1639,7 @@ mod tests {
         ]
         .map(|(name, value)| (name.to_string(), value.to_string()));
         let env = job_environment(&settings(&dir), &job, &dir, inherited);
-        assert!(!env.contains_key("BERTH_TOKEN"));
+        assert_eq!(env["BERTH_TOKEN"], "job-token");
         assert!(!env.contains_key("OTHER_SECRET"));
         assert!(!env.contains_key("CUDA_VISIBLE_DEVICES"));
         assert!(!env.contains_key("GPU_DEVICE_ORDINAL"));

@@ -9,6 +9,7 @@
 //!   [`gpu::SimulatedBackend`] for nodes without them (development, tests).
 //! * [`launch`]: starts one batch script as its own process group with Slurm's
 //!   environment, enforces its time limit, cancels it, and reports what happened.
+//! * [`task`]: starts one task of a job step (`srun`), pipes its output to the api.
 //! * [`output`]: tails a running job's output files and uploads new bytes to the api.
 //! * [`agent`]: registration and the long-poll loop that ties the rest together.
 //!
@@ -18,17 +19,33 @@
 //! are sent again, in order (the api applies them at most once per (job, run, kind,
 //! node)).
 //!
-//! Not done yet: a restarted worker does not re-find the job processes it left running
-//! (they keep running, unsupervised); jobs run as the worker's user; no cgroup limits,
-//! no `--signal` warning, no torchrun variables (`MASTER_ADDR` …).
+//! A batch shell runs under a shepherd (`berth shepherd`, a small process that records
+//! its exit status), so a worker that is restarted (upgrade, crash) finds its running
+//! jobs again from `{state_dir}/jobs/*/run.json` and keeps supervising them.
+//!
+//! A worker running as root runs each job as its submitting user (uid, gid and
+//! supplementary groups, switched by the shepherd); a job whose user has no account on
+//! the node fails to launch, naming the user.
+//!
+//! [`cgroup`]: batch jobs get a memory limit and a CPU quota where the node has cgroups
+//! (v2, else the v1 `memory`/`cpu` hierarchies); an OOM kill ends the job OUT_OF_MEMORY.
+//!
+//! Step tasks join the job's cgroups on their node (made there when the batch shell runs
+//! elsewhere).
+//!
+//! Not done yet: no device cgroup; step tasks
+//! (whose output goes through pipes to the worker) do not survive a worker restart: the
+//! restarted worker stops them and reports them ended.
 
 pub mod agent;
 mod api;
+pub mod cgroup;
 pub mod error;
 pub mod gpu;
 pub mod journal;
 pub mod launch;
 pub mod output;
+pub mod task;
 
 pub use agent::run;
 pub use error::WorkerError;
@@ -55,15 +72,28 @@ pub struct WorkerConfig {
     /// Grace between SIGTERM and SIGKILL when a job is cancelled or hits its time limit
     /// (Slurm's `KillWait`, 30 s by default).
     pub kill_wait: Duration,
-    /// How long the api may hold a sync when it has nothing new, seconds (default 20).
+    /// How long the api may hold a sync when it has nothing new, seconds (default 10:
+    /// GPU samples reach the api at least this often).
     pub poll_wait_seconds: u32,
     /// Extra CA certificates (PEM) to trust for the api's TLS certificate (`--ca-file`).
     pub ca_pem: Option<Vec<u8>>,
+    /// Where jobs' checkpoint directories live (`BERTH_CHECKPOINT_DIR` is
+    /// `{checkpoint_root}/{job_id}`, the same for every run of the job); `None`:
+    /// `{state_dir}/checkpoints`. Put it on storage every node shares for checkpoints to
+    /// follow a requeued job to another node.
+    pub checkpoint_root: Option<PathBuf>,
+    /// How long a GPU held by a running job may stay at 0 % utilisation before it counts
+    /// as stuck and drains the node (default 10 minutes).
+    pub gpu_stuck_after: Duration,
+    /// Run jobs as their submitting users (default: when the worker runs as root).
+    pub run_as_user: bool,
+    /// Limit jobs' memory and CPUs with cgroups where the node has them (default true).
+    pub cgroups: bool,
 }
 
 impl WorkerConfig {
     /// A configuration with the defaults: GPUs detected, `kill_wait` 30 s, polls held up
-    /// to 20 s.
+    /// to 10 s, GPUs stuck after 10 minutes at 0 %.
     pub fn new(
         api_url: impl Into<String>,
         token: impl Into<String>,
@@ -77,8 +107,12 @@ impl WorkerConfig {
             simulate_gpus: None,
             state_dir: state_dir.into(),
             kill_wait: Duration::from_secs(30),
-            poll_wait_seconds: 20,
+            poll_wait_seconds: 10,
             ca_pem: None,
+            checkpoint_root: None,
+            gpu_stuck_after: Duration::from_secs(600),
+            run_as_user: nix::unistd::geteuid().is_root(),
+            cgroups: true,
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::api::{ApiClient, Backoff};
 use crate::WorkerError;
+use berth_core::step::StepOutputUpload;
 use berth_core::wire::{OutputChunk, OutputStream};
 use std::io::SeekFrom;
 use std::path::PathBuf;
@@ -49,10 +50,34 @@ impl OutputUploader {
     /// [`WorkerError::Api`] when the api refuses the chunk for good (a 4xx other than
     /// 408/429); the chunk is then lost.
     pub async fn upload(&self, job_id: i64, chunk: &OutputChunk) -> Result<(), WorkerError> {
-        let path = format!("/v1/jobs/{job_id}/output");
+        self.post_until_accepted(job_id, &format!("/v1/jobs/{job_id}/output"), chunk)
+            .await
+    }
+
+    /// Uploads one chunk of a step task's output (`POST /v1/jobs/{id}/steps/{step}/output`),
+    /// retrying until the api accepts it.
+    ///
+    /// # Errors
+    /// [`WorkerError::Api`] when the api refuses the chunk for good; it is then lost.
+    pub async fn upload_step(
+        &self,
+        job_id: i64,
+        step_id: u32,
+        chunk: &StepOutputUpload,
+    ) -> Result<(), WorkerError> {
+        let path = format!("/v1/jobs/{job_id}/steps/{step_id}/output");
+        self.post_until_accepted(job_id, &path, chunk).await
+    }
+
+    async fn post_until_accepted<B: serde::Serialize>(
+        &self,
+        job_id: i64,
+        path: &str,
+        body: &B,
+    ) -> Result<(), WorkerError> {
         let mut backoff = Backoff::new();
         loop {
-            match self.client.post_ignore(&path, chunk).await {
+            match self.client.post_ignore(path, body).await {
                 Ok(()) => return Ok(()),
                 Err(err) if err.is_retryable() => {
                     let delay = backoff.next_delay();

@@ -1,0 +1,371 @@
+//! Job steps (`srun` inside an allocation): create a step of a running job, show it,
+//! read its tasks' output, and the worker's upload of that output. A step's tasks reach
+//! their nodes through the workers' sync ([`crate::node_sync`]).
+
+use crate::auth::Caller;
+use crate::error::{rejection, ApiError};
+use crate::routes::visible_job;
+use crate::AppState;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::Json;
+use berth_core::hostlist;
+use berth_core::spec::JobSpec;
+use berth_core::step::{
+    layout, parse_gpu_bind, task_gpus, Step, StepCreate, StepList, StepOutput, StepOutputChunk,
+    StepOutputQuery, StepOutputUpload, StepState, StepTask,
+};
+use berth_core::wire::{OutputStream, Problem};
+use berth_db::job::JobRow;
+use berth_db::step::{StepInsert, StepRow, StepTaskInsert, StepTaskRow};
+use berth_db::{allocation, job, notify, step, DbError};
+
+/// The most output chunks one read returns.
+const OUTPUT_PAGE: i64 = 1000;
+
+fn to_u32(v: i32) -> u32 {
+    u32::try_from(v).unwrap_or(0)
+}
+
+/// A step row and its tasks as the wire's [`Step`].
+pub fn step_view(row: &StepRow, tasks: &[&StepTaskRow]) -> Step {
+    let mut nodes: Vec<(i32, String)> = tasks
+        .iter()
+        .map(|t| (t.node_index, t.node_name.clone()))
+        .collect();
+    nodes.sort();
+    nodes.dedup();
+    let names: Vec<String> = nodes.into_iter().map(|(_, name)| name).collect();
+    Step {
+        job_id: row.job_id,
+        run: to_u32(row.run),
+        step_id: to_u32(row.step_id),
+        state: StepState::from_stored(&row.state),
+        command: row.command.clone(),
+        nodelist: hostlist::compress(&names),
+        kill_on_bad_exit: row.kill_on_bad_exit,
+        kill_reason: row.kill_reason.clone(),
+        exit_code: row.exit_code,
+        created_at: row.created_at,
+        end_time: row.end_time,
+        tasks: tasks
+            .iter()
+            .map(|t| StepTask {
+                task_id: to_u32(t.task_id),
+                node: t.node_name.clone(),
+                node_index: to_u32(t.node_index),
+                local_id: to_u32(t.local_id),
+                gpus: t.gpu_indices.iter().map(|g| to_u32(*g)).collect(),
+                started_at: t.started_at,
+                ended_at: t.ended_at,
+                exit_code: t.exit_code,
+                exit_signal: t.exit_signal,
+                message: t.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+async fn load_step(state: &AppState, job: &JobRow, step_id: i32) -> Result<Step, ApiError> {
+    let row = step::step_get(&state.pool, job.id, job.restart_count, step_id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no step {}.{step_id}", job.id)))?;
+    let tasks = step::step_task_list(&state.pool, job.id, job.restart_count).await?;
+    let mine: Vec<&StepTaskRow> = tasks.iter().filter(|t| t.step_id == step_id).collect();
+    Ok(step_view(&row, &mine))
+}
+
+/// A job's token submits jobs only while its job has not ended (403 after).
+///
+/// # Errors
+/// 403 when the caller's job has ended; 503 when the database is unreachable.
+pub async fn require_live_job_token(state: &AppState, caller: &Caller) -> Result<(), ApiError> {
+    let Some(own) = caller.job_id else {
+        return Ok(());
+    };
+    let live = job::job_get(&state.pool, own)
+        .await?
+        .and_then(|row| row.state.parse::<berth_core::state::JobState>().ok())
+        .is_some_and(|s| !s.is_terminal());
+    if live {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(format!(
+            "this token belongs to job {own}, which has ended"
+        )))
+    }
+}
+
+fn step_number(step_id: u32) -> Result<i32, ApiError> {
+    i32::try_from(step_id).map_err(|_| ApiError::NotFound(format!("no step {step_id}")))
+}
+
+/// Create a job step (srun).
+///
+/// Lays the step's tasks out on the job's allocation (block distribution; absent counts
+/// take the job's) and hands them to the nodes' workers, which start them at their next
+/// sync. The answer lists every task with its node, `SLURM_PROCID`, `SLURM_LOCALID` and
+/// GPUs.
+#[utoipa::path(post, path = "/v1/jobs/{id}/steps", tag = "jobs", operation_id = "step_create",
+    params(("id" = i64, Path, description = "Job id")),
+    request_body = StepCreate,
+    responses(
+        (status = 201, description = "The step, its tasks laid out", body = Step),
+        (status = 400, description = "A bad option, naming it (`--ntasks`, `--nodelist` …)", body = Problem),
+        (status = 401, description = "No or bad credentials", body = Problem),
+        (status = 404, description = "No such job (or not yours)", body = Problem),
+        (status = 409, description = "The job is not running", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_create(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+    body: Result<Json<StepCreate>, JsonRejection>,
+) -> Result<(StatusCode, Json<Step>), ApiError> {
+    let req = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    visible_job(&state, &caller, id).await?;
+    if req.command.is_empty() || req.command[0].is_empty() {
+        return Err(ApiError::bad_field(
+            "command",
+            "a step needs a program to run",
+        ));
+    }
+    if let Some(dir) = &req.work_dir {
+        if !dir.starts_with('/') {
+            return Err(ApiError::bad_field("work_dir", "must be an absolute path"));
+        }
+    }
+    for (field, value) in [
+        ("--gpus-per-task", req.gpus_per_task),
+        ("--cpus-per-task", req.cpus_per_task),
+    ] {
+        if value == Some(0) {
+            return Err(ApiError::bad_field(field, "must be at least 1"));
+        }
+    }
+
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let job_row = job::job_lock_in_tx(&mut tx, id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no job {id}")))?;
+    if job_row.state != "RUNNING" {
+        return Err(ApiError::Conflict {
+            code: "job_not_running",
+            detail: format!(
+                "job {id} is {}: steps run only inside a running job",
+                job_row.state
+            ),
+        });
+    }
+    let spec: JobSpec = serde_json::from_value(job_row.spec.clone()).unwrap_or_default();
+    let allocations = allocation::allocation_list_for_jobs(&mut *tx, &[id]).await?;
+    let job_nodes: Vec<String> = allocations.iter().map(|a| a.node_name.clone()).collect();
+    let placed = layout(
+        &req,
+        &job_nodes,
+        to_u32(job_row.num_tasks),
+        spec.ntasks_per_node,
+    )
+    .map_err(|e| ApiError::bad_field(e.field, e.message))?;
+    let gpus_per_task = req.gpus_per_task.or(spec.gpus_per_task);
+    let bind = parse_gpu_bind(req.gpu_bind.as_deref())
+        .map_err(|e| ApiError::bad_field(e.field, e.message))?;
+    let mut tasks = Vec::new();
+    let mut task_id = 0i32;
+    for (&node, &count) in placed.nodes.iter().zip(&placed.tasks_per_node) {
+        let alloc = &allocations[node];
+        let node_gpus: Vec<u32> = alloc.gpu_indices.iter().map(|g| to_u32(*g)).collect();
+        for local in 0..count {
+            let gpus = task_gpus(&node_gpus, local, count, gpus_per_task, bind).map_err(|e| {
+                ApiError::bad_field(e.field, format!("on {}: {}", alloc.node_name, e.message))
+            })?;
+            tasks.push(StepTaskInsert {
+                task_id,
+                node_name: alloc.node_name.clone(),
+                node_index: alloc.node_index,
+                local_id: local as i32,
+                gpu_indices: gpus.iter().map(|g| *g as i32).collect(),
+            });
+            task_id += 1;
+        }
+    }
+    let insert = StepInsert {
+        job_id: id,
+        run: job_row.restart_count,
+        command: req.command.clone(),
+        environment: serde_json::to_value(&req.environment).unwrap_or_default(),
+        work_dir: req.work_dir.clone(),
+        cpus_per_task: req
+            .cpus_per_task
+            .or(spec.cpus_per_task)
+            .map(|c| c.min(i32::MAX as u32) as i32),
+        gpus_per_task: gpus_per_task.map(|g| g.min(i32::MAX as u32) as i32),
+        kill_on_bad_exit: req.kill_on_bad_exit,
+        overlap: req.overlap,
+    };
+    let step_id = step::step_insert_in_tx(&mut tx, &insert, &tasks).await?;
+    for &node in &placed.nodes {
+        notify::notify(&mut *tx, notify::NODE_CHANNEL, &allocations[node].node_name).await?;
+    }
+    tx.commit().await.map_err(DbError::from)?;
+    tracing::info!(
+        job.id = id,
+        step.id = step_id,
+        tasks = tasks.len(),
+        "step created"
+    );
+    Ok((
+        StatusCode::CREATED,
+        Json(load_step(&state, &job_row, step_id).await?),
+    ))
+}
+
+/// List a job's steps.
+///
+/// The steps of the job's current run, by id, with their tasks.
+#[utoipa::path(get, path = "/v1/jobs/{id}/steps", tag = "jobs", operation_id = "step_list",
+    params(("id" = i64, Path, description = "Job id")),
+    responses((status = 200, description = "The steps", body = StepList),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_list(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<StepList>, ApiError> {
+    let job_row = visible_job(&state, &caller, id).await?;
+    let rows = step::step_list(&state.pool, id, job_row.restart_count).await?;
+    let tasks = step::step_task_list(&state.pool, id, job_row.restart_count).await?;
+    Ok(Json(StepList {
+        items: rows
+            .iter()
+            .map(|row| {
+                let mine: Vec<&StepTaskRow> =
+                    tasks.iter().filter(|t| t.step_id == row.step_id).collect();
+                step_view(row, &mine)
+            })
+            .collect(),
+    }))
+}
+
+/// Show a job step.
+#[utoipa::path(get, path = "/v1/jobs/{id}/steps/{step}", tag = "jobs", operation_id = "step_get",
+    params(("id" = i64, Path, description = "Job id"), ("step" = u32, Path, description = "Step id")),
+    responses((status = 200, description = "The step", body = Step),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job or step (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_get(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, step_id)): Path<(i64, u32)>,
+) -> Result<Json<Step>, ApiError> {
+    let job_row = visible_job(&state, &caller, id).await?;
+    Ok(Json(
+        load_step(&state, &job_row, step_number(step_id)?).await?,
+    ))
+}
+
+/// Read a step's output.
+///
+/// The tasks' output chunks in arrival order after `after` (at most 1000 at a time), each
+/// naming its task and stream. A task's output is complete once it has ended.
+#[utoipa::path(get, path = "/v1/jobs/{id}/steps/{step}/output", tag = "jobs", operation_id = "step_output",
+    params(("id" = i64, Path, description = "Job id"), ("step" = u32, Path, description = "Step id"), StepOutputQuery),
+    responses((status = 200, description = "New chunks", body = StepOutput),
+              (status = 400, description = "A bad query", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_output(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, step_id)): Path<(i64, u32)>,
+    q: Result<Query<StepOutputQuery>, QueryRejection>,
+) -> Result<Json<StepOutput>, ApiError> {
+    let q = q
+        .map(|Query(v)| v)
+        .map_err(|e| rejection("query", e.body_text()))?;
+    let job_row = visible_job(&state, &caller, id).await?;
+    let rows = step::step_output_read(
+        &state.pool,
+        id,
+        job_row.restart_count,
+        step_number(step_id)?,
+        q.after.unwrap_or(-1),
+        OUTPUT_PAGE,
+    )
+    .await?;
+    Ok(Json(StepOutput {
+        chunks: rows
+            .into_iter()
+            .map(|r| StepOutputChunk {
+                seq: r.seq,
+                task_id: to_u32(r.task_id),
+                stream: if r.stream == "stderr" {
+                    OutputStream::Stderr
+                } else {
+                    OutputStream::Stdout
+                },
+                data: String::from_utf8_lossy(&r.data).into_owned(),
+            })
+            .collect(),
+    }))
+}
+
+/// Upload a task's output (worker).
+///
+/// Chunks are keyed by run, task, stream and offset: uploading one twice stores it once.
+#[utoipa::path(post, path = "/v1/jobs/{id}/steps/{step}/output", tag = "jobs", operation_id = "step_output_upload",
+    params(("id" = i64, Path, description = "Job id"), ("step" = u32, Path, description = "Step id")),
+    request_body = StepOutputUpload,
+    responses((status = 204, description = "Stored"),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not a node token", body = Problem),
+              (status = 404, description = "No such task", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_output_upload(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, step_id)): Path<(i64, u32)>,
+    body: Result<Json<StepOutputUpload>, JsonRejection>,
+) -> Result<StatusCode, ApiError> {
+    if !matches!(
+        caller.role,
+        berth_core::auth::Role::Node | berth_core::auth::Role::Admin
+    ) || caller.job_id.is_some()
+    {
+        return Err(ApiError::Forbidden("only workers upload output".into()));
+    }
+    let chunk = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    let too_large = |field: &str| ApiError::bad_field(field, "too large");
+    let offset = i64::try_from(chunk.offset).map_err(|_| too_large("offset"))?;
+    let run = i32::try_from(chunk.run).map_err(|_| too_large("run"))?;
+    let task = i32::try_from(chunk.task_id).map_err(|_| too_large("task_id"))?;
+    match step::step_output_append(
+        &state.pool,
+        id,
+        run,
+        step_number(step_id)?,
+        task,
+        chunk.stream.as_str(),
+        offset,
+        chunk.data.as_bytes(),
+    )
+    .await
+    {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(DbError::ForeignKey { .. }) => Err(ApiError::NotFound(format!(
+            "no task {} of step {id}.{step_id} in run {run}",
+            chunk.task_id
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}

@@ -1,0 +1,614 @@
+//! Job steps: what `srun` sends inside an allocation (`POST /v1/jobs/{id}/steps`), the
+//! step and task views it follows, and the worker protocol's step messages (task
+//! launches and cancellations out, task reports and output in).
+//!
+//! A step's tasks are spread over the job's nodes by Slurm's block distribution (see
+//! [`layout`]); each task runs the step's command with its own `SLURM_PROCID`,
+//! `SLURM_LOCALID`, `SLURM_NODEID` and, with `--gpus-per-task`, its own GPUs.
+
+use crate::wire::OutputStream;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::{IntoParams, ToSchema};
+
+/// `POST /v1/jobs/{id}/steps`: `srun`'s options and command. Absent counts take the job's
+/// (`-n` its task count, `--ntasks-per-node`, `--gpus-per-task`, `--cpus-per-task`), as
+/// `srun` inherits them inside an allocation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepCreate {
+    /// The program and its arguments (`["bash", "-c", "echo hi"]`), run once per task.
+    pub command: Vec<String>,
+    /// `-n/--ntasks`.
+    #[serde(default)]
+    pub ntasks: Option<u32>,
+    /// `--ntasks-per-node`.
+    #[serde(default)]
+    pub ntasks_per_node: Option<u32>,
+    /// `-N/--nodes`: use the first N nodes of the allocation.
+    #[serde(default)]
+    pub nodes: Option<u32>,
+    /// `-w/--nodelist`: these nodes of the allocation (a host list, `node-[1-2]`).
+    #[serde(default)]
+    pub nodelist: Option<String>,
+    /// `--gpus-per-task`: each task gets this many of its node's allocated GPUs.
+    #[serde(default)]
+    pub gpus_per_task: Option<u32>,
+    /// `-c/--cpus-per-task` (`SLURM_CPUS_PER_TASK`).
+    #[serde(default)]
+    pub cpus_per_task: Option<u32>,
+    /// `-K/--kill-on-bad-exit`: a task ending with a non-zero code stops the others.
+    #[serde(default)]
+    pub kill_on_bad_exit: bool,
+    /// `--overlap`: the step may share resources with other steps (recorded; Berth does
+    /// not make steps wait for each other).
+    #[serde(default)]
+    pub overlap: bool,
+    /// `--gpu-bind`: `none` (every task sees all of its node's GPUs of the job),
+    /// `single:N` (N tasks share each GPU, in order), `closest` (as the default: no
+    /// topology is known yet). Default: each task its own GPUs with `--gpus-per-task`,
+    /// else all of the node's.
+    #[serde(default)]
+    pub gpu_bind: Option<String>,
+    /// The tasks' working directory (`srun`'s), absolute; absent: the job's.
+    #[serde(default)]
+    pub work_dir: Option<String>,
+    /// The tasks' environment (what `srun --export` passes on).
+    #[serde(default)]
+    pub environment: BTreeMap<String, String>,
+}
+
+/// A step's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum StepState {
+    /// Tasks are running (or about to be launched).
+    Running,
+    /// Every task exited 0.
+    Completed,
+    /// A task failed or was killed.
+    Failed,
+    /// The step (or its job) was cancelled.
+    Cancelled,
+}
+
+impl StepState {
+    /// Slurm's name (`RUNNING` …), as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Running => "RUNNING",
+            StepState::Completed => "COMPLETED",
+            StepState::Failed => "FAILED",
+            StepState::Cancelled => "CANCELLED",
+        }
+    }
+
+    /// Parses a stored name; unknown names read as `FAILED`.
+    pub fn from_stored(name: &str) -> StepState {
+        match name {
+            "RUNNING" => StepState::Running,
+            "COMPLETED" => StepState::Completed,
+            "CANCELLED" => StepState::Cancelled,
+            _ => StepState::Failed,
+        }
+    }
+}
+
+/// One task of a step, as `GET /v1/jobs/{id}/steps/{step}` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StepTask {
+    /// `SLURM_PROCID`.
+    pub task_id: u32,
+    /// The node it runs on.
+    pub node: String,
+    /// `SLURM_NODEID`: the node's index in the job's allocation.
+    pub node_index: u32,
+    /// `SLURM_LOCALID`.
+    pub local_id: u32,
+    /// Physical GPU indices it sees.
+    pub gpus: Vec<u32>,
+    /// When its worker started it.
+    pub started_at: Option<DateTime<Utc>>,
+    /// When it ended.
+    pub ended_at: Option<DateTime<Utc>>,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it.
+    pub exit_signal: Option<i32>,
+    /// Why it could not be started, when it could not.
+    pub message: Option<String>,
+}
+
+/// A job step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Step {
+    /// The job.
+    pub job_id: i64,
+    /// The job's run the step belongs to.
+    pub run: u32,
+    /// `SLURM_STEP_ID`.
+    pub step_id: u32,
+    /// The state.
+    pub state: StepState,
+    /// The command.
+    pub command: Vec<String>,
+    /// The nodes, compressed (`SLURM_STEP_NODELIST`).
+    pub nodelist: String,
+    /// `--kill-on-bad-exit`.
+    pub kill_on_bad_exit: bool,
+    /// Why the remaining tasks are being stopped, when they are.
+    pub kill_reason: Option<String>,
+    /// The highest task exit code once ended (128 + signal for a signalled task).
+    pub exit_code: Option<i32>,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// When its last task ended.
+    pub end_time: Option<DateTime<Utc>>,
+    /// Its tasks by `task_id`.
+    pub tasks: Vec<StepTask>,
+}
+
+/// A list of steps.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StepList {
+    /// Steps of the job's current run, by id.
+    pub items: Vec<Step>,
+}
+
+/// `GET /v1/jobs/{id}/steps/{step}/output` query.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StepOutputQuery {
+    /// Only chunks after this sequence number (the last `seq` seen); default: all.
+    pub after: Option<i64>,
+}
+
+/// A chunk of a task's output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StepOutputChunk {
+    /// Arrival order within the step; pass the last one seen as `after`.
+    pub seq: i64,
+    /// The task that wrote it.
+    pub task_id: u32,
+    /// Which stream.
+    pub stream: OutputStream,
+    /// The bytes, as UTF-8.
+    pub data: String,
+}
+
+/// The answer to `GET /v1/jobs/{id}/steps/{step}/output`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct StepOutput {
+    /// New chunks in arrival order (at most 1000).
+    pub chunks: Vec<StepOutputChunk>,
+}
+
+/// `POST /v1/jobs/{id}/steps/{step}/output`: a chunk of a task's output, uploaded by its
+/// worker. Keyed by (run, task, stream, offset), so a repeated upload is harmless.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepOutputUpload {
+    /// The job's run.
+    pub run: u32,
+    /// The task.
+    pub task_id: u32,
+    /// Which stream.
+    pub stream: OutputStream,
+    /// Byte offset of `data` in the task's stream.
+    pub offset: u64,
+    /// The bytes, as UTF-8 (invalid sequences replaced).
+    pub data: String,
+}
+
+/// Names one task of one step of one job run.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, ToSchema,
+)]
+pub struct StepTaskKey {
+    /// The job.
+    pub job_id: i64,
+    /// The job's run.
+    pub run: u32,
+    /// The step.
+    pub step_id: u32,
+    /// The task (`SLURM_PROCID`).
+    pub task_id: u32,
+}
+
+/// A step task a node must start (in a sync answer).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StepTaskLaunch {
+    /// Which task.
+    pub key: StepTaskKey,
+    /// The command (argv).
+    pub command: Vec<String>,
+    /// The working directory; absent: the job's work dir, else a scratch directory.
+    pub work_dir: Option<String>,
+    /// The environment from `srun`; the worker overlays the task's Slurm variables.
+    pub environment: BTreeMap<String, String>,
+    /// `SLURM_LOCALID`.
+    pub local_id: u32,
+    /// `SLURM_NODEID`.
+    pub node_index: u32,
+    /// The task's GPUs (`CUDA_VISIBLE_DEVICES`).
+    pub gpus: Vec<u32>,
+    /// The step's GPUs on this node (`SLURM_STEP_GPUS`).
+    pub step_gpus: Vec<u32>,
+    /// The job's GPUs on this node (`SLURM_JOB_GPUS`).
+    pub job_gpus: Vec<u32>,
+    /// Tasks in the step (`SLURM_NTASKS`, `SLURM_STEP_NUM_TASKS`).
+    pub ntasks: u32,
+    /// Tasks of the step on this node (`SLURM_STEP_TASKS_PER_NODE` here).
+    pub tasks_on_node: u32,
+    /// The step's nodes, in order (`SLURM_STEP_NODELIST`).
+    pub step_nodes: Vec<String>,
+    /// `--cpus-per-task`.
+    pub cpus_per_task: Option<u32>,
+    /// The job's `--signal` without `B:`: the signal number to send the task …
+    #[serde(default)]
+    pub warning_signal: Option<i32>,
+    /// … at this time (the job's start plus its time limit less the warning's seconds).
+    #[serde(default)]
+    pub warning_at: Option<DateTime<Utc>>,
+    /// The job's user (whom a worker running as root runs the task as).
+    #[serde(default)]
+    pub user: String,
+    /// The job's memory limit on this node, MiB (its cgroup's, shared with the batch
+    /// shell on the batch node).
+    #[serde(default)]
+    pub memory_limit_mib: Option<u64>,
+    /// The job's CPUs on this node (its cgroup's quota).
+    #[serde(default)]
+    pub cpu_limit: Option<u32>,
+}
+
+/// What happened to a step task (in a sync request). Applied at most once per task and
+/// kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct StepTaskReport {
+    /// Which task.
+    pub key: StepTaskKey,
+    /// What happened (`started`, `exited`, `launch_failed`).
+    pub kind: crate::wire::ReportKind,
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The exit code (`exited`).
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it (`exited`).
+    #[serde(default)]
+    pub signal: Option<i32>,
+    /// Why it could not start (`launch_failed`).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+/// `--gpu-bind`, parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuBind {
+    /// The default: a task's own GPUs with `--gpus-per-task`, else all of its node's.
+    Default,
+    /// `none`: every task sees all of its node's GPUs.
+    None,
+    /// `single:N`: N consecutive tasks share one GPU.
+    Single(u32),
+}
+
+/// Parses `--gpu-bind` (`none`, `single:N`, `closest`; an optional `verbose,` prefix is
+/// ignored).
+///
+/// # Errors
+/// [`LayoutError`] on `--gpu-bind` for anything else.
+pub fn parse_gpu_bind(value: Option<&str>) -> Result<GpuBind, LayoutError> {
+    let Some(value) = value else {
+        return Ok(GpuBind::Default);
+    };
+    let value = value.trim();
+    let value = value.strip_prefix("verbose,").unwrap_or(value);
+    match value {
+        "none" => Ok(GpuBind::None),
+        "closest" | "" => Ok(GpuBind::Default),
+        _ => match value.strip_prefix("single:").map(str::parse::<u32>) {
+            Some(Ok(n)) if n >= 1 => Ok(GpuBind::Single(n)),
+            _ => Err(layout_error(
+                "--gpu-bind",
+                format!("{value:?}: expected none, single:N or closest"),
+            )),
+        },
+    }
+}
+
+/// The GPUs task `local` of `tasks_on_node` sees, from the job's GPUs on its node.
+///
+/// # Errors
+/// [`LayoutError`] on `--gpus-per-task` or `--gpu-bind` when the node has too few GPUs.
+pub fn task_gpus(
+    node_gpus: &[u32],
+    local: u32,
+    tasks_on_node: u32,
+    gpus_per_task: Option<u32>,
+    bind: GpuBind,
+) -> Result<Vec<u32>, LayoutError> {
+    match bind {
+        GpuBind::None => Ok(node_gpus.to_vec()),
+        GpuBind::Single(n) => {
+            let needed = tasks_on_node.div_ceil(n) as usize;
+            if needed > node_gpus.len() {
+                return Err(layout_error(
+                    "--gpu-bind",
+                    format!(
+                        "single:{n} for {tasks_on_node} task(s) needs {needed} GPUs; the job holds {} on the node",
+                        node_gpus.len()
+                    ),
+                ));
+            }
+            Ok(vec![node_gpus[(local / n) as usize]])
+        }
+        GpuBind::Default => match gpus_per_task {
+            Some(per) => {
+                let needed = per as usize * tasks_on_node as usize;
+                if needed > node_gpus.len() {
+                    return Err(layout_error(
+                        "--gpus-per-task",
+                        format!(
+                            "{tasks_on_node} task(s) × {per} GPU(s) need {needed} GPUs; the job holds {} on the node",
+                            node_gpus.len()
+                        ),
+                    ));
+                }
+                let start = (local * per) as usize;
+                Ok(node_gpus[start..start + per as usize].to_vec())
+            }
+            None => Ok(node_gpus.to_vec()),
+        },
+    }
+}
+
+/// A node's share of a step: tasks per node index, in the order of `nodes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepLayout {
+    /// Indices (into the job's node list) of the step's nodes, ascending.
+    pub nodes: Vec<usize>,
+    /// Tasks on each of those nodes (same order); block distribution: task ids grow
+    /// node by node.
+    pub tasks_per_node: Vec<u32>,
+}
+
+/// Why a step cannot be laid out; `field` names the `srun` option.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct LayoutError {
+    /// The offending option (`--ntasks`, `--nodelist` …).
+    pub field: &'static str,
+    /// What is wrong.
+    pub message: String,
+}
+
+fn layout_error(field: &'static str, message: impl Into<String>) -> LayoutError {
+    LayoutError {
+        field,
+        message: message.into(),
+    }
+}
+
+/// Lays out a step on a job's allocation (`job_nodes` in node-index order), by Slurm's
+/// rules inside an allocation:
+///
+/// * nodes: `-w` (each must be allocated to the job), else the first `-N`, else every
+///   node, but no more nodes than tasks when `-n` is given;
+/// * tasks: `-n`, else `--ntasks-per-node` × nodes, else one per node when `-N`/`-w` is
+///   given, else the job's task count (`job_ntasks`, with the job's
+///   `--ntasks-per-node` when it had one);
+/// * distribution: `--ntasks-per-node` each when given, else as even as possible with
+///   the first nodes taking the remainder (block: task ids grow node by node).
+///
+/// # Errors
+/// [`LayoutError`] naming the option: a node not in the allocation, more nodes than
+/// allocated, zero tasks, or more tasks than `--ntasks-per-node` allows.
+pub fn layout(
+    req: &StepCreate,
+    job_nodes: &[String],
+    job_ntasks: u32,
+    job_ntasks_per_node: Option<u32>,
+) -> Result<StepLayout, LayoutError> {
+    let allocated = job_nodes.len();
+    if allocated == 0 {
+        return Err(layout_error("job", "the job has no allocation"));
+    }
+    let explicit_nodes = req.nodes.is_some() || req.nodelist.is_some();
+    let mut nodes: Vec<usize> = match &req.nodelist {
+        Some(list) => {
+            let names = crate::hostlist::expand(list)
+                .map_err(|e| layout_error("--nodelist", e.to_string()))?;
+            let mut indices = Vec::new();
+            for name in names {
+                let index = job_nodes.iter().position(|n| *n == name).ok_or_else(|| {
+                    layout_error("--nodelist", format!("{name} is not allocated to the job"))
+                })?;
+                if !indices.contains(&index) {
+                    indices.push(index);
+                }
+            }
+            indices.sort_unstable();
+            indices
+        }
+        None => {
+            let n = req.nodes.map(|n| n as usize).unwrap_or(allocated);
+            if n == 0 {
+                return Err(layout_error("--nodes", "must be at least 1"));
+            }
+            if n > allocated {
+                return Err(layout_error(
+                    "--nodes",
+                    format!("{n} nodes asked, the job has {allocated}"),
+                ));
+            }
+            (0..n).collect()
+        }
+    };
+    if let (Some(n), Some(min)) = (req.nodes, req.nodelist.as_ref().map(|_| nodes.len())) {
+        if (n as usize) < min {
+            return Err(layout_error(
+                "--nodes",
+                format!("{n} nodes is fewer than the {min} of --nodelist"),
+            ));
+        }
+    }
+    let per_node = req
+        .ntasks_per_node
+        .or(if req.ntasks.is_none() && !explicit_nodes {
+            job_ntasks_per_node
+        } else {
+            None
+        });
+    if per_node == Some(0) {
+        return Err(layout_error("--ntasks-per-node", "must be at least 1"));
+    }
+    let ntasks = match (req.ntasks, per_node) {
+        (Some(n), _) => n,
+        (None, Some(per)) => per * nodes.len() as u32,
+        (None, None) if explicit_nodes => nodes.len() as u32,
+        (None, None) => job_ntasks.max(1),
+    };
+    if ntasks == 0 {
+        return Err(layout_error("--ntasks", "must be at least 1"));
+    }
+    if req.nodes.is_none() && req.nodelist.is_none() && (ntasks as usize) < nodes.len() {
+        nodes.truncate(ntasks as usize);
+    }
+    let count = nodes.len() as u32;
+    let tasks_per_node: Vec<u32> = match per_node {
+        Some(per) => {
+            if ntasks > per * count {
+                return Err(layout_error(
+                    "--ntasks",
+                    format!("{ntasks} tasks do not fit {per} per node on {count} node(s)"),
+                ));
+            }
+            // Fill nodes up to `per` in order.
+            let mut left = ntasks;
+            nodes
+                .iter()
+                .map(|_| {
+                    let here = left.min(per);
+                    left -= here;
+                    here
+                })
+                .collect()
+        }
+        None => (0..count)
+            .map(|i| ntasks / count + u32::from(i < ntasks % count))
+            .collect(),
+    };
+    Ok(StepLayout {
+        nodes,
+        tasks_per_node,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nodes(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("node-{i}")).collect()
+    }
+
+    #[test]
+    fn inherits_the_jobs_tasks() {
+        let l = layout(&StepCreate::default(), &nodes(1), 8, None).unwrap();
+        assert_eq!(l.nodes, vec![0]);
+        assert_eq!(l.tasks_per_node, vec![8]);
+        let l = layout(&StepCreate::default(), &nodes(2), 2, Some(1)).unwrap();
+        assert_eq!(l.nodes, vec![0, 1]);
+        assert_eq!(l.tasks_per_node, vec![1, 1]);
+    }
+
+    #[test]
+    fn spreads_tasks_in_blocks() {
+        let req = StepCreate {
+            ntasks: Some(5),
+            ..Default::default()
+        };
+        let l = layout(&req, &nodes(2), 2, None).unwrap();
+        assert_eq!(l.tasks_per_node, vec![3, 2]);
+        let req = StepCreate {
+            ntasks: Some(1),
+            ..Default::default()
+        };
+        let l = layout(&req, &nodes(2), 2, None).unwrap();
+        assert_eq!(l.nodes, vec![0]);
+        assert_eq!(l.tasks_per_node, vec![1]);
+    }
+
+    #[test]
+    fn nodes_and_nodelist_pick_nodes() {
+        let req = StepCreate {
+            nodes: Some(1),
+            ..Default::default()
+        };
+        let l = layout(&req, &nodes(3), 6, None).unwrap();
+        assert_eq!((l.nodes, l.tasks_per_node), (vec![0], vec![1]));
+        let req = StepCreate {
+            nodelist: Some("node-[2-3]".into()),
+            ntasks_per_node: Some(2),
+            ..Default::default()
+        };
+        let l = layout(&req, &nodes(3), 6, None).unwrap();
+        assert_eq!((l.nodes, l.tasks_per_node), (vec![1, 2], vec![2, 2]));
+    }
+
+    #[test]
+    fn gpu_binding_per_task() {
+        let gpus = [2, 3, 4, 5];
+        let bind = parse_gpu_bind(None).unwrap();
+        assert_eq!(task_gpus(&gpus, 1, 4, Some(1), bind).unwrap(), vec![3]);
+        assert_eq!(task_gpus(&gpus, 1, 2, Some(2), bind).unwrap(), vec![4, 5]);
+        assert_eq!(task_gpus(&gpus, 0, 2, None, bind).unwrap(), gpus.to_vec());
+        assert!(task_gpus(&gpus, 0, 5, Some(1), bind).is_err());
+        let none = parse_gpu_bind(Some("none")).unwrap();
+        assert_eq!(
+            task_gpus(&gpus, 3, 4, Some(1), none).unwrap(),
+            gpus.to_vec()
+        );
+        let single = parse_gpu_bind(Some("single:2")).unwrap();
+        assert_eq!(task_gpus(&gpus, 3, 8, None, single).unwrap(), vec![3]);
+        assert_eq!(task_gpus(&gpus, 7, 8, None, single).unwrap(), vec![5]);
+        assert!(task_gpus(&gpus, 0, 9, None, single).is_err());
+        assert_eq!(parse_gpu_bind(Some("closest")).unwrap(), GpuBind::Default);
+        assert_eq!(
+            parse_gpu_bind(Some("map_gpu:0")).unwrap_err().field,
+            "--gpu-bind"
+        );
+    }
+
+    #[test]
+    fn refuses_what_the_allocation_lacks() {
+        let req = StepCreate {
+            nodelist: Some("node-9".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            layout(&req, &nodes(2), 2, None).unwrap_err().field,
+            "--nodelist"
+        );
+        let req = StepCreate {
+            nodes: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(
+            layout(&req, &nodes(2), 2, None).unwrap_err().field,
+            "--nodes"
+        );
+        let req = StepCreate {
+            ntasks: Some(5),
+            ntasks_per_node: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(
+            layout(&req, &nodes(2), 2, None).unwrap_err().field,
+            "--ntasks"
+        );
+    }
+}

@@ -1,0 +1,630 @@
+//! The `job_steps`, `step_tasks` and `step_output` tables: job steps (`srun` inside an
+//! allocation), their tasks node by node, and the tasks' output in arrival order.
+
+use crate::DbError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+use tracing::instrument;
+
+/// A step as stored.
+#[derive(Debug, Clone)]
+pub struct StepRow {
+    /// The job.
+    pub job_id: i64,
+    /// The job's run.
+    pub run: i32,
+    /// The step id.
+    pub step_id: i32,
+    /// `RUNNING`, `COMPLETED`, `FAILED` or `CANCELLED`.
+    pub state: String,
+    /// The argv.
+    pub command: Vec<String>,
+    /// The tasks' environment (JSON object of strings).
+    pub environment: serde_json::Value,
+    /// The tasks' working directory.
+    pub work_dir: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus_per_task: Option<i32>,
+    /// `--gpus-per-task`.
+    pub gpus_per_task: Option<i32>,
+    /// `--kill-on-bad-exit`.
+    pub kill_on_bad_exit: bool,
+    /// `--overlap`.
+    pub overlap: bool,
+    /// Why the remaining tasks are being stopped.
+    pub kill_reason: Option<String>,
+    /// The highest task exit code, once ended.
+    pub exit_code: Option<i32>,
+    /// Created.
+    pub created_at: DateTime<Utc>,
+    /// Ended.
+    pub end_time: Option<DateTime<Utc>>,
+}
+
+/// A step's task with its node's name.
+#[derive(Debug, Clone)]
+pub struct StepTaskRow {
+    /// The step.
+    pub step_id: i32,
+    /// `SLURM_PROCID`.
+    pub task_id: i32,
+    /// The node's name.
+    pub node_name: String,
+    /// `SLURM_NODEID`.
+    pub node_index: i32,
+    /// `SLURM_LOCALID`.
+    pub local_id: i32,
+    /// GPUs the task sees.
+    pub gpu_indices: Vec<i32>,
+    /// Started.
+    pub started_at: Option<DateTime<Utc>>,
+    /// Ended.
+    pub ended_at: Option<DateTime<Utc>>,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Signal.
+    pub exit_signal: Option<i32>,
+    /// Launch failure message.
+    pub message: Option<String>,
+}
+
+/// A new step.
+#[derive(Debug, Clone)]
+pub struct StepInsert {
+    /// The job.
+    pub job_id: i64,
+    /// The job's current run.
+    pub run: i32,
+    /// The argv.
+    pub command: Vec<String>,
+    /// The tasks' environment.
+    pub environment: serde_json::Value,
+    /// Working directory.
+    pub work_dir: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus_per_task: Option<i32>,
+    /// `--gpus-per-task`.
+    pub gpus_per_task: Option<i32>,
+    /// `--kill-on-bad-exit`.
+    pub kill_on_bad_exit: bool,
+    /// `--overlap`.
+    pub overlap: bool,
+}
+
+/// A new task, by its node's name.
+#[derive(Debug, Clone)]
+pub struct StepTaskInsert {
+    /// `SLURM_PROCID`.
+    pub task_id: i32,
+    /// The node's name (must be registered).
+    pub node_name: String,
+    /// `SLURM_NODEID`.
+    pub node_index: i32,
+    /// `SLURM_LOCALID`.
+    pub local_id: i32,
+    /// GPUs.
+    pub gpu_indices: Vec<i32>,
+}
+
+/// Stores a step with the next step id of the job run and its tasks; returns the id.
+/// Lock the job row first (two steps created at once must not get the same id).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip_all, err, fields(job.id = step.job_id))]
+pub async fn step_insert_in_tx(
+    conn: &mut PgConnection,
+    step: &StepInsert,
+    tasks: &[StepTaskInsert],
+) -> Result<i32, DbError> {
+    let step_id = sqlx::query_scalar!(
+        r#"INSERT INTO job_steps (job_id, run, step_id, command, environment, work_dir,
+                                 cpus_per_task, gpus_per_task, kill_on_bad_exit, overlap)
+           VALUES ($1, $2, (SELECT COALESCE(MAX(step_id) + 1, 0) FROM job_steps
+                            WHERE job_id = $1 AND run = $2),
+                   $3, $4, $5, $6, $7, $8, $9)
+           RETURNING step_id"#,
+        step.job_id,
+        step.run,
+        &step.command,
+        step.environment,
+        step.work_dir,
+        step.cpus_per_task,
+        step.gpus_per_task,
+        step.kill_on_bad_exit,
+        step.overlap,
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    let task_ids: Vec<i32> = tasks.iter().map(|t| t.task_id).collect();
+    let nodes: Vec<String> = tasks.iter().map(|t| t.node_name.clone()).collect();
+    let node_indices: Vec<i32> = tasks.iter().map(|t| t.node_index).collect();
+    let local_ids: Vec<i32> = tasks.iter().map(|t| t.local_id).collect();
+    // Postgres arrays cannot be ragged: GPUs travel as comma-separated text.
+    let gpus: Vec<String> = tasks
+        .iter()
+        .map(|t| {
+            t.gpu_indices
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    sqlx::query!(
+        r#"INSERT INTO step_tasks (job_id, run, step_id, task_id, node_id, node_index, local_id,
+                                  gpu_indices)
+           SELECT $1, $2, $3, t.task_id, n.id, t.node_index, t.local_id,
+                  COALESCE(string_to_array(NULLIF(t.gpus, ''), ',')::int[], '{}')
+           FROM UNNEST($4::int[], $5::text[], $6::int[], $7::int[], $8::text[])
+                AS t(task_id, node, node_index, local_id, gpus)
+           JOIN nodes n ON n.name = t.node"#,
+        step.job_id,
+        step.run,
+        step_id,
+        &task_ids,
+        &nodes,
+        &node_indices,
+        &local_ids,
+        &gpus,
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(step_id)
+}
+
+/// One step.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_get(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+    step_id: i32,
+) -> Result<Option<StepRow>, DbError> {
+    Ok(sqlx::query_as!(
+        StepRow,
+        r#"SELECT job_id, run, step_id, state, command, environment, work_dir, cpus_per_task,
+                  gpus_per_task, kill_on_bad_exit, overlap, kill_reason, exit_code, created_at,
+                  end_time
+           FROM job_steps WHERE job_id = $1 AND run = $2 AND step_id = $3"#,
+        job_id,
+        run,
+        step_id
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
+/// The steps of a job run, by id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_list(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+) -> Result<Vec<StepRow>, DbError> {
+    Ok(sqlx::query_as!(
+        StepRow,
+        r#"SELECT job_id, run, step_id, state, command, environment, work_dir, cpus_per_task,
+                  gpus_per_task, kill_on_bad_exit, overlap, kill_reason, exit_code, created_at,
+                  end_time
+           FROM job_steps WHERE job_id = $1 AND run = $2 ORDER BY step_id"#,
+        job_id,
+        run
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// The tasks of a job run's steps, by step then task id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_task_list(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+) -> Result<Vec<StepTaskRow>, DbError> {
+    Ok(sqlx::query_as!(
+        StepTaskRow,
+        r#"SELECT t.step_id, t.task_id, n.name AS node_name, t.node_index, t.local_id,
+                  t.gpu_indices, t.started_at, t.ended_at, t.exit_code, t.exit_signal, t.message
+           FROM step_tasks t JOIN nodes n ON n.id = t.node_id
+           WHERE t.job_id = $1 AND t.run = $2
+           ORDER BY t.step_id, t.task_id"#,
+        job_id,
+        run
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// A step task a node must run, with what its launch needs.
+#[derive(Debug, Clone)]
+pub struct StepTaskLaunchRow {
+    /// The job.
+    pub job_id: i64,
+    /// The run.
+    pub run: i32,
+    /// The step.
+    pub step_id: i32,
+    /// The task.
+    pub task_id: i32,
+    /// `SLURM_LOCALID`.
+    pub local_id: i32,
+    /// `SLURM_NODEID`.
+    pub node_index: i32,
+    /// The task's GPUs.
+    pub gpu_indices: Vec<i32>,
+    /// The step's argv.
+    pub command: Vec<String>,
+    /// The step's environment.
+    pub environment: serde_json::Value,
+    /// The step's working directory.
+    pub work_dir: Option<String>,
+    /// The job's working directory.
+    pub job_work_dir: Option<String>,
+    /// `--cpus-per-task`.
+    pub cpus_per_task: Option<i32>,
+    /// The job's GPUs on this node.
+    pub job_gpus: Vec<i32>,
+    /// The step's GPUs on this node (every task's here).
+    pub step_gpus: Vec<i32>,
+    /// Tasks in the step.
+    pub ntasks: i64,
+    /// Tasks of the step on this node.
+    pub tasks_on_node: i64,
+    /// The step's nodes by node index.
+    pub step_nodes: Vec<String>,
+    /// The job's current start.
+    pub job_start_time: Option<DateTime<Utc>>,
+    /// The job's time limit, seconds.
+    pub job_time_limit: Option<i64>,
+    /// The job's spec (for `--signal`).
+    pub job_spec: serde_json::Value,
+    /// The job's user.
+    pub job_user: String,
+}
+
+/// The step tasks node `node_id` must be running: not ended, in a RUNNING step that is not
+/// being stopped, of a RUNNING job in that run.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_task_launch_list_for_node(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+) -> Result<Vec<StepTaskLaunchRow>, DbError> {
+    Ok(sqlx::query_as!(
+        StepTaskLaunchRow,
+        r#"SELECT t.job_id, t.run, t.step_id, t.task_id, t.local_id, t.node_index,
+                  t.gpu_indices, s.command, s.environment, s.work_dir,
+                  j.work_dir AS job_work_dir, s.cpus_per_task,
+                  COALESCE((SELECT a.gpu_indices FROM allocations a
+                            WHERE a.job_id = t.job_id AND a.run = t.run AND a.node_id = t.node_id),
+                           '{}') AS "job_gpus!",
+                  ARRAY(SELECT DISTINCT g FROM step_tasks o, UNNEST(o.gpu_indices) AS g
+                        WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
+                          AND o.node_id = t.node_id ORDER BY g) AS "step_gpus!",
+                  (SELECT count(*) FROM step_tasks o
+                   WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id)
+                      AS "ntasks!",
+                  (SELECT count(*) FROM step_tasks o
+                   WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
+                     AND o.node_id = t.node_id) AS "tasks_on_node!",
+                  ARRAY(SELECT n.name FROM nodes n JOIN step_tasks o ON o.node_id = n.id
+                        WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
+                        GROUP BY n.name, o.node_index ORDER BY o.node_index) AS "step_nodes!",
+                  j.start_time AS job_start_time, j.time_limit AS job_time_limit,
+                  j.spec AS job_spec, j.user_name AS job_user
+           FROM step_tasks t
+           JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
+           JOIN jobs j ON j.id = t.job_id
+           WHERE t.node_id = $1 AND t.ended_at IS NULL
+             AND s.state = 'RUNNING' AND s.kill_reason IS NULL
+             AND j.state = 'RUNNING' AND j.restart_count = t.run
+           ORDER BY t.job_id, t.step_id, t.task_id"#,
+        node_id
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Of the step tasks a node says it runs (parallel slices), those it must stop: the task
+/// is unknown or already recorded as ended, its step is ended or being stopped, or its
+/// job is no longer RUNNING in that run.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_task_stale_for_node(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+    job_ids: &[i64],
+    runs: &[i32],
+    step_ids: &[i32],
+    task_ids: &[i32],
+) -> Result<Vec<(i64, i32, i32, i32)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT r.job_id AS "job_id!", r.run AS "run!", r.step_id AS "step_id!",
+                  r.task_id AS "task_id!"
+           FROM UNNEST($2::bigint[], $3::int[], $4::int[], $5::int[])
+                AS r(job_id, run, step_id, task_id)
+           WHERE NOT EXISTS (
+               SELECT 1 FROM step_tasks t
+               JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
+               JOIN jobs j ON j.id = t.job_id
+               WHERE t.job_id = r.job_id AND t.run = r.run AND t.step_id = r.step_id
+                 AND t.task_id = r.task_id AND t.node_id = $1 AND t.ended_at IS NULL
+                 AND s.state = 'RUNNING' AND s.kill_reason IS NULL
+                 AND j.state = 'RUNNING' AND j.restart_count = r.run)"#,
+        node_id,
+        job_ids,
+        runs,
+        step_ids,
+        task_ids
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.job_id, r.run, r.step_id, r.task_id))
+        .collect())
+}
+
+/// What applying a task report changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepTaskOutcome {
+    /// The report was new (not applied before).
+    pub applied: bool,
+    /// The step's other tasks must now be stopped (`--kill-on-bad-exit`): the names of the
+    /// nodes to wake.
+    pub kill_nodes: Vec<String>,
+    /// The step ended with this report.
+    pub step_ended: bool,
+}
+
+/// Records that a task started.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_task_started(
+    ex: impl PgExecutor<'_>,
+    key: (i64, i32, i32, i32),
+    at: DateTime<Utc>,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"UPDATE step_tasks SET started_at = $5
+           WHERE job_id = $1 AND run = $2 AND step_id = $3 AND task_id = $4 AND started_at IS NULL"#,
+        key.0,
+        key.1,
+        key.2,
+        key.3,
+        at
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}
+
+/// Records that a task ended (exited, or could not start), once: under
+/// `--kill-on-bad-exit` a non-zero end marks the step to be stopped; when it was the last
+/// task, the step ends with the highest exit code (128 + signal for a signalled task),
+/// or under `--kill-on-bad-exit` the code of the task that failed first; `COMPLETED` when
+/// every task exited 0, else `FAILED`.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn step_task_ended_in_tx(
+    conn: &mut PgConnection,
+    key: (i64, i32, i32, i32),
+    at: DateTime<Utc>,
+    exit_code: Option<i32>,
+    exit_signal: Option<i32>,
+    message: Option<&str>,
+) -> Result<StepTaskOutcome, DbError> {
+    let (job_id, run, step_id, task_id) = key;
+    let mut outcome = StepTaskOutcome::default();
+    // Lock the step first: concurrent reports of its tasks are applied one at a time.
+    let step = sqlx::query!(
+        r#"SELECT kill_on_bad_exit, kill_reason, state FROM job_steps
+           WHERE job_id = $1 AND run = $2 AND step_id = $3 FOR UPDATE"#,
+        job_id,
+        run,
+        step_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(step) = step else {
+        return Ok(outcome);
+    };
+    let updated = sqlx::query!(
+        r#"UPDATE step_tasks SET ended_at = $5, exit_code = $6, exit_signal = $7, message = $8,
+                  started_at = COALESCE(started_at, $5)
+           WHERE job_id = $1 AND run = $2 AND step_id = $3 AND task_id = $4 AND ended_at IS NULL"#,
+        job_id,
+        run,
+        step_id,
+        task_id,
+        at,
+        exit_code,
+        exit_signal,
+        message
+    )
+    .execute(&mut *conn)
+    .await?;
+    if updated.rows_affected() == 0 {
+        return Ok(outcome);
+    }
+    outcome.applied = true;
+    let bad = exit_signal.is_some() || exit_code != Some(0);
+    if bad && step.kill_on_bad_exit && step.kill_reason.is_none() && step.state == "RUNNING" {
+        let reason = match (exit_code, exit_signal) {
+            (_, Some(signal)) => format!("task {task_id} was killed by signal {signal}"),
+            (Some(code), None) => format!("task {task_id} exited with code {code}"),
+            (None, None) => format!(
+                "task {task_id} could not start: {}",
+                message.unwrap_or("unknown error")
+            ),
+        };
+        // The step's exit code is the failing task's, not that of the tasks killed
+        // because of it.
+        let code = match (exit_code, exit_signal) {
+            (_, Some(signal)) => 128 + signal,
+            (Some(code), None) => code,
+            (None, None) => 1,
+        };
+        sqlx::query!(
+            r#"UPDATE job_steps SET kill_reason = $4, exit_code = $5
+               WHERE job_id = $1 AND run = $2 AND step_id = $3"#,
+            job_id,
+            run,
+            step_id,
+            reason,
+            code
+        )
+        .execute(&mut *conn)
+        .await?;
+        // Tasks not started yet never will be (a worker that is starting one now is
+        // told to stop it: it is no longer listed as live).
+        sqlx::query!(
+            r#"UPDATE step_tasks SET ended_at = now(),
+                      message = 'not started: the step was stopped'
+               WHERE job_id = $1 AND run = $2 AND step_id = $3
+                 AND started_at IS NULL AND ended_at IS NULL"#,
+            job_id,
+            run,
+            step_id
+        )
+        .execute(&mut *conn)
+        .await?;
+        outcome.kill_nodes = sqlx::query_scalar!(
+            r#"SELECT DISTINCT n.name FROM step_tasks t JOIN nodes n ON n.id = t.node_id
+               WHERE t.job_id = $1 AND t.run = $2 AND t.step_id = $3 AND t.ended_at IS NULL"#,
+            job_id,
+            run,
+            step_id
+        )
+        .fetch_all(&mut *conn)
+        .await?;
+    }
+    let ended = sqlx::query_scalar!(
+        r#"UPDATE job_steps s SET
+              state = CASE WHEN s.state <> 'RUNNING' THEN s.state
+                           WHEN agg.worst = 0 THEN 'COMPLETED' ELSE 'FAILED' END,
+              exit_code = COALESCE(s.exit_code, agg.worst),
+              end_time = COALESCE(s.end_time, now())
+           FROM (SELECT MAX(CASE WHEN exit_signal IS NOT NULL THEN 128 + exit_signal
+                                 ELSE COALESCE(exit_code, 1) END) AS worst
+                 FROM step_tasks WHERE job_id = $1 AND run = $2 AND step_id = $3) agg
+           WHERE s.job_id = $1 AND s.run = $2 AND s.step_id = $3
+             AND NOT EXISTS (SELECT 1 FROM step_tasks
+                             WHERE job_id = $1 AND run = $2 AND step_id = $3 AND ended_at IS NULL)
+           RETURNING s.step_id"#,
+        job_id,
+        run,
+        step_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    outcome.step_ended = ended.is_some();
+    Ok(outcome)
+}
+
+/// Ends the RUNNING steps of a job run whose job ended: they become CANCELLED (their
+/// tasks, if any still run, are stopped by their workers).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_end_all_for_job_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"UPDATE job_steps SET state = 'CANCELLED', end_time = now(),
+                  kill_reason = COALESCE(kill_reason, 'the job ended')
+           WHERE job_id = $1 AND run = $2 AND state = 'RUNNING'"#,
+        job_id,
+        run
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A stored chunk of task output.
+#[derive(Debug, Clone)]
+pub struct StepOutputRow {
+    /// Arrival order.
+    pub seq: i64,
+    /// The task.
+    pub task_id: i32,
+    /// `stdout` or `stderr`.
+    pub stream: String,
+    /// The bytes.
+    pub data: Vec<u8>,
+}
+
+/// Stores a chunk of a task's output; one already stored at the same key is left as it
+/// is.
+///
+/// # Errors
+/// [`DbError::ForeignKey`] for an unknown task; others from the driver.
+#[allow(clippy::too_many_arguments)]
+pub async fn step_output_append(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+    step_id: i32,
+    task_id: i32,
+    stream: &str,
+    offset: i64,
+    data: &[u8],
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"INSERT INTO step_output (job_id, run, step_id, task_id, stream, "offset", data)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT DO NOTHING"#,
+        job_id,
+        run,
+        step_id,
+        task_id,
+        stream,
+        offset,
+        data
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}
+
+/// Up to `limit` chunks of a step's output after sequence number `after`, in order.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_output_read(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+    step_id: i32,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<StepOutputRow>, DbError> {
+    Ok(sqlx::query_as!(
+        StepOutputRow,
+        r#"SELECT seq, task_id, stream, data FROM step_output
+           WHERE job_id = $1 AND run = $2 AND step_id = $3 AND seq > $4
+           ORDER BY seq LIMIT $5"#,
+        job_id,
+        run,
+        step_id,
+        after,
+        limit
+    )
+    .fetch_all(ex)
+    .await?)
+}

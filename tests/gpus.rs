@@ -1,0 +1,136 @@
+//! GPUs seen from the node: per-job usage from the workers' samples (`GET
+//! /v1/jobs/{id}/stats`, `berth stat`) and GPU faults that drain a node.
+
+use crate::cluster::{berth_bin, Options, TestCluster};
+use berth_core::state::{JobState, NodeState};
+use berth_core::stats::JobStats;
+use berth_core::wire::NodeList;
+use std::time::{Duration, Instant};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_job_has_gpu_stats_that_are_kept_after_it_ends() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let id = c
+        .submit("#!/bin/bash\nsleep 300\n", &["--gres=gpu:2", "-t", "5"])
+        .await;
+    let job = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    // Samples arrive with every sync (at least every 10 s): wait for two per GPU, so that
+    // energy (power between samples) is counted.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let stats = loop {
+        let stats: JobStats = c.get(&format!("/v1/jobs/{id}/stats")).await;
+        if stats.gpus.len() == 2 && stats.gpus.iter().all(|g| g.samples >= 2) {
+            break stats;
+        }
+        assert!(Instant::now() < deadline, "no samples: {stats:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let held: Vec<u32> = job.allocations[0].gpus.clone();
+    assert_eq!(stats.gpus.iter().map(|g| g.index).collect::<Vec<_>>(), held);
+    // Simulated GPUs held by a job run at 70-100 %, with most of their memory.
+    let avg = stats.avg_utilization_pct.unwrap();
+    assert!((70.0..=100.0).contains(&avg), "{stats:?}");
+    assert!(stats.peak_memory_mib > 40_000, "{stats:?}");
+    assert!(stats.energy_joules > 0.0, "{stats:?}");
+
+    // `berth stat` prints a line per GPU and the total.
+    let out = std::process::Command::new(berth_bin())
+        .args(["stat", &id.to_string()])
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &c.token)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+    assert!(text.lines().last().unwrap().contains("total"), "{text}");
+
+    // Kept after the job ends, for accounting.
+    c.http
+        .post(format!("{}/v1/jobs/{id}/cancel", c.url))
+        .bearer_auth(&c.token)
+        .send()
+        .await
+        .unwrap();
+    c.wait_ended(id, 30).await;
+    let after: JobStats = c.get(&format!("/v1/jobs/{id}/stats")).await;
+    assert_eq!(after.gpus.len(), 2);
+    assert!(after.energy_joules >= stats.energy_joules);
+}
+
+/// Writes a simulated worker's fault-injection file.
+fn inject(c: &TestCluster, node: &str, faults: &str) {
+    let dir = c.dir.join(node);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("inject-gpu-faults"), faults).unwrap();
+}
+
+async fn wait_node(c: &TestCluster, name: &str, done: impl Fn(&berth_core::wire::Node) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let nodes: NodeList = c.get("/v1/nodes").await;
+        let node = nodes.items.iter().find(|n| n.name == name).unwrap();
+        if done(node) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{node:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn xid_errors_and_lost_gpus_drain_their_node_with_a_reason() {
+    let c = TestCluster::start(Options::default()).await;
+    inject(&c, "node-1", "xid 3 79\n");
+    inject(&c, "node-2", "lost 5\n");
+    wait_node(&c, "node-1", |n| {
+        n.state == NodeState::Drained && n.reason.as_deref() == Some("gpu 3: XID 79")
+    })
+    .await;
+    wait_node(&c, "node-2", |n| {
+        n.state == NodeState::Drained && n.reason.as_deref() == Some("gpu 5: lost")
+    })
+    .await;
+    // sinfo shows why.
+    let out = std::process::Command::new(berth_bin())
+        .args(["nodes", "-N"])
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &c.token)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("gpu 3: XID 79"), "{text}");
+    // Nothing new lands on a drained node.
+    let id = c.submit("#!/bin/bash\ntrue\n", &["--gres=gpu:1"]).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(c.job(id).await.state, JobState::Pending);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gpu_stuck_at_zero_under_a_job_drains_the_node_and_the_job_keeps_running() {
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 1,
+            ..Default::default()
+        },
+        &["--gpu-stuck-seconds", "1"],
+    )
+    .await;
+    let all: String = (0..8).map(|i| format!("stuck {i}\n")).collect();
+    inject(&c, "node-1", &all);
+    let id = c
+        .submit("#!/bin/bash\nsleep 300\n", &["--gres=gpu:1", "-t", "5"])
+        .await;
+    let job = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    let gpu = job.allocations[0].gpus[0];
+    let reason = format!("gpu {gpu}: stuck at 0% under a job");
+    wait_node(&c, "node-1", |n| {
+        n.state == NodeState::Draining && n.reason.as_deref() == Some(reason.as_str())
+    })
+    .await;
+    assert_eq!(c.job(id).await.state, JobState::Running);
+}

@@ -1,0 +1,130 @@
+//! Isolation: a worker running as root runs jobs (batch shell and step tasks) as their
+//! submitting user, and fails a job whose user has no account on the node, naming it.
+
+use crate::cluster::{Options, TestCluster, SECRET};
+use berth_core::auth::Role;
+use berth_core::state::JobState;
+use berth_core::wire::{JobCreate, JobCreated};
+
+async fn submit_as(c: &TestCluster, user: &str, script: &str) -> i64 {
+    let token = berth_api::mint_token(SECRET, user, Role::User, 600);
+    let body = JobCreate {
+        script: Some(script.to_string()),
+        submit_dir: Some(c.dir.to_string_lossy().into_owned()),
+        environment: [(
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_default(),
+        )]
+        .into(),
+        ..Default::default()
+    };
+    let r = c
+        .http
+        .post(format!("{}/v1/jobs", c.url))
+        .bearer_auth(&token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    r.json::<JobCreated>().await.unwrap().id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: switching users needs a worker running as root");
+        return;
+    }
+    let nobody = nix::unistd::User::from_name("nobody").unwrap().unwrap();
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 1,
+            ..Default::default()
+        },
+        &["--run-as", "submitter"],
+    )
+    .await;
+    // The submit directory must be reachable by the job's user.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&c.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let id = submit_as(
+        &c,
+        "nobody",
+        "#!/bin/bash\n#SBATCH -t 5 -o /tmp/berth-isolation-%j.out\n\
+         echo batch uid=$(id -u) gid=$(id -g)\n\
+         touch $BERTH_CHECKPOINT_DIR/mine && echo ckpt=writable\n\
+         srun bash -c 'echo task uid=$(id -u)'\n",
+    )
+    .await;
+    let job = c.wait_ended(id, 60).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    assert!(
+        out.contains(&format!("batch uid={} gid={}", nobody.uid, nobody.gid)),
+        "{out}"
+    );
+    assert!(out.contains("ckpt=writable"), "{out}");
+    assert!(out.contains(&format!("task uid={}", nobody.uid)), "{out}");
+    let _ = std::fs::remove_file(format!("/tmp/berth-isolation-{id}.out"));
+
+    let ghost = submit_as(&c, "ghost-user-4", "#!/bin/bash\ntrue\n").await;
+    let job = c.wait_ended(ghost, 60).await;
+    assert_eq!(job.state, JobState::Failed);
+    let reason = job.reason.unwrap_or_default();
+    assert!(
+        reason.contains("user ghost-user-4 does not exist on node node-1"),
+        "{reason}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_and_cpu_limits_come_from_cgroups_and_an_oom_kill_ends_out_of_memory() {
+    let hierarchy = berth_worker::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"));
+    if !nix::unistd::geteuid().is_root() || hierarchy.is_none() {
+        eprintln!("skipped: needs root and cgroups (v2, or v1 memory/cpu)");
+        return;
+    }
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    // The batch shell starts inside its job's group, with the job's CPU quota.
+    let id = c
+        .submit(
+            "#!/bin/bash\n#SBATCH -c 2 --mem=256M -t 5\n\
+             grep -c 'berth/.*job_' /proc/self/cgroup | sed 's/^/in_job_groups=/'\n\
+             srun bash -c \"grep -c 'berth/.*job_' /proc/self/cgroup | sed 's/^/task_in_job_groups=/'\"\n",
+            &[],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    for key in ["in_job_groups", "task_in_job_groups"] {
+        let groups: u32 = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("no {key} in {out}"))
+            .parse()
+            .unwrap();
+        assert!(groups >= 1, "{out}");
+    }
+
+    // Past its memory limit the kernel kills it: OUT_OF_MEMORY, not FAILED.
+    let id = c
+        .submit(
+            "#!/bin/bash\n#SBATCH --mem=64M -t 5\n\
+             python3 -c 'x = bytearray(512 * 1024 * 1024); print(len(x))'\n",
+            &[],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        job.state,
+        JobState::OutOfMemory,
+        "{job:?}\n{}",
+        c.output(id).await
+    );
+}

@@ -1,0 +1,284 @@
+//! Control groups for batch jobs: a memory limit and a CPU quota per job run, and
+//! whether the kernel's OOM killer struck inside it (the job then ends OUT_OF_MEMORY).
+//!
+//! cgroup v2 is used when `/sys/fs/cgroup/cgroup.controllers` offers `memory` (and `cpu`):
+//! jobs go under `/sys/fs/cgroup/berth/{name}` (named after the worker's state directory
+//! and the run, see [`crate::launch::cgroup_name`]) with `memory.max`, `cpu.max`, and
+//! `memory.events`' `oom_kill` counter. On a v1 (or hybrid) host the `memory` and `cpu`
+//! hierarchies are used the same way (`memory.limit_in_bytes`, `cpu.cfs_quota_us`,
+//! `memory.oom_control`'s `oom_kill`). Without either, jobs run unconfined.
+//!
+//! The shepherd joins the job's groups before it starts the batch shell (so the shell
+//! and everything it starts are inside from the first instruction) and moves itself back
+//! out; see [`join_then_leave`].
+
+use std::path::{Path, PathBuf};
+
+/// The CPU quota period, microseconds.
+const PERIOD_US: u64 = 100_000;
+
+/// What a job may use on this node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Limits {
+    /// Memory, MiB.
+    pub memory_mib: Option<u64>,
+    /// CPUs (a quota of that many CPUs' time).
+    pub cpus: Option<u32>,
+}
+
+/// The cgroup layout of this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hierarchy {
+    /// cgroup v2: the unified root (`/sys/fs/cgroup`).
+    V2(PathBuf),
+    /// cgroup v1: the `memory` and `cpu` hierarchies' roots, when mounted.
+    V1 {
+        /// `/sys/fs/cgroup/memory`.
+        memory: Option<PathBuf>,
+        /// `/sys/fs/cgroup/cpu`.
+        cpu: Option<PathBuf>,
+    },
+}
+
+/// Finds the cgroup layout under `root` (`/sys/fs/cgroup`): v2 when its
+/// `cgroup.controllers` lists `memory`, else the v1 `memory`/`cpu` hierarchies that are
+/// writable; `None` when there is nothing to use.
+pub fn detect(root: &Path) -> Option<Hierarchy> {
+    let controllers = std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
+    if controllers.split_whitespace().any(|c| c == "memory") {
+        return Some(Hierarchy::V2(root.to_path_buf()));
+    }
+    let usable = |name: &str, probe: &str| {
+        let dir = root.join(name);
+        dir.join(probe).exists().then_some(dir)
+    };
+    let memory = usable("memory", "memory.limit_in_bytes");
+    let cpu = usable("cpu", "cpu.cfs_quota_us");
+    (memory.is_some() || cpu.is_some()).then_some(Hierarchy::V1 { memory, cpu })
+}
+
+/// A job run's groups (one directory for v2, one per hierarchy for v1).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct JobCgroup {
+    /// The directories whose `cgroup.procs` the job joins.
+    pub dirs: Vec<PathBuf>,
+    /// Where the OOM kill counter is: `memory.events` (v2) or `memory.oom_control` (v1).
+    pub oom_file: Option<PathBuf>,
+}
+
+fn write(path: &Path, value: &str) -> std::io::Result<()> {
+    std::fs::write(path, value).map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!("writing {value:?} to {}: {e}", path.display()),
+        )
+    })
+}
+
+impl Hierarchy {
+    /// Makes the groups `berth/{name}` with `limits`.
+    ///
+    /// # Errors
+    /// The kernel's refusal (no permission, a controller that cannot be enabled).
+    pub fn create(&self, name: &str, limits: Limits) -> std::io::Result<JobCgroup> {
+        match self {
+            Hierarchy::V2(root) => {
+                let base = root.join("berth");
+                std::fs::create_dir_all(&base)?;
+                // Delegate the controllers to berth/ and its children (the root is exempt
+                // from the no-internal-processes rule; berth/ holds no processes).
+                let _ = write(&root.join("cgroup.subtree_control"), "+memory +cpu");
+                let _ = write(&base.join("cgroup.subtree_control"), "+memory +cpu");
+                let dir = base.join(name);
+                std::fs::create_dir_all(&dir)?;
+                if let Some(mib) = limits.memory_mib {
+                    write(&dir.join("memory.max"), &(mib * 1024 * 1024).to_string())?;
+                    let _ = write(&dir.join("memory.swap.max"), "0");
+                }
+                if let Some(cpus) = limits.cpus {
+                    write(
+                        &dir.join("cpu.max"),
+                        &format!("{} {PERIOD_US}", u64::from(cpus) * PERIOD_US),
+                    )?;
+                }
+                Ok(JobCgroup {
+                    oom_file: Some(dir.join("memory.events")),
+                    dirs: vec![dir],
+                })
+            }
+            Hierarchy::V1 { memory, cpu } => {
+                let mut group = JobCgroup {
+                    dirs: Vec::new(),
+                    oom_file: None,
+                };
+                if let Some(root) = memory {
+                    let dir = root.join("berth").join(name);
+                    std::fs::create_dir_all(&dir)?;
+                    if let Some(mib) = limits.memory_mib {
+                        write(
+                            &dir.join("memory.limit_in_bytes"),
+                            &(mib * 1024 * 1024).to_string(),
+                        )?;
+                    }
+                    group.oom_file = Some(dir.join("memory.oom_control"));
+                    group.dirs.push(dir);
+                }
+                if let (Some(root), Some(cpus)) = (cpu, limits.cpus) {
+                    let dir = root.join("berth").join(name);
+                    std::fs::create_dir_all(&dir)?;
+                    write(&dir.join("cpu.cfs_period_us"), &PERIOD_US.to_string())?;
+                    write(
+                        &dir.join("cpu.cfs_quota_us"),
+                        &(u64::from(cpus) * PERIOD_US).to_string(),
+                    )?;
+                    group.dirs.push(dir);
+                }
+                Ok(group)
+            }
+        }
+    }
+}
+
+/// The `oom_kill` count in a `memory.events` (v2) or `memory.oom_control` (v1) text.
+pub fn oom_kills(text: &str) -> u64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix("oom_kill "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+impl JobCgroup {
+    /// Whether the OOM killer killed a process of the job.
+    pub fn oom_killed(&self) -> bool {
+        self.oom_file
+            .as_ref()
+            .and_then(|file| std::fs::read_to_string(file).ok())
+            .is_some_and(|text| oom_kills(&text) > 0)
+    }
+
+    /// Removes the groups (once their processes are gone); failures are ignored.
+    pub fn remove(&self) {
+        for dir in &self.dirs {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    /// Removes the groups once empty, trying for up to 5 s while killed processes go;
+    /// groups that other processes of the job still use are left to them.
+    pub async fn remove_when_empty(&self) {
+        for _ in 0..50 {
+            self.remove();
+            if self.dirs.iter().all(|dir| !dir.exists()) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The calling process's group in each hierarchy that holds `dir`s (from
+/// `/proc/self/cgroup`), to move back to.
+fn own_groups(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return Vec::new();
+    };
+    dirs.iter()
+        .filter_map(|dir| {
+            // `…/berth/{name}` → the hierarchy root is two levels up.
+            let root = dir.parent()?.parent()?;
+            let controller = root.file_name()?.to_str()?.to_string();
+            let relative = text.lines().find_map(|line| {
+                let mut parts = line.splitn(3, ':');
+                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                let matches = if controllers.is_empty() {
+                    // v2 line `0::/path`: the unified root is /sys/fs/cgroup itself.
+                    !root.join("memory.limit_in_bytes").exists()
+                        && !root.join("cpu.cfs_quota_us").exists()
+                } else {
+                    controllers.split(',').any(|c| c == controller)
+                };
+                matches.then(|| path.trim_start_matches('/').to_string())
+            })?;
+            Some(root.join(relative))
+        })
+        .collect()
+}
+
+/// Puts the calling process into `dirs`, runs `spawn` (whose children start inside),
+/// then moves the calling process back to the groups it came from.
+///
+/// # Errors
+/// Joining failed (the job is not started), or `spawn`'s error.
+pub fn join_then_leave<T>(
+    dirs: &[PathBuf],
+    spawn: impl FnOnce() -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let home = own_groups(dirs);
+    let pid = std::process::id().to_string();
+    for dir in dirs {
+        write(&dir.join("cgroup.procs"), &pid)?;
+    }
+    let spawned = spawn();
+    for dir in home {
+        let _ = write(&dir.join("cgroup.procs"), &pid);
+    }
+    spawned
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_oom_kill_counters() {
+        assert_eq!(oom_kills("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n"), 1);
+        assert_eq!(
+            oom_kills("oom_kill_disable 0\nunder_oom 0\noom_kill 2\n"),
+            2
+        );
+        assert_eq!(oom_kills("oom_kill_disable 0\nunder_oom 0\n"), 0);
+    }
+
+    #[test]
+    fn detects_v2_and_v1_layouts() {
+        let dir = std::env::temp_dir().join(format!("berth-cgroup-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("memory")).unwrap();
+        assert_eq!(detect(&dir), None);
+        std::fs::write(dir.join("memory/memory.limit_in_bytes"), "").unwrap();
+        assert_eq!(
+            detect(&dir),
+            Some(Hierarchy::V1 {
+                memory: Some(dir.join("memory")),
+                cpu: None
+            })
+        );
+        std::fs::write(
+            dir.join("cgroup.controllers"),
+            "cpuset cpu io memory pids\n",
+        )
+        .unwrap();
+        assert_eq!(detect(&dir), Some(Hierarchy::V2(dir.clone())));
+        // A v2 job group gets memory.max and cpu.max.
+        let group = Hierarchy::V2(dir.clone())
+            .create(
+                "job_1.0",
+                Limits {
+                    memory_mib: Some(512),
+                    cpus: Some(2),
+                },
+            )
+            .unwrap();
+        let job = dir.join("berth/job_1.0");
+        assert_eq!(group.dirs, vec![job.clone()]);
+        assert_eq!(
+            std::fs::read_to_string(job.join("memory.max")).unwrap(),
+            "536870912"
+        );
+        assert_eq!(
+            std::fs::read_to_string(job.join("cpu.max")).unwrap(),
+            "200000 100000"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
