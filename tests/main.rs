@@ -7,5 +7,6 @@ mod cli;
 mod cluster;
 mod fairshare;
 mod jobs;
+mod preemption;
 mod scheduling;
 mod scheduling_scenarios;

@@ -8,7 +8,7 @@ use berth_core::wire::{
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
-use berth_db::{allocation, job, node, notify, DbError, Pool};
+use berth_db::{allocation, job, node, notify, preemption, DbError, Pool};
 use std::collections::{BTreeMap, HashSet};
 
 /// The longest a sync may be held, seconds.
@@ -133,6 +133,14 @@ pub async fn apply_report(
         allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
         notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
         tracing::info!(job.id = report.job_id, node.name = %node_row.name, state = %state, "job ended");
+    }
+    if first && report.kind != ReportKind::Started && current.restart_count != run {
+        // An earlier run (preempted with REQUEUE) is gone: its GPUs are free again.
+        allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+    }
+    if first && report.kind != ReportKind::Started {
+        preemption::preemption_done_in_tx(&mut tx, report.job_id, run).await?;
     }
     tx.commit().await.map_err(DbError::from)?;
     Ok(())

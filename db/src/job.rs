@@ -759,3 +759,54 @@ pub async fn job_running_list(ex: impl PgExecutor<'_>) -> Result<Vec<RunningJobR
     .fetch_all(ex)
     .await?)
 }
+
+/// Preempts run `run` of RUNNING job `id` for pending job `preemptor`: with `REQUEUE` the
+/// job goes back to PENDING in run `run + 1` (its `restart_count`), with `CANCEL` it ends
+/// PREEMPTED. Either way an event `preempted` records the preemptor, the mode and the
+/// grace (seconds from SIGTERM to the kill); the run's allocation stays live until its
+/// node reports the processes gone. Returns the row after the change, or `None` when the
+/// job is no longer RUNNING in that run (ended or requeued meanwhile).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_preempt_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    preemptor: i64,
+    mode: &str,
+    grace_time: i64,
+) -> Result<Option<JobRow>, DbError> {
+    let reason = format!("preempted by job {preemptor}");
+    let row = sqlx::query_as!(
+        JobRow,
+        r#"UPDATE jobs SET
+              state = CASE WHEN $3 = 'REQUEUE' THEN 'PENDING' ELSE 'PREEMPTED' END,
+              restart_count = CASE WHEN $3 = 'REQUEUE' THEN restart_count + 1 ELSE restart_count END,
+              start_time = CASE WHEN $3 = 'REQUEUE' THEN NULL ELSE start_time END,
+              end_time = CASE WHEN $3 = 'REQUEUE' THEN NULL ELSE now() END,
+              expected_start = NULL,
+              reason = $4
+           WHERE id = $1 AND restart_count = $2 AND state = 'RUNNING'
+           RETURNING *"#,
+        id,
+        run,
+        mode,
+        reason
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if row.is_some() {
+        job_event_insert(
+            &mut *conn,
+            id,
+            "preempted",
+            run,
+            None,
+            serde_json::json!({ "preemptor": preemptor, "mode": mode, "grace_time": grace_time }),
+        )
+        .await?;
+    }
+    Ok(row)
+}

@@ -16,6 +16,7 @@ pub mod node;
 pub mod notify;
 pub mod output;
 pub mod partition;
+pub mod preemption;
 pub mod qos;
 pub mod usage;
 
