@@ -3,6 +3,7 @@
 //! loopback. One test binary (`cargo test -p berth --test e2e`), one module per area.
 
 mod api;
+mod array_cancel;
 mod cli;
 mod cluster;
 mod fairshare;

@@ -120,6 +120,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/release", post(job_control::job_release))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route(
+            "/v1/jobs/{id}/tasks/{task}/cancel",
+            post(job_control::job_task_cancel),
+        )
+        .route(
             "/v1/jobs/{id}/output",
             get(routes::job_output).post(routes::job_output_upload),
         )

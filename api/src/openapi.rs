@@ -42,6 +42,7 @@ impl Modify for BearerAuth {
         job_control::job_hold,
         job_control::job_release,
         job_control::job_update,
+        job_control::job_task_cancel,
         fairshare::job_priority,
         fairshare::fairshare_list,
         fairshare::qos_list,

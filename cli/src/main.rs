@@ -88,9 +88,9 @@ enum Command {
     },
     /// Cancel jobs, like scancel.
     Cancel {
-        /// Job ids.
+        /// Job ids, or array tasks as `12_3`.
         #[arg(required = true)]
-        ids: Vec<i64>,
+        ids: Vec<berth::job_control::JobRef>,
     },
     /// Hold pending jobs (scontrol hold): they stay pending until released.
     Hold {
@@ -353,7 +353,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Logs { follow, stderr, id } => {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
-        Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
+        Command::Cancel { ids } => berth::job_control::cancel(&client(url, token)?, &ids).await,
         Command::Share { json } => berth::fairshare::share(&client(url, token)?, json).await,
         Command::Priority { ids, json } => {
             berth::fairshare::priority(&client(url, token)?, &ids, json).await
@@ -519,6 +519,6 @@ mod tests {
         let cli = Cli::try_parse_from(args(&["scancel", "3", "4"]).into_iter().collect::<Vec<_>>());
         assert!(cli.is_err(), "scancel is only an alias through argv[0]");
         let cli = Cli::try_parse_from(slurm_alias(args(&["scancel", "3", "4"]))).unwrap();
-        assert!(matches!(cli.command, Command::Cancel { ids } if ids == vec![3, 4]));
+        assert!(matches!(cli.command, Command::Cancel { ids } if ids == vec![3.into(), 4.into()]));
     }
 }

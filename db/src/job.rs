@@ -810,3 +810,24 @@ pub async fn job_preempt_in_tx(
     }
     Ok(row)
 }
+
+/// The row of task `task` of array `master` once it has one of its own (started, or
+/// split off to be cancelled), the master row included when it has become that task.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_array_task_get(
+    ex: impl PgExecutor<'_>,
+    master: i64,
+    task: i32,
+) -> Result<Option<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id FROM jobs
+           WHERE (array_job_id = $1 OR id = $1) AND array_task_id = $2
+           ORDER BY id LIMIT 1"#,
+        master,
+        task
+    )
+    .fetch_optional(ex)
+    .await?)
+}
