@@ -23,6 +23,7 @@ pub mod fairshare;
 pub mod format;
 pub mod job_control;
 pub mod pg;
+pub mod queue_start;
 pub mod server;
 pub mod shutdown;
 pub mod submit;

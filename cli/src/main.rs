@@ -63,6 +63,9 @@ enum Command {
         /// Leave out the header line.
         #[arg(long)]
         noheader: bool,
+        /// Pending jobs with their expected start times (squeue --start).
+        #[arg(long)]
+        start: bool,
     },
     /// Show partitions and nodes, like sinfo.
     Nodes {
@@ -336,6 +339,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             partition,
             all,
             noheader,
+            start,
         } => {
             let options = QueueOptions {
                 user,
@@ -343,6 +347,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 partition,
                 all,
                 noheader,
+                start,
             };
             commands::queue(&client(url, token)?, &options).await
         }
