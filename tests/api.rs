@@ -110,6 +110,23 @@ async fn auth_idempotency_and_pagination() {
         .unwrap();
     assert_eq!(r.status(), 400);
 
+    // --time: absent takes the partition's default (1 hour for `gpu`); UNLIMITED its
+    // maximum, which `gpu` leaves unlimited.
+    let default = c.submit("#!/bin/bash\ntrue\n", &["--hold"]).await;
+    let unlimited = c
+        .submit("#!/bin/bash\ntrue\n", &["--hold", "--time=UNLIMITED"])
+        .await;
+    assert_eq!(c.job(default).await.time_limit, Some(3600));
+    assert_eq!(c.job(unlimited).await.time_limit, None);
+    for id in [default, unlimited] {
+        c.http
+            .post(url(&format!("/v1/jobs/{id}/cancel")))
+            .bearer_auth(&c.token)
+            .send()
+            .await
+            .unwrap();
+    }
+
     // Pagination walks every job once.
     for _ in 0..4 {
         c.submit("#!/bin/bash\ntrue\n", &["--hold"]).await;
@@ -125,7 +142,7 @@ async fn auth_idempotency_and_pagination() {
             None => break,
         }
     }
-    assert_eq!(seen.len(), 5);
+    assert_eq!(seen.len(), 7);
     assert!(seen.windows(2).all(|w| w[0] < w[1]));
     let pending: JobList = c.get("/v1/jobs?state=PD&limit=100").await;
     assert_eq!(pending.items.len(), 5);

@@ -4,6 +4,7 @@
 
 mod access;
 mod api;
+mod array_cancel;
 mod authz;
 mod chaos;
 mod cli;
@@ -18,6 +19,7 @@ mod node_failure;
 mod node_join;
 mod oidc;
 mod outage;
+mod preemption;
 mod private_pg;
 mod requeue;
 mod restart;

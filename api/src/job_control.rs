@@ -12,7 +12,7 @@ use berth_core::auth::Role;
 use berth_core::scheduling::JobUpdate;
 use berth_core::wire::{Job, Problem};
 use berth_db::job::{self, JobRow};
-use berth_db::{allocation, notify};
+use berth_db::{allocation, notify, DbError};
 
 async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRow, ApiError> {
     caller.require_person()?;
@@ -170,4 +170,45 @@ pub async fn job_update(
         return Err(not_pending(&row));
     }
     view(&state, &caller, id).await
+}
+
+/// Cancel one task of a job array (`scancel 12_3`).
+///
+/// A task not started yet gets a row of its own (`12_3`) and ends CANCELLED at once, so it
+/// never starts; a running one is cancelled like any job (its node stops it). The other
+/// tasks are untouched.
+#[utoipa::path(post, path = "/v1/jobs/{id}/tasks/{task}/cancel", tag = "jobs",
+    operation_id = "job_task_cancel",
+    params(("id" = i64, Path, description = "The array's job id"),
+           ("task" = u32, Path, description = "The task index")),
+    responses((status = 200, description = "The task after the cancellation", body = Job),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such array or task (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_task_cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, task)): Path<(i64, u32)>,
+) -> Result<Json<Job>, ApiError> {
+    let row = visible_job(&state, &caller, id).await?;
+    let missing = || ApiError::NotFound(format!("no task {id}_{task}"));
+    let task = i32::try_from(task).map_err(|_| missing())?;
+    if row.array_job_id != Some(id) {
+        return Err(ApiError::NotFound(format!("job {id} is not a job array")));
+    }
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let task_id = match job::job_array_task_get(&mut *tx, id, task).await? {
+        Some(task_id) => task_id,
+        None => job::job_array_split_in_tx(&mut tx, id, task)
+            .await?
+            .ok_or_else(missing)?,
+    };
+    if let Some(cancelled) = job::job_cancel_in_tx(&mut tx, task_id, &caller.name).await? {
+        for a in allocation::allocation_list_for_jobs(&mut *tx, &[task_id]).await? {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+        }
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &cancelled.id.to_string()).await?;
+    }
+    tx.commit().await.map_err(DbError::from)?;
+    view(&state, &caller, task_id).await
 }

@@ -162,6 +162,10 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
         .route("/v1/jobs/{id}/stats", get(stats::job_stats))
         .route(
+            "/v1/jobs/{id}/tasks/{task}/cancel",
+            post(job_control::job_task_cancel),
+        )
+        .route(
             "/v1/jobs/{id}/output",
             get(routes::job_output).post(routes::job_output_upload),
         )

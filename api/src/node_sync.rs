@@ -10,7 +10,7 @@ use berth_core::wire::{
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
-use berth_db::{allocation, job, node, notify, step, DbError, Pool};
+use berth_db::{allocation, job, node, notify, preemption, step, DbError, Pool};
 use std::collections::{BTreeMap, HashSet};
 
 /// The longest a sync may be held, seconds.
@@ -154,11 +154,15 @@ pub async fn apply_report(
         }
         tracing::info!(job.id = report.job_id, node.name = %node_row.name, state = %state, "job ended");
     } else if first && report.kind != ReportKind::Started && current.restart_count != run {
-        // A run left behind by a requeue is gone: its GPUs are free for the next run.
+        // A run left behind by a requeue (scontrol requeue, node failure, preemption) is
+        // gone: its GPUs are free for the next run.
         allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
         step::step_end_all_for_job_in_tx(&mut tx, report.job_id, run).await?;
         notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
         tracing::info!(job.id = report.job_id, job.run = run, node.name = %node_row.name, "earlier run ended");
+    }
+    if first && report.kind != ReportKind::Started {
+        preemption::preemption_done_in_tx(&mut tx, report.job_id, run).await?;
     }
     tx.commit().await.map_err(DbError::from)?;
     Ok(())

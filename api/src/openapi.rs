@@ -116,6 +116,7 @@ impl Modify for ProblemResponses {
         job_control::job_hold,
         job_control::job_release,
         job_control::job_update,
+        job_control::job_task_cancel,
         fairshare::job_priority,
         fairshare::fairshare_list,
         fairshare::qos_list,

@@ -137,7 +137,13 @@ pub async fn submit_job(
             Some(p) => ApiError::bad_field("--partition", format!("no partition named {p:?}")),
             None => ApiError::bad_field("--partition", "no default partition is configured"),
         })?;
-    let mut time_limit = spec.time_limit.map(|t| t as i64).or(partition.default_time);
+    // Slurm: no --time takes the partition's DefaultTime; --time=UNLIMITED (or 0) its
+    // MaxTime, which may itself be unlimited.
+    let mut time_limit = match spec.time_limit {
+        Some(0) => partition.max_time,
+        Some(t) => Some(t as i64),
+        None => partition.default_time,
+    };
     if let (Some(limit), Some(max)) = (time_limit, partition.max_time) {
         if limit > max {
             return Err(ApiError::bad_field(

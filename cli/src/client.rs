@@ -319,6 +319,12 @@ impl Client {
         self.json(self.http.post(&url), format!("POST {url}")).await
     }
 
+    /// `POST /v1/jobs/{id}/tasks/{task}/cancel`: cancels one task of an array.
+    pub async fn job_task_cancel(&self, id: i64, task: u32) -> Result<Job, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}/tasks/{task}/cancel"));
+        self.json(self.http.post(&url), format!("POST {url}")).await
+    }
+
     /// `GET /v1/jobs/{id}/output`: the output so far, as text.
     pub async fn job_output(&self, id: i64, stream: OutputStream) -> Result<String, ClientError> {
         let url = self.url(&format!("/v1/jobs/{id}/output"));

@@ -50,6 +50,8 @@ pub struct QueueOptions {
     pub all: bool,
     /// Leave the header out.
     pub noheader: bool,
+    /// squeue `--start`: pending jobs with their expected start times.
+    pub start: bool,
 }
 
 /// `berth queue`: squeue's default table, every page.
@@ -57,6 +59,7 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
     let state = match (&options.state, options.all) {
         (Some(s), _) => Some(s.clone()),
         (None, true) => None,
+        (None, false) if options.start => Some("PENDING".to_string()),
         (None, false) => Some("PENDING,RUNNING".to_string()),
     };
     let query = JobListQuery {
@@ -67,7 +70,11 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
         ..Default::default()
     };
     let jobs = client.job_list_all(&query).await?;
-    let table = format::squeue_table(&jobs, chrono::Utc::now());
+    let table = if options.start {
+        crate::queue_start::start_table(&jobs)
+    } else {
+        format::squeue_table(&jobs, chrono::Utc::now())
+    };
     let text = if options.noheader {
         table.split_once('\n').map(|(_, rest)| rest).unwrap_or("")
     } else {

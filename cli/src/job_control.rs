@@ -104,3 +104,84 @@ mod tests {
         assert!(parse_update(&["nice".into()]).is_err());
     }
 }
+
+/// A job named on the command line: `12`, or one array task `12_3` (scancel's form).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobRef {
+    /// The job (for a task, the array's) id.
+    pub id: i64,
+    /// The array task index.
+    pub task: Option<u32>,
+}
+
+impl From<i64> for JobRef {
+    fn from(id: i64) -> Self {
+        JobRef { id, task: None }
+    }
+}
+
+impl std::str::FromStr for JobRef {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("'{s}' is not a job id (12) or an array task (12_3)");
+        match s.split_once('_') {
+            Some((id, task)) => Ok(JobRef {
+                id: id.parse().map_err(|_| bad())?,
+                task: Some(task.parse().map_err(|_| bad())?),
+            }),
+            None => Ok(JobRef {
+                id: s.parse().map_err(|_| bad())?,
+                task: None,
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for JobRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.task {
+            Some(t) => write!(f, "{}_{t}", self.id),
+            None => write!(f, "{}", self.id),
+        }
+    }
+}
+
+/// `berth cancel ID…` where an ID may name one array task (`12_3`): silent on success
+/// like scancel, an error line per failure and status 1 if any failed.
+pub async fn cancel(client: &Client, ids: &[JobRef]) -> anyhow::Result<i32> {
+    let plain: Vec<i64> = ids
+        .iter()
+        .filter(|r| r.task.is_none())
+        .map(|r| r.id)
+        .collect();
+    let mut status = crate::commands::cancel(client, &plain).await?;
+    for r in ids.iter().filter(|r| r.task.is_some()) {
+        let task = r.task.unwrap_or_default();
+        if let Err(e) = client.job_task_cancel(r.id, task).await {
+            eprintln!("error: job {r}: {e}");
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+#[cfg(test)]
+mod job_ref_tests {
+    use super::JobRef;
+
+    #[test]
+    fn job_refs_parse_ids_and_array_tasks() {
+        assert_eq!("12".parse::<JobRef>(), Ok(JobRef::from(12)));
+        assert_eq!(
+            "12_3".parse::<JobRef>(),
+            Ok(JobRef {
+                id: 12,
+                task: Some(3)
+            })
+        );
+        assert!("12_x".parse::<JobRef>().unwrap_err().contains("12_x"));
+        assert!("abc".parse::<JobRef>().is_err());
+        assert_eq!("12_3".parse::<JobRef>().unwrap().to_string(), "12_3");
+    }
+}

@@ -32,6 +32,7 @@ pub mod gpus;
 pub mod job_control;
 pub mod join;
 pub mod pg;
+pub mod queue_start;
 pub mod scontrol;
 pub mod server;
 pub mod shutdown;

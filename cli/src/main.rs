@@ -68,6 +68,9 @@ enum Command {
         /// Leave out the header line.
         #[arg(long)]
         noheader: bool,
+        /// Pending jobs with their expected start times (squeue --start).
+        #[arg(long)]
+        start: bool,
     },
     /// Show partitions and nodes, like sinfo.
     Nodes {
@@ -93,9 +96,9 @@ enum Command {
     },
     /// Cancel jobs, like scancel.
     Cancel {
-        /// Job ids.
+        /// Job ids, or array tasks as `12_3`.
         #[arg(required = true)]
-        ids: Vec<i64>,
+        ids: Vec<berth::job_control::JobRef>,
     },
     /// Hold pending jobs (scontrol hold): they stay pending until released.
     Hold {
@@ -465,6 +468,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             partition,
             all,
             noheader,
+            start,
         } => {
             let options = QueueOptions {
                 user,
@@ -472,6 +476,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 partition,
                 all,
                 noheader,
+                start,
             };
             commands::queue(&client(url, token)?, &options).await
         }
@@ -482,7 +487,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Logs { follow, stderr, id } => {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
-        Command::Cancel { ids } => commands::cancel(&client(url, token)?, &ids).await,
+        Command::Cancel { ids } => berth::job_control::cancel(&client(url, token)?, &ids).await,
         Command::Share { json } => berth::fairshare::share(&client(url, token)?, json).await,
         Command::Priority { ids, json } => {
             berth::fairshare::priority(&client(url, token)?, &ids, json).await
@@ -747,6 +752,6 @@ mod tests {
         let cli = Cli::try_parse_from(args(&["scancel", "3", "4"]).into_iter().collect::<Vec<_>>());
         assert!(cli.is_err(), "scancel is only an alias through argv[0]");
         let cli = Cli::try_parse_from(slurm_alias(args(&["scancel", "3", "4"]))).unwrap();
-        assert!(matches!(cli.command, Command::Cancel { ids } if ids == vec![3, 4]));
+        assert!(matches!(cli.command, Command::Cancel { ids } if ids == vec![3.into(), 4.into()]));
     }
 }

@@ -679,7 +679,7 @@ fn apply_option(
             }
         }
         // Slurm: "A time limit of zero requests that no time limit be imposed."
-        Opt::Time => spec.time_limit = time(v)?.filter(|&s| s > 0),
+        Opt::Time => spec.time_limit = Some(time(v)?.unwrap_or(0)),
         Opt::TimeMin => spec.time_min = time(v)?,
         Opt::Output => spec.output = text(),
         Opt::Error => spec.error = text(),
@@ -1274,9 +1274,12 @@ mod tests {
         assert_eq!((s.time_limit, s.time_min), (Some(172_800), Some(1_800)));
         assert_eq!(
             parse_args(&argv(&["--time=UNLIMITED"])).unwrap().time_limit,
-            None
+            Some(0)
         );
-        assert_eq!(parse_args(&argv(&["--time=0"])).unwrap().time_limit, None);
+        assert_eq!(
+            parse_args(&argv(&["--time=0"])).unwrap().time_limit,
+            Some(0)
+        );
         let e = parse_args(&argv(&["--time=<time_limit>"])).unwrap_err();
         assert_eq!(e.option, "--time=<time_limit>");
         assert!(e.message.starts_with("not a time limit"), "{}", e.message);

@@ -53,7 +53,8 @@ pub struct JobSpec {
     pub gpus_per_node: Option<u32>,
     /// `--gpus-per-task`.
     pub gpus_per_task: Option<u32>,
-    /// `-t/--time`, seconds. Absent: the partition's default.
+    /// `-t/--time`, seconds. Absent: the partition's default. `Some(0)`: no limit
+    /// (`--time=0`, `UNLIMITED`, `INFINITE`), which means the partition's maximum.
     pub time_limit: Option<u64>,
     /// `--time-min`, seconds.
     pub time_min: Option<u64>,

@@ -13,6 +13,8 @@ pub struct LiveAllocationRow {
     pub id: i64,
     /// The job.
     pub job_id: i64,
+    /// Its run.
+    pub run: i32,
     /// The node.
     pub node_id: i64,
     /// GPU indices held.
@@ -90,7 +92,7 @@ pub async fn allocation_live_list(
 ) -> Result<Vec<LiveAllocationRow>, DbError> {
     Ok(sqlx::query_as!(
         LiveAllocationRow,
-        r#"SELECT a.id, a.job_id, a.node_id, a.gpu_indices, a.exclusive, a.created_at, j.time_limit
+        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.exclusive, a.created_at, j.time_limit
            FROM allocations a JOIN jobs j ON j.id = a.job_id
            WHERE a.released_at IS NULL
            ORDER BY a.id"#

@@ -939,3 +939,75 @@ pub async fn job_event_exists(
     .fetch_one(ex)
     .await?)
 }
+
+/// Preempts run `run` of RUNNING job `id` for pending job `preemptor`: with `REQUEUE` the
+/// job goes back to PENDING in run `run + 1` (its `restart_count`), with `CANCEL` it ends
+/// PREEMPTED. Either way an event `preempted` records the preemptor, the mode and the
+/// grace (seconds from SIGTERM to the kill); the run's allocation stays live until its
+/// node reports the processes gone. Returns the row after the change, or `None` when the
+/// job is no longer RUNNING in that run (ended or requeued meanwhile).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_preempt_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    preemptor: i64,
+    mode: &str,
+    grace_time: i64,
+) -> Result<Option<JobRow>, DbError> {
+    let reason = format!("preempted by job {preemptor}");
+    let row = sqlx::query_as!(
+        JobRow,
+        r#"UPDATE jobs SET
+              state = CASE WHEN $3 = 'REQUEUE' THEN 'PENDING' ELSE 'PREEMPTED' END,
+              restart_count = CASE WHEN $3 = 'REQUEUE' THEN restart_count + 1 ELSE restart_count END,
+              start_time = CASE WHEN $3 = 'REQUEUE' THEN NULL ELSE start_time END,
+              end_time = CASE WHEN $3 = 'REQUEUE' THEN NULL ELSE now() END,
+              expected_start = NULL,
+              reason = $4
+           WHERE id = $1 AND restart_count = $2 AND state = 'RUNNING'
+           RETURNING *"#,
+        id,
+        run,
+        mode,
+        reason
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if row.is_some() {
+        job_event_insert(
+            &mut *conn,
+            id,
+            "preempted",
+            run,
+            None,
+            serde_json::json!({ "preemptor": preemptor, "mode": mode, "grace_time": grace_time }),
+        )
+        .await?;
+    }
+    Ok(row)
+}
+
+/// The row of task `task` of array `master` once it has one of its own (started, or
+/// split off to be cancelled), the master row included when it has become that task.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_array_task_get(
+    ex: impl PgExecutor<'_>,
+    master: i64,
+    task: i32,
+) -> Result<Option<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id FROM jobs
+           WHERE (array_job_id = $1 OR id = $1) AND array_task_id = $2
+           ORDER BY id LIMIT 1"#,
+        master,
+        task
+    )
+    .fetch_optional(ex)
+    .await?)
+}

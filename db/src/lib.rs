@@ -22,6 +22,7 @@ pub mod node_credential;
 pub mod notify;
 pub mod output;
 pub mod partition;
+pub mod preemption;
 pub mod qos;
 pub mod step;
 pub mod usage;

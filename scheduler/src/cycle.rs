@@ -8,14 +8,16 @@
 
 use crate::dependency::{self, Dependency, Target};
 use crate::planner::{
-    self, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig, QosLimits,
-    RunningAlloc, RunningJob, Snapshot, TresLimits,
+    self, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig, PreemptMode,
+    QosLimits, QosPreemption, RunningAlloc, RunningJob, Snapshot, TresLimits,
 };
 use crate::{fairshare, LEASE_ROLE};
 use berth_core::array::IndexSet;
 use berth_core::qos::PriorityRecord;
 use berth_db::job::JobRow;
-use berth_db::{allocation, job, job_priority, lease, node, notify, partition, qos, DbError, Pool};
+use berth_db::{
+    allocation, job, job_priority, lease, node, notify, partition, preemption, qos, DbError, Pool,
+};
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use tracing::instrument;
@@ -153,6 +155,12 @@ pub async fn load_cycle_input(
     let nodes = node::node_list(pool).await?;
     let gpus = node::gpu_list(pool).await?;
     let live = allocation::allocation_live_list(pool).await?;
+    let in_flight = preemption::preemption_in_flight(pool).await?;
+    let kill_at: HashMap<(i64, i32), i64> = in_flight
+        .iter()
+        .map(|p| ((p.job_id, p.run), epoch(p.kill_at)))
+        .collect();
+    let preemptors: HashSet<i64> = in_flight.iter().map(|p| p.preemptor).collect();
     let partitions = partition::partition_list(pool).await?;
     let pending = job::job_pending_list(pool).await?;
     let qos = qos::qos_list(pool).await?;
@@ -199,7 +207,13 @@ pub async fn load_cycle_input(
             node_id: a.node_id,
             gpus: a.gpu_indices.iter().map(|g| *g as u32).collect(),
             exclusive: a.exclusive,
-            end: a.time_limit.map(|l| epoch(a.created_at) + l),
+            end: match (
+                a.time_limit.map(|l| epoch(a.created_at) + l),
+                kill_at.get(&(a.job_id, a.run)),
+            ) {
+                (Some(end), Some(kill)) => Some(end.min(*kill)),
+                (end, kill) => kill.copied().or(end),
+            },
         })
         .collect();
     let pending = pending
@@ -280,6 +294,7 @@ pub async fn load_cycle_input(
                 cpus: (j.num_tasks.max(1) as u32).saturating_mul(j.cpus_per_task.max(1) as u32),
                 partition_max_time: partition.and_then(|p| p.max_time),
                 partition_max_nodes: partition.and_then(|p| p.max_nodes).map(|n| n.max(0) as u32),
+                preempting: preemptors.contains(&j.id),
             }
         })
         .collect();
@@ -294,6 +309,7 @@ pub async fn load_cycle_input(
             cpus: (r.num_tasks.max(1) as u32).saturating_mul(r.cpus_per_task.max(1) as u32),
             gpus: r.gpus.max(0) as u32,
             nodes: r.num_nodes.max(0) as u32,
+            start: r.start_time.map_or(0, epoch),
         })
         .collect();
     let qos_limits = qos
@@ -328,6 +344,25 @@ pub async fn load_cycle_input(
             qos_priority_max: qos_priority.values().copied().max().unwrap_or(0),
             qos_limits,
             running_jobs,
+            qos_preemption: qos
+                .iter()
+                .map(|q| {
+                    (
+                        q.name.clone(),
+                        QosPreemption {
+                            priority: q.priority.max(0) as u32,
+                            preempt: q.preempt.clone(),
+                            mode: if q.preempt_mode == "REQUEUE" {
+                                PreemptMode::Requeue
+                            } else {
+                                PreemptMode::Cancel
+                            },
+                            grace_time: q.grace_time,
+                            exempt_time: q.preempt_exempt_time,
+                        },
+                    )
+                })
+                .collect(),
         },
         accounts,
     })
@@ -379,6 +414,22 @@ pub async fn commit_with_priorities(
         .into_iter()
         .map(|n| (n.id, n.name))
         .collect();
+    for p in &plan.preemptions {
+        let mut sp = sqlx::Acquire::begin(&mut *tx).await?;
+        let done = preempt_in_tx(&mut sp, p).await?;
+        if done {
+            sp.commit().await?;
+            tracing::info!(
+                job.id = p.victim,
+                preemptor = p.preemptor,
+                mode = p.mode.as_str(),
+                term,
+                "job preempted"
+            );
+        } else {
+            sp.rollback().await?;
+        }
+    }
     let mut started = 0;
     for start in &plan.starts {
         if !start
@@ -461,6 +512,40 @@ pub async fn commit_with_priorities(
     job::job_set_pending_plan(&mut *tx, &ids, &reasons, &expected, &priorities).await?;
     tx.commit().await?;
     Ok(Outcome::Committed { started })
+}
+
+/// Preempts `p.victim` for `p.preemptor` (both re-checked: the victim still RUNNING, the
+/// preemptor still PENDING and not held) and wakes the victim's nodes, whose next sync
+/// stops its run. Returns false when nothing was done.
+async fn preempt_in_tx(
+    conn: &mut sqlx::PgConnection,
+    p: &planner::Preemption,
+) -> Result<bool, DbError> {
+    let Some(victim) = job::job_lock_in_tx(conn, p.victim).await? else {
+        return Ok(false);
+    };
+    let Some(preemptor) = job::job_get(&mut *conn, p.preemptor).await? else {
+        return Ok(false);
+    };
+    if victim.state != "RUNNING" || preemptor.state != "PENDING" || preemptor.hold {
+        return Ok(false);
+    }
+    let run = victim.restart_count;
+    let nodes = allocation::allocation_list_for_jobs(&mut *conn, &[p.victim]).await?;
+    let mode = p.mode.as_str();
+    if job::job_preempt_in_tx(conn, p.victim, run, p.preemptor, mode, p.grace_time)
+        .await?
+        .is_none()
+    {
+        return Ok(false);
+    }
+    preemption::preemption_insert_in_tx(conn, p.victim, run, p.preemptor, mode, p.grace_time)
+        .await?;
+    for a in &nodes {
+        notify::notify(&mut *conn, notify::NODE_CHANNEL, &a.node_name).await?;
+    }
+    notify::notify(&mut *conn, notify::JOBS_CHANNEL, &p.victim.to_string()).await?;
+    Ok(true)
 }
 
 /// One cycle under `term`.

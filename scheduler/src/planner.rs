@@ -25,13 +25,25 @@
 //!    delays a reservation. A blocked job that would fit if it were not for a higher
 //!    job's reservation waits with reason `Priority`, else `Resources`.
 //!
+//! 5. **preemption**: a blocked job (not an array) whose QOS lists other QOS in its
+//!    `preempt` list may preempt running jobs of those QOS (past their
+//!    `preempt_exempt_time`; never of its own QOS, nor of a QOS that may preempt its own,
+//!    so two QOS cannot preempt each other back and forth): the candidates are taken
+//!    lowest QOS priority first, youngest first, until the job fits now, then any victim
+//!    it fits without is dropped again, so the set is minimal. A job that would not fit
+//!    even with every candidate gone preempts nothing. The GPUs it frees are held for the
+//!    preemptor (a reservation from now), so no lower job takes them, and while victims
+//!    of an earlier preemption for a job are still being stopped
+//!    ([`PendingJob::preempting`]) that job preempts nothing more.
+//!
 //! Without backfill ([`PlannerConfig::backfill`] false, strict FIFO) nothing below the
 //! first blocked job starts.
 
 use berth_core::priority::{
     self, BillingWeights, PriorityFactors, PriorityInputs, PriorityWeights,
 };
-use std::collections::{BTreeSet, HashMap};
+pub use berth_core::qos::PreemptMode;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// "Never": the end of an interval with no time limit.
 pub const FOREVER: i64 = i64::MAX;
@@ -190,6 +202,9 @@ pub struct PendingJob {
     pub partition_max_time: Option<i64>,
     /// Its partition's `MaxNodes`.
     pub partition_max_nodes: Option<u32>,
+    /// Jobs it preempted are still being stopped: it waits for their GPUs and preempts
+    /// nothing more.
+    pub preempting: bool,
 }
 
 /// A TRES limit set as the planner reads it (see [`berth_core::qos::TresLimits`]).
@@ -210,6 +225,22 @@ pub struct QosLimits {
     pub max_wall: Option<i64>,
 }
 
+/// A QOS's preemption settings (Slurm's `Preempt`, `PreemptMode`, `GraceTime`,
+/// `PreemptExemptTime`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QosPreemption {
+    /// The QOS's priority (victims of a lower one go first).
+    pub priority: u32,
+    /// The QOS whose running jobs this QOS's jobs may preempt.
+    pub preempt: Vec<String>,
+    /// What happens to this QOS's jobs when they are preempted.
+    pub mode: PreemptMode,
+    /// Seconds between SIGTERM and the kill of a preempted job of this QOS.
+    pub grace_time: i64,
+    /// Seconds after its start during which a job of this QOS is not preempted.
+    pub exempt_time: i64,
+}
+
 /// A running job as limits (and preemption) count it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunningJob {
@@ -227,6 +258,8 @@ pub struct RunningJob {
     pub gpus: u32,
     /// Nodes.
     pub nodes: u32,
+    /// When its current run started, seconds since the epoch.
+    pub start: i64,
 }
 
 /// The planner's input.
@@ -250,6 +283,9 @@ pub struct Snapshot {
     pub qos_limits: HashMap<String, QosLimits>,
     /// Running jobs, as QOS limits count them.
     pub running_jobs: Vec<RunningJob>,
+    /// Preemption settings by QOS name (a QOS missing here preempts nothing and is
+    /// cancelled without grace when preempted).
+    pub qos_preemption: HashMap<String, QosPreemption>,
 }
 
 /// What the running jobs (and the starts of this pass) hold, per user, account and QOS.
@@ -398,9 +434,24 @@ pub struct Waiting {
     pub priority: i64,
 }
 
+/// A running job to stop so that a higher one can start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preemption {
+    /// The running job.
+    pub victim: i64,
+    /// The pending job it makes room for.
+    pub preemptor: i64,
+    /// What happens to the victim (its QOS's `PreemptMode`).
+    pub mode: PreemptMode,
+    /// Seconds from its SIGTERM to its kill (its QOS's `GraceTime`).
+    pub grace_time: i64,
+}
+
 /// The planner's decisions.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
+    /// Running jobs to preempt, grouped by preemptor in priority order.
+    pub preemptions: Vec<Preemption>,
     /// Jobs to start, in priority order.
     pub starts: Vec<Start>,
     /// Jobs left pending, in priority order.
@@ -459,6 +510,7 @@ pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, P
 
 #[derive(Debug, Clone, Copy)]
 struct Interval {
+    job: i64,
     start: i64,
     end: i64,
     mask: u128,
@@ -494,6 +546,9 @@ struct Timeline<'a> {
     nodes: &'a [NodeView],
     intervals: Vec<Vec<Interval>>,
     ends: BTreeSet<i64>,
+    /// Jobs whose intervals [`Timeline::fit`] passes over (candidate victims of a
+    /// preemption being weighed).
+    ignoring: HashSet<i64>,
 }
 
 impl<'a> Timeline<'a> {
@@ -508,6 +563,7 @@ impl<'a> Timeline<'a> {
             nodes: &snapshot.nodes,
             intervals: vec![Vec::new(); snapshot.nodes.len()],
             ends: BTreeSet::new(),
+            ignoring: HashSet::new(),
         };
         for a in &snapshot.running {
             let Some(&i) = index.get(&a.node_id) else {
@@ -522,13 +578,24 @@ impl<'a> Timeline<'a> {
                 .filter(|(_, (g, _))| a.gpus.contains(g))
                 .fold(0u128, |m, (p, _)| m | 1 << p);
             let end = a.end.unwrap_or(FOREVER).max(snapshot.now + 1);
-            t.add(i, i64::MIN, end, mask, a.exclusive, false);
+            t.add(a.job_id, i, i64::MIN, end, mask, a.exclusive, false);
         }
         t
     }
 
-    fn add(&mut self, node: usize, start: i64, end: i64, mask: u128, exclusive: bool, res: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &mut self,
+        job: i64,
+        node: usize,
+        start: i64,
+        end: i64,
+        mask: u128,
+        exclusive: bool,
+        res: bool,
+    ) {
         self.intervals[node].push(Interval {
+            job,
             start,
             end,
             mask,
@@ -596,6 +663,9 @@ impl<'a> Timeline<'a> {
             if iv.reservation && !res {
                 continue;
             }
+            if !self.ignoring.is_empty() && self.ignoring.contains(&iv.job) {
+                continue;
+            }
             if iv.start < end && t < iv.end {
                 if iv.exclusive {
                     return None;
@@ -661,7 +731,12 @@ impl<'a> Timeline<'a> {
             .find_map(|t| self.place(cands, job, t, true, false).map(|p| (t, p)))
     }
 
+    /// The placements of `chosen`, in host-name order (numbers compared as numbers, as
+    /// Slurm sorts its node lists), so node index 0 (the batch node) is the first name of
+    /// `SLURM_JOB_NODELIST`.
     fn placements(&self, chosen: &[(usize, u128)]) -> Vec<Placement> {
+        let mut chosen = chosen.to_vec();
+        chosen.sort_by_key(|(i, _)| host_sort_key(&self.nodes[*i].name));
         chosen
             .iter()
             .map(|(i, mask)| {
@@ -684,10 +759,96 @@ impl<'a> Timeline<'a> {
     fn hold(&mut self, chosen: &[(usize, u128)], job: &PendingJob, start: i64, res: bool) -> i64 {
         let end = start.saturating_add(job.time_limit.unwrap_or(FOREVER));
         for (i, mask) in chosen {
-            self.add(*i, start, end, *mask, job.exclusive || job.whole_node, res);
+            self.add(
+                job.id,
+                *i,
+                start,
+                end,
+                *mask,
+                job.exclusive || job.whole_node,
+                res,
+            );
         }
         end
     }
+}
+
+/// Nodes (timeline index) and GPU masks chosen for a job.
+type Chosen = Vec<(usize, u128)>;
+
+/// The running jobs `job` may preempt to start now, and where it would then run; `None`
+/// when its QOS preempts nothing, or not even every candidate would make room.
+fn preemption_for(
+    snapshot: &Snapshot,
+    timeline: &mut Timeline<'_>,
+    cands: &[(usize, u128)],
+    job: &PendingJob,
+    taken: &HashSet<i64>,
+) -> Option<(Vec<Preemption>, Chosen)> {
+    let mine = snapshot.qos_preemption.get(&job.qos)?;
+    if mine.preempt.is_empty() {
+        return None;
+    }
+    let none = QosPreemption::default();
+    let setting = |qos: &str| snapshot.qos_preemption.get(qos).unwrap_or(&none);
+    let mut candidates: Vec<&RunningJob> = snapshot
+        .running_jobs
+        .iter()
+        .filter(|r| {
+            r.qos != job.qos
+                && mine.preempt.contains(&r.qos)
+                && !setting(&r.qos).preempt.contains(&job.qos)
+                && !taken.contains(&r.job_id)
+                && snapshot.now >= r.start.saturating_add(setting(&r.qos).exempt_time)
+        })
+        .collect();
+    if candidates.is_empty() {
+        return None;
+    }
+    candidates.sort_by_key(|r| (setting(&r.qos).priority, -r.start, -r.job_id));
+    let now = snapshot.now;
+    let mut chosen: Vec<i64> = Vec::new();
+    let mut fits = false;
+    for r in &candidates {
+        chosen.push(r.job_id);
+        timeline.ignoring.insert(r.job_id);
+        if timeline.place(cands, job, now, true, true).is_some() {
+            fits = true;
+            break;
+        }
+    }
+    if !fits {
+        timeline.ignoring.clear();
+        return None;
+    }
+    // Keep only the victims it cannot fit without, the most valuable looked at first.
+    for id in chosen.clone().into_iter().rev() {
+        timeline.ignoring.remove(&id);
+        if timeline.place(cands, job, now, true, true).is_some() {
+            chosen.retain(|c| *c != id);
+        } else {
+            timeline.ignoring.insert(id);
+        }
+    }
+    let placement = timeline.place(cands, job, now, true, true);
+    timeline.ignoring.clear();
+    let placement = placement?;
+    let victims = chosen
+        .into_iter()
+        .map(|victim| {
+            let qos = candidates
+                .iter()
+                .find(|r| r.job_id == victim)
+                .map_or("", |r| r.qos.as_str());
+            Preemption {
+                victim,
+                preemptor: job.id,
+                mode: setting(qos).mode,
+                grace_time: setting(qos).grace_time,
+            }
+        })
+        .collect();
+    Some((victims, placement))
 }
 
 /// Plans the next starts. Deterministic: the same snapshot gives the same plan.
@@ -710,6 +871,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
     let mut out = Plan::default();
     let mut reserved = 0usize;
     let mut fifo_blocked = false;
+    let mut victims_taken: HashSet<i64> = HashSet::new();
     for job in order {
         let priority = prio[&job.id].priority;
         macro_rules! wait {
@@ -847,6 +1009,25 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         } else if started == 1 {
             continue;
         }
+        // Blocked: preempt for it when its QOS may, holding what the victims free.
+        if job.array.is_none() && !job.preempting {
+            if let Some((victims, chosen)) =
+                preemption_for(snapshot, &mut timeline, &cands, job, &victims_taken)
+            {
+                let grace = victims.iter().map(|v| v.grace_time).max().unwrap_or(0);
+                let end = timeline.hold(&chosen, job, now, true);
+                out.reservations.push(Reservation {
+                    job_id: job.id,
+                    start: now + grace,
+                    end,
+                    placements: timeline.placements(&chosen),
+                });
+                victims_taken.extend(victims.iter().map(|v| v.victim));
+                out.preemptions.extend(victims);
+                wait!("Resources", Some(now + grace));
+                continue;
+            }
+        }
         // Blocked: reserve its earliest start, within the backfill depth.
         if !config.backfill {
             fifo_blocked = true;
@@ -859,7 +1040,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
             "Resources"
         };
         let mut expected = None;
-        if reserved < config.backfill_depth {
+        if reserved < config.backfill_depth || job.preempting {
             if let Some((t, chosen)) = timeline.earliest(&cands, job, now) {
                 let end = timeline.hold(&chosen, job, t, true);
                 out.reservations.push(Reservation {
@@ -875,6 +1056,18 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         wait!(reason, expected);
     }
     out
+}
+
+/// Sort key of a host name: its text before the trailing digits, then their value
+/// (`node-2` before `node-10`).
+fn host_sort_key(name: &str) -> (String, u64, String) {
+    let digits = name.len() - name.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+    let (head, tail) = name.split_at(name.len() - digits);
+    (
+        head.to_string(),
+        tail.parse().unwrap_or(0),
+        name.to_string(),
+    )
 }
 
 #[cfg(test)]

@@ -705,6 +705,7 @@ fn qos_max_gres_per_user_holds_back_the_job_over_the_limit() {
         cpus: 1,
         gpus: 8,
         nodes: 1,
+        start: 0,
     }];
     s.running = vec![busy(9, 1, 0..8, 5000)];
     let p = plan(&s, &PlannerConfig::default());
@@ -820,4 +821,257 @@ fn array_tasks_respect_qos_limits() {
     let p = plan(&s, &PlannerConfig::default());
     assert_eq!(p.starts.len(), 3);
     assert_eq!(p.waiting(1).unwrap().reason, "QOSMaxGRESPerUser");
+}
+
+fn preemption_qos() -> HashMap<String, QosPreemption> {
+    HashMap::from([
+        (
+            "high".to_string(),
+            QosPreemption {
+                priority: 100,
+                preempt: vec!["low".into()],
+                ..Default::default()
+            },
+        ),
+        (
+            "low".to_string(),
+            QosPreemption {
+                priority: 0,
+                mode: PreemptMode::Requeue,
+                grace_time: 30,
+                exempt_time: 600,
+                ..Default::default()
+            },
+        ),
+    ])
+}
+
+fn running_job(job_id: i64, qos: &str, gpus: u32, start: i64) -> RunningJob {
+    RunningJob {
+        job_id,
+        user: "u".into(),
+        account: "root".into(),
+        qos: qos.into(),
+        cpus: 1,
+        gpus,
+        nodes: 1,
+        start,
+    }
+}
+
+fn qos_job(id: i64, qos: &str, gpus: u32) -> PendingJob {
+    PendingJob {
+        qos: qos.into(),
+        qos_priority: if qos == "high" { 100 } else { 0 },
+        ..job(id, 1, gpus)
+    }
+}
+
+/// A high-QOS job preempts the fewest low-QOS jobs that make room (the youngest first),
+/// never a job of a QOS it may not preempt; the GPUs freed are held for it, so a lower
+/// job does not take them.
+#[test]
+fn preemption_takes_the_fewest_youngest_preemptable_jobs_and_holds_their_gpus() {
+    let snap = Snapshot {
+        now: 10_000,
+        nodes: vec![node(1, 8), node(2, 8)],
+        running: vec![
+            busy(90, 1, 0..4, 50_000),
+            busy(91, 1, 4..8, 50_000),
+            busy(92, 2, 0..8, 50_000),
+        ],
+        running_jobs: vec![
+            running_job(90, "low", 4, 100),
+            running_job(91, "low", 4, 200),
+            running_job(92, "normal", 8, 50),
+        ],
+        pending: vec![qos_job(1, "high", 4), qos_job(2, "low", 4)],
+        qos_preemption: preemption_qos(),
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(
+        p.preemptions,
+        vec![Preemption {
+            victim: 91,
+            preemptor: 1,
+            mode: PreemptMode::Requeue,
+            grace_time: 30,
+        }]
+    );
+    assert!(p.starts.is_empty());
+    let w = p.waiting(1).unwrap();
+    assert_eq!(w.expected_start, Some(10_030));
+    let r = p.reservations.iter().find(|r| r.job_id == 1).unwrap();
+    assert_eq!(r.placements[0].node_id, 1);
+    assert_eq!(r.placements[0].gpus, vec![4, 5, 6, 7]);
+    // The lower job neither starts nor preempts the other low job.
+    assert!(p.preemptions.iter().all(|x| x.preemptor != 2));
+}
+
+/// Two whole-node victims are needed for a two-node gang; a single preemptable job on a
+/// node shared with an unpreemptable one is not enough, so nothing is preempted.
+#[test]
+fn preemption_only_when_the_victims_make_room() {
+    let base = Snapshot {
+        now: 10_000,
+        nodes: vec![node(1, 8), node(2, 8)],
+        running: vec![busy(90, 1, 0..4, 50_000), busy(92, 1, 4..8, 50_000)],
+        running_jobs: vec![
+            running_job(90, "low", 4, 100),
+            running_job(92, "normal", 4, 100),
+        ],
+        pending: vec![PendingJob {
+            qos: "high".into(),
+            qos_priority: 100,
+            ..job(1, 2, 8)
+        }],
+        qos_preemption: preemption_qos(),
+        ..Default::default()
+    };
+    // n2 is free, n1 half held by an unpreemptable job: preempting 90 cannot make room.
+    let p = plan(&base, &PlannerConfig::default());
+    assert!(p.preemptions.is_empty());
+    assert_eq!(p.waiting(1).unwrap().reason, "Resources");
+    // A job that can never fit (16 GPUs on 8-GPU nodes) preempts nothing either.
+    let never = Snapshot {
+        pending: vec![qos_job(1, "high", 16)],
+        ..base.clone()
+    };
+    let p = plan(&never, &PlannerConfig::default());
+    assert!(p.preemptions.is_empty());
+    assert_eq!(p.waiting(1).unwrap().reason, "ReqNodeNotAvail");
+    // Both halves of n1 preemptable: both go.
+    let both = Snapshot {
+        running_jobs: vec![
+            running_job(90, "low", 4, 100),
+            running_job(92, "low", 4, 100),
+        ],
+        ..base
+    };
+    let p = plan(&both, &PlannerConfig::default());
+    let victims: BTreeSet<i64> = p.preemptions.iter().map(|x| x.victim).collect();
+    assert_eq!(victims, BTreeSet::from([90, 92]));
+}
+
+/// PreemptExemptTime protects a job for that long after its start; a QOS does not preempt
+/// its own jobs, nor one that may preempt it back.
+#[test]
+fn preemption_respects_exempt_time_and_never_goes_both_ways() {
+    let snap = Snapshot {
+        now: 1000,
+        nodes: vec![node(1, 8)],
+        running: vec![busy(90, 1, 0..8, 50_000)],
+        running_jobs: vec![running_job(90, "low", 8, 500)],
+        pending: vec![qos_job(1, "high", 8)],
+        qos_preemption: preemption_qos(),
+        ..Default::default()
+    };
+    // Started at 500, exempt for 600 s: safe until 1100.
+    assert!(plan(&snap, &PlannerConfig::default())
+        .preemptions
+        .is_empty());
+    let later = Snapshot {
+        now: 1100,
+        ..snap.clone()
+    };
+    assert_eq!(plan(&later, &PlannerConfig::default()).preemptions.len(), 1);
+    // Same QOS: never.
+    let same = Snapshot {
+        running_jobs: vec![running_job(90, "high", 8, 0)],
+        ..later.clone()
+    };
+    assert!(plan(&same, &PlannerConfig::default())
+        .preemptions
+        .is_empty());
+    // Mutual lists: neither preempts the other.
+    let mut mutual = later.clone();
+    mutual.qos_preemption.get_mut("low").unwrap().preempt = vec!["high".into()];
+    assert!(plan(&mutual, &PlannerConfig::default())
+        .preemptions
+        .is_empty());
+}
+
+/// Preemption never loops, over simulated cycles: at t=0 the high job preempts the low
+/// one (REQUEUE, 30 s grace); at t=10, while the victim's run is still being stopped, the
+/// high job preempts nothing more and the requeued victim cannot take the GPUs back; at
+/// t=40 the victim's run is gone and the high job starts; at t=50 the requeued job waits
+/// and preempts nothing (its QOS preempts nothing).
+#[test]
+fn preemption_never_loops_over_cycles() {
+    let config = PlannerConfig::default();
+    let mut low = qos_job(2, "low", 8);
+    low.submit_time = -5000;
+    let t0 = Snapshot {
+        now: 0,
+        nodes: vec![node(1, 8)],
+        running: vec![busy(2, 1, 0..8, 100_000)],
+        running_jobs: vec![running_job(2, "low", 8, -1000)],
+        pending: vec![qos_job(1, "high", 8)],
+        qos_preemption: preemption_qos(),
+        ..Default::default()
+    };
+    let p0 = plan(&t0, &config);
+    assert_eq!(p0.preemptions.len(), 1);
+    assert_eq!(p0.preemptions[0].victim, 2);
+    // t=10: job 2 requeued (pending again), its old run held until the kill at t=30.
+    let t10 = Snapshot {
+        now: 10,
+        running: vec![busy(2, 1, 0..8, 30)],
+        running_jobs: vec![],
+        pending: vec![
+            PendingJob {
+                preempting: true,
+                ..qos_job(1, "high", 8)
+            },
+            low.clone(),
+        ],
+        ..t0.clone()
+    };
+    let p10 = plan(&t10, &config);
+    assert!(p10.preemptions.is_empty());
+    assert!(p10.starts.is_empty());
+    assert_eq!(p10.waiting(1).unwrap().expected_start, Some(30));
+    assert!(p10.waiting(2).unwrap().expected_start.unwrap_or(0) > 30);
+    // t=40: the old run is gone; the high job starts, the low one waits.
+    let t40 = Snapshot {
+        now: 40,
+        running: vec![],
+        pending: vec![qos_job(1, "high", 8), low.clone()],
+        ..t10.clone()
+    };
+    let p40 = plan(&t40, &config);
+    assert_eq!(p40.starts.len(), 1);
+    assert_eq!(p40.starts[0].job_id, 1);
+    assert!(p40.preemptions.is_empty());
+    // t=50: the high job runs; the requeued low job preempts nothing.
+    let t50 = Snapshot {
+        now: 50,
+        running: vec![busy(1, 1, 0..8, 3650)],
+        running_jobs: vec![running_job(1, "high", 8, 40)],
+        pending: vec![low],
+        ..t40
+    };
+    let p50 = plan(&t50, &config);
+    assert!(p50.preemptions.is_empty());
+    assert_eq!(p50.waiting(2).unwrap().reason, "Resources");
+}
+
+/// A gang's nodes come in host-name order (numbers as numbers), whatever best fit chose
+/// first, so node index 0 (the batch node) is the first name of `SLURM_JOB_NODELIST`.
+#[test]
+fn gang_placements_are_in_host_name_order() {
+    let mut n10 = node(10, 4);
+    n10.name = "node-10".into();
+    let mut n2 = node(2, 8);
+    n2.name = "node-2".into();
+    let snap = Snapshot {
+        now: 0,
+        nodes: vec![n10, n2],
+        pending: vec![job(1, 2, 4)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    let ids: Vec<i64> = p.starts[0].placements.iter().map(|pl| pl.node_id).collect();
+    assert_eq!(ids, vec![2, 10]);
 }

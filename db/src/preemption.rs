@@ -1,0 +1,88 @@
+//! The `job_preemptions` table: one row per preempted job run, with the job it made room
+//! for and when its grace ends (SIGTERM at `created_at`, kill at `kill_at`).
+
+use crate::DbError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, PgExecutor};
+use tracing::instrument;
+
+/// A preemption whose victim's run still holds a live allocation.
+#[derive(Debug, Clone)]
+pub struct InFlightRow {
+    /// The preempted job.
+    pub job_id: i64,
+    /// Its preempted run.
+    pub run: i32,
+    /// The job it makes room for.
+    pub preemptor: i64,
+    /// When its grace ends.
+    pub kill_at: DateTime<Utc>,
+}
+
+/// Records the preemption of run `run` of job `job_id` for `preemptor` (`mode` `CANCEL`
+/// or `REQUEUE`), killed `grace_time` seconds from now. A run preempted before is left as
+/// it was.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn preemption_insert_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+    preemptor: i64,
+    mode: &str,
+    grace_time: i64,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"INSERT INTO job_preemptions (job_id, run, preemptor, mode, kill_at)
+           VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5::bigint::double precision))
+           ON CONFLICT (job_id, run) DO NOTHING"#,
+        job_id,
+        run,
+        preemptor,
+        mode,
+        grace_time
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Preemptions not done whose victim run still holds a live allocation.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn preemption_in_flight(ex: impl PgExecutor<'_>) -> Result<Vec<InFlightRow>, DbError> {
+    Ok(sqlx::query_as!(
+        InFlightRow,
+        r#"SELECT p.job_id, p.run, p.preemptor, p.kill_at
+           FROM job_preemptions p
+           WHERE p.done_at IS NULL
+             AND EXISTS (SELECT 1 FROM allocations a
+                         WHERE a.job_id = p.job_id AND a.run = p.run AND a.released_at IS NULL)
+           ORDER BY p.job_id, p.run"#
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// Marks the preemption of run `run` of job `job_id` done (its processes are gone).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn preemption_done_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"UPDATE job_preemptions SET done_at = now()
+           WHERE job_id = $1 AND run = $2 AND done_at IS NULL"#,
+        job_id,
+        run
+    )
+    .execute(conn)
+    .await?;
+    Ok(())
+}
