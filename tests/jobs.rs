@@ -52,7 +52,8 @@ async fn exclusive_job_without_gpu_options_gets_every_gpu_of_its_node() {
     })
     .await;
     let id = c.submit(&read("exclusive_whole_node.sbatch"), &[]).await;
-    // A 1-GPU job submitted behind it must not share the node.
+    // A 1-GPU job submitted beside it must not share the node: whichever the priority
+    // order starts first, the other starts after it ended.
     let small = c
         .submit("#!/bin/bash\necho small\n", &["--gres=gpu:1", "-t", "1"])
         .await;
@@ -63,9 +64,20 @@ async fn exclusive_job_without_gpu_options_gets_every_gpu_of_its_node() {
     assert_eq!(field(&out, "count"), "8");
     assert_eq!(field(&out, "node"), "node-1");
     let small = c.wait_ended(small, 60).await;
+    assert_eq!(small.state, JobState::Completed);
+    let (a, b) = if job.start_time <= small.start_time {
+        (&job, &small)
+    } else {
+        (&small, &job)
+    };
     assert!(
-        small.start_time.unwrap() >= job.end_time.unwrap(),
-        "the node was shared"
+        b.start_time.unwrap() >= a.end_time.unwrap(),
+        "the node was shared: job {} ran {:?}-{:?}, job {} from {:?}",
+        a.id,
+        a.start_time,
+        a.end_time,
+        b.id,
+        b.start_time
     );
 }
 

@@ -23,6 +23,7 @@ mod preemption;
 mod private_pg;
 mod requeue;
 mod restart;
+mod sbatch_scripts;
 mod scheduling;
 mod scheduling_scenarios;
 mod steps;

@@ -582,6 +582,14 @@ pub fn unreported_runs(state_dir: &Path) -> Vec<RunRecord> {
     records
 }
 
+/// Writes a run's record (`run.json`), what a restarted worker finds it again by.
+fn write_record(files: &RunFiles, record: &RunRecord) {
+    let text = serde_json::to_string(record).unwrap_or_default();
+    if let Err(err) = std::fs::write(&files.record, text) {
+        tracing::warn!(error = %err, "could not record the run; a restarted worker will not find it");
+    }
+}
+
 /// How the end of a batch shell is awaited.
 enum Waiter {
     /// The batch shell is the worker's child (no shepherd: tests without the `berth`
@@ -649,6 +657,20 @@ impl Supervisor {
             files,
             cgroup,
         } = prepared;
+        // Recorded before the spawn, with the pid still unknown, so that a worker killed
+        // between the spawn and the shepherd's pid file still finds this run after a
+        // restart and never launches it a second time.
+        if self.settings.client_exe.is_some() {
+            let provisional = RunRecord {
+                assignment: assignment.clone(),
+                batch_pid: 0,
+                pid_start: None,
+                launched_at: Utc::now(),
+                outputs: outputs.clone(),
+                cgroup: cgroup.clone(),
+            };
+            write_record(&files, &provisional);
+        }
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(source) => {
@@ -702,10 +724,7 @@ impl Supervisor {
             cgroup,
         };
         if self.settings.client_exe.is_some() {
-            let text = serde_json::to_string(&record).unwrap_or_default();
-            if let Err(err) = std::fs::write(&files.record, text) {
-                tracing::warn!(error = %err, "could not record the run; a restarted worker will not find it");
-            }
+            write_record(&files, &record);
         }
         tracing::info!(pid, gpus = ?record.assignment.gpus, "job started");
         let mut started = report(&record.assignment, ReportKind::Started);
@@ -715,12 +734,37 @@ impl Supervisor {
     }
 
     /// Supervises a run a previous worker started (from its `run.json`).
-    async fn adopt(self, record: RunRecord) {
+    async fn adopt(self, mut record: RunRecord) {
         let files = RunFiles::new(&run_dir(
             &self.settings,
             record.assignment.job_id,
             record.assignment.run,
         ));
+        if record.batch_pid == 0 {
+            // The previous worker died between the spawn and the shepherd's pid file: the
+            // shepherd writes it as soon as the batch shell runs.
+            for _ in 0..100 {
+                if let Some(pid) = std::fs::read_to_string(&files.pid)
+                    .ok()
+                    .and_then(|text| text.trim().parse::<i32>().ok())
+                {
+                    record.batch_pid = pid;
+                    record.pid_start = process_start_ticks(pid);
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            if record.batch_pid == 0 {
+                let err = WorkerError::Spawn {
+                    script: files.record.clone(),
+                    source: std::io::Error::other(
+                        "the worker restarted before the shepherd started the batch shell",
+                    ),
+                };
+                return self.launch_failed(&record.assignment, &err);
+            }
+            write_record(&files, &record);
+        }
         let ending = files.ending.exists();
         tracing::info!(
             pid = record.batch_pid,
@@ -915,6 +959,11 @@ impl Supervisor {
         let mut failed = report(assignment, ReportKind::LaunchFailed);
         failed.message = Some(message);
         self.send(failed);
+        // A restarted worker must not find this run again (its report is journaled).
+        let files = RunFiles::new(&run_dir(&self.settings, assignment.job_id, assignment.run));
+        if files.record.exists() {
+            let _ = std::fs::write(&files.reported, "");
+        }
     }
 
     fn send(&self, report: JobReport) {

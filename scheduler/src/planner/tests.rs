@@ -1075,3 +1075,38 @@ fn gang_placements_are_in_host_name_order() {
     let ids: Vec<i64> = p.starts[0].placements.iter().map(|pl| pl.node_id).collect();
     assert_eq!(ids, vec![2, 10]);
 }
+
+/// `--exclusive` with no GPU option takes the whole node: a job planned in the same pass
+/// does not share it, nor does one planned while it runs.
+#[test]
+fn a_whole_node_job_shares_its_node_with_nothing_planned_beside_it() {
+    let snap = Snapshot {
+        now: 0,
+        nodes: vec![node(1, 8)],
+        pending: vec![
+            PendingJob {
+                exclusive: true,
+                whole_node: true,
+                ..job(1, 1, 0)
+            },
+            job(2, 1, 1),
+        ],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    // One of the two starts (the priority order decides which), never both.
+    assert_eq!(p.starts.len(), 1, "{:?}", p.starts);
+    // And once it runs, the next pass keeps the 1-GPU job waiting.
+    let snap = Snapshot {
+        now: 1,
+        nodes: vec![node(1, 8)],
+        running: vec![RunningAlloc {
+            exclusive: true,
+            ..busy(1, 1, 0..8, 300)
+        }],
+        pending: vec![job(2, 1, 1)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert!(p.starts.is_empty(), "{:?}", p.starts);
+}
