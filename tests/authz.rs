@@ -98,6 +98,22 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "audit_list",
         "node_bootstrap_create",
         "node_join",
+        "fairshare_list",
+        "qos_list",
+        "qos_get",
+        "qos_put",
+        "job_update",
+        "job_hold",
+        "job_release",
+        "job_requeue",
+        "job_task_cancel",
+        "job_priority",
+        "job_stats",
+        "step_list",
+        "step_create",
+        "step_get",
+        "step_output",
+        "step_output_upload",
     ];
     if !known.contains(&op) {
         return None;
@@ -128,12 +144,35 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "account_list"
             | "token_list"
             | "audit_list"
+            | "fairshare_list"
+            | "qos_list"
+            | "qos_get"
+            | "job_priority"
+            | "job_stats"
+            | "step_list"
+            | "step_get"
+            | "step_output"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {
         return Some(403);
     }
-    let job_write = matches!(op, "job_create" | "job_cancel" | "job_output_upload");
+    // A submit-scoped token is for CI pipelines that submit and manage their own runs:
+    // it may write under /v1/jobs (submit, cancel, hold, release, update, requeue, cancel
+    // an array task, run steps); the worker routes there still refuse it (below).
+    let job_write = matches!(
+        op,
+        "job_create"
+            | "job_cancel"
+            | "job_output_upload"
+            | "job_update"
+            | "job_hold"
+            | "job_release"
+            | "job_requeue"
+            | "job_task_cancel"
+            | "step_create"
+            | "step_output_upload"
+    );
     if who == SubmitToken && !read && !job_write {
         return Some(403);
     }
@@ -142,12 +181,17 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "user_create"
         | "account_create"
         | "token_create"
-        | "node_bootstrap_create" => 201,
-        "job_output_upload" | "user_delete" | "account_delete" | "membership_delete"
-        | "token_revoke" => 204,
+        | "node_bootstrap_create"
+        | "qos_put"
+        | "step_create" => 201,
+        "job_output_upload" | "step_output_upload" | "user_delete" | "account_delete"
+        | "membership_delete" | "token_revoke" => 204,
         _ => 200,
     };
-    let worker_route = matches!(op, "node_register" | "node_sync" | "job_output_upload");
+    let worker_route = matches!(
+        op,
+        "node_register" | "node_sync" | "job_output_upload" | "step_output_upload"
+    );
     let staff_only = matches!(
         op,
         "user_create"
@@ -158,15 +202,35 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "membership_set"
             | "membership_delete"
     );
+    // Only admins define QOS (sacctmgr).
+    if op == "qos_put" && who != Admin {
+        return Some(403);
+    }
     // Resources named in the path that belong to the owner (ursula).
     let owners_resource = matches!(
         op,
-        "job_get" | "job_cancel" | "job_output" | "user_get" | "token_revoke"
+        "job_get"
+            | "job_cancel"
+            | "job_output"
+            | "user_get"
+            | "token_revoke"
+            | "job_update"
+            | "job_hold"
+            | "job_release"
+            | "job_requeue"
+            | "job_task_cancel"
+            | "job_priority"
+            | "job_stats"
+            | "step_list"
+            | "step_create"
+            | "step_get"
+            | "step_output"
     );
     Some(match who {
         Admin => success(op),
         // The fixture's job is not on node-x: its output is not node-x's to upload.
-        Node if op == "job_output_upload" => 404,
+        // The fixture's jobs are not on node-x: their output is not node-x's to upload.
+        Node if matches!(op, "job_output_upload" | "step_output_upload") => 404,
         Node => {
             if worker_route {
                 success(op)
@@ -178,6 +242,9 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         _ if matches!(op, "audit_list" | "node_bootstrap_create") => 403,
         // Operators revoke only their own tokens: ursula's is invisible to them.
         Operator if op == "token_revoke" => 404,
+        // A step runs code as the job's user: operators control jobs but do not run code
+        // in them (admins may, like Slurm's root).
+        Operator if op == "step_create" => 403,
         Operator => success(op),
         _ if staff_only => 403,
         OtherTenant if owners_resource => 404,
@@ -187,7 +254,11 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
 }
 
 struct Fixture {
+    /// ursula's pending job (begins in an hour: prioritized, never started here).
     job: i64,
+    /// ursula's running job, with one step (`step`).
+    running: i64,
+    step: i64,
     counter: std::sync::atomic::AtomicU32,
 }
 
@@ -209,8 +280,43 @@ async fn prepare(
 ) -> (String, Option<Value>) {
     let admin = Some(c.token.as_str());
     let n = f.next();
+    // A fresh job of the owner for the calls that consume one.
+    let fresh = |script: &'static str| async move {
+        let (s, job) = c
+            .call(
+                Method::POST,
+                "/v1/jobs",
+                Some(owner),
+                Some(json!({ "script": script })),
+            )
+            .await;
+        assert_eq!(s, 201, "{job}");
+        job["id"].as_i64().unwrap()
+    };
+    const HELD: &str = "#!/bin/bash\n#SBATCH --hold\ntrue\n";
+    let job = match op {
+        // Pending, not held, and not about to start.
+        "job_hold" | "job_update" => fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await,
+        "job_release" | "job_cancel" => fresh(HELD).await,
+        "job_task_cancel" => {
+            fresh("#!/bin/bash\n#SBATCH --hold\n#SBATCH --array=0-3\ntrue\n").await
+        }
+        // Ended (cancelled by an admin): requeue puts it back to pending.
+        "job_requeue" => {
+            let id = fresh(HELD).await;
+            let (s, _) = c
+                .call(Method::POST, &format!("/v1/jobs/{id}/cancel"), admin, None)
+                .await;
+            assert_eq!(s, 200);
+            id
+        }
+        _ if path.contains("/steps") || op == "job_stats" => f.running,
+        _ => f.job,
+    };
     let mut path = if path.starts_with("/v1/jobs/") {
-        path.replace("{id}", &f.job.to_string())
+        path.replace("{id}", &job.to_string())
+            .replace("{step}", &f.step.to_string())
+            .replace("{task}", "1")
     } else {
         path.to_string()
     };
@@ -284,6 +390,19 @@ async fn prepare(
         "token_create" => Some(json!({"name": format!("t-{n}")})),
         "node_bootstrap_create" => Some(json!({"ttl_minutes": 5})),
         "node_join" => Some(json!({"name": format!("joined-{n}")})),
+        "job_update" => Some(json!({"nice": 10})),
+        "step_create" => Some(json!({"command": ["true"]})),
+        "step_output_upload" => Some(json!({
+            "run": 0, "task_id": 0, "stream": "stdout", "offset": 1000 + n * 10, "data": "x"
+        })),
+        "qos_get" => {
+            path = path.replace("{name}", "normal");
+            None
+        }
+        "qos_put" => {
+            path = path.replace("{name}", &format!("qos-{n}"));
+            Some(json!({"priority": 10}))
+        }
         "token_revoke" => {
             let (_, t) = c
                 .call(
@@ -339,19 +458,10 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
             Method::POST,
             "/v1/jobs",
             Some(&owner),
-            Some(json!({"script": "#!/bin/bash\n#SBATCH --hold\ntrue\n"})),
+            Some(json!({"script": "#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n"})),
         )
         .await;
     assert_eq!(s, 201);
-    let (s, _) = c
-        .call(
-            Method::POST,
-            "/v1/nodes/register",
-            a,
-            Some(json!({"name": "node-x", "hostname": "x", "cpus": 4, "memory_mib": 1024, "gpus": []})),
-        )
-        .await;
-    assert_eq!(s, 200);
     let mut scoped = std::collections::HashMap::new();
     for scope in ["read-only", "submit"] {
         let (s, t) = c
@@ -385,8 +495,65 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
             Who::SubmitToken => scoped["submit"].clone(),
         })
     };
+    // A running job of ursula's on the cluster's worker, with one step.
+    let (s, running) = c
+        .call(
+            Method::POST,
+            "/v1/jobs",
+            Some(&owner),
+            Some(json!({"script": "#!/bin/bash\nsleep 600\n"})),
+        )
+        .await;
+    assert_eq!(s, 201, "{running}");
+    let running = running["id"].as_i64().unwrap();
+    c.wait_for(running, 60, |j| {
+        j.state == berth_core::state::JobState::Running
+    })
+    .await;
+    let (s, step) = c
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{running}/steps"),
+            Some(&owner),
+            Some(json!({"command": ["true"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{step}");
+    // node-x registers after the running job started, so that job is not on node-x.
+    let (s, _) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/register",
+            a,
+            Some(json!({"name": "node-x", "hostname": "x", "cpus": 4, "memory_mib": 1024, "gpus": []})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    // The pending job's priority factors appear after a scheduler cycle.
+    let pending = job["id"].as_i64().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let (s, _) = c
+            .call(
+                Method::GET,
+                &format!("/v1/jobs/{pending}/priority"),
+                Some(&owner),
+                None,
+            )
+            .await;
+        if s == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no priority for job {pending}: {s}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let fixture = Fixture {
-        job: job["id"].as_i64().unwrap(),
+        job: pending,
+        running,
+        step: step["step_id"].as_i64().unwrap(),
         counter: Default::default(),
     };
 
@@ -423,5 +590,5 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(checked >= 27 * EVERYONE.len(), "only {checked} cases");
+    assert!(checked >= 43 * EVERYONE.len(), "only {checked} cases");
 }

@@ -17,7 +17,7 @@ use berth_core::qos::{
 };
 use berth_core::wire::Problem;
 use berth_db::qos::QosRow;
-use berth_db::{job, job_priority, qos, usage};
+use berth_db::{job_priority, qos, usage};
 
 /// Every association's fairshare (sshare).
 ///
@@ -73,11 +73,7 @@ pub async fn job_priority(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<Json<JobPriority>, ApiError> {
-    caller.require_person()?;
-    let row = match job::job_get(&state.pool, id).await? {
-        Some(row) if caller.sees_all_jobs() || row.user_name == caller.name => row,
-        _ => return Err(ApiError::NotFound(format!("no job {id}"))),
-    };
+    let row = crate::routes::visible_job(&state, &caller, id).await?;
     let record = match job_priority::job_priority_get(&state.pool, id).await? {
         Some((factors, at)) if row.state == "PENDING" => {
             serde_json::from_value::<PriorityRecord>(factors)

@@ -4,6 +4,7 @@
 
 use crate::auth::Caller;
 use crate::error::{rejection, ApiError};
+use crate::routes::visible_job;
 use crate::AppState;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -13,14 +14,6 @@ use berth_core::scheduling::JobUpdate;
 use berth_core::wire::{Job, Problem};
 use berth_db::job::{self, JobRow};
 use berth_db::{allocation, notify, DbError};
-
-async fn visible_job(state: &AppState, caller: &Caller, id: i64) -> Result<JobRow, ApiError> {
-    caller.require_person()?;
-    match job::job_get(&state.pool, id).await? {
-        Some(row) if caller.sees_all_jobs() || row.user_name == caller.name => Ok(row),
-        _ => Err(ApiError::NotFound(format!("no job {id}"))),
-    }
-}
 
 async fn view(state: &AppState, caller: &Caller, id: i64) -> Result<Json<Job>, ApiError> {
     let row = visible_job(state, caller, id).await?;

@@ -106,7 +106,7 @@ fn step_number(step_id: u32) -> Result<i32, ApiError> {
 /// Lays the step's tasks out on the job's allocation (block distribution; absent counts
 /// take the job's) and hands them to the nodes' workers, which start them at their next
 /// sync. The answer lists every task with its node, `SLURM_PROCID`, `SLURM_LOCALID` and
-/// GPUs.
+/// GPUs. Only the job's user (or an admin) runs steps in it: a step runs as that user.
 #[utoipa::path(post, path = "/v1/jobs/{id}/steps", tag = "jobs", operation_id = "step_create",
     params(("id" = i64, Path, description = "Job id")),
     request_body = StepCreate,
@@ -114,6 +114,7 @@ fn step_number(step_id: u32) -> Result<i32, ApiError> {
         (status = 201, description = "The step, its tasks laid out", body = Step),
         (status = 400, description = "A bad option, naming it (`--ntasks`, `--nodelist` …)", body = Problem),
         (status = 401, description = "No or bad credentials", body = Problem),
+        (status = 403, description = "Not the job's user nor an admin (steps run as the job's user)", body = Problem),
         (status = 404, description = "No such job (or not yours)", body = Problem),
         (status = 409, description = "The job is not running", body = Problem)),
     security(("bearer" = [])))]
@@ -126,7 +127,14 @@ pub async fn step_create(
     let req = body
         .map(|Json(v)| v)
         .map_err(|e| rejection("JSON body", e.body_text()))?;
-    visible_job(&state, &caller, id).await?;
+    let owner = visible_job(&state, &caller, id).await?.user_name;
+    // A step runs code as the job's user: only that user (or an admin) may start one, not
+    // the operators or account coordinators who may otherwise see and control the job.
+    if owner != caller.name && caller.role != berth_core::auth::Role::Admin {
+        return Err(ApiError::Forbidden(format!(
+            "only {owner} (or an admin) may run steps in job {id}"
+        )));
+    }
     if req.command.is_empty() || req.command[0].is_empty() {
         return Err(ApiError::bad_field(
             "command",
@@ -327,7 +335,7 @@ pub async fn step_output(
               (status = 400, description = "A bad field", body = Problem),
               (status = 401, description = "No or bad credentials", body = Problem),
               (status = 403, description = "Not a node token", body = Problem),
-              (status = 404, description = "No such task", body = Problem)),
+              (status = 404, description = "No such task, or its job is not on the caller's node", body = Problem)),
     security(("bearer" = [])))]
 pub async fn step_output_upload(
     State(state): State<AppState>,
@@ -341,6 +349,13 @@ pub async fn step_output_upload(
     ) || caller.job_id.is_some()
     {
         return Err(ApiError::Forbidden("only workers upload output".into()));
+    }
+    if let Some(node) = caller.own_node() {
+        // A node's credential uploads only the output of jobs allocated to that node.
+        let allocated = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
+        if !allocated.iter().any(|a| a.node_name == node) {
+            return Err(ApiError::NotFound(format!("no job {id} on node {node}")));
+        }
     }
     let chunk = body
         .map(|Json(v)| v)
