@@ -1,5 +1,6 @@
 //! Isolation: a worker running as root runs jobs (batch shell and step tasks) as their
-//! submitting user, and fails a job whose user has no account on the node, naming it.
+//! submitting user, and fails a job whose user has no account on the node, naming it, or
+//! who is root there (unless the worker allows root jobs).
 
 use crate::cluster::{Options, TestCluster, SECRET};
 use berth_core::auth::Role;
@@ -76,6 +77,17 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
         reason.contains("user ghost-user-4 does not exist on node node-1"),
         "{reason}"
     );
+
+    // Root's jobs do not run as root unless the node's administrator allows it.
+    let rooted = submit_as(&c, "root", "#!/bin/bash\nid -u\n").await;
+    let job = c.wait_ended(rooted, 60).await;
+    assert_eq!(job.state, JobState::Failed);
+    let reason = job.reason.unwrap_or_default();
+    assert!(
+        reason.contains("user root is root on node node-1"),
+        "{reason}"
+    );
+    assert!(c.output(rooted).await.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -209,6 +209,9 @@ async fn run_cluster(
         let mut config = berth_worker::WorkerConfig::new(&url, &node_token, name, state_dir);
         config.simulate_gpus = options.gpus.clone();
         config.kill_wait = Duration::from_secs(10);
+        // The one person running `berth dev` administers this cluster: their jobs run as
+        // them, root included.
+        config.allow_root_jobs = true;
         let stop = shutdown.clone();
         let label = format!("worker {name}");
         let context = label.clone();

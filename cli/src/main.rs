@@ -229,6 +229,10 @@ enum Command {
         /// runs as root, else the worker's), `submitter` or `worker`.
         #[arg(long, value_enum, default_value_t = RunAsArg::Auto)]
         run_as: RunAsArg,
+        /// Run jobs of a submitting user who is root on this node as root (otherwise such
+        /// jobs fail to launch).
+        #[arg(long)]
+        allow_root_jobs: bool,
         /// Do not limit jobs' memory and CPUs with cgroups.
         #[arg(long)]
         no_cgroups: bool,
@@ -524,6 +528,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             checkpoint_root,
             gpu_stuck_seconds,
             run_as,
+            allow_root_jobs,
             no_cgroups,
         } => {
             let name = name.unwrap_or_else(berth::server::host_name);
@@ -551,6 +556,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             config.checkpoint_root = checkpoint_root;
             config.gpu_stuck_after = Duration::from_secs(gpu_stuck_seconds);
             config.cgroups = !no_cgroups;
+            config.allow_root_jobs = allow_root_jobs;
             match run_as {
                 RunAsArg::Auto => {}
                 RunAsArg::Submitter => config.run_as_user = true,

@@ -104,6 +104,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             .clone()
             .unwrap_or_else(|| config.state_dir.join("checkpoints")),
         run_as_user: config.run_as_user,
+        allow_root_jobs: config.allow_root_jobs,
         cgroups: if config.cgroups {
             crate::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"))
         } else {

@@ -84,6 +84,14 @@ pub enum WorkerError {
         /// This node.
         node: String,
     },
+    /// The submitting user is root on this node and the node does not allow root jobs.
+    #[error("user {user} is root on node {node}, which does not run jobs as root (berth worker --allow-root-jobs)")]
+    RootRefused {
+        /// The submitting user.
+        user: String,
+        /// This node.
+        node: String,
+    },
     /// Files could not be handed to the job's user.
     #[error("could not give {} to user {user}", path.display())]
     Chown {

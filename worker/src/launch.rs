@@ -71,6 +71,9 @@ pub struct LaunchSettings {
     /// Run jobs as their submitting user (uid, gid, supplementary groups): what a worker
     /// running as root does. A job whose user has no account here fails to launch.
     pub run_as_user: bool,
+    /// Let jobs of a submitting user who is root on this node run as root (the
+    /// administrator's choice, `--allow-root-jobs`); otherwise they fail to launch.
+    pub allow_root_jobs: bool,
     /// The node's cgroup layout, when jobs get memory and CPU limits.
     pub cgroups: Option<crate::cgroup::Hierarchy>,
 }
@@ -115,6 +118,12 @@ pub fn job_user(settings: &LaunchSettings, user: &str) -> Result<Option<JobUser>
         return Ok(None);
     }
     match nix::unistd::User::from_name(user) {
+        Ok(Some(account)) if account.uid.is_root() && !settings.allow_root_jobs => {
+            Err(WorkerError::RootRefused {
+                user: user.to_string(),
+                node: settings.node_name.clone(),
+            })
+        }
         Ok(Some(account)) => Ok(Some(JobUser {
             name: account.name,
             uid: account.uid,
@@ -1413,6 +1422,7 @@ mod tests {
             client_exe: None,
             checkpoint_root: dir.join("checkpoints"),
             run_as_user: false,
+            allow_root_jobs: false,
             cgroups: None,
         }
     }

@@ -87,6 +87,9 @@ pub struct WorkerConfig {
     pub gpu_stuck_after: Duration,
     /// Run jobs as their submitting users (default: when the worker runs as root).
     pub run_as_user: bool,
+    /// Run jobs of a submitting user who is root on the node as root (default false: they
+    /// fail to launch).
+    pub allow_root_jobs: bool,
     /// Limit jobs' memory and CPUs with cgroups where the node has them (default true).
     pub cgroups: bool,
 }
@@ -112,6 +115,7 @@ impl WorkerConfig {
             checkpoint_root: None,
             gpu_stuck_after: Duration::from_secs(600),
             run_as_user: nix::unistd::geteuid().is_root(),
+            allow_root_jobs: false,
             cgroups: true,
         }
     }

@@ -625,6 +625,7 @@ mod tests {
             client_exe: None,
             checkpoint_root: std::env::temp_dir().join("berth-task-test/checkpoints"),
             run_as_user: false,
+            allow_root_jobs: false,
             cgroups: None,
         }
     }
