@@ -25,5 +25,6 @@ mod requeue;
 mod restart;
 mod scheduling;
 mod scheduling_scenarios;
+mod sim;
 mod steps;
 mod tls;
