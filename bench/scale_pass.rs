@@ -78,6 +78,7 @@ fn main() {
     let mut running_jobs = Vec::new();
     let mut placed = 0usize;
     let mut id = 1i64;
+    let mut misses = 0u32;
     while placed < running_count {
         let (n, g) = size(&mut rng);
         let start = rng.below(node_count as u64) as usize;
@@ -92,7 +93,11 @@ fn main() {
             }
         }
         if chosen.len() < n as usize {
-            break; // the cluster is full
+            misses += 1;
+            if misses > 1000 {
+                break; // the cluster is full
+            }
+            continue;
         }
         let end = now + 60 + rng.below(86_400) as i64;
         for &i in &chosen {
