@@ -26,5 +26,6 @@ mod restart;
 mod sbatch_scripts;
 mod scheduling;
 mod scheduling_scenarios;
+mod sim;
 mod steps;
 mod tls;

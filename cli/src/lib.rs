@@ -20,6 +20,7 @@
 //! * [`pg`]: the private PostgreSQL of `berth dev`.
 //! * [`dev`]: `berth dev`, the one-process cluster.
 //! * [`shutdown`]: SIGTERM/SIGINT as a shared shutdown future.
+//! * [`sim`]: `berth sim`, a trace replay through the planner.
 
 pub mod access;
 pub mod client;
@@ -36,6 +37,7 @@ pub mod queue_start;
 pub mod scontrol;
 pub mod server;
 pub mod shutdown;
+pub mod sim;
 pub mod srun;
 pub mod stat;
 pub mod submit;

@@ -162,6 +162,8 @@ enum Command {
     },
     /// Run a job step inside an allocation, like srun.
     Srun(berth::srun::SrunArgs),
+    /// Replay a workload trace through the planner (discrete-event simulation).
+    Sim(berth::sim::SimArgs),
     /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue.
     #[command(disable_help_flag = true)]
     Scontrol {
@@ -516,6 +518,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         } => berth::gpus::probe(simulate_gpus.as_deref(), require_nvml, seconds, interval).await,
         Command::Stat { id, json } => berth::stat::stat(&client(url, token)?, id, json).await,
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
+        Command::Sim(args) => berth::sim::run(&args),
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
         Command::Worker {
             api,

@@ -15,12 +15,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 /// A node of the simulated cluster.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SimNode {
     /// Name.
     pub name: String,
     /// GPUs.
     pub gpus: u32,
+    /// The GPUs' model; also the node's one feature, so a job's `constraint` can name
+    /// models (`V100M16|V100M32`). Empty: `GPU`.
+    pub model: String,
 }
 
 /// `count` nodes `n1..` of `gpus` GPUs each (`15x4`).
@@ -29,9 +32,14 @@ pub fn uniform_cluster(count: u32, gpus: u32) -> Vec<SimNode> {
         .map(|i| SimNode {
             name: format!("n{i}"),
             gpus,
+            model: "GPU".into(),
         })
         .collect()
 }
+
+/// A [`SimJob::duration`] for a job that never ends once started (a trace that only
+/// records arrivals, such as Alibaba's `multigpu50`).
+pub const RUNS_FOREVER: i64 = i64::MAX;
 
 /// A job of the workload.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -46,7 +54,7 @@ pub struct SimJob {
     pub gpus_per_node: u32,
     /// CPUs in total (for billing).
     pub cpus: u32,
-    /// How long it really runs, seconds.
+    /// How long it really runs, seconds ([`RUNS_FOREVER`]: it never ends).
     pub duration: i64,
     /// Time limit, seconds (`None`: unlimited).
     pub time_limit: Option<i64>,
@@ -60,6 +68,8 @@ pub struct SimJob {
     pub nice: i32,
     /// `--exclusive`.
     pub exclusive: bool,
+    /// `--constraint` over node features (each node's one feature is its GPU model).
+    pub constraint: Option<String>,
 }
 
 /// The replay's knobs.
@@ -121,13 +131,18 @@ pub struct SimReport {
     pub gpu_seconds: f64,
     /// GPUs in the cluster.
     pub cluster_gpus: u32,
+    /// The first pass in which a job had to wait for resources (reason `Resources`):
+    /// (time, GPUs allocated once that pass's starts, backfilled ones included, ran).
+    pub first_blocked: Option<(i64, u32)>,
 }
 
 /// Summary statistics, as `berth sim` prints them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SimSummary {
-    /// Jobs that ran.
+    /// Jobs that ran to their end.
     pub jobs: usize,
+    /// Jobs that started (ended or not).
+    pub started: usize,
     /// Jobs that never started.
     pub never_started: usize,
     /// Average job completion time (end − submit), seconds.
@@ -150,6 +165,11 @@ pub struct SimSummary {
     pub pass_p99_us: f64,
     /// Longest planner pass, microseconds.
     pub pass_max_us: f64,
+    /// When a job first had to wait for resources, seconds (`None`: none ever did).
+    pub first_blocked_at: Option<f64>,
+    /// The share of the cluster's GPUs allocated at that point, 0–1 (Alibaba's
+    /// fragmentation metric: GPUs allocated when the first task fails to fit).
+    pub alloc_share_at_first_block: Option<f64>,
 }
 
 fn percentile(sorted: &[f64], p: f64) -> f64 {
@@ -188,6 +208,7 @@ impl SimReport {
         };
         SimSummary {
             jobs: done.len(),
+            started: self.jobs.values().filter(|j| j.start.is_some()).count(),
             never_started: self.jobs.values().filter(|j| j.start.is_none()).count(),
             avg_jct: mean(&jct),
             p95_jct: percentile(&jct, 0.95),
@@ -203,7 +224,23 @@ impl SimReport {
             pass_mean_us: mean(&passes),
             pass_p99_us: percentile(&passes, 0.99),
             pass_max_us: passes.last().copied().unwrap_or(0.0),
+            first_blocked_at: self.first_blocked.map(|(t, _)| t as f64),
+            alloc_share_at_first_block: self.first_blocked.map(|(_, g)| {
+                if self.cluster_gpus == 0 {
+                    0.0
+                } else {
+                    f64::from(g) / f64::from(self.cluster_gpus)
+                }
+            }),
         }
+    }
+}
+
+fn model_of(node: &SimNode) -> String {
+    if node.model.is_empty() {
+        "GPU".to_string()
+    } else {
+        node.model.clone()
     }
 }
 
@@ -223,8 +260,8 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
             id: i as i64 + 1,
             name: n.name.clone(),
             available: true,
-            gpus: (0..n.gpus).map(|g| (g, "GPU".to_string())).collect(),
-            features: Vec::new(),
+            gpus: (0..n.gpus).map(|g| (g, model_of(n))).collect(),
+            features: vec![model_of(n)],
         })
         .collect();
     let mut report = SimReport {
@@ -337,6 +374,7 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
                             gpus_per_node: j.gpus_per_node,
                             exclusive: j.exclusive,
                             time_limit: j.time_limit,
+                            constraint: j.constraint.clone(),
                             ..Default::default()
                         }
                     })
@@ -365,14 +403,28 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
                 out.placements = s.placements.clone();
                 running.push(Run {
                     job: i,
-                    end: now + run_for.max(0),
+                    end: now.saturating_add(run_for.max(0)),
                     placements: s.placements,
                     exclusive: s.exclusive,
                 });
                 pending.retain(|p| *p != i);
             }
+            if report.first_blocked.is_none()
+                && plan.pending.iter().any(|w| w.reason == "Resources")
+            {
+                let allocated: usize = running
+                    .iter()
+                    .flat_map(|r| r.placements.iter())
+                    .map(|p| p.gpus.len())
+                    .sum();
+                report.first_blocked = Some((now, allocated as u32));
+            }
         }
-        let next_end = running.iter().map(|r| r.end).min();
+        let next_end = running
+            .iter()
+            .map(|r| r.end)
+            .filter(|e| *e != RUNS_FOREVER)
+            .min();
         let next_sub = order.get(next_submit).map(|i| jobs[*i].submit);
         now = match (next_end, next_sub) {
             (Some(a), Some(b)) => a.min(b),
