@@ -37,15 +37,26 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 /// A pool of connections to Berth's database.
 pub type Pool = sqlx::PgPool;
 
+/// How long a session of ours may sit idle inside a transaction before PostgreSQL ends
+/// it (`idle_in_transaction_session_timeout`, milliseconds). Every Berth transaction runs
+/// its statements back to back; a transaction left open is one whose task was cancelled
+/// mid-way (an HTTP client that went away), and its row locks must not outlive that.
+pub const IDLE_IN_TRANSACTION_TIMEOUT_MS: u32 = 5_000;
+
 /// Opens a pool of at most `max_connections` connections to `url`.
 ///
 /// # Errors
-/// [`DbError::Sqlx`] when the server cannot be reached.
+/// [`DbError::Sqlx`] when the URL is malformed or the server cannot be reached.
 pub async fn connect(url: &str, max_connections: u32) -> Result<Pool, DbError> {
+    let options: sqlx::postgres::PgConnectOptions = url.parse()?;
+    let options = options.options([(
+        "idle_in_transaction_session_timeout",
+        IDLE_IN_TRANSACTION_TIMEOUT_MS.to_string(),
+    )]);
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(max_connections)
         .acquire_timeout(std::time::Duration::from_secs(5))
-        .connect(url)
+        .connect_with(options)
         .await
         .map_err(DbError::from)
 }

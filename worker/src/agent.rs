@@ -98,7 +98,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         state_dir: config.state_dir.clone(),
         kill_wait: config.kill_wait,
         token: Some(config.token.clone()).filter(|token| !token.is_empty()),
-        client_exe: std::env::current_exe().ok(),
+        client_exe: client_exe(&config),
         checkpoint_root: config
             .checkpoint_root
             .clone()
@@ -614,6 +614,43 @@ impl Agent {
                     )
                 }
             }
+        }
+    }
+}
+
+/// The `berth` executable that jobs run as `srun`, `scontrol` … and that runs their
+/// shepherds. When jobs run as their submitting users, a copy in
+/// `{state_dir}/bin/berth` (mode 0755, replaced atomically when it changes), since the
+/// worker's own file may sit where those users cannot reach it (`/root/...`).
+fn client_exe(config: &WorkerConfig) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = std::env::current_exe().ok()?;
+    if !config.run_as_user {
+        return Some(exe);
+    }
+    let dir = config.state_dir.join("bin");
+    let copy = dir.join("berth");
+    let same = |a: &std::path::Path, b: &std::path::Path| -> bool {
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.len() == b.len() && a.modified().ok() <= b.modified().ok(),
+            _ => false,
+        }
+    };
+    if same(&exe, &copy) {
+        return Some(copy);
+    }
+    let tmp = dir.join(format!(".berth.{}", std::process::id()));
+    let made = std::fs::create_dir_all(&dir)
+        .and_then(|()| std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)))
+        .and_then(|()| std::fs::copy(&exe, &tmp).map(|_| ()))
+        .and_then(|()| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)))
+        .and_then(|()| std::fs::rename(&tmp, &copy));
+    match made {
+        Ok(()) => Some(copy),
+        Err(e) => {
+            tracing::warn!(error = %e, path = %copy.display(), "could not copy the berth executable for jobs; they use the worker's own");
+            let _ = std::fs::remove_file(&tmp);
+            Some(exe)
         }
     }
 }
