@@ -151,6 +151,12 @@ impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         match (&e, e.constraint()) {
             (DbError::Unavailable(_), _) => ApiError::Unavailable(e),
+            (DbError::InvalidText(_), _) => ApiError::BadRequest {
+                code: "invalid_text",
+                detail: "the request holds text that cannot be stored (a NUL byte or an invalid character)".into(),
+                field: None,
+                line: None,
+            },
             (DbError::ForeignKey { .. }, Some("jobs_partition_fkey")) => {
                 ApiError::bad_field("--partition", "no such partition")
             }

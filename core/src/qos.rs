@@ -138,13 +138,13 @@ impl Default for QosSpec {
     }
 }
 
-/// A QOS as the api shows it.
+/// A QOS as the api shows it: its name and its definition, as `PUT /v1/qos/{name}`
+/// takes it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct Qos {
     /// Name.
     pub name: String,
     /// Its definition.
-    #[serde(flatten)]
     pub spec: QosSpec,
 }
 

@@ -31,6 +31,9 @@ pub enum DbError {
         #[source]
         source: sqlx::Error,
     },
+    /// Text the database cannot store (a NUL byte, an untranslatable character).
+    #[error("text the database cannot store")]
+    InvalidText(#[source] sqlx::Error),
     /// The server could not be reached, or the pool is exhausted.
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),
@@ -66,6 +69,11 @@ impl From<sqlx::Error> for DbError {
             }
             if db.code().as_deref().is_some_and(is_unavailable_code) {
                 return DbError::Unavailable(e);
+            }
+            // 22021 character_not_in_repertoire (a NUL byte in text), 22P05
+            // untranslatable_character: the input, not the server, is at fault.
+            if matches!(db.code().as_deref(), Some("22021" | "22P05")) {
+                return DbError::InvalidText(e);
             }
         }
         match e {
