@@ -141,10 +141,18 @@ impl TestCluster {
         let dir = std::env::temp_dir().join(&db_name);
         std::fs::create_dir_all(&dir).unwrap();
         let config = dir.join("berth.toml");
+        // Tests that are not about node failure give nodes a long timeout: on a loaded
+        // 2-core CI machine one slow sync must not declare a healthy node DOWN and requeue
+        // the job under test (the failure tests set their own, short, timeout).
+        let node_timeout = if options.scheduler_config.contains("node_timeout_seconds") {
+            ""
+        } else {
+            "node_timeout_seconds = 120\n"
+        };
         std::fs::write(
             &config,
             format!(
-                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n{}\n[api]\n{}",
+                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
                 options.scheduler_config,
                 api_config
             ),
