@@ -71,10 +71,9 @@ pub async fn healthz() -> &'static str {
     responses((status = 200, description = "Ready", body = String),
               (status = 503, description = "The database is unreachable", body = Problem)))]
 pub async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiError> {
-    sqlx::query("SELECT 1")
-        .execute(&state.pool)
+    berth_db::ping(&state.pool)
         .await
-        .map_err(|e| ApiError::Unavailable(DbError::from(e)))?;
+        .map_err(ApiError::Unavailable)?;
     Ok("ready")
 }
 

@@ -60,3 +60,12 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<Pool, DbError> {
         .await
         .map_err(DbError::from)
 }
+
+/// Checks that the database answers a query (readiness).
+///
+/// # Errors
+/// [`DbError`] from the driver (unreachable, pool exhausted …).
+pub async fn ping(ex: impl sqlx::PgExecutor<'_>) -> Result<(), DbError> {
+    sqlx::query("SELECT 1").execute(ex).await?;
+    Ok(())
+}

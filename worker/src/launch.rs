@@ -591,6 +591,11 @@ pub fn unreported_runs(state_dir: &Path) -> Vec<RunRecord> {
     records
 }
 
+/// The pid a shepherd wrote to `path`, once it has.
+pub(crate) fn read_pid(path: &Path) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
 /// Writes a run's record (`run.json`), what a restarted worker finds it again by.
 fn write_record(files: &RunFiles, record: &RunRecord) {
     let text = serde_json::to_string(record).unwrap_or_default();
@@ -694,10 +699,7 @@ impl Supervisor {
             // The shepherd writes the batch shell's pid as soon as it runs.
             let mut pid = None;
             for _ in 0..200 {
-                if let Some(found) = std::fs::read_to_string(&files.pid)
-                    .ok()
-                    .and_then(|text| text.trim().parse::<i32>().ok())
-                {
+                if let Some(found) = read_pid(&files.pid) {
                     pid = Some(found);
                     break;
                 }
@@ -753,10 +755,7 @@ impl Supervisor {
             // The previous worker died between the spawn and the shepherd's pid file: the
             // shepherd writes it as soon as the batch shell runs.
             for _ in 0..100 {
-                if let Some(pid) = std::fs::read_to_string(&files.pid)
-                    .ok()
-                    .and_then(|text| text.trim().parse::<i32>().ok())
-                {
+                if let Some(pid) = read_pid(&files.pid) {
                     record.batch_pid = pid;
                     record.pid_start = process_start_ticks(pid);
                     break;

@@ -285,10 +285,7 @@ impl TaskSupervisor {
             Some((_, _, files)) => {
                 let mut pid = None;
                 for _ in 0..200 {
-                    if let Some(found) = std::fs::read_to_string(&files.pid)
-                        .ok()
-                        .and_then(|text| text.trim().parse::<i32>().ok())
-                    {
+                    if let Some(found) = crate::launch::read_pid(&files.pid) {
                         pid = Some(found);
                         break;
                     }
