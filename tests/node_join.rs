@@ -205,6 +205,32 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         )
         .await;
     assert_eq!(s, 200);
+    // The same GPU index twice is a 400 naming the field, and the node keeps what it had.
+    let gpu = json!({"index": 0, "uuid": "GPU-dup", "model": "H100", "memory_mib": 1024});
+    let (s, problem) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/register",
+            Some(&creds[2]),
+            Some(
+                json!({"name": "pool-1", "hostname": "pool-1", "cpus": 8, "memory_mib": 1024,
+                        "gpus": [gpu, gpu]}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 400, "{problem}");
+    assert_eq!(problem["field"], "gpus.index", "{problem}");
+    let (_, nodes) = c.call(Method::GET, "/v1/nodes", Some(&c.token), None).await;
+    let node = nodes["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "pool-1")
+        .unwrap();
+    assert_eq!(
+        node["cpus"], 4,
+        "a refused registration changes nothing: {node}"
+    );
     let (s, _) = c
         .call(
             Method::POST,

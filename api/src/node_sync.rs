@@ -19,7 +19,7 @@ pub const MAX_WAIT_SECONDS: u32 = 60;
 /// Registers (or re-registers) a node with its inventory.
 ///
 /// # Errors
-/// 400 for an empty name or out-of-range numbers; 503 when the database is unreachable.
+/// 400 for an empty name, out-of-range numbers or a GPU index listed twice; 503 when the database is unreachable.
 pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiError> {
     if req.name.is_empty()
         || !req
@@ -46,6 +46,13 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             })
         })
         .collect::<Result<_, ApiError>>()?;
+    let mut seen = HashSet::new();
+    if let Some(dup) = gpus.iter().find(|g| !seen.insert(g.index)) {
+        return Err(ApiError::bad_field(
+            "gpus.index",
+            format!("GPU index {} is listed twice", dup.index),
+        ));
+    }
     let mut tx = pool.begin().await.map_err(DbError::from)?;
     node::node_register_in_tx(
         &mut tx,
@@ -483,7 +490,12 @@ async fn desired_step_tasks(
 /// # Errors
 /// 503 when the database is unreachable.
 pub async fn heartbeat(pool: &Pool, node_row: &NodeRow, req: &SyncRequest) -> Result<(), ApiError> {
-    let s = &req.samples;
+    // One sample per GPU index (the last one sent): the stats upsert may touch a row once.
+    let mut by_index = BTreeMap::new();
+    for sample in &req.samples {
+        by_index.insert(sample.index, sample);
+    }
+    let s: Vec<_> = by_index.into_values().collect();
     let indices: Vec<i32> = s.iter().map(|x| x.index as i32).collect();
     let utilization: Vec<i32> = s
         .iter()
