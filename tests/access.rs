@@ -2,11 +2,10 @@
 //! cancels which jobs; `--account` at submission; API tokens (shown once, scoped,
 //! revocable, last use recorded); the audit log; masked secrets; rate limits; the CLI.
 
-use crate::cluster::{berth_bin, Options, TestCluster};
+use crate::cluster::{Options, TestCluster};
 use berth_core::auth::Role;
 use reqwest::Method;
 use serde_json::{json, Value};
-use std::process::Command;
 
 const HELD: &str = "#!/bin/bash\n#SBATCH --hold\ntrue\n";
 
@@ -526,22 +525,6 @@ async fn rate_limits_answer_429_with_retry_after_and_big_headers_431() {
     assert!(p["request_id"].is_string());
 }
 
-fn berth(c: &TestCluster, token: &str, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(berth_bin())
-        .args(args)
-        .env("BERTH_URL", &c.url)
-        .env("BERTH_TOKEN", token)
-        .env("HOME", &c.dir)
-        .env("XDG_CONFIG_HOME", c.dir.join("config"))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_manages_accounts_users_and_api_tokens() {
     let c = TestCluster::start(Options {
@@ -551,7 +534,7 @@ async fn cli_manages_accounts_users_and_api_tokens() {
     .await;
     let (c2, admin) = (&c, c.token.clone());
     let run = |args: &'static [&'static str]| {
-        let (code, out, err) = berth(c2, &admin, args);
+        let (code, out, err) = c2.cli(&admin, args);
         assert_eq!(code, 0, "berth {args:?}: {err}");
         out
     };
@@ -576,8 +559,7 @@ async fn cli_manages_accounts_users_and_api_tokens() {
 
     // vera makes a CI token, uses it to submit, lists and revokes it.
     let vera = c.token_for("vera", Role::User);
-    let (code, out, err) = berth(
-        &c,
+    let (code, out, err) = c.cli(
         &vera,
         &["token", "create", "--name", "ci", "--scope", "submit"],
     );
@@ -589,7 +571,7 @@ async fn cli_manages_accounts_users_and_api_tokens() {
     );
     let script = c.dir.join("t.sbatch");
     std::fs::write(&script, HELD).unwrap();
-    let (code, out, err) = berth(&c, &ci, &["submit", "--parsable", script.to_str().unwrap()]);
+    let (code, out, err) = c.cli(&ci, &["submit", "--parsable", script.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let id: i64 = out.trim().parse().unwrap();
     let (_, job) = c
@@ -599,7 +581,7 @@ async fn cli_manages_accounts_users_and_api_tokens() {
         (job["user"].as_str(), job["account"].as_str()),
         (Some("vera"), Some("vision"))
     );
-    let (_, out, _) = berth(&c, &vera, &["token", "list"]);
+    let (_, out, _) = c.cli(&vera, &["token", "list"]);
     let line = out.lines().nth(1).unwrap();
     assert!(
         line.contains("ci") && line.contains("submit") && line.contains("active"),
@@ -607,13 +589,13 @@ async fn cli_manages_accounts_users_and_api_tokens() {
     );
     assert!(!out.contains(&ci));
     let token_id = line.split_whitespace().next().unwrap();
-    let (code, _, err) = berth(&c, &vera, &["token", "revoke", token_id]);
+    let (code, _, err) = c.cli(&vera, &["token", "revoke", token_id]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = berth(&c, &ci, &["queue"]);
+    let (code, _, err) = c.cli(&ci, &["queue"]);
     assert_eq!(code, 1);
     assert!(err.contains("API token"), "{err}");
     // A plain user cannot add users.
-    let (code, _, err) = berth(&c, &vera, &["user", "add", "mallory"]);
+    let (code, _, err) = c.cli(&vera, &["user", "add", "mallory"]);
     assert_eq!(code, 1);
     assert!(err.contains("admin or operator"), "{err}");
 }

@@ -478,6 +478,25 @@ impl TestCluster {
         }
     }
 
+    /// Runs the `berth` command with `token` against this cluster, in its directory:
+    /// (exit status, stdout, stderr).
+    pub fn cli(&self, token: &str, args: &[&str]) -> (i32, String, String) {
+        let out = std::process::Command::new(berth_bin())
+            .args(args)
+            .current_dir(&self.dir)
+            .env("BERTH_URL", &self.url)
+            .env("BERTH_TOKEN", token)
+            .env("HOME", &self.dir)
+            .env("XDG_CONFIG_HOME", self.dir.join("config"))
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     pub async fn submit(&self, script: &str, args: &[&str]) -> i64 {
         match self.try_submit(script, args).await {
             Ok(id) => id,

@@ -18,6 +18,7 @@ mod keys;
 mod node_failure;
 mod node_join;
 mod oidc;
+mod operations;
 mod outage;
 mod preemption;
 mod private_pg;

@@ -1,5 +1,5 @@
 //! Fairshare, priority and QOS: `GET /v1/fairshare` (sshare), `GET /v1/jobs/{id}/priority`
-//! (sprio), and `GET /v1/qos`, `GET|PUT /v1/qos/{name}` (sacctmgr's QOS, admin to
+//! (sprio), and `GET /v1/qos`, `GET|PUT /v1/qos/{name}` (sacctmgr's QOS, admins and operators to
 //! change). Thin handlers over `berth_db::{usage, job_priority, qos}`; the fairshare
 //! arithmetic is [`berth_core::priority::fairshare_table`], the same the scheduler uses.
 
@@ -10,7 +10,6 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use berth_core::auth::Role;
 use berth_core::priority::{self, ShareAccount};
 use berth_core::qos::{
     FairshareList, JobPriority, PreemptMode, PriorityRecord, Qos, QosSpec, TresLimits,
@@ -170,7 +169,8 @@ pub async fn qos_get(
         .ok_or_else(|| ApiError::NotFound(format!("no QOS {name}")))
 }
 
-fn valid_name(name: &str) -> bool {
+/// A name Slurm's configuration would accept: 1-64 letters, digits, `_`, `.` or `-`.
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -187,7 +187,7 @@ fn i64_field(v: u64, field: &str) -> Result<i64, ApiError> {
     i64::try_from(v).map_err(|_| ApiError::bad_field(field, "too large"))
 }
 
-/// Create or replace a QOS (admin).
+/// Create or replace a QOS (admin or operator).
 ///
 /// The body is the QOS's whole definition; absent fields take their defaults. QOS named
 /// in `preempt` must exist (a QOS may not preempt itself).
@@ -198,7 +198,7 @@ fn i64_field(v: u64, field: &str) -> Result<i64, ApiError> {
               (status = 201, description = "Created", body = Qos),
               (status = 400, description = "Bad definition (the field is named)", body = Problem),
               (status = 401, description = "No or bad credentials", body = Problem),
-              (status = 403, description = "Not an admin", body = Problem)),
+              (status = 403, description = "Not an admin or operator", body = Problem)),
     security(("bearer" = [])))]
 pub async fn qos_put(
     State(state): State<AppState>,
@@ -207,9 +207,8 @@ pub async fn qos_put(
     body: Result<Json<QosSpec>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Qos>), ApiError> {
     caller.require_person()?;
-    if caller.role != Role::Admin {
-        return Err(ApiError::Forbidden("only admins change QOS".into()));
-    }
+    caller.require_unscoped()?;
+    caller.require_staff()?;
     let Json(spec) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
     if !valid_name(&name) {
         return Err(ApiError::bad_field(

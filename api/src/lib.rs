@@ -29,8 +29,10 @@ pub mod job_control;
 pub mod limits;
 pub mod node_credentials;
 pub mod node_sync;
+pub mod nodes;
 pub mod oidc;
 pub mod openapi;
+pub mod partitions;
 pub mod requeue;
 pub mod routes;
 pub mod stats;
@@ -185,8 +187,17 @@ pub fn router(state: AppState) -> Router {
             post(node_credentials::node_bootstrap_create),
         )
         .route("/v1/nodes/join", post(node_credentials::node_join))
+        .route("/v1/nodes/{name}", get(nodes::node_get))
+        .route("/v1/nodes/{name}/drain", post(nodes::node_drain))
+        .route("/v1/nodes/{name}/resume", post(nodes::node_resume))
         .route("/v1/nodes/{name}/sync", post(routes::node_sync))
         .route("/v1/partitions", get(routes::partition_list))
+        .route(
+            "/v1/partitions/{name}",
+            get(partitions::partition_get)
+                .put(partitions::partition_put)
+                .delete(partitions::partition_delete),
+        )
         .route(
             "/v1/users",
             post(identity::user_create).get(identity::user_list),

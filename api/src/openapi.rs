@@ -3,8 +3,8 @@
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
 use crate::{
-    audit, fairshare, identity, job_control, node_credentials, requeue, routes, stats, steps,
-    tokens,
+    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, requeue, routes,
+    stats, steps, tokens,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -134,7 +134,13 @@ impl Modify for ProblemResponses {
         routes::node_list,
         routes::node_register,
         routes::node_sync,
+        nodes::node_get,
+        nodes::node_drain,
+        nodes::node_resume,
         routes::partition_list,
+        partitions::partition_get,
+        partitions::partition_put,
+        partitions::partition_delete,
         identity::user_create,
         identity::user_list,
         identity::user_get,
@@ -155,7 +161,7 @@ impl Modify for ProblemResponses {
     tags(
         (name = "jobs", description = "Submit, list, show, cancel jobs and read their output"),
         (name = "nodes", description = "Nodes, and the routes their workers use"),
-        (name = "partitions", description = "Partitions"),
+        (name = "partitions", description = "Partitions: node sets with time limits, access and priority tiers"),
         (name = "fairshare", description = "Fairshare usage and factors (sshare)"),
         (name = "qos", description = "Quality of service: priority, usage factor, limits, preemption"),
         (name = "health", description = "Liveness and readiness"),

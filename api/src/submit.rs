@@ -236,6 +236,12 @@ pub async fn submit_job(
     };
 
     let mut tx = pool.begin().await.map_err(berth_db::DbError::from)?;
+    if !partition::partition_hold_in_tx(&mut tx, &partition.name).await? {
+        return Err(ApiError::bad_field(
+            "--partition",
+            format!("partition {} was just deleted", partition.name),
+        ));
+    }
     let id = job::job_insert_in_tx(&mut tx, &insert).await?;
     if let Some(key) = idempotency_key {
         idempotency::idempotency_insert_in_tx(&mut tx, user, key, &hash, id).await?;

@@ -199,5 +199,9 @@ pub fn partition_view(row: &PartitionRow, nodes: &[NodeRow], gpus: &[GpuRow]) ->
         nodes: row.nodes.clone(),
         total_nodes: members.len() as u32,
         total_gpus,
+        priority_tier: to_u32(row.priority_tier),
+        max_nodes: row.max_nodes.map(to_u32),
+        allowed_accounts: row.allowed_accounts.clone(),
+        allowed_qos: row.allowed_qos.clone(),
     }
 }

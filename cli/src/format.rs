@@ -434,6 +434,10 @@ mod tests {
             nodes: vec![],
             total_nodes: 0,
             total_gpus: 0,
+            priority_tier: 1,
+            max_nodes: None,
+            allowed_accounts: vec![],
+            allowed_qos: vec![],
         }
     }
 

@@ -3,6 +3,7 @@
 //! binary (`main.rs`) holds only the command-line tree; the end-to-end tests reuse the
 //! client and the formats from here.
 //!
+//! * [`admin`]: `berth node show|drain|resume`, `berth partition list|show|set|delete`.
 //! * [`access`]: `berth user`, `berth account`, `berth token create|list|revoke`.
 //! * [`client`]: a reqwest wrapper over the REST api, problem documents as errors.
 //! * [`config`]: which cluster client commands talk to (flags, env, config file).
@@ -23,6 +24,7 @@
 //! * [`sim`]: `berth sim`, a trace replay through the planner.
 
 pub mod access;
+pub mod admin;
 pub mod client;
 pub mod commands;
 pub mod config;

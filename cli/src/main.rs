@@ -5,6 +5,7 @@
 //! it runs the matching command.
 
 use anyhow::Context;
+use berth::admin;
 use berth::client::Client;
 use berth::commands::{self, QueueOptions};
 use berth::config::resolve_target;
@@ -77,6 +78,18 @@ enum Command {
         /// One line per node, with its GPUs.
         #[arg(short = 'N', long)]
         long: bool,
+    },
+    /// One node, and what operators do to nodes: `berth node drain NAME --reason R`,
+    /// `berth node resume NAME` (scontrol update NodeName=… State=DRAIN|RESUME).
+    Node {
+        #[command(subcommand)]
+        what: NodeCommand,
+    },
+    /// Partitions: `berth partition list|show|delete`, `berth partition set NAME
+    /// Nodes=node-[1-4] MaxTime=1-0 Default=YES …` (slurm.conf's names; admins and operators).
+    Partition {
+        #[command(subcommand)]
+        what: PartitionCommand,
     },
     /// Show an object in detail, like scontrol show.
     Show {
@@ -300,6 +313,65 @@ enum UpdateCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum NodeCommand {
+    /// One node: state, reason, GPUs.
+    Show {
+        /// The node name.
+        name: String,
+        /// Print the api's JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drain nodes: no new jobs; running ones finish (admins and operators).
+    Drain {
+        /// Node names.
+        #[arg(required = true)]
+        names: Vec<String>,
+        /// Why (shown by `berth nodes -N` and sinfo -R); required, as in Slurm.
+        #[arg(long, short = 'r')]
+        reason: String,
+    },
+    /// Return drained or down nodes to service (admins and operators).
+    Resume {
+        /// Node names.
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PartitionCommand {
+    /// Every partition, as scontrol show partition prints them.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One partition.
+    Show {
+        /// The partition name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a partition or change settings of it: Nodes, Default, DefaultTime, MaxTime,
+    /// PriorityTier, MaxNodes, AllowAccounts, AllowQos.
+    Set {
+        /// The partition name.
+        name: String,
+        /// Key=Value settings.
+        #[arg(required = true)]
+        assignments: Vec<String>,
+    },
+    /// Delete a partition (refused for the default one and while jobs are in it).
+    Delete {
+        /// The partition name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum QosCommand {
     /// Every QOS.
     List {
@@ -490,6 +562,29 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Show {
             what: ShowCommand::Job { id, json },
         } => commands::show_job(&client(url, token)?, id, json).await,
+        Command::Node { what } => {
+            let client = client(url, token)?;
+            match what {
+                NodeCommand::Show { name, json } => admin::node_show(&client, &name, json).await,
+                NodeCommand::Drain { names, reason } => {
+                    admin::node_drain(&client, &names, &reason).await
+                }
+                NodeCommand::Resume { names } => admin::node_resume(&client, &names).await,
+            }
+        }
+        Command::Partition { what } => {
+            let client = client(url, token)?;
+            match what {
+                PartitionCommand::List { json } => admin::partition_list(&client, json).await,
+                PartitionCommand::Show { name, json } => {
+                    admin::partition_show(&client, &name, json).await
+                }
+                PartitionCommand::Set { name, assignments } => {
+                    admin::partition_set(&client, &name, &assignments).await
+                }
+                PartitionCommand::Delete { name } => admin::partition_delete(&client, &name).await,
+            }
+        }
         Command::Logs { follow, stderr, id } => {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }

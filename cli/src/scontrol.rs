@@ -1,6 +1,8 @@
 //! `scontrol`, the subset training scripts use: `show hostnames [LIST]` (one host per
 //! line, from `$SLURM_JOB_NODELIST` when no list is given; `show hostname` is the same),
-//! `show job [ID]` (`$SLURM_JOB_ID` by default) and `requeue ID[,ID…]`.
+//! `show job [ID]` (`$SLURM_JOB_ID` by default) and `requeue ID[,ID…]`; and the operator
+//! forms `show node|partition [NAME]`, `update NodeName=LIST State=DRAIN|RESUME
+//! Reason=…`, `create|update|delete PartitionName=NAME Key=Value…` (see [`crate::admin`]).
 
 use crate::client::Client;
 use crate::commands;
@@ -38,7 +40,12 @@ pub async fn run(
     client: impl FnOnce() -> anyhow::Result<Client>,
 ) -> anyhow::Result<i32> {
     let words: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
-    match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+    match words
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .as_slice()
+    {
         ["show", "hostnames" | "hostname" | "hostlist", rest @ ..] => {
             let list = match rest.first() {
                 Some(_) => args[2].clone(),
@@ -76,9 +83,30 @@ pub async fn run(
             }
             Ok(0)
         }
+        ["show", "node" | "nodes", ..] => match args.get(2) {
+            Some(name) => crate::admin::node_show(&client()?, name, false).await,
+            None => crate::commands::nodes(&client()?, true).await,
+        },
+        ["show", "partition" | "partitions", ..] => match args.get(2) {
+            Some(name) => crate::admin::partition_show(&client()?, name, false).await,
+            None => crate::admin::partition_list(&client()?, false).await,
+        },
+        ["update", rest @ ..] if rest.iter().any(|w| w.starts_with("nodename=")) => {
+            crate::admin::scontrol_update_node(&client()?, &args[1..]).await
+        }
+        ["update" | "create", rest @ ..]
+            if rest.iter().any(|w| w.starts_with("partitionname=")) =>
+        {
+            crate::admin::scontrol_partition(&client()?, false, &args[1..]).await
+        }
+        ["delete", rest @ ..] if rest.iter().any(|w| w.starts_with("partitionname=")) => {
+            crate::admin::scontrol_partition(&client()?, true, &args[1..]).await
+        }
         [] => bail!("scontrol: a command is needed (show hostnames, show job, requeue)"),
         _ => bail!(
-            "scontrol {}: not supported by Berth (supported: show hostnames|hostname|hostlist, show job, requeue)",
+            "scontrol {}: not supported by Berth (supported: show hostnames|hostname|hostlist, \
+             show job|node|partition, requeue, update NodeName=, create|update|delete \
+             PartitionName=)",
             args.join(" ")
         ),
     }

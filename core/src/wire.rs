@@ -273,6 +273,66 @@ pub struct Partition {
     pub total_nodes: u32,
     /// GPUs currently in it.
     pub total_gpus: u32,
+    /// `PriorityTier`: the partition factor of the multifactor priority.
+    #[serde(default)]
+    pub priority_tier: u32,
+    /// `MaxNodes` per job (`None`: unlimited).
+    #[serde(default)]
+    pub max_nodes: Option<u32>,
+    /// `AllowAccounts`; empty means every account.
+    #[serde(default)]
+    pub allowed_accounts: Vec<String>,
+    /// `AllowQos`; empty means every QOS.
+    #[serde(default)]
+    pub allowed_qos: Vec<String>,
+}
+
+/// `PUT /v1/partitions/{name}`: a partition's whole definition, as Slurm's `PartitionName=`
+/// line in slurm.conf or `scontrol create partition` take it. Absent fields take their
+/// defaults.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionSpec {
+    /// Jobs that name no partition land here (`Default=YES`); the previous default stops
+    /// being one.
+    #[serde(default)]
+    pub is_default: bool,
+    /// The time limit given to jobs that set none, seconds (`DefaultTime`; absent:
+    /// unlimited).
+    #[serde(default)]
+    pub default_time: Option<u64>,
+    /// The largest time limit a job may ask, seconds (`MaxTime`; absent: unlimited).
+    #[serde(default)]
+    pub max_time: Option<u64>,
+    /// Member node names (`Nodes`); empty means every node. Names need not be registered
+    /// yet (a node that joins later is a member).
+    #[serde(default)]
+    pub nodes: Vec<String>,
+    /// `PriorityTier`, default 1.
+    #[serde(default = "default_priority_tier")]
+    pub priority_tier: u32,
+    /// `MaxNodes` per job (absent: unlimited).
+    #[serde(default)]
+    pub max_nodes: Option<u32>,
+    /// `AllowAccounts` (existing accounts); empty means every account.
+    #[serde(default)]
+    pub allowed_accounts: Vec<String>,
+    /// `AllowQos` (existing QOS); empty means every QOS.
+    #[serde(default)]
+    pub allowed_qos: Vec<String>,
+}
+
+fn default_priority_tier() -> u32 {
+    1
+}
+
+/// `POST /v1/nodes/{name}/drain`: why the node is drained (scontrol's `Reason=`, required
+/// as in Slurm).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeDrain {
+    /// The reason shown by `berth nodes` and `sinfo -R` (1-256 characters).
+    pub reason: String,
 }
 
 /// A list of partitions.

@@ -361,3 +361,84 @@ pub async fn node_drain_settle(ex: impl PgExecutor<'_>, node_id: i64) -> Result<
     .await?;
     Ok(())
 }
+
+/// What an operator's drain or resume did to a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminChange {
+    /// The node's state after the change (`DRAINING`, `DRAINED`, `DOWN` or `UP`).
+    Done(String),
+    /// No such node.
+    Missing,
+    /// The node is in a cloud power state (`POWERED_DOWN`, `POWERING_UP`,
+    /// `POWERING_DOWN`) that the cloud module owns; its state.
+    PowerState(String),
+}
+
+async fn admin_change_outcome(
+    conn: &mut PgConnection,
+    name: &str,
+    changed: Option<String>,
+) -> Result<AdminChange, DbError> {
+    if let Some(state) = changed {
+        return Ok(AdminChange::Done(state));
+    }
+    let state = sqlx::query_scalar!("SELECT state FROM nodes WHERE name = $1", name)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(match state {
+        None => AdminChange::Missing,
+        Some(s) => AdminChange::PowerState(s),
+    })
+}
+
+/// An operator drains node `name` (scontrol's `State=DRAIN Reason=…`): an UP or DRAINING
+/// node becomes DRAINING while it holds live allocations and DRAINED otherwise; a DRAINED
+/// node stays so; a DOWN node stays DOWN. Each takes `reason`, which also keeps a DOWN
+/// node from returning to service by itself (only "Not responding" nodes return).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_admin_drain_in_tx(
+    conn: &mut PgConnection,
+    name: &str,
+    reason: &str,
+) -> Result<AdminChange, DbError> {
+    let changed = sqlx::query_scalar!(
+        r#"UPDATE nodes SET reason = $2,
+              state = CASE
+                  WHEN state IN ('DRAINED', 'DOWN') THEN state
+                  WHEN EXISTS (SELECT 1 FROM allocations a
+                               WHERE a.node_id = nodes.id AND a.released_at IS NULL)
+                  THEN 'DRAINING' ELSE 'DRAINED' END
+           WHERE name = $1 AND state IN ('UP', 'DRAINING', 'DRAINED', 'DOWN')
+           RETURNING state"#,
+        name,
+        reason
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    admin_change_outcome(conn, name, changed).await
+}
+
+/// An operator returns node `name` to service (scontrol's `State=RESUME`): a DRAINING,
+/// DRAINED or DOWN node becomes UP with no reason; an UP node is left as it is. A DOWN
+/// node that is still silent is declared DOWN again by the next node-timeout sweep.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_resume_in_tx(
+    conn: &mut PgConnection,
+    name: &str,
+) -> Result<AdminChange, DbError> {
+    let changed = sqlx::query_scalar!(
+        r#"UPDATE nodes SET state = 'UP', reason = NULL
+           WHERE name = $1 AND state IN ('UP', 'DRAINING', 'DRAINED', 'DOWN')
+           RETURNING state"#,
+        name
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    admin_change_outcome(conn, name, changed).await
+}

@@ -1,0 +1,409 @@
+//! Operator commands for nodes and partitions: `berth node show|drain|resume` and `berth
+//! partition list|show|set|delete`, and the scontrol forms behind them (`scontrol update
+//! NodeName=… State=DRAIN|RESUME Reason=…`, `scontrol create|update|delete
+//! PartitionName=…`, `scontrol show node|partition`). Partition settings use Slurm's
+//! slurm.conf names (`Nodes`, `Default`, `DefaultTime`, `MaxTime`, `PriorityTier`,
+//! `MaxNodes`, `AllowAccounts`, `AllowQos`).
+
+use crate::client::{Client, ClientError};
+use crate::format;
+use anyhow::{anyhow, bail, Context};
+use berth_core::hostlist;
+use berth_core::wire::{Node, NodeDrain, Partition, PartitionSpec};
+use reqwest::Method;
+
+impl Client {
+    /// `GET /v1/nodes/{name}`.
+    pub async fn node_get(&self, name: &str) -> Result<Node, ClientError> {
+        self.call(Method::GET, &format!("/v1/nodes/{name}"), None)
+            .await
+    }
+
+    /// `POST /v1/nodes/{name}/drain`.
+    pub async fn node_drain(&self, name: &str, reason: &str) -> Result<Node, ClientError> {
+        let body = serde_json::to_value(NodeDrain {
+            reason: reason.to_string(),
+        })
+        .unwrap_or_default();
+        self.call(
+            Method::POST,
+            &format!("/v1/nodes/{name}/drain"),
+            Some(&body),
+        )
+        .await
+    }
+
+    /// `POST /v1/nodes/{name}/resume`.
+    pub async fn node_resume(&self, name: &str) -> Result<Node, ClientError> {
+        self.call(Method::POST, &format!("/v1/nodes/{name}/resume"), None)
+            .await
+    }
+
+    /// `GET /v1/partitions/{name}`.
+    pub async fn partition_get(&self, name: &str) -> Result<Partition, ClientError> {
+        self.call(Method::GET, &format!("/v1/partitions/{name}"), None)
+            .await
+    }
+
+    /// `PUT /v1/partitions/{name}`.
+    pub async fn partition_put(
+        &self,
+        name: &str,
+        spec: &PartitionSpec,
+    ) -> Result<Partition, ClientError> {
+        let body = serde_json::to_value(spec).unwrap_or_default();
+        self.call(Method::PUT, &format!("/v1/partitions/{name}"), Some(&body))
+            .await
+    }
+
+    /// `DELETE /v1/partitions/{name}`.
+    pub async fn partition_delete(&self, name: &str) -> Result<(), ClientError> {
+        self.call_empty(Method::DELETE, &format!("/v1/partitions/{name}"), None)
+            .await
+    }
+}
+
+/// A partition's definition as the api takes it, from what the api shows.
+pub fn partition_spec(p: &Partition) -> PartitionSpec {
+    PartitionSpec {
+        is_default: p.is_default,
+        default_time: p.default_time,
+        max_time: p.max_time,
+        nodes: p.nodes.clone(),
+        priority_tier: p.priority_tier,
+        max_nodes: p.max_nodes,
+        allowed_accounts: p.allowed_accounts.clone(),
+        allowed_qos: p.allowed_qos.clone(),
+    }
+}
+
+fn list(value: &str) -> Vec<String> {
+    if value.eq_ignore_ascii_case("all") {
+        return Vec::new();
+    }
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn unlimited(value: &str) -> bool {
+    value.is_empty() || value == "-1" || value.eq_ignore_ascii_case("unlimited")
+}
+
+/// Applies slurm.conf-style `Key=Value` partition settings to `spec` (keys
+/// case-insensitive): `Nodes=node-[1-4],gpu7` (a host list; `ALL` for every node),
+/// `Default=YES|NO`, `DefaultTime=` and `MaxTime=` (Slurm's time formats, `UNLIMITED`),
+/// `PriorityTier=N`, `MaxNodes=N|UNLIMITED`, `AllowAccounts=a,b|ALL`, `AllowQos=q|ALL`.
+/// `PartitionName=` is skipped (scontrol passes it along).
+///
+/// # Errors
+/// A message naming the unknown key or the bad value.
+pub fn apply_partition_assignments(
+    spec: &mut PartitionSpec,
+    assignments: &[String],
+) -> anyhow::Result<()> {
+    for a in assignments {
+        let Some((key, value)) = a.split_once('=') else {
+            bail!("expected Key=Value, got {a:?}");
+        };
+        let bad = |what: &str| anyhow!("{key}={value}: {what}");
+        let time = |v: &str| -> anyhow::Result<Option<u64>> {
+            if unlimited(v) {
+                return Ok(None);
+            }
+            berth_core::duration::parse_duration(v).map_err(|e| bad(&e.to_string()))
+        };
+        match key.to_ascii_lowercase().as_str() {
+            "partitionname" => {}
+            "nodes" => {
+                spec.nodes = if value.eq_ignore_ascii_case("all") {
+                    Vec::new()
+                } else {
+                    hostlist::expand(value).map_err(|e| bad(&e.to_string()))?
+                }
+            }
+            "default" => {
+                spec.is_default = match value.to_ascii_lowercase().as_str() {
+                    "yes" | "true" | "1" => true,
+                    "no" | "false" | "0" => false,
+                    _ => return Err(bad("YES or NO")),
+                }
+            }
+            "defaulttime" => spec.default_time = time(value)?,
+            "maxtime" => spec.max_time = time(value)?,
+            "prioritytier" => spec.priority_tier = value.parse().map_err(|_| bad("not a count"))?,
+            "maxnodes" => {
+                spec.max_nodes = if unlimited(value) {
+                    None
+                } else {
+                    Some(value.parse().map_err(|_| bad("not a count"))?)
+                }
+            }
+            "allowaccounts" => spec.allowed_accounts = list(value),
+            "allowqos" => spec.allowed_qos = list(value),
+            other => bail!(
+                "unknown partition setting {other:?} (Nodes, Default, DefaultTime, MaxTime, \
+                 PriorityTier, MaxNodes, AllowAccounts, AllowQos)"
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// `scontrol show partition`'s `Key=Value` lines.
+pub fn format_partition(p: &Partition) -> String {
+    let time = |t: Option<u64>| match t {
+        Some(s) => format::scontrol_duration(s),
+        None => "UNLIMITED".to_string(),
+    };
+    let all = |v: &[String]| {
+        if v.is_empty() {
+            "ALL".to_string()
+        } else {
+            v.join(",")
+        }
+    };
+    format!(
+        "PartitionName={}\n   AllowAccounts={} AllowQos={}\n   Default={} DefaultTime={} MaxTime={} MaxNodes={} PriorityTier={}\n   Nodes={}\n   TotalNodes={} TotalGPUs={}\n",
+        p.name,
+        all(&p.allowed_accounts),
+        all(&p.allowed_qos),
+        if p.is_default { "YES" } else { "NO" },
+        time(p.default_time),
+        time(p.max_time),
+        p.max_nodes
+            .map_or_else(|| "UNLIMITED".to_string(), |n| n.to_string()),
+        p.priority_tier,
+        if p.nodes.is_empty() {
+            "ALL".to_string()
+        } else {
+            hostlist::compress(&p.nodes)
+        },
+        p.total_nodes,
+        p.total_gpus,
+    )
+}
+
+/// `berth node show NAME`.
+pub async fn node_show(client: &Client, name: &str, json: bool) -> anyhow::Result<i32> {
+    let node = client.node_get(name).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&node)?);
+    } else {
+        print!("{}", format::node_table(&[node]));
+    }
+    Ok(0)
+}
+
+/// `berth node drain NAME… --reason R`: each node drained, its new state printed.
+pub async fn node_drain(client: &Client, names: &[String], reason: &str) -> anyhow::Result<i32> {
+    let mut nodes = Vec::new();
+    for name in names {
+        nodes.push(
+            client
+                .node_drain(name, reason)
+                .await
+                .with_context(|| format!("drain {name}"))?,
+        );
+    }
+    print!("{}", format::node_table(&nodes));
+    Ok(0)
+}
+
+/// `berth node resume NAME…`.
+pub async fn node_resume(client: &Client, names: &[String]) -> anyhow::Result<i32> {
+    let mut nodes = Vec::new();
+    for name in names {
+        nodes.push(
+            client
+                .node_resume(name)
+                .await
+                .with_context(|| format!("resume {name}"))?,
+        );
+    }
+    print!("{}", format::node_table(&nodes));
+    Ok(0)
+}
+
+/// `berth partition list`.
+pub async fn partition_list(client: &Client, json: bool) -> anyhow::Result<i32> {
+    let list = client.partition_list().await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&list.items)?);
+    } else {
+        for p in &list.items {
+            print!("{}", format_partition(p));
+        }
+    }
+    Ok(0)
+}
+
+/// `berth partition show NAME`.
+pub async fn partition_show(client: &Client, name: &str, json: bool) -> anyhow::Result<i32> {
+    let p = client.partition_get(name).await?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&p)?);
+    } else {
+        print!("{}", format_partition(&p));
+    }
+    Ok(0)
+}
+
+/// `berth partition set NAME Key=Value…`: creates the partition, or changes the given
+/// settings of an existing one (the others are kept).
+pub async fn partition_set(
+    client: &Client,
+    name: &str,
+    assignments: &[String],
+) -> anyhow::Result<i32> {
+    let mut spec = match client.partition_get(name).await {
+        Ok(p) => partition_spec(&p),
+        Err(ClientError::Problem { status: 404, .. }) => PartitionSpec {
+            priority_tier: 1,
+            ..PartitionSpec::default()
+        },
+        Err(e) => return Err(e.into()),
+    };
+    apply_partition_assignments(&mut spec, assignments)?;
+    let p = client.partition_put(name, &spec).await?;
+    print!("{}", format_partition(&p));
+    Ok(0)
+}
+
+/// `berth partition delete NAME`.
+pub async fn partition_delete(client: &Client, name: &str) -> anyhow::Result<i32> {
+    client.partition_delete(name).await?;
+    Ok(0)
+}
+
+/// The value of `key` (case-insensitive) among `Key=Value` words.
+fn value_of<'a>(words: &'a [String], key: &str) -> Option<&'a str> {
+    words.iter().find_map(|w| {
+        w.split_once('=')
+            .filter(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v)
+    })
+}
+
+/// `scontrol update NodeName=LIST State=DRAIN|RESUME|UNDRAIN|IDLE [Reason=…]`.
+///
+/// # Errors
+/// A missing or unsupported state, a drain without a reason, a bad host list, or the
+/// api's refusal.
+pub async fn scontrol_update_node(client: &Client, words: &[String]) -> anyhow::Result<i32> {
+    let list = value_of(words, "nodename").context("scontrol update: NodeName= is needed")?;
+    let names = hostlist::expand(list).with_context(|| format!("bad host list {list:?}"))?;
+    if let Some(other) = words.iter().find(|w| {
+        !w.split_once('=').is_some_and(|(k, _)| {
+            ["nodename", "state", "reason"].contains(&k.to_ascii_lowercase().as_str())
+        })
+    }) {
+        bail!("scontrol update {other}: Berth changes a node's State and Reason only");
+    }
+    let state = value_of(words, "state").context("scontrol update: State= is needed")?;
+    match state.to_ascii_lowercase().as_str() {
+        "drain" => {
+            let reason = value_of(words, "reason")
+                .filter(|r| !r.trim().is_empty())
+                .context("scontrol update: you must specify a Reason= when draining a node")?;
+            node_drain(client, &names, reason).await
+        }
+        "resume" | "undrain" | "idle" => node_resume(client, &names).await,
+        other => bail!("scontrol update State={other}: Berth supports DRAIN and RESUME"),
+    }
+}
+
+/// `scontrol create|update partition PartitionName=X Key=Value…` (both create or change)
+/// and `scontrol delete PartitionName=X`.
+///
+/// # Errors
+/// A missing name, a bad setting, or the api's refusal.
+pub async fn scontrol_partition(
+    client: &Client,
+    delete: bool,
+    words: &[String],
+) -> anyhow::Result<i32> {
+    let name = value_of(words, "partitionname")
+        .map(str::to_string)
+        .context("PartitionName= is needed")?;
+    if delete {
+        return partition_delete(client, &name).await;
+    }
+    let assignments: Vec<String> = words
+        .iter()
+        .filter(|w| !w.eq_ignore_ascii_case("partition"))
+        .cloned()
+        .collect();
+    partition_set(client, &name, &assignments).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_assignments_read_slurm_conf_names() {
+        let mut spec = PartitionSpec::default();
+        apply_partition_assignments(
+            &mut spec,
+            &[
+                "PartitionName=debug".into(),
+                "Nodes=node-[1-3]".into(),
+                "Default=YES".into(),
+                "DefaultTime=30".into(),
+                "MaxTime=1-00:00:00".into(),
+                "PriorityTier=5".into(),
+                "MaxNodes=2".into(),
+                "AllowAccounts=physics,chem".into(),
+                "AllowQos=ALL".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(spec.nodes, vec!["node-1", "node-2", "node-3"]);
+        assert!(spec.is_default);
+        assert_eq!(spec.default_time, Some(30 * 60));
+        assert_eq!(spec.max_time, Some(86400));
+        assert_eq!(spec.priority_tier, 5);
+        assert_eq!(spec.max_nodes, Some(2));
+        assert_eq!(spec.allowed_accounts, vec!["physics", "chem"]);
+        assert!(spec.allowed_qos.is_empty());
+        apply_partition_assignments(&mut spec, &["MaxTime=UNLIMITED".into(), "Nodes=ALL".into()])
+            .unwrap();
+        assert_eq!(spec.max_time, None);
+        assert!(spec.nodes.is_empty());
+        let err = apply_partition_assignments(&mut spec, &["Shared=YES".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("shared"), "{err}");
+        assert!(apply_partition_assignments(&mut spec, &["Default=maybe".into()]).is_err());
+        assert!(apply_partition_assignments(&mut spec, &["MaxNodes=x".into()]).is_err());
+    }
+
+    #[test]
+    fn scontrol_show_partition_lines() {
+        let p = Partition {
+            name: "debug".into(),
+            is_default: false,
+            default_time: Some(1800),
+            max_time: None,
+            nodes: vec!["node-1".into(), "node-2".into()],
+            total_nodes: 2,
+            total_gpus: 16,
+            priority_tier: 2,
+            max_nodes: None,
+            allowed_accounts: vec![],
+            allowed_qos: vec!["normal".into()],
+        };
+        let text = format_partition(&p);
+        assert!(text.starts_with("PartitionName=debug\n"), "{text}");
+        assert!(text.contains("AllowAccounts=ALL AllowQos=normal"), "{text}");
+        assert!(
+            text.contains("Default=NO DefaultTime=00:30:00 MaxTime=UNLIMITED MaxNodes=UNLIMITED PriorityTier=2"),
+            "{text}"
+        );
+        assert!(text.contains("Nodes=node-[1-2]"), "{text}");
+    }
+}
