@@ -29,4 +29,5 @@ mod scheduling;
 mod scheduling_scenarios;
 mod sim;
 mod steps;
+mod time_limit;
 mod tls;

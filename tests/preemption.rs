@@ -126,3 +126,91 @@ async fn a_high_qos_job_preempts_a_low_one_holding_every_gpu() {
         .unwrap();
     assert!(cancelled.status().is_success());
 }
+
+/// A preempted job gets its QOS `grace_time` between SIGTERM and SIGKILL, not the
+/// worker's kill wait (2 s in tests): its TERM handler, which needs 6 s, finishes, and it
+/// reads `preempted` as the reason for the signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preempted_job_gets_its_grace_time_to_clean_up() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "4xH100",
+        schedulers: 1,
+        ..Default::default()
+    })
+    .await;
+    put_qos(
+        &c,
+        "lowgrace",
+        &QosSpec {
+            preempt_mode: PreemptMode::Cancel,
+            grace_time: 20,
+            ..Default::default()
+        },
+    )
+    .await;
+    put_qos(
+        &c,
+        "high",
+        &QosSpec {
+            priority: 100,
+            preempt: vec!["lowgrace".into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    let marker = c.dir.join("grace-marker");
+    let victim = format!(
+        "#!/bin/bash\n\
+         on_term() {{ echo \"term reason=$(cat $BERTH_SIGNAL_REASON_FILE)\" >> {m}; sleep 6; echo cleanup done >> {m}; exit 0; }}\n\
+         trap on_term TERM\n\
+         echo started >> {m}\n\
+         sleep 300 & wait\n\
+         sleep 300 & wait\n",
+        m = marker.display()
+    );
+    let a = c
+        .submit(
+            &victim,
+            &["--gpus-per-node=4", "--qos=lowgrace", "--time=10"],
+        )
+        .await;
+    c.wait_for(a, 30, |j| j.state == JobState::Running).await;
+    // The batch shell has set its trap once it wrote the marker.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&marker).is_ok_and(|m| m.contains("started")) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the victim never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let h = c
+        .submit(
+            "#!/bin/bash\nsleep 1\n",
+            &["--gpus-per-node=4", "--qos=high", "--time=1"],
+        )
+        .await;
+    let a_end = c.wait_ended(a, 60).await;
+    assert_eq!(a_end.state, JobState::Preempted);
+    let h_end = c.wait_ended(h, 90).await;
+    assert_eq!(h_end.state, JobState::Completed);
+
+    let marks = std::fs::read_to_string(&marker).unwrap();
+    assert_eq!(
+        marks.lines().collect::<Vec<_>>(),
+        ["started", "term reason=preempted", "cleanup done"],
+        "{}",
+        c.log("node-1")
+    );
+    // The batch shell exited by itself (status 0), not by SIGKILL.
+    let db = c.db().await;
+    let exited: serde_json::Value =
+        sqlx::query_scalar("SELECT detail FROM job_events WHERE job_id = $1 AND kind = 'exited'")
+            .bind(a)
+            .fetch_one(&db)
+            .await
+            .unwrap();
+    assert_eq!(exited["signal"], serde_json::Value::Null, "{exited}");
+    assert_eq!(exited["exit_code"], 0, "{exited}");
+}

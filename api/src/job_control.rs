@@ -1,4 +1,5 @@
-//! Scheduling controls of pending jobs (scontrol's `hold`, `release`, `update job`):
+//! Scheduling controls of pending jobs (scontrol's `hold`, `release`, `update job`; the
+//! time limit of running ones too):
 //! thin handlers over `berth_db::job`. A job id that names an array master applies to
 //! every pending task of the array.
 
@@ -91,11 +92,12 @@ pub async fn job_release(
     view(&state, &caller, id).await
 }
 
-/// Update a pending job.
+/// Update a pending or running job.
 ///
 /// Changes nice, the time limit, the begin time or (admins and operators) the priority
-/// adjustment of a pending job, as `scontrol update job` does. Users may only lower
-/// their priority (nice ≥ 0) and their time limit.
+/// adjustment of a pending job, as `scontrol update job` does; of a running job only the
+/// time limit (counted from its start; its nodes enforce the new one from their next
+/// sync). Users may only lower their priority (nice ≥ 0) and their time limit.
 #[utoipa::path(patch, path = "/v1/jobs/{id}", tag = "jobs", operation_id = "job_update",
     params(("id" = i64, Path, description = "Job id (an array's id updates the whole array)")),
     request_body = JobUpdate,
@@ -104,7 +106,7 @@ pub async fn job_release(
               (status = 401, description = "No or bad credentials", body = Problem),
               (status = 403, description = "A change only admins may make", body = Problem),
               (status = 404, description = "No such job (or not yours)", body = Problem),
-              (status = 409, description = "The job is not pending", body = Problem)),
+              (status = 409, description = "The job is neither pending nor (for a time limit alone) running", body = Problem)),
     security(("bearer" = [])))]
 pub async fn job_update(
     State(state): State<AppState>,
@@ -159,8 +161,40 @@ pub async fn job_update(
         begin,
     )
     .await?;
-    if changed == 0 {
-        return Err(not_pending(&row));
+    let pending_only = update.nice.is_some() || update.priority_adjust.is_some() || begin.is_some();
+    let running_changed = match time_limit {
+        Some(limit) if !pending_only => {
+            let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+            let n = job::job_update_running_time_limit(&mut *tx, id, limit).await?;
+            if n > 0 {
+                // Their nodes learn the new limit at once (a held sync returns).
+                for a in allocation::allocation_list_for_jobs(&mut *tx, &[id]).await? {
+                    notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+                }
+            }
+            tx.commit().await.map_err(DbError::from)?;
+            n
+        }
+        _ => 0,
+    };
+    if changed == 0 && running_changed == 0 {
+        if row.state == "RUNNING" && pending_only {
+            return Err(ApiError::Conflict {
+                code: "job_not_pending",
+                detail: format!(
+                    "job {id} is RUNNING: only its time limit may change (nice, priority and \
+                     begin time only of a pending job)"
+                ),
+            });
+        }
+        return Err(if time_limit.is_some() && !pending_only {
+            ApiError::Conflict {
+                code: "job_not_pending",
+                detail: format!("job {id} is {}, not PENDING or RUNNING", row.state),
+            }
+        } else {
+            not_pending(&row)
+        });
     }
     view(&state, &caller, id).await
 }

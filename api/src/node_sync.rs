@@ -6,12 +6,13 @@ use crate::error::ApiError;
 use berth_core::state::JobState;
 use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{
-    Assignment, Cancellation, JobReport, NodeRegister, ReportKind, SyncRequest, SyncResponse,
+    Assignment, Cancellation, JobReport, NodeRegister, ReportKind, RunLimit, SyncRequest,
+    SyncResponse,
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
 use berth_db::{allocation, job, node, notify, preemption, step, DbError, Pool};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The longest a sync may be held, seconds.
 pub const MAX_WAIT_SECONDS: u32 = 60;
@@ -375,21 +376,50 @@ pub async fn desired(
     }
     let job_ids: Vec<i64> = req.running.iter().map(|r| r.job_id).collect();
     let runs: Vec<i32> = req.running.iter().map(|r| r.run as i32).collect();
-    let cancellations =
-        allocation::allocation_stale_runs_for_node(pool, node_row.id, &job_ids, &runs)
-            .await?
+    let stale =
+        allocation::allocation_stale_runs_for_node(pool, node_row.id, &job_ids, &runs).await?;
+    let cancellations = if stale.is_empty() {
+        Vec::new()
+    } else {
+        // A preempted run is killed when its QOS GraceTime ends, not after the kill wait.
+        let (stale_ids, stale_runs): (Vec<i64>, Vec<i32>) = stale.iter().copied().unzip();
+        let grace: HashMap<(i64, i32), i64> =
+            preemption::preemption_grace_left(pool, &stale_ids, &stale_runs)
+                .await?
+                .into_iter()
+                .map(|g| ((g.job_id, g.run), g.seconds))
+                .collect();
+        stale
             .into_iter()
-            .map(|(job_id, run)| Cancellation {
-                job_id,
-                run: run as u32,
+            .map(|(job_id, run)| {
+                let grace_seconds = grace
+                    .get(&(job_id, run))
+                    .map(|&s| u32::try_from(s.max(0)).unwrap_or(u32::MAX));
+                Cancellation {
+                    job_id,
+                    run: run as u32,
+                    preempted: grace_seconds.is_some(),
+                    grace_seconds,
+                }
             })
-            .collect();
+            .collect()
+    };
+    let run_limits = job::job_running_time_limits(pool, &job_ids, &runs)
+        .await?
+        .into_iter()
+        .map(|l| RunLimit {
+            job_id: l.job_id,
+            run: l.run as u32,
+            time_limit: l.time_limit.map(|t| t.max(0) as u64),
+        })
+        .collect();
     let (step_tasks, step_cancellations) = desired_step_tasks(pool, node_row, req).await?;
     Ok(SyncResponse {
         assignments,
         cancellations,
         step_tasks,
         step_cancellations,
+        run_limits,
     })
 }
 

@@ -397,8 +397,9 @@ pub async fn node_register(
 /// Sync a node (worker long poll).
 ///
 /// Carries the worker's heartbeat, job reports (applied once each) and GPU samples;
-/// returns the batch scripts the node must run and the job runs it must stop. When there is
-/// nothing to say, the answer waits up to `wait_seconds` for a change.
+/// returns the batch scripts the node must run, the job runs it must stop and the time
+/// limits of those it runs. When there is nothing to say, the answer waits up to
+/// `wait_seconds` for a change.
 #[utoipa::path(post, path = "/v1/nodes/{name}/sync", tag = "nodes", operation_id = "node_sync",
     params(("name" = String, Path, description = "Node name")),
     request_body = SyncRequest,
@@ -434,16 +435,24 @@ pub async fn node_sync(
     }
     node_sync::heartbeat(&state.pool, &node_row, &req).await?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(req.wait_seconds));
+    // The running jobs' time limits as this hold began: one changed meanwhile (`scontrol
+    // update … TimeLimit=`) is news for the worker too.
+    let mut held_limits = None;
     loop {
         let mut wake = state.node_events.subscribe();
         let response = node_sync::desired(&state.pool, &state.keys, &node_row, &req).await?;
+        let limits_changed = held_limits
+            .as_ref()
+            .is_some_and(|limits| *limits != response.run_limits);
         if !response.assignments.is_empty()
             || !response.cancellations.is_empty()
             || !response.step_tasks.is_empty()
             || !response.step_cancellations.is_empty()
+            || limits_changed
         {
             return Ok(Json(response));
         }
+        held_limits.get_or_insert_with(|| response.run_limits.clone());
         // Wait for a notification naming this node (or any, after a listener restart),
         // or the deadline.
         let woke = tokio::time::timeout_at(deadline, async {

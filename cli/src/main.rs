@@ -145,7 +145,8 @@ enum Command {
         #[command(subcommand)]
         what: QosCommand,
     },
-    /// Change a pending job (scontrol update): `berth update job ID nice=10 timelimit=30`.
+    /// Change a pending job, or the time limit of a running one (scontrol update):
+    /// `berth update job ID nice=10 timelimit=30`.
     Update {
         #[command(subcommand)]
         what: UpdateCommand,
@@ -177,7 +178,7 @@ enum Command {
     Srun(berth::srun::SrunArgs),
     /// Replay a workload trace through the planner (discrete-event simulation).
     Sim(berth::sim::SimArgs),
-    /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue.
+    /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue, update JobId=.
     #[command(disable_help_flag = true)]
     Scontrol {
         /// The scontrol command and its arguments.

@@ -1,13 +1,83 @@
 //! `scontrol`, the subset training scripts use: `show hostnames [LIST]` (one host per
 //! line, from `$SLURM_JOB_NODELIST` when no list is given; `show hostname` is the same),
-//! `show job [ID]` (`$SLURM_JOB_ID` by default) and `requeue ID[,ID…]`; and the operator
-//! forms `show node|partition [NAME]`, `update NodeName=LIST State=DRAIN|RESUME
-//! Reason=…`, `create|update|delete PartitionName=NAME Key=Value…` (see [`crate::admin`]).
+//! `show job [ID]` (`$SLURM_JOB_ID` by default), `requeue ID[,ID…]` and
+//! `update JobId=ID key=value…` (`TimeLimit=` also of a running job, from inside it); and
+//! the operator forms `show node|partition [NAME]`, `update NodeName=LIST
+//! State=DRAIN|RESUME Reason=…`, `create|update|delete PartitionName=NAME Key=Value…` (see
+//! [`crate::admin`]).
 
 use crate::client::Client;
 use crate::commands;
 use anyhow::{bail, Context};
 use berth_core::hostlist;
+use berth_core::scheduling::JobUpdate;
+
+/// What `scontrol update` changes, named by one of its `key=value` words.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UpdateTarget {
+    /// `JobId=ID` (or `Job=ID`) with the other words read by
+    /// [`crate::job_control::parse_update`]: `TimeLimit=`, `Nice=`, `Priority=`,
+    /// `StartTime=`/`BeginTime=`.
+    Job {
+        /// The job id.
+        id: i64,
+        /// The changes.
+        update: JobUpdate,
+    },
+    /// `NodeName=LIST` (or `Node=`) with the other words, as given.
+    Node {
+        /// The node list.
+        names: String,
+        /// The other `key=value` words.
+        assignments: Vec<String>,
+    },
+}
+
+/// Reads `scontrol update`'s words (after `update`): one `JobId=`/`Job=` or
+/// `NodeName=`/`Node=` word, anywhere, and the changes; keys are case-insensitive.
+///
+/// # Errors
+/// No target, two targets, a bad job id (array tasks `12_3` are not supported), no
+/// change, or a change [`crate::job_control::parse_update`] refuses.
+pub fn parse_update_target(words: &[String]) -> anyhow::Result<UpdateTarget> {
+    let mut target: Option<(bool, &str)> = None;
+    let mut rest = Vec::new();
+    for word in words {
+        let (key, value) = word.split_once('=').unwrap_or((word.as_str(), ""));
+        let is_job = match key.to_ascii_lowercase().as_str() {
+            "jobid" | "job" => true,
+            "nodename" | "node" => false,
+            _ => {
+                rest.push(word.clone());
+                continue;
+            }
+        };
+        if target.is_some() {
+            bail!("scontrol update: name one job (JobId=) or node list (NodeName=), once");
+        }
+        if value.trim().is_empty() {
+            bail!("scontrol update: {key}= needs a value");
+        }
+        target = Some((is_job, value.trim()));
+    }
+    let Some((is_job, value)) = target else {
+        bail!("scontrol update: what to update? (scontrol update JobId=ID TimeLimit=…)");
+    };
+    if rest.is_empty() {
+        bail!("scontrol update {value}: nothing to change");
+    }
+    if !is_job {
+        return Ok(UpdateTarget::Node {
+            names: value.to_string(),
+            assignments: rest,
+        });
+    }
+    let id = value
+        .parse()
+        .with_context(|| format!("scontrol update: not a job id: {value:?}"))?;
+    let update = crate::job_control::parse_update(&rest)?;
+    Ok(UpdateTarget::Job { id, update })
+}
 
 /// The host names of a compressed host list, one per line.
 ///
@@ -91,9 +161,6 @@ pub async fn run(
             Some(name) => crate::admin::partition_show(&client()?, name, false).await,
             None => crate::admin::partition_list(&client()?, false).await,
         },
-        ["update", rest @ ..] if rest.iter().any(|w| w.starts_with("nodename=")) => {
-            crate::admin::scontrol_update_node(&client()?, &args[1..]).await
-        }
         ["update" | "create", rest @ ..]
             if rest.iter().any(|w| w.starts_with("partitionname=")) =>
         {
@@ -102,10 +169,24 @@ pub async fn run(
         ["delete", rest @ ..] if rest.iter().any(|w| w.starts_with("partitionname=")) => {
             crate::admin::scontrol_partition(&client()?, true, &args[1..]).await
         }
-        [] => bail!("scontrol: a command is needed (show hostnames, show job, requeue)"),
+        ["update", ..] => match parse_update_target(&args[1..])? {
+            UpdateTarget::Job { id, update } => {
+                client()?
+                    .job_update(id, &update)
+                    .await
+                    .map_err(|e| anyhow::anyhow!("scontrol update JobId={id}: {e}"))?;
+                Ok(0)
+            }
+            UpdateTarget::Node { names, assignments } => {
+                let mut words = vec![format!("NodeName={names}")];
+                words.extend(assignments);
+                crate::admin::scontrol_update_node(&client()?, &words).await
+            }
+        },
+        [] => bail!("scontrol: a command is needed (show hostnames, show job, requeue, update)"),
         _ => bail!(
             "scontrol {}: not supported by Berth (supported: show hostnames|hostname|hostlist, \
-             show job|node|partition, requeue, update NodeName=, create|update|delete \
+             show job|node|partition, requeue, update JobId=|NodeName=, create|update|delete \
              PartitionName=)",
             args.join(" ")
         ),
@@ -123,5 +204,59 @@ mod tests {
             "node-1\nnode-2\ngpu7\n"
         );
         assert!(hostnames("node-[2-").is_err());
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn update_names_a_job_anywhere_in_any_case() {
+        let target = parse_update_target(&words("JobId=42 TimeLimit=0:05")).unwrap();
+        assert_eq!(
+            target,
+            UpdateTarget::Job {
+                id: 42,
+                update: JobUpdate {
+                    time_limit: Some("0:05".into()),
+                    ..Default::default()
+                }
+            }
+        );
+        let target = parse_update_target(&words("nice=5 job=7 timelimit=1:00:00")).unwrap();
+        let UpdateTarget::Job { id, update } = target else {
+            panic!("a job update");
+        };
+        assert_eq!(id, 7);
+        assert_eq!(update.nice, Some(5));
+        assert_eq!(update.time_limit.as_deref(), Some("1:00:00"));
+        let target = parse_update_target(&words("JOBID=3 StartTime=now+1hour")).unwrap();
+        assert!(
+            matches!(target, UpdateTarget::Job { id: 3, update } if update.begin.as_deref() == Some("now+1hour"))
+        );
+    }
+
+    #[test]
+    fn update_names_nodes_for_later() {
+        assert_eq!(
+            parse_update_target(&words("NodeName=gpu[1-2] State=DRAIN")).unwrap(),
+            UpdateTarget::Node {
+                names: "gpu[1-2]".into(),
+                assignments: vec!["State=DRAIN".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn update_refuses_what_it_cannot_do() {
+        // No target, two targets, an empty or bad id, nothing to change, unknown keys.
+        assert!(parse_update_target(&words("TimeLimit=5")).is_err());
+        assert!(parse_update_target(&words("JobId=1 JobId=2 TimeLimit=5")).is_err());
+        assert!(parse_update_target(&words("JobId=1 NodeName=a TimeLimit=5")).is_err());
+        assert!(parse_update_target(&words("JobId= TimeLimit=5")).is_err());
+        assert!(parse_update_target(&words("JobId=12_3 TimeLimit=5")).is_err());
+        assert!(parse_update_target(&words("JobId=12")).is_err());
+        assert!(parse_update_target(&words("JobId=12 Partition=gpu")).is_err());
+        assert!(parse_update_target(&words("JobId=12 TimeLimit")).is_err());
     }
 }

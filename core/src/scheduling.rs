@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-/// `PATCH /v1/jobs/{id}`: changes to a pending job (and the pending tasks of its array).
-/// Absent fields are left as they are.
+/// `PATCH /v1/jobs/{id}`: changes to a pending job (and the pending tasks of its array);
+/// of a running job only `time_limit` may change. Absent fields are left as they are.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct JobUpdate {
@@ -15,7 +15,8 @@ pub struct JobUpdate {
     /// or operator only).
     pub priority_adjust: Option<i64>,
     /// The time limit, Slurm's `--time` format (`30`, `1:00:00`, `2-0`); raising it needs
-    /// the admin or operator role.
+    /// the admin or operator role. The only change a running job takes (counted from its
+    /// start; its nodes enforce it from their next sync).
     pub time_limit: Option<String>,
     /// `--begin` (`now+1hour`, `2026-12-01T10:00` …).
     pub begin: Option<String>,

@@ -9,8 +9,9 @@ use utoipa::ToSchema;
 pub const DEFAULT_WARNING_SECONDS: u64 = 60;
 
 /// What the batch shell's environment names as the file that says why a warning signal
-/// came: it holds `time_limit` when the signal announces the time limit (a preemption
-/// would write `preemption`).
+/// came: `time_limit` before a time-limit warning and before the SIGTERM at the limit,
+/// `preempted` before the SIGTERM of a QOS preemption, `cancelled` before that of any other
+/// stop (one word and a newline).
 pub const SIGNAL_REASON_VARIABLE: &str = "BERTH_SIGNAL_REASON_FILE";
 
 /// A parsed `--signal`.

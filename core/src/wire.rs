@@ -538,13 +538,35 @@ pub struct Assignment {
     pub job_token: Option<String>,
 }
 
-/// A job run the node must stop.
+/// A job run the node must stop: SIGTERM to its batch shell's process group at once,
+/// SIGKILL after `grace_seconds` (when given) or the worker's kill wait.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Cancellation {
     /// The job.
     pub job_id: i64,
     /// Its run.
     pub run: u32,
+    /// The run was preempted (QOS `PreemptMode` `CANCEL` or `REQUEUE`): the worker names
+    /// the ending `preempted` in the job's signal reason file before the SIGTERM.
+    #[serde(default)]
+    pub preempted: bool,
+    /// Seconds from now until SIGKILL, in place of the worker's kill wait: what is left of
+    /// a preempted run's QOS `GraceTime` (0: SIGKILL right after the SIGTERM). `None`:
+    /// the worker's kill wait.
+    #[serde(default)]
+    pub grace_seconds: Option<u32>,
+}
+
+/// The current time limit of a job run the node is running, so that a change made while
+/// it runs (`scontrol update JobId=… TimeLimit=…`) moves its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RunLimit {
+    /// The job.
+    pub job_id: i64,
+    /// Its run.
+    pub run: u32,
+    /// The time limit, seconds, counted from the run's start; `None`: unlimited.
+    pub time_limit: Option<u64>,
 }
 
 /// The answer to a sync.
@@ -560,6 +582,10 @@ pub struct SyncResponse {
     /// Step tasks the node must stop (SIGTERM, SIGKILL after the grace).
     #[serde(default)]
     pub step_cancellations: Vec<crate::step::StepTaskKey>,
+    /// The time limit of each job run the node said it runs and may go on running; the
+    /// worker moves a run's deadline when it differs from the one it enforces.
+    #[serde(default)]
+    pub run_limits: Vec<RunLimit>,
 }
 
 /// `POST /v1/jobs/{id}/output`: a chunk of a job's output file, uploaded by the worker.

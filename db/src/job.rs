@@ -699,6 +699,66 @@ pub async fn job_update_pending(
     .rows_affected())
 }
 
+/// Changes the time limit (seconds) of a running job (and its array's running tasks):
+/// their nodes enforce it from their next sync, counted from each run's start. Returns
+/// how many rows changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex), err)]
+pub async fn job_update_running_time_limit(
+    ex: impl PgExecutor<'_>,
+    id: i64,
+    time_limit: i64,
+) -> Result<u64, DbError> {
+    Ok(sqlx::query!(
+        r#"UPDATE jobs SET time_limit = $2
+           WHERE (id = $1 OR array_job_id = $1) AND state = 'RUNNING'"#,
+        id,
+        time_limit
+    )
+    .execute(ex)
+    .await?
+    .rows_affected())
+}
+
+/// A running job run's time limit, as its node must enforce it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunTimeLimitRow {
+    /// The job.
+    pub job_id: i64,
+    /// Its current run.
+    pub run: i32,
+    /// The time limit, seconds; `None`: unlimited.
+    pub time_limit: Option<i64>,
+}
+
+/// Of the runs `(job_ids[i], runs[i])`, those still current and RUNNING, with their
+/// job's time limit.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex), err)]
+pub async fn job_running_time_limits(
+    ex: impl PgExecutor<'_>,
+    job_ids: &[i64],
+    runs: &[i32],
+) -> Result<Vec<RunTimeLimitRow>, DbError> {
+    Ok(sqlx::query_as!(
+        RunTimeLimitRow,
+        r#"SELECT j.id AS job_id, j.restart_count AS run, j.time_limit
+           FROM jobs j
+           JOIN UNNEST($1::bigint[], $2::int[]) AS r(job_id, run)
+             ON r.job_id = j.id AND r.run = j.restart_count
+           WHERE j.state = 'RUNNING'
+           ORDER BY j.id"#,
+        job_ids,
+        runs
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// Cancels the tasks of array `master` that have not ended (the master row itself is
 /// cancelled by [`job_cancel_in_tx`]). Returns the cancelled task ids.
 ///

@@ -86,3 +86,41 @@ pub async fn preemption_done_in_tx(
     .await?;
     Ok(())
 }
+
+/// A preempted run's grace: what is left of it now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraceLeftRow {
+    /// The preempted job.
+    pub job_id: i64,
+    /// Its preempted run.
+    pub run: i32,
+    /// Seconds until its `kill_at` by the database's clock, rounded up, at least 0.
+    pub seconds: i64,
+}
+
+/// Of the runs `(job_ids[i], runs[i])`, those preempted and not done yet, with the
+/// seconds left until their kill (at least 0).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex), err)]
+pub async fn preemption_grace_left(
+    ex: impl PgExecutor<'_>,
+    job_ids: &[i64],
+    runs: &[i32],
+) -> Result<Vec<GraceLeftRow>, DbError> {
+    Ok(sqlx::query_as!(
+        GraceLeftRow,
+        r#"SELECT p.job_id, p.run,
+                  GREATEST(0, CEIL(EXTRACT(EPOCH FROM p.kill_at - now())))::bigint AS "seconds!"
+           FROM job_preemptions p
+           JOIN UNNEST($1::bigint[], $2::int[]) AS r(job_id, run)
+             ON r.job_id = p.job_id AND r.run = p.run
+           WHERE p.done_at IS NULL
+           ORDER BY p.job_id, p.run"#,
+        job_ids,
+        runs
+    )
+    .fetch_all(ex)
+    .await?)
+}

@@ -569,7 +569,8 @@ impl Agent {
         self.journal.append(report);
     }
 
-    /// Applies a sync answer: launches new assignments, passes cancellations on, and
+    /// Applies a sync answer: launches new assignments, moves the time limits that
+    /// changed, passes cancellations on (with a preempted run's grace), and
     /// forgets ended runs whose reports were acknowledged before this sync and that the
     /// api no longer assigns.
     fn apply(&mut self, response: SyncResponse, acked_before: &[RunKey]) {
@@ -599,12 +600,32 @@ impl Agent {
             let job = self.launcher.launch(assignment);
             self.running.insert(key, job);
         }
+        for limit in &response.run_limits {
+            if let Some(job) = self.running.get(&(limit.job_id, limit.run)) {
+                let before = job.time_limit();
+                if job.set_time_limit(limit.time_limit) {
+                    tracing::info!(job.id = limit.job_id, job.run = limit.run, ?before,
+                        time_limit = ?limit.time_limit, "time limit changed");
+                }
+            }
+        }
         for cancellation in response.cancellations {
             let key = (cancellation.job_id, cancellation.run);
             match self.running.get(&key) {
                 Some(job) => {
-                    tracing::info!(job.id = key.0, job.run = key.1, "cancelling");
-                    job.cancel();
+                    tracing::info!(
+                        job.id = key.0,
+                        job.run = key.1,
+                        preempted = cancellation.preempted,
+                        grace_seconds = cancellation.grace_seconds,
+                        "cancelling"
+                    );
+                    job.stop(crate::launch::Stop {
+                        preempted: cancellation.preempted,
+                        grace: cancellation
+                            .grace_seconds
+                            .map(|s| Duration::from_secs(u64::from(s))),
+                    });
                 }
                 None => {
                     tracing::debug!(

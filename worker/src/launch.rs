@@ -10,9 +10,11 @@
 //!    per `--open-mode`; one file for both streams when `--error` is not given);
 //! 4. runs `bash script.sh` as the leader of its own process group, with the
 //!    submission environment and Slurm's variables ([`job_environment`]);
-//! 5. reports `Started`, then waits for the batch shell to exit, the time limit, or a
-//!    cancellation: those two send SIGTERM to the process group and SIGKILL after the
-//!    kill wait;
+//! 5. reports `Started`, then waits for the batch shell to exit, the time limit (which
+//!    the api may move while the job runs: [`JobHandle::set_time_limit`]), or a
+//!    cancellation: those two write why to the job's signal reason file, send SIGTERM to
+//!    the process group and SIGKILL after the kill wait (a preempted run: after what is
+//!    left of its QOS grace time);
 //! 6. kills what is left of the process group (no job process outlives its batch
 //!    shell), uploads the rest of the output, and reports `Exited`.
 //!
@@ -40,7 +42,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::process::{Child, Command};
-use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
@@ -223,13 +225,48 @@ pub type TimeLimitNotice = ((i64, u32), oneshot::Sender<()>);
 /// signalled anyway (the worker's own `ending` file and exit report still say TIMEOUT).
 pub const TIME_LIMIT_RECORD_WAIT: Duration = Duration::from_secs(5);
 
-/// A launched job run: its key, its GPUs, and the means to cancel it.
+/// How a run is to be stopped: why (named in the job's signal reason file) and how long
+/// after the SIGTERM its processes get before SIGKILL.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stop {
+    /// A preemption (the reason file says `preempted`), else a cancellation (`cancelled`).
+    pub preempted: bool,
+    /// Time between SIGTERM and SIGKILL; `None`: the worker's kill wait.
+    pub grace: Option<Duration>,
+}
+
+/// The reason a run's processes are signalled, as the job reads it in its signal reason
+/// file (`$BERTH_SIGNAL_REASON_FILE`) and the worker keeps it in the run's `ending` file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// `time_limit`: the time limit (or its `--signal` warning).
+    TimeLimit,
+    /// `preempted`: a QOS preemption.
+    Preempted,
+    /// `cancelled`: `scancel`, a requeue, or the run no longer being this node's.
+    Cancelled,
+}
+
+impl StopReason {
+    /// The word written to the files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::TimeLimit => "time_limit",
+            StopReason::Preempted => "preempted",
+            StopReason::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A launched job run: its key, its GPUs, and the means to cancel it or move its time
+/// limit.
 #[derive(Debug)]
 pub struct JobHandle {
     job_id: i64,
     run: u32,
     gpus: Vec<u32>,
-    cancel: Arc<Notify>,
+    stop: watch::Sender<Option<Stop>>,
+    time_limit: watch::Sender<Option<u64>>,
     task: JoinHandle<()>,
 }
 
@@ -253,7 +290,38 @@ impl JobHandle {
     /// the kill wait. Its `Exited` report has `cancelled` set. Cancelling twice, or a
     /// job that already ended, does nothing more.
     pub fn cancel(&self) {
-        self.cancel.notify_one();
+        self.stop(Stop::default());
+    }
+
+    /// Like [`JobHandle::cancel`], saying why and, with `stop.grace`, how long the job
+    /// has between SIGTERM and SIGKILL. Only the first request counts.
+    pub fn stop(&self, stop: Stop) {
+        self.stop.send_if_modified(|current| {
+            if current.is_some() {
+                return false;
+            }
+            *current = Some(stop);
+            true
+        });
+    }
+
+    /// The time limit the supervisor enforces, seconds from the run's start; `None`:
+    /// unlimited.
+    pub fn time_limit(&self) -> Option<u64> {
+        *self.time_limit.borrow()
+    }
+
+    /// Moves the run's time limit (seconds from its start; `None`: unlimited): its
+    /// deadline, and its `--signal=B:` warning with it. A limit already past ends the run
+    /// as TIMEOUT at once. Returns whether it changed.
+    pub fn set_time_limit(&self, time_limit: Option<u64>) -> bool {
+        self.time_limit.send_if_modified(|current| {
+            if *current == time_limit {
+                return false;
+            }
+            *current = time_limit;
+            true
+        })
     }
 
     /// Stops supervising (the worker is shutting down): the job's processes keep
@@ -298,7 +366,8 @@ impl Launcher {
     /// [`unreported_runs`]): its time limit, cancellation and end, reported as usual
     /// (no new `Started`).
     pub fn adopt(&self, record: RunRecord) -> JobHandle {
-        let cancel = Arc::new(Notify::new());
+        let (stop, stop_rx) = watch::channel(None);
+        let (time_limit, time_limit_rx) = watch::channel(record.assignment.time_limit);
         let assignment = &record.assignment;
         let span = tracing::info_span!(
             "job",
@@ -311,7 +380,8 @@ impl Launcher {
             settings: self.settings.clone(),
             uploader: self.uploader.clone(),
             reports: self.reports.clone(),
-            cancel: cancel.clone(),
+            stop: stop_rx,
+            time_limit: time_limit_rx,
             time_limits: self.time_limits.clone(),
         };
         let task = tokio::spawn(supervisor.adopt(record).instrument(span));
@@ -319,7 +389,8 @@ impl Launcher {
             job_id,
             run,
             gpus,
-            cancel,
+            stop,
+            time_limit,
             task,
         }
     }
@@ -327,7 +398,8 @@ impl Launcher {
     /// Launches `assignment` on a new supervisor task (call it inside a Tokio runtime).
     /// Its reports (`Started` then `Exited`, or `LaunchFailed`) arrive on the channel.
     pub fn launch(&self, assignment: Assignment) -> JobHandle {
-        let cancel = Arc::new(Notify::new());
+        let (stop, stop_rx) = watch::channel(None);
+        let (time_limit, time_limit_rx) = watch::channel(assignment.time_limit);
         let span = tracing::info_span!(
             "job",
             job.id = assignment.job_id,
@@ -341,7 +413,8 @@ impl Launcher {
             settings: self.settings.clone(),
             uploader: self.uploader.clone(),
             reports: self.reports.clone(),
-            cancel: cancel.clone(),
+            stop: stop_rx,
+            time_limit: time_limit_rx,
             time_limits: self.time_limits.clone(),
         };
         let task = tokio::spawn(supervisor.supervise(assignment).instrument(span));
@@ -349,7 +422,8 @@ impl Launcher {
             job_id,
             run,
             gpus,
-            cancel,
+            stop,
+            time_limit,
             task,
         }
     }
@@ -359,14 +433,17 @@ impl Launcher {
 enum Ending {
     Exited(Result<ShepherdStatus, String>),
     TimeLimit,
-    Cancelled,
+    Stopped(Stop),
 }
 
 struct Supervisor {
     settings: Arc<LaunchSettings>,
     uploader: Option<OutputUploader>,
     reports: mpsc::UnboundedSender<JobReport>,
-    cancel: Arc<Notify>,
+    /// Set once when the run must stop.
+    stop: watch::Receiver<Option<Stop>>,
+    /// The time limit to enforce, seconds from the launch.
+    time_limit: watch::Receiver<Option<u64>>,
     time_limits: Option<mpsc::UnboundedSender<TimeLimitNotice>>,
 }
 
@@ -388,7 +465,8 @@ pub struct RunFiles {
     pub pid: PathBuf,
     /// `exit_status.json`: how the batch shell ended, written by the shepherd.
     pub status: PathBuf,
-    /// `ending`: `time_limit` or `cancelled`, written before the first SIGTERM.
+    /// `ending`: `time_limit`, `preempted` or `cancelled` ([`StopReason`]), written before
+    /// the first SIGTERM.
     pub ending: PathBuf,
     /// `reported`: the run's end was reported; a restarted worker leaves it alone.
     pub reported: PathBuf,
@@ -788,7 +866,13 @@ impl Supervisor {
     }
 
     /// Ships the output, enforces the limits, waits for the end and reports it.
-    async fn follow(self, record: RunRecord, mut waiter: Waiter, files: RunFiles, adopted: bool) {
+    async fn follow(
+        mut self,
+        record: RunRecord,
+        mut waiter: Waiter,
+        files: RunFiles,
+        adopted: bool,
+    ) {
         let assignment = &record.assignment;
         let group = Pid::from_raw(record.batch_pid);
         let mut tails = JoinSet::new();
@@ -852,12 +936,12 @@ impl Supervisor {
         self.send(exited);
     }
 
-    /// Waits for the batch shell, enforcing the time limit (counted from the launch), its
-    /// `--signal=B:` warning and cancellation. Returns how it ended and whether the time
-    /// limit or a cancellation ended it. An adopted run that was already being stopped
-    /// (its `ending` file) is stopped again.
+    /// Waits for the batch shell, enforcing the time limit (counted from the launch, and
+    /// moved when the api changes it), its `--signal=B:` warning and cancellation.
+    /// Returns how it ended and whether the time limit or a cancellation ended it. An
+    /// adopted run that was already being stopped (its `ending` file) is stopped again.
     async fn wait(
-        &self,
+        &mut self,
         waiter: &mut Waiter,
         group: Pid,
         record: &RunRecord,
@@ -865,54 +949,81 @@ impl Supervisor {
         adopted: bool,
     ) -> (Result<ShepherdStatus, String>, bool, bool) {
         let assignment = &record.assignment;
-        let time_limit = assignment.time_limit;
-        let now = tokio::time::Instant::now();
+        let started = tokio::time::Instant::now();
         let at_wall = |offset: u64| {
             let when = record.launched_at + chrono::Duration::seconds(offset as i64);
+            let now = tokio::time::Instant::now();
             now + (when - Utc::now()).to_std().unwrap_or(Duration::ZERO)
         };
-        let deadline = time_limit.map(at_wall);
-        let warning = assignment
-            .warning_signal
-            .filter(|w| w.batch_only)
-            .and_then(|w| {
-                let limit = time_limit?;
-                let at = at_wall(limit - w.seconds.min(limit));
-                // A restarted worker does not repeat a warning already due.
-                (!adopted || at > now).then_some((w, at))
-            });
+        let batch_warning = assignment.warning_signal.filter(|w| w.batch_only);
         let prior = if adopted {
             std::fs::read_to_string(&files.ending).ok()
         } else {
             None
         };
-        let at_limit = async {
-            match deadline {
-                Some(deadline) => tokio::time::sleep_until(deadline).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::pin!(at_limit);
         let mut warned = false;
         let ending = match prior.as_deref().map(str::trim) {
             Some("time_limit") => Ending::TimeLimit,
-            Some(_) => Ending::Cancelled,
+            Some("preempted") => Ending::Stopped(Stop {
+                preempted: true,
+                grace: None,
+            }),
+            Some(_) => Ending::Stopped(Stop::default()),
             None => loop {
+                let time_limit = *self.time_limit.borrow_and_update();
+                let deadline = time_limit.map(at_wall);
+                let warning = batch_warning.and_then(|w| {
+                    let limit = time_limit?;
+                    let at = at_wall(limit - w.seconds.min(limit));
+                    // A restarted worker does not repeat a warning already due.
+                    (!adopted || at > started).then_some((w, at))
+                });
+                let at_limit = async {
+                    match deadline {
+                        Some(deadline) => tokio::time::sleep_until(deadline).await,
+                        None => std::future::pending().await,
+                    }
+                };
                 let at_warning = async {
                     match warning {
                         Some((_, at)) if !warned => tokio::time::sleep_until(at).await,
                         _ => std::future::pending().await,
                     }
                 };
+                let stop_rx = &mut self.stop;
+                let stopped = async {
+                    let stop = stop_rx.wait_for(Option::is_some).await.map(|stop| *stop);
+                    match stop {
+                        Ok(stop) => stop,
+                        // The handle is gone (the worker is shutting down): no more stops.
+                        Err(_) => std::future::pending().await,
+                    }
+                };
+                let limit_rx = &mut self.time_limit;
+                let limit_moved = async {
+                    if limit_rx.changed().await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                };
                 tokio::select! {
                     status = waiter.wait() => break Ending::Exited(status),
-                    _ = &mut at_limit => break Ending::TimeLimit,
-                    _ = self.cancel.notified() => break Ending::Cancelled,
+                    _ = at_limit => break Ending::TimeLimit,
+                    stop = stopped => break Ending::Stopped(stop.unwrap_or_default()),
+                    _ = limit_moved => {
+                        let limit = *self.time_limit.borrow();
+                        tracing::info!(time_limit = ?limit, "the job's time limit changed");
+                        // A limit raised past a warning already sent warns again.
+                        if let (Some(w), Some(limit)) = (batch_warning, limit) {
+                            if at_wall(limit - w.seconds.min(limit)) > tokio::time::Instant::now() {
+                                warned = false;
+                            }
+                        }
+                    }
                     _ = at_warning => {
                         warned = true;
                         if let Some((w, _)) = warning {
                             tracing::info!(signal = w.signal, seconds = w.seconds, "sending the time-limit warning to the batch shell");
-                            write_signal_reason(&self.settings, assignment.job_id, assignment.run);
+                            write_signal_reason(&self.settings, assignment.job_id, assignment.run, StopReason::TimeLimit);
                             if let Ok(signal) = Signal::try_from(w.signal) {
                                 let _ = nix::sys::signal::kill(group, signal);
                             }
@@ -921,19 +1032,26 @@ impl Supervisor {
                 }
             },
         };
-        let (timed_out, cancelled) = match ending {
+        let (reason, kill_wait) = match ending {
             Ending::Exited(status) => return (status, false, false),
             Ending::TimeLimit => {
-                tracing::info!(time_limit, "job reached its time limit");
-                (true, false)
+                let time_limit = *self.time_limit.borrow();
+                tracing::info!(?time_limit, "job reached its time limit");
+                (StopReason::TimeLimit, self.settings.kill_wait)
             }
-            Ending::Cancelled => {
-                tracing::info!("job cancelled");
-                (false, true)
+            Ending::Stopped(stop) => {
+                let kill_wait = stop.grace.unwrap_or(self.settings.kill_wait);
+                if stop.preempted {
+                    tracing::info!(grace_seconds = kill_wait.as_secs(), "job preempted");
+                    (StopReason::Preempted, kill_wait)
+                } else {
+                    tracing::info!("job cancelled");
+                    (StopReason::Cancelled, kill_wait)
+                }
             }
         };
-        let why = if timed_out { "time_limit" } else { "cancelled" };
-        if let Err(err) = std::fs::write(&files.ending, why) {
+        let timed_out = reason == StopReason::TimeLimit;
+        if let Err(err) = std::fs::write(&files.ending, reason.as_str()) {
             tracing::debug!(error = %err, "could not record the ending");
         }
         if let (true, Some(notices)) = (timed_out, &self.time_limits) {
@@ -949,16 +1067,17 @@ impl Supervisor {
                 tracing::warn!("the api did not confirm the time limit in time; signalling anyway");
             }
         }
+        write_signal_reason(&self.settings, assignment.job_id, assignment.run, reason);
         signal_group(group, Signal::SIGTERM);
         let status = tokio::select! {
             status = waiter.wait() => status,
-            _ = tokio::time::sleep(self.settings.kill_wait) => {
-                tracing::info!("job still running after the kill wait; sending SIGKILL");
+            _ = tokio::time::sleep(kill_wait) => {
+                tracing::info!(wait_seconds = kill_wait.as_secs_f64(), "job still running after the kill wait; sending SIGKILL");
                 signal_group(group, Signal::SIGKILL);
                 waiter.wait().await
             }
         };
-        (status, timed_out, cancelled)
+        (status, timed_out, !timed_out)
     }
 
     fn launch_failed(&self, assignment: &Assignment, err: &WorkerError) {
@@ -990,13 +1109,19 @@ pub fn signal_reason_file(settings: &LaunchSettings, job_id: i64, run: u32) -> P
         .join("signal_reason")
 }
 
-/// Writes `time_limit` to the job's signal reason file, before a time-limit warning.
-pub(crate) fn write_signal_reason(settings: &LaunchSettings, job_id: i64, run: u32) {
+/// Writes `reason` (`time_limit`, `preempted`, `cancelled`) to the job's signal reason
+/// file, before a time-limit warning and before the SIGTERM that stops the job.
+pub(crate) fn write_signal_reason(
+    settings: &LaunchSettings,
+    job_id: i64,
+    run: u32,
+    reason: StopReason,
+) {
     let path = signal_reason_file(settings, job_id, run);
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
     }
-    if let Err(err) = std::fs::write(&path, "time_limit\n") {
+    if let Err(err) = std::fs::write(&path, format!("{}\n", reason.as_str())) {
         tracing::warn!(path = %path.display(), error = %err, "could not write the signal reason");
     }
 }
@@ -1635,6 +1760,88 @@ mod tests {
         // 1 s limit + 1 s kill wait.
         assert!(started.elapsed() >= Duration::from_secs(2));
         assert!(started.elapsed() < Duration::from_secs(6));
+    }
+
+    #[tokio::test]
+    async fn a_lowered_time_limit_moves_the_deadline() {
+        let dir = test_dir("movelimit");
+        let mut job = assignment(31, "sleep 60\n", &dir);
+        job.time_limit = Some(600);
+        let started = Instant::now();
+        let reports = run_to_end(settings(&dir), job, |handle| {
+            assert_eq!(handle.time_limit(), Some(600));
+            assert!(handle.set_time_limit(Some(1)));
+            assert!(
+                !handle.set_time_limit(Some(1)),
+                "the same limit is no change"
+            );
+        })
+        .await;
+        let exited = &reports[1];
+        assert!(exited.timed_out);
+        assert!(!exited.cancelled);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let reason = std::fs::read_to_string(signal_reason_file(&settings(&dir), 31, 0)).unwrap();
+        assert_eq!(reason, "time_limit\n");
+    }
+
+    #[tokio::test]
+    async fn a_preempted_job_gets_its_grace_not_the_kill_wait() {
+        let dir = test_dir("grace");
+        let ready = dir.join("ready");
+        // The TERM handler needs 3 s; the kill wait is 1 s, the grace 10 s.
+        let script = format!(
+            "trap 'echo reason=$(cat $BERTH_SIGNAL_REASON_FILE); sleep 3; echo cleaned; exit 0' TERM\n\
+             touch {}\nsleep 60 & wait\n",
+            ready.display()
+        );
+        let job = assignment(32, &script, &dir);
+        let reports = run_to_end(settings(&dir), job, |handle| {
+            let until = Instant::now() + Duration::from_secs(10);
+            while !ready.exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            handle.stop(Stop {
+                preempted: true,
+                grace: Some(Duration::from_secs(10)),
+            });
+            // Only the first request counts.
+            handle.cancel();
+        })
+        .await;
+        let exited = &reports[1];
+        assert!(exited.cancelled);
+        assert!(!exited.timed_out);
+        assert_eq!((exited.exit_code, exited.signal), (Some(0), None));
+        let text = std::fs::read_to_string(dir.join("slurm-32.out")).unwrap();
+        assert_eq!(text, "reason=preempted\ncleaned\n");
+        let ending = std::fs::read_to_string(run_dir(&settings(&dir), 32, 0).join("ending"));
+        assert_eq!(ending.unwrap(), "preempted");
+    }
+
+    #[tokio::test]
+    async fn a_grace_of_zero_kills_right_after_the_term() {
+        let dir = test_dir("nograce");
+        let ready = dir.join("ready");
+        let script = format!("trap '' TERM\ntouch {}\nsleep 60\n", ready.display());
+        let job = assignment(33, &script, &dir);
+        let mut slow = settings(&dir);
+        slow.kill_wait = Duration::from_secs(30);
+        let started = Instant::now();
+        let reports = run_to_end(slow, job, |handle| {
+            let until = Instant::now() + Duration::from_secs(10);
+            while !ready.exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            handle.stop(Stop {
+                preempted: true,
+                grace: Some(Duration::ZERO),
+            })
+        })
+        .await;
+        assert_eq!(reports[1].signal, Some(9));
+        // Not after the 30 s kill wait.
+        assert!(started.elapsed() < Duration::from_secs(15));
     }
 
     #[tokio::test]

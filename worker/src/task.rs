@@ -10,7 +10,9 @@
 //! ended) sends SIGTERM to the group, SIGKILL after the kill wait; whatever is left of
 //! the group when the task's process exits is killed.
 
-use crate::launch::{job_bin_dir, write_signal_reason, LaunchSettings, SECRET_VARIABLES};
+use crate::launch::{
+    job_bin_dir, write_signal_reason, LaunchSettings, StopReason, SECRET_VARIABLES,
+};
 use crate::output::{utf8_complete_len, OutputUploader, CHUNK_BYTES};
 use berth_core::hostlist;
 use berth_core::step::{StepOutputUpload, StepTaskKey, StepTaskLaunch, StepTaskReport};
@@ -352,7 +354,7 @@ impl TaskSupervisor {
                     warned = true;
                     if let Some((signal, _)) = warning {
                         tracing::info!(signal, "sending the time-limit warning to the task");
-                        write_signal_reason(&self.settings, key.job_id, key.run);
+                        write_signal_reason(&self.settings, key.job_id, key.run, StopReason::TimeLimit);
                         if let Ok(signal) = Signal::try_from(signal) {
                             let _ = killpg(group, signal);
                         }
