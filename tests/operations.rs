@@ -325,3 +325,20 @@ async fn operators_define_partitions_the_scheduler_honours() {
     let (code, out, err) = c.cli(&olga, &["qos", "set", "urgent", "Priority=100"]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_running_only_cpu_jobs_is_mixed_not_idle() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(node(&c, "node-1").await.state, NodeState::Idle);
+    let id = c.submit("#!/bin/bash\nsleep 600\n", &["-c", "1"]).await;
+    let job = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    assert_eq!(job.gpus_per_node, 0, "{job:?}");
+    let n = node(&c, "node-1").await;
+    assert_eq!((n.state, n.gpus_allocated), (NodeState::Mixed, 0), "{n:?}");
+    let (_, out, _) = c.cli(&c.token, &["nodes", "-N"]);
+    assert!(out.contains("mix"), "{out}");
+}

@@ -10,8 +10,8 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::Json;
 use berth_core::wire::{Node, NodeDrain, Problem};
-use berth_db::node::AdminChange;
-use berth_db::{node, notify, partition, DbError};
+use berth_db::node::{AdminChange, NodeRow};
+use berth_db::{allocation, node, notify, partition, DbError};
 
 /// The longest drain reason, characters.
 pub const MAX_REASON_CHARS: usize = 256;
@@ -20,10 +20,21 @@ async fn node_view(state: &AppState, name: &str) -> Result<Node, ApiError> {
     let row = node::node_get_by_name(&state.pool, name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no node {name}")))?;
+    row_view(state, &row).await
+}
+
+/// The view of one node's row: its GPUs, partitions and whether it runs anything.
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub(crate) async fn row_view(state: &AppState, row: &NodeRow) -> Result<Node, ApiError> {
     let gpus = node::gpu_list(&state.pool).await?;
     let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == row.id).collect();
     let partitions = partition::partition_list(&state.pool).await?;
-    Ok(views::node_view(&row, &mine, &partitions))
+    let busy = allocation::allocation_busy_nodes(&state.pool)
+        .await?
+        .contains(&row.id);
+    Ok(views::node_view(row, &mine, &partitions, busy))
 }
 
 /// Show one node.

@@ -336,12 +336,21 @@ pub async fn node_list(
     let nodes = node::node_list(&state.pool).await?;
     let gpus = node::gpu_list(&state.pool).await?;
     let partitions = partition::partition_list(&state.pool).await?;
+    let busy: std::collections::HashSet<i64> =
+        berth_db::allocation::allocation_busy_nodes(&state.pool)
+            .await?
+            .into_iter()
+            .collect();
+    let mut by_node: std::collections::HashMap<i64, Vec<_>> = std::collections::HashMap::new();
+    for g in &gpus {
+        by_node.entry(g.node_id).or_default().push(g);
+    }
     Ok(Json(NodeList {
         items: nodes
             .iter()
             .map(|n| {
-                let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == n.id).collect();
-                views::node_view(n, &mine, &partitions)
+                let mine = by_node.remove(&n.id).unwrap_or_default();
+                views::node_view(n, &mine, &partitions, busy.contains(&n.id))
             })
             .collect(),
     }))
@@ -388,10 +397,7 @@ pub async fn node_register(
     let req = json_body(body)?;
     caller.require_node(&req.name)?;
     let row = node_sync::register(&state.pool, &req).await?;
-    let gpus = node::gpu_list(&state.pool).await?;
-    let partitions = partition::partition_list(&state.pool).await?;
-    let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == row.id).collect();
-    Ok(Json(views::node_view(&row, &mine, &partitions)))
+    Ok(Json(crate::nodes::row_view(&state, &row).await?))
 }
 
 /// Sync a node (worker long poll).

@@ -137,19 +137,16 @@ pub fn job_views(rows: &[JobRow], allocations: &[JobAllocationRow]) -> Vec<Job> 
         .collect()
 }
 
-/// A node view from its row, its GPUs and the partitions it belongs to.
-pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow]) -> Node {
+/// A node view from its row, its GPUs and the partitions it belongs to. `busy`: the node
+/// holds a live allocation. An available node is IDLE with no allocation, ALLOCATED when
+/// every GPU is allocated, MIXED otherwise (including a node running only CPU jobs: CPU
+/// counts are not tracked per node).
+pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], busy: bool) -> Node {
     let allocated = gpus.iter().filter(|g| g.job_id.is_some()).count() as u32;
     let state = match row.state.as_str() {
-        "UP" => {
-            if allocated == 0 {
-                NodeState::Idle
-            } else if allocated as usize >= gpus.len() {
-                NodeState::Allocated
-            } else {
-                NodeState::Mixed
-            }
-        }
+        "UP" if allocated == 0 && !busy => NodeState::Idle,
+        "UP" if allocated > 0 && allocated as usize >= gpus.len() => NodeState::Allocated,
+        "UP" => NodeState::Mixed,
         other => other.parse().unwrap_or(NodeState::Down),
     };
     Node {
@@ -183,14 +180,12 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow]) -
 
 /// A partition view, with the node and GPU counts of its members.
 pub fn partition_view(row: &PartitionRow, nodes: &[NodeRow], gpus: &[GpuRow]) -> Partition {
-    let members: Vec<&NodeRow> = nodes
+    let members: std::collections::HashSet<i64> = nodes
         .iter()
         .filter(|n| row.nodes.is_empty() || row.nodes.contains(&n.name))
+        .map(|n| n.id)
         .collect();
-    let total_gpus = gpus
-        .iter()
-        .filter(|g| members.iter().any(|n| n.id == g.node_id))
-        .count() as u32;
+    let total_gpus = gpus.iter().filter(|g| members.contains(&g.node_id)).count() as u32;
     Partition {
         name: row.name.clone(),
         is_default: row.is_default,

@@ -297,3 +297,15 @@ pub async fn allocation_list_for_run(
     .fetch_all(ex)
     .await?)
 }
+
+/// Nodes holding at least one live allocation (a job's processes may run there), by id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_busy_nodes(ex: impl PgExecutor<'_>) -> Result<Vec<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT DISTINCT node_id AS "node_id!" FROM allocations WHERE released_at IS NULL"#
+    )
+    .fetch_all(ex)
+    .await?)
+}

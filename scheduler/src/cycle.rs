@@ -186,17 +186,21 @@ pub async fn load_cycle_input(
             .into_iter()
             .collect()
     };
+    // GPUs by node in one pass (the list is ordered by node then index).
+    let mut gpus_by_node: HashMap<i64, Vec<(u32, String)>> = HashMap::new();
+    for g in &gpus {
+        gpus_by_node
+            .entry(g.node_id)
+            .or_default()
+            .push((g.index as u32, g.model.clone()));
+    }
     let nodes = nodes
         .iter()
         .map(|n| NodeView {
             id: n.id,
             name: n.name.clone(),
             available: n.state == "UP",
-            gpus: gpus
-                .iter()
-                .filter(|g| g.node_id == n.id)
-                .map(|g| (g.index as u32, g.model.clone()))
-                .collect(),
+            gpus: gpus_by_node.remove(&n.id).unwrap_or_default(),
             features: n.features.clone(),
         })
         .collect();
