@@ -354,3 +354,50 @@ async fn hold_release_update_and_array_throttle() {
     .unwrap();
     assert_eq!(left, 0, "cancelling the array's id cancels every task");
 }
+
+/// With `kill_invalid_depend`, a job whose dependency can never be satisfied is cancelled
+/// (reason DependencyNeverSatisfied), and so, in turn, are the jobs that needed it to
+/// succeed; a job waiting for the failure runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_invalid_depend_cancels_what_can_never_run() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        scheduler_config: "kill_invalid_depend = true\n",
+        ..Default::default()
+    })
+    .await;
+    let a = c.submit("#!/bin/bash\nsleep 1\nexit 1\n", &[]).await;
+    let b = c
+        .submit(
+            "#!/bin/bash\ntrue\n",
+            &[&format!("--dependency=afterok:{a}")],
+        )
+        .await;
+    let chained = c
+        .submit(
+            "#!/bin/bash\ntrue\n",
+            &[&format!("--dependency=afterok:{b}")],
+        )
+        .await;
+    let on_failure = c
+        .submit(
+            "#!/bin/bash\necho cleanup\n",
+            &[&format!("--dependency=afternotok:{a}")],
+        )
+        .await;
+    assert_eq!(c.wait_ended(a, 60).await.state, JobState::Failed);
+    for id in [b, chained] {
+        let j = c.wait_ended(id, 60).await;
+        assert_eq!(
+            (j.state, j.reason.as_deref()),
+            (JobState::Cancelled, Some("DependencyNeverSatisfied")),
+            "{j:?}"
+        );
+        assert!(j.start_time.is_none(), "it never ran: {j:?}");
+    }
+    assert_eq!(
+        c.wait_ended(on_failure, 60).await.state,
+        JobState::Completed
+    );
+    assert_eq!(c.output(on_failure).await, "cleanup\n");
+}

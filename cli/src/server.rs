@@ -40,6 +40,7 @@
 //! backfill_depth = 100
 //! priority_max_age_seconds = 604800
 //! fairshare_half_life_seconds = 604800
+//! kill_invalid_depend = false  # true: cancel jobs whose dependency can never be met
 //!
 //! [scheduler.priority_weights]  # Slurm's PriorityWeight*
 //! age = 1000
@@ -147,6 +148,9 @@ pub struct SchedulerSection {
     pub priority_max_age_seconds: i64,
     /// `PriorityDecayHalfLife`, seconds (default 7 days; 0 = no decay).
     pub fairshare_half_life_seconds: i64,
+    /// Slurm's `kill_invalid_depend`: cancel pending jobs whose dependency can never be
+    /// satisfied (default false: they stay pending with reason `DependencyNeverSatisfied`).
+    pub kill_invalid_depend: bool,
     /// `PriorityWeight*`.
     pub priority_weights: PriorityWeights,
     /// `TRESBillingWeights`.
@@ -180,6 +184,7 @@ impl Default for SchedulerSection {
             backfill_depth: planner.backfill_depth,
             priority_max_age_seconds: planner.max_age,
             fairshare_half_life_seconds: planner.half_life,
+            kill_invalid_depend: planner.kill_invalid_depend,
             priority_weights: planner.weights,
             billing_weights: planner.billing,
         }
@@ -200,6 +205,7 @@ impl SchedulerSection {
             backfill_depth: self.backfill_depth,
             half_life: self.fairshare_half_life_seconds,
             billing: self.billing_weights,
+            kill_invalid_depend: self.kill_invalid_depend,
         }
     }
 }

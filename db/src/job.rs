@@ -1071,3 +1071,38 @@ pub async fn job_array_task_get(
     .fetch_optional(ex)
     .await?)
 }
+
+/// Slurm's `kill_invalid_depend`: cancels the pending jobs `ids` whose dependency can
+/// never be satisfied (state CANCELLED, reason `DependencyNeverSatisfied`, a `cancelled`
+/// event by the scheduler). Jobs no longer pending are left alone. Returns the ids
+/// cancelled.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_cancel_invalid_depend_in_tx(
+    conn: &mut PgConnection,
+    ids: &[i64],
+) -> Result<Vec<i64>, DbError> {
+    let cancelled = sqlx::query!(
+        r#"UPDATE jobs SET state = 'CANCELLED', end_time = now(),
+                  reason = 'DependencyNeverSatisfied', expected_start = NULL
+           WHERE id = ANY($1) AND state = 'PENDING'
+           RETURNING id, restart_count"#,
+        ids
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for row in &cancelled {
+        job_event_insert(
+            &mut *conn,
+            row.id,
+            "cancelled",
+            row.restart_count,
+            None,
+            serde_json::json!({ "by": "scheduler", "reason": "DependencyNeverSatisfied" }),
+        )
+        .await?;
+    }
+    Ok(cancelled.into_iter().map(|r| r.id).collect())
+}

@@ -565,6 +565,28 @@ pub async fn run_cycle(pool: &Pool, term: i64, config: &PlannerConfig) -> Result
         return Ok(Outcome::Committed { started: 0 });
     }
     let plan = planner::plan(snapshot, config);
+    if config.kill_invalid_depend {
+        let never: Vec<i64> = plan
+            .pending
+            .iter()
+            .filter(|w| w.reason == "DependencyNeverSatisfied")
+            .map(|w| w.job_id)
+            .collect();
+        if !never.is_empty() {
+            let mut tx = pool.begin().await?;
+            if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
+                return Ok(Outcome::Deposed);
+            }
+            for id in job::job_cancel_invalid_depend_in_tx(&mut tx, &never).await? {
+                tracing::info!(
+                    job.id = id,
+                    "cancelled: its dependency can never be satisfied (kill_invalid_depend)"
+                );
+                notify::notify(&mut *tx, notify::JOBS_CHANNEL, &id.to_string()).await?;
+            }
+            tx.commit().await?;
+        }
+    }
     let records: Vec<(i64, PriorityRecord)> = planner::priorities(snapshot, config)
         .into_iter()
         .map(|(id, factors)| {

@@ -76,6 +76,10 @@ pub struct PlannerConfig {
     /// `TRESBillingWeights`: what a run is charged per CPU and GPU second (default a GPU
     /// weighs 32 CPUs). Used by the cycle that charges usage, not by [`plan`].
     pub billing: BillingWeights,
+    /// Slurm's `SchedulerParameters=kill_invalid_depend`: cancel a pending job whose
+    /// dependency can never be satisfied instead of leaving it pending with reason
+    /// `DependencyNeverSatisfied` (default false). Applied by the cycle, not by [`plan`].
+    pub kill_invalid_depend: bool,
 }
 
 impl Default for PlannerConfig {
@@ -88,6 +92,7 @@ impl Default for PlannerConfig {
             backfill_depth: 100,
             half_life: priority::DEFAULT_HALF_LIFE,
             billing: BillingWeights::default(),
+            kill_invalid_depend: false,
         }
     }
 }
