@@ -128,4 +128,11 @@ async fn requests_no_node_can_hold_are_refused_with_422() {
         .await
         .unwrap_err();
     assert_eq!((status, p.field.as_deref()), (422, Some("--nodes")));
+    // A generic resource no node offers is refused, naming it.
+    let (status, p) = c
+        .try_submit("#!/bin/bash\ntrue\n", &["--gres=gpu:1,nvme:1"])
+        .await
+        .unwrap_err();
+    assert_eq!((status, p.field.as_deref()), (400, Some("--gres")), "{p:?}");
+    assert!(p.detail.contains("nvme"), "{p:?}");
 }

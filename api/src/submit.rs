@@ -49,6 +49,39 @@ pub fn parse_submission(req: &JobCreate) -> Result<(JobSpec, String), ApiError> 
     Ok((spec, batch.script))
 }
 
+/// Generic resources this cluster schedules (`--gres` names): GPUs only.
+pub const KNOWN_GRES: &[&str] = &["gpu"];
+
+/// Refuses `--gres` entries naming a resource no node offers, as Slurm refuses an
+/// "Invalid generic resource (gres) specification" at submission (a job asking for one
+/// could never start).
+///
+/// # Errors
+/// 400 naming `--gres` and the unknown resource.
+pub fn check_gres(gres: Option<&str>) -> Result<(), ApiError> {
+    let Some(gres) = gres.filter(|g| !g.eq_ignore_ascii_case("none")) else {
+        return Ok(());
+    };
+    for item in gres.split(',') {
+        let name = item
+            .strip_prefix("gres/")
+            .unwrap_or(item)
+            .split(':')
+            .next()
+            .unwrap_or_default();
+        if !KNOWN_GRES.contains(&name) {
+            return Err(ApiError::bad_field(
+                "--gres",
+                format!(
+                    "invalid generic resource {name:?}: this cluster offers {}",
+                    KNOWN_GRES.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Applies `--export` to the submission environment: `ALL` (default) keeps it, `NONE`
 /// drops it, and `NAME=value` / `NAME` items add or keep single variables.
 pub fn exported_environment(
@@ -131,6 +164,7 @@ pub async fn submit_job(
     }
 
     let (spec, script) = parse_submission(req)?;
+    check_gres(spec.gres.as_deref())?;
     let partition = partition::partition_get(pool, spec.partition.as_deref())
         .await?
         .ok_or_else(|| match &spec.partition {
@@ -450,6 +484,17 @@ async fn check_qos_and_partition_limits(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_gpus_are_generic_resources_here() {
+        assert!(check_gres(None).is_ok());
+        assert!(check_gres(Some("gpu:h100:4")).is_ok());
+        assert!(check_gres(Some("gres/gpu:2")).is_ok());
+        assert!(check_gres(Some("none")).is_ok());
+        let err = check_gres(Some("gpu:1,nvme:1")).unwrap_err();
+        assert!(format!("{err:?}").contains("nvme"), "{err:?}");
+        assert!(check_gres(Some("foo:1")).is_err());
+    }
 
     #[test]
     fn export_rules() {
