@@ -1,7 +1,8 @@
 # Sourced by scripts/test: makes DATABASE_URL point at a PostgreSQL server on which the
 # tests may create databases. Uses DATABASE_URL when it answers, else a server on
 # 127.0.0.1:5432 with trust authentication, else starts a private one (initdb + pg_ctl,
-# as an unprivileged user when running as root) that is stopped when the shell exits.
+# as an unprivileged user when running as root) that is stopped when the shell exits
+# (by the function `berth_pg_stop`, which a script that sets its own EXIT trap must call).
 
 pg_answers() {
   if command -v pg_isready >/dev/null 2>&1; then
@@ -38,7 +39,10 @@ else
   "${run_as[@]}" "$initdb" -D "$pgdir/data" -U postgres -A trust --no-sync >/dev/null
   "${run_as[@]}" "$pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w \
     -o "-p $port -k $pgdir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null
-  trap '"${run_as[@]}" "$pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true' EXIT
+  berth_pg_stop() {
+    "${run_as[@]}" "$pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1 || true
+  }
+  trap berth_pg_stop EXIT
   export DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres"
   echo "PostgreSQL: started a private server on port $port ($pgdir)"
 fi
