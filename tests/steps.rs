@@ -276,3 +276,64 @@ async fn a_multi_node_job_fails_as_a_whole_when_one_task_fails() {
         "{rank0:?}"
     );
 }
+
+/// Three `srun --gpus-per-task=1` in the background of a two-GPU job: steps do not share
+/// GPUs unless `--overlap`, so the third waits (srun says so and retries) and no two steps
+/// running at once see the same GPU; an `--overlap` step runs at once on a taken GPU.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_get_their_own_gpus_unless_overlap() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let script = "#!/bin/bash\n\
+        for s in a b c; do\n\
+          srun -n1 --gpus-per-task=1 bash -c \"echo step=$s gpu=\\$CUDA_VISIBLE_DEVICES start=\\$(date +%s.%N); sleep 4; echo step=$s end=\\$(date +%s.%N)\" &\n\
+        done\n\
+        sleep 1\n\
+        srun -n1 --gpus-per-task=1 --overlap bash -c 'echo overlap gpu=$CUDA_VISIBLE_DEVICES'\n\
+        wait\n";
+    let id = c.submit(script, &["--gres=gpu:2"]).await;
+    let job = c.wait_ended(id, 120).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{out}");
+    assert!(
+        out.contains("step creation temporarily disabled, retrying"),
+        "the third srun waited: {out}"
+    );
+    assert!(out.contains("overlap gpu="), "{out}");
+    let allocated: BTreeSet<String> = job.allocations[0]
+        .gpus
+        .iter()
+        .map(|g| g.to_string())
+        .collect();
+    // Each step's GPU and running interval.
+    let mut steps: BTreeMap<String, (String, f64, f64)> = BTreeMap::new();
+    for line in out.lines().filter(|l| l.starts_with("step=")) {
+        let f = fields(line);
+        let entry = steps
+            .entry(f["step"].to_string())
+            .or_insert((String::new(), 0.0, 0.0));
+        if let Some(gpu) = f.get("gpu") {
+            entry.0 = gpu.to_string();
+            entry.1 = f["start"].parse().unwrap();
+        }
+        if let Some(end) = f.get("end") {
+            entry.2 = end.parse().unwrap();
+        }
+    }
+    assert_eq!(steps.len(), 3, "{out}");
+    let list: Vec<_> = steps.values().collect();
+    for (i, a) in list.iter().enumerate() {
+        assert!(allocated.contains(&a.0), "{a:?} not in {allocated:?}");
+        for b in &list[i + 1..] {
+            let together = a.1 < b.2 && b.1 < a.2;
+            assert!(
+                !(together && a.0 == b.0),
+                "two steps ran at once on GPU {}: {out}",
+                a.0
+            );
+        }
+    }
+}

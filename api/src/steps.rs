@@ -13,13 +13,14 @@ use axum::Json;
 use berth_core::hostlist;
 use berth_core::spec::JobSpec;
 use berth_core::step::{
-    layout, parse_gpu_bind, task_gpus, Step, StepCreate, StepList, StepOutput, StepOutputChunk,
-    StepOutputQuery, StepOutputUpload, StepState, StepTask,
+    layout, parse_gpu_bind, task_gpus, GpuBind, Step, StepCreate, StepList, StepOutput,
+    StepOutputChunk, StepOutputQuery, StepOutputUpload, StepState, StepTask,
 };
 use berth_core::wire::{OutputStream, Problem};
 use berth_db::job::JobRow;
 use berth_db::step::{StepInsert, StepRow, StepTaskInsert, StepTaskRow};
 use berth_db::{allocation, job, notify, step, DbError};
+use std::collections::{HashMap, HashSet};
 
 /// The most output chunks one read returns.
 const OUTPUT_PAGE: i64 = 1000;
@@ -107,6 +108,10 @@ fn step_number(step_id: u32) -> Result<i32, ApiError> {
 /// take the job's) and hands them to the nodes' workers, which start them at their next
 /// sync. The answer lists every task with its node, `SLURM_PROCID`, `SLURM_LOCALID` and
 /// GPUs. Only the job's user (or an admin) runs steps in it: a step runs as that user.
+///
+/// A step with `gpus_per_task` and without `overlap` gets GPUs that no other running such
+/// step holds; while too few are free the answer is 409 `step_resources_busy` (srun waits
+/// and retries). Steps without `gpus_per_task`, or with `overlap`, share the job's GPUs.
 #[utoipa::path(post, path = "/v1/jobs/{id}/steps", tag = "jobs", operation_id = "step_create",
     params(("id" = i64, Path, description = "Job id")),
     request_body = StepCreate,
@@ -116,7 +121,7 @@ fn step_number(step_id: u32) -> Result<i32, ApiError> {
         (status = 401, description = "No or bad credentials", body = Problem),
         (status = 403, description = "Not the job's user nor an admin (steps run as the job's user)", body = Problem),
         (status = 404, description = "No such job (or not yours)", body = Problem),
-        (status = 409, description = "The job is not running", body = Problem)),
+        (status = 409, description = "The job is not running, or the GPUs the step needs are in use by other steps (`step_resources_busy`)", body = Problem)),
     security(("bearer" = [])))]
 pub async fn step_create(
     State(state): State<AppState>,
@@ -181,15 +186,45 @@ pub async fn step_create(
     let gpus_per_task = req.gpus_per_task.or(spec.gpus_per_task);
     let bind = parse_gpu_bind(req.gpu_bind.as_deref())
         .map_err(|e| ApiError::bad_field(e.field, e.message))?;
+    // A step with --gpus-per-task and without --overlap gets GPUs no other such step
+    // holds (Slurm's steps do not share resources unless --overlap); when too few are
+    // free it is refused with 409 and srun retries, as Slurm's srun waits.
+    let exclusive = gpus_per_task.is_some() && !req.overlap && bind == GpuBind::Default;
+    let mut busy: HashMap<String, HashSet<u32>> = HashMap::new();
+    if exclusive {
+        for (node, gpus) in step::step_gpus_in_use_in_tx(&mut tx, id, job_row.restart_count).await?
+        {
+            busy.entry(node)
+                .or_default()
+                .extend(gpus.into_iter().map(to_u32));
+        }
+    }
     let mut tasks = Vec::new();
     let mut task_id = 0i32;
     for (&node, &count) in placed.nodes.iter().zip(&placed.tasks_per_node) {
         let alloc = &allocations[node];
-        let node_gpus: Vec<u32> = alloc.gpu_indices.iter().map(|g| to_u32(*g)).collect();
+        let mut node_gpus: Vec<u32> = alloc.gpu_indices.iter().map(|g| to_u32(*g)).collect();
+        let bad = |e: berth_core::step::LayoutError| {
+            ApiError::bad_field(e.field, format!("on {}: {}", alloc.node_name, e.message))
+        };
+        // Too few GPUs in the allocation at all is the request's fault (400) …
+        task_gpus(&node_gpus, 0, count, gpus_per_task, bind).map_err(bad)?;
+        if let Some(taken) = busy.get(&alloc.node_name) {
+            node_gpus.retain(|g| !taken.contains(g));
+            // … too few free now is a wait (409).
+            if task_gpus(&node_gpus, 0, count, gpus_per_task, bind).is_err() {
+                return Err(ApiError::Conflict {
+                    code: "step_resources_busy",
+                    detail: format!(
+                        "the GPUs of job {id} on {} are in use by other steps: retry when they end, \
+                         or run with --overlap",
+                        alloc.node_name
+                    ),
+                });
+            }
+        }
         for local in 0..count {
-            let gpus = task_gpus(&node_gpus, local, count, gpus_per_task, bind).map_err(|e| {
-                ApiError::bad_field(e.field, format!("on {}: {}", alloc.node_name, e.message))
-            })?;
+            let gpus = task_gpus(&node_gpus, local, count, gpus_per_task, bind).map_err(bad)?;
             tasks.push(StepTaskInsert {
                 task_id,
                 node_name: alloc.node_name.clone(),

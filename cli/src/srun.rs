@@ -6,7 +6,7 @@
 //! Inside a job the worker puts this binary first on `PATH` under the name `srun`, with
 //! `BERTH_URL` and the job's own token in `BERTH_TOKEN`.
 
-use crate::client::Client;
+use crate::client::{Client, ClientError};
 use anyhow::{bail, Context};
 use berth_core::step::{Step, StepCreate, StepOutput, StepOutputChunk, StepState};
 use berth_core::wire::OutputStream;
@@ -64,7 +64,6 @@ pub struct SrunArgs {
         required = true,
         num_args = 1..,
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "COMMAND"
     )]
     pub command: Vec<String>,
@@ -229,6 +228,39 @@ async fn drain(
     }
 }
 
+/// Creates the step, waiting as Slurm's srun does while the GPUs it needs are in use by
+/// other steps (the api's 409 `step_resources_busy`): one message on stderr, then a retry
+/// every second.
+async fn create_step(client: &Client, job_id: i64, request: &StepCreate) -> anyhow::Result<Step> {
+    let mut told = false;
+    loop {
+        match client
+            .post_json(&format!("/v1/jobs/{job_id}/steps"), request)
+            .await
+        {
+            Ok(step) => {
+                if told {
+                    eprintln!("srun: Step created for job {job_id}");
+                }
+                return Ok(step);
+            }
+            Err(ClientError::Problem {
+                status: 409,
+                problem,
+            }) if problem.code == "step_resources_busy" => {
+                if !told {
+                    eprintln!(
+                        "srun: Job {job_id} step creation temporarily disabled, retrying (Requested nodes are busy)"
+                    );
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => bail!("srun: {e}"),
+        }
+    }
+}
+
 /// Runs `srun`: creates the step, follows its output, returns its exit code.
 ///
 /// # Errors
@@ -249,10 +281,7 @@ pub async fn run(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
         .ok()
         .map(|dir| dir.display().to_string());
     let request = step_request(args, work_dir, std::env::vars())?;
-    let step: Step = client
-        .post_json(&format!("/v1/jobs/{job_id}/steps"), &request)
-        .await
-        .map_err(|e| anyhow::anyhow!("srun: {e}"))?;
+    let step = create_step(client, job_id, &request).await?;
     let path = format!("/v1/jobs/{job_id}/steps/{}", step.step_id);
     let mut printer = Printer {
         label: args.label,
@@ -302,6 +331,27 @@ pub async fn run(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(clap::Parser)]
+    struct Srun {
+        #[command(flatten)]
+        args: SrunArgs,
+    }
+
+    fn parse(argv: &[&str]) -> SrunArgs {
+        <Srun as clap::Parser>::try_parse_from(argv).unwrap().args
+    }
+
+    #[test]
+    fn options_glued_to_their_values_and_the_programs_own_flags() {
+        let a = parse(&["srun", "-n1", "-l", "python", "-u", "train.py", "--lr", "3"]);
+        assert_eq!(a.ntasks, Some(1));
+        assert!(a.label);
+        assert_eq!(a.command, ["python", "-u", "train.py", "--lr", "3"]);
+        let a = parse(&["srun", "-N2", "--gpus-per-task=1", "--", "bash", "-c", "x"]);
+        assert_eq!((a.nodes, a.gpus_per_task), (Some(2), Some(1)));
+        assert_eq!(a.command, ["bash", "-c", "x"]);
+    }
 
     fn env() -> Vec<(String, String)> {
         [

@@ -41,8 +41,9 @@ pub struct StepCreate {
     /// `-K/--kill-on-bad-exit`: a task ending with a non-zero code stops the others.
     #[serde(default)]
     pub kill_on_bad_exit: bool,
-    /// `--overlap`: the step may share resources with other steps (recorded; Berth does
-    /// not make steps wait for each other).
+    /// `--overlap`: the step may share GPUs with other steps. Without it, a step with
+    /// `--gpus-per-task` gets GPUs no other running step of that kind holds, and waits
+    /// (409, srun retries) while too few are free.
     #[serde(default)]
     pub overlap: bool,
     /// `--gpu-bind`: `none` (every task sees all of its node's GPUs of the job),

@@ -628,3 +628,32 @@ pub async fn step_output_read(
     .fetch_all(ex)
     .await?)
 }
+
+/// GPUs held by the live tasks of run `run` of job `job_id` whose steps claim their GPUs
+/// exclusively (running steps with `--gpus-per-task` and without `--overlap`): (node name,
+/// physical GPU indices), one row per task.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_gpus_in_use_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+) -> Result<Vec<(String, Vec<i32>)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT n.name AS node_name, t.gpu_indices
+           FROM step_tasks t
+           JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
+           JOIN nodes n ON n.id = t.node_id
+           WHERE t.job_id = $1 AND t.run = $2 AND t.ended_at IS NULL
+             AND s.state = 'RUNNING' AND NOT s.overlap AND s.gpus_per_task IS NOT NULL"#,
+        job_id,
+        run
+    )
+    .fetch_all(conn)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.node_name, r.gpu_indices))
+        .collect())
+}
