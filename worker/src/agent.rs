@@ -110,8 +110,17 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         } else {
             None
         },
+        gpu_minors: backend.device_minors(),
     };
-    tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, "job isolation");
+    let devices = settings
+        .cgroups
+        .as_ref()
+        .map(crate::cgroup::Hierarchy::device_control)
+        .unwrap_or(crate::cgroup::DeviceControl::None);
+    tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, gpu_devices = ?devices, "job isolation");
+    if devices == crate::cgroup::DeviceControl::None && !settings.gpu_minors.is_empty() {
+        tracing::warn!("no device cgroup here: jobs can open GPU devices they do not hold (CUDA_VISIBLE_DEVICES still names only theirs)");
+    }
     let uploader = OutputUploader::from_client(client.clone());
     let (limits_tx, time_limits) = mpsc::unbounded_channel();
     let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx)

@@ -78,6 +78,9 @@ pub struct LaunchSettings {
     pub allow_root_jobs: bool,
     /// The node's cgroup layout, when jobs get memory and CPU limits.
     pub cgroups: Option<crate::cgroup::Hierarchy>,
+    /// The node's GPUs as (index, device minor number): a job's device group denies those
+    /// it does not hold ([`crate::cgroup::denied_gpu_minors`]).
+    pub gpu_minors: Vec<(u32, u32)>,
 }
 
 /// The name of a job run's cgroup under `berth/`: this worker's state directory (so two
@@ -97,6 +100,34 @@ pub fn cgroup_name(settings: &LaunchSettings, job_id: i64, run: u32) -> String {
         })
         .collect();
     format!("{}.job_{job_id}.{run}", dir.trim_matches('_'))
+}
+
+/// A job run's groups on this node, where it has cgroups and a shepherd to join them:
+/// `limits`, and no access to the node's GPU devices other than `gpus` (the run's GPU
+/// indices here). Made by the first process of the run on the node (batch shell or step
+/// task), found by the others. `None` when nothing applies or the groups cannot be made
+/// (logged; the job then runs without them).
+pub(crate) fn job_cgroup(
+    settings: &LaunchSettings,
+    job_id: i64,
+    run: u32,
+    limits: crate::cgroup::Limits,
+    gpus: &[u32],
+) -> Option<crate::cgroup::JobCgroup> {
+    let (Some(hierarchy), Some(_)) = (&settings.cgroups, &settings.client_exe) else {
+        return None;
+    };
+    let denied = crate::cgroup::denied_gpu_minors(&settings.gpu_minors, gpus);
+    if !hierarchy.needed(limits, &denied) {
+        return None;
+    }
+    match hierarchy.create(&cgroup_name(settings, job_id, run), limits, &denied) {
+        Ok(group) => Some(group),
+        Err(err) => {
+            tracing::warn!(error = %err, "could not make the job's cgroup; running it without limits or device isolation");
+            None
+        }
+    }
 }
 
 /// The account a job runs as, when the worker switches users.
@@ -1256,24 +1287,17 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     let _ = std::fs::remove_file(&job_dir_files.pid);
     let _ = std::fs::remove_file(&job_dir_files.ending);
     let _ = std::fs::remove_file(&job_dir_files.reported);
-    // Memory and CPU limits, where the node has cgroups and a shepherd to join them.
     let limits = crate::cgroup::Limits {
         memory_mib: assignment.memory_limit_mib,
         cpus: assignment.cpu_limit,
     };
-    let cgroup = match (&settings.cgroups, &settings.client_exe) {
-        (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
-            let name = cgroup_name(settings, assignment.job_id, assignment.run);
-            match hierarchy.create(&name, limits) {
-                Ok(group) => Some(group),
-                Err(err) => {
-                    tracing::warn!(error = %err, "could not make the job's cgroup; running it without limits");
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
+    let cgroup = job_cgroup(
+        settings,
+        assignment.job_id,
+        assignment.run,
+        limits,
+        &assignment.gpus,
+    );
     let mut command = match &settings.client_exe {
         // A shepherd (`berth shepherd`) starts the batch shell and records its exit
         // status, so that a restarted worker can find the job again and learn its end.
@@ -1548,6 +1572,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
+            gpu_minors: Vec::new(),
         }
     }
 

@@ -33,9 +33,11 @@
 //! Step tasks join the job's cgroups on their node (made there when the batch shell runs
 //! elsewhere).
 //!
-//! Not done yet: no device cgroup; step tasks
-//! (whose output goes through pipes to the worker) do not survive a worker restart: the
-//! restarted worker stops them and reports them ended.
+//! Where the node has the cgroup v1 `devices` hierarchy, a job may open only its own GPU
+//! devices (`/dev/nvidiaN`); not on a pure cgroup v2 host ([`cgroup`]).
+//!
+//! Not done yet: step tasks (whose output goes through pipes to the worker) do not
+//! survive a worker restart: the restarted worker stops them and reports them ended.
 
 pub mod agent;
 mod api;

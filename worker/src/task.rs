@@ -200,24 +200,19 @@ impl TaskSupervisor {
         let task_dir = crate::launch::run_dir(&self.settings, key.job_id, key.run)
             .join("tasks")
             .join(format!("{}.{}", key.step_id, key.task_id));
-        // The job's cgroups on this node (made here when the batch shell is elsewhere).
+        // The job's cgroups on this node (made here when the batch shell is elsewhere):
+        // its limits, and only the job's GPUs on this node may be opened.
         let limits = crate::cgroup::Limits {
             memory_mib: launch.memory_limit_mib,
             cpus: launch.cpu_limit,
         };
-        let cgroup = match (&self.settings.cgroups, &self.settings.client_exe) {
-            (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
-                let name = crate::launch::cgroup_name(&self.settings, key.job_id, key.run);
-                match hierarchy.create(&name, limits) {
-                    Ok(group) => Some(group),
-                    Err(err) => {
-                        tracing::warn!(error = %err, "could not make the job's cgroup; running the task without limits");
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
+        let cgroup = crate::launch::job_cgroup(
+            &self.settings,
+            key.job_id,
+            key.run,
+            limits,
+            &launch.job_gpus,
+        );
         let shepherd = match &self.settings.client_exe {
             Some(exe) if user.is_some() || cgroup.is_some() => {
                 if let Err(err) = std::fs::create_dir_all(&task_dir) {
@@ -626,6 +621,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
+            gpu_minors: Vec::new(),
         }
     }
 
