@@ -650,6 +650,7 @@ fn remove_job_cgroups(dir: &Path) {
         "/sys/fs/cgroup/berth",
         "/sys/fs/cgroup/memory/berth",
         "/sys/fs/cgroup/cpu/berth",
+        "/sys/fs/cgroup/devices/berth",
     ] {
         let Ok(entries) = std::fs::read_dir(root) else {
             continue;

@@ -140,3 +140,71 @@ async fn memory_and_cpu_limits_come_from_cgroups_and_an_oom_kill_ends_out_of_mem
         c.output(id).await
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_cannot_open_gpu_devices_it_does_not_hold() {
+    use berth_worker::cgroup::DeviceControl;
+    let hierarchy = berth_worker::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"));
+    let control = hierarchy.as_ref().map(|h| h.device_control());
+    if !nix::unistd::geteuid().is_root() || control != Some(DeviceControl::V1Devices) {
+        eprintln!(
+            "SKIPPED a_job_cannot_open_gpu_devices_it_does_not_hold: needs root and the cgroup v1 \
+             devices hierarchy (found {control:?}); device isolation is not enforced here"
+        );
+        return;
+    }
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    // Device nodes like the driver's /dev/nvidia0..7 (major 195, minor = GPU index). No
+    // driver answers behind them: opening one's own GPU fails "No such device or
+    // address" (ENXIO), while the device cgroup refuses another GPU first (EPERM).
+    let dev = c.dir.join("dev");
+    std::fs::create_dir_all(&dev).unwrap();
+    for minor in 0..8 {
+        let node = dev.join(format!("nvidia{minor}"));
+        let made = std::process::Command::new("mknod")
+            .arg(&node)
+            .args(["c", "195", &minor.to_string()])
+            .status()
+            .unwrap();
+        assert!(made.success(), "mknod {}", node.display());
+    }
+    let dev = dev.display();
+    let id = c
+        .submit(
+            &format!(
+                "#!/bin/bash\n\
+                 own=$SLURM_JOB_GPUS; other=$(( (own + 1) % 8 ))\n\
+                 echo gpus=$own\n\
+                 (: < {dev}/nvidia$own) 2>&1 | sed 's/^/own: /'\n\
+                 (: < {dev}/nvidia$other) 2>&1 | sed 's/^/other: /'\n\
+                 srun bash -c \"(: < {dev}/nvidia$other) 2>&1 | sed 's/^/step other: /'\"\n\
+                 srun bash -c \"(: < {dev}/nvidia$own) 2>&1 | sed 's/^/step own: /'\"\n\
+                 true\n"
+            ),
+            &["--gres=gpu:1", "-t", "5"],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    let line = |prefix: &str| {
+        out.lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no {prefix:?} line in\n{out}"))
+            .to_string()
+    };
+    assert!(line("other: ").contains("Operation not permitted"), "{out}");
+    assert!(
+        line("step other: ").contains("Operation not permitted"),
+        "{out}"
+    );
+    assert!(line("own: ").contains("No such device or address"), "{out}");
+    assert!(
+        line("step own: ").contains("No such device or address"),
+        "{out}"
+    );
+}

@@ -1,6 +1,6 @@
-//! A worker killed with SIGKILL and started again keeps its running jobs: their shepherds
-//! keep them going, the new worker finds them in its state directory, ships the rest of
-//! their output, enforces cancellation and reports how they ended.
+//! A worker killed with SIGKILL and started again keeps its running jobs and step tasks:
+//! their shepherds keep them going, the new worker finds them in its state directory,
+//! ships the rest of their output, enforces cancellation and reports how they ended.
 
 use crate::cluster::{Options, TestCluster};
 use berth_core::state::JobState;
@@ -35,7 +35,8 @@ async fn a_worker_killed_and_restarted_keeps_its_running_jobs() {
         .await;
     let stepping = c
         .submit(
-            "#!/bin/bash\nsrun bash -c 'echo task-started; sleep 300'\necho srun_exit=$?\n",
+            "#!/bin/bash\nsrun bash -c 'echo task-started; sleep 6; echo task-done; exit 3'\n\
+             echo srun_exit=$?\n",
             &["--gres=gpu:1", "-t", "5"],
         )
         .await;
@@ -55,17 +56,21 @@ async fn a_worker_killed_and_restarted_keeps_its_running_jobs() {
     assert_eq!(job.restart_count, 0);
     assert_eq!(c.output(finishing).await, "before\nafter\n");
 
-    // A step task cannot be followed across the restart (its output went through the
-    // old worker): it is stopped and reported, so srun and its job carry on.
+    // The step task ran on too: the new worker ships the output it printed after the
+    // restart and reports its exit code, which srun returns to the batch script.
     let job = c.wait_ended(stepping, 60).await;
     let out = c.output(stepping).await;
     assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
-    assert!(out.contains("srun_exit=137"), "{out}");
-    let steps: berth_core::step::StepList = c.get(&format!("/v1/jobs/{stepping}/steps")).await;
     assert_eq!(
-        steps.items[0].tasks[0].message.as_deref(),
-        Some("the worker restarted while the task ran; it was stopped")
+        out,
+        "task-started\ntask-done\nsrun_exit=3\n",
+        "{}",
+        c.log("node-1")
     );
+    let steps: berth_core::step::StepList = c.get(&format!("/v1/jobs/{stepping}/steps")).await;
+    let task = &steps.items[0].tasks[0];
+    assert_eq!(task.exit_code, Some(3), "{task:?}");
+    assert_eq!(task.message, None, "{task:?}");
 
     // The second is still supervised: a cancel stops it.
     assert_eq!(c.job(stopped).await.state, JobState::Running);

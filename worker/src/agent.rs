@@ -110,8 +110,17 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         } else {
             None
         },
+        gpu_minors: backend.device_minors(),
     };
-    tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, "job isolation");
+    let devices = settings
+        .cgroups
+        .as_ref()
+        .map(crate::cgroup::Hierarchy::device_control)
+        .unwrap_or(crate::cgroup::DeviceControl::None);
+    tracing::info!(cgroups = ?settings.cgroups, run_as_user = settings.run_as_user, gpu_devices = ?devices, "job isolation");
+    if devices == crate::cgroup::DeviceControl::None && !settings.gpu_minors.is_empty() {
+        tracing::warn!("no device cgroup here: jobs can open GPU devices they do not hold (CUDA_VISIBLE_DEVICES still names only theirs)");
+    }
     let uploader = OutputUploader::from_client(client.clone());
     let (limits_tx, time_limits) = mpsc::unbounded_channel();
     let launcher = Launcher::new(settings.clone(), Some(uploader.clone()), reports_tx)
@@ -175,8 +184,30 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         let handle = agent.launcher.adopt(record);
         agent.running.insert(key, handle);
     }
-    // Step tasks cannot be followed across a restart: stopped and reported ended.
-    for lost in crate::task::lost_tasks(&agent.steps.settings) {
+    // Step tasks a previous worker process left running are supervised again (their
+    // shepherds record how they end); those from older workers are stopped and reported.
+    let (adoptable, lost) = crate::task::unreported_tasks(&agent.steps.settings);
+    for record in adoptable {
+        let Some(launch) = record.launch.clone() else {
+            continue;
+        };
+        let key = record.key;
+        tracing::info!(
+            job.id = key.job_id,
+            step.id = key.step_id,
+            task = key.task_id,
+            "found a step task from before the restart"
+        );
+        let handle = crate::task::adopt_task(
+            agent.steps.settings.clone(),
+            Some(agent.steps.uploader.clone()),
+            agent.steps.reports_tx.clone(),
+            record,
+            launch,
+        );
+        agent.steps.running.insert(key, handle);
+    }
+    for lost in lost {
         tracing::warn!(
             job.id = lost.key.job_id,
             step.id = lost.key.step_id,
@@ -464,7 +495,11 @@ impl Agent {
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
                     self.journal.ack(carried);
-                    self.steps.pending.drain(..carried_steps);
+                    for acked in self.steps.pending.drain(..carried_steps) {
+                        if matches!(acked.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
+                            crate::task::mark_reported(&self.steps.settings, acked.key);
+                        }
+                    }
                     self.health.pending.drain(..carried_faults);
                     for (_, ack) in self.pending_limits.drain(..carried_limits) {
                         let _ = ack.send(());

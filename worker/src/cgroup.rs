@@ -8,6 +8,16 @@
 //! hierarchies are used the same way (`memory.limit_in_bytes`, `cpu.cfs_quota_us`,
 //! `memory.oom_control`'s `oom_kill`). Without either, jobs run unconfined.
 //!
+//! GPU devices: a job may open only its own GPUs' character devices (`/dev/nvidiaN`,
+//! major [`NVIDIA_MAJOR`], minor the GPU's minor number) where the host has the v1
+//! `devices` hierarchy: the job's group there denies (`devices.deny`, `c 195:N rwm`) every
+//! GPU of the node that the job does not hold ([`denied_gpu_minors`]); the control
+//! devices (`/dev/nvidiactl` 195:255, `/dev/nvidia-modeset` 195:254, `/dev/nvidia-uvm`,
+//! other majors) stay allowed. Opening another job's GPU then fails with EPERM. On a
+//! pure cgroup v2 host (device control needs a BPF program there) and on hosts without
+//! the `devices` hierarchy, GPU devices are not isolated: jobs see only their GPUs in
+//! `CUDA_VISIBLE_DEVICES` but could open the others ([`Hierarchy::device_control`]).
+//!
 //! The shepherd joins the job's groups before it starts the batch shell (so the shell
 //! and everything it starts are inside from the first instruction) and moves itself back
 //! out; see [`join_then_leave`].
@@ -16,6 +26,23 @@ use std::path::{Path, PathBuf};
 
 /// The CPU quota period, microseconds.
 const PERIOD_US: u64 = 100_000;
+
+/// The major number of NVIDIA's character devices (`/dev/nvidia0` is 195:0).
+pub const NVIDIA_MAJOR: u32 = 195;
+
+/// The minor numbers of the GPUs a job must not open: those of `node_gpus` (the node's
+/// GPUs as (index, minor number) pairs) whose index is not in `allowed` (the job's GPU
+/// indices on this node), sorted, each once.
+pub fn denied_gpu_minors(node_gpus: &[(u32, u32)], allowed: &[u32]) -> Vec<u32> {
+    let mut minors: Vec<u32> = node_gpus
+        .iter()
+        .filter(|(index, _)| !allowed.contains(index))
+        .map(|&(_, minor)| minor)
+        .collect();
+    minors.sort_unstable();
+    minors.dedup();
+    minors
+}
 
 /// What a job may use on this node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,18 +58,20 @@ pub struct Limits {
 pub enum Hierarchy {
     /// cgroup v2: the unified root (`/sys/fs/cgroup`).
     V2(PathBuf),
-    /// cgroup v1: the `memory` and `cpu` hierarchies' roots, when mounted.
+    /// cgroup v1: the `memory`, `cpu` and `devices` hierarchies' roots, when mounted.
     V1 {
         /// `/sys/fs/cgroup/memory`.
         memory: Option<PathBuf>,
         /// `/sys/fs/cgroup/cpu`.
         cpu: Option<PathBuf>,
+        /// `/sys/fs/cgroup/devices`.
+        devices: Option<PathBuf>,
     },
 }
 
 /// Finds the cgroup layout under `root` (`/sys/fs/cgroup`): v2 when its
-/// `cgroup.controllers` lists `memory`, else the v1 `memory`/`cpu` hierarchies that are
-/// writable; `None` when there is nothing to use.
+/// `cgroup.controllers` lists `memory`, else the v1 `memory`/`cpu`/`devices` hierarchies
+/// that are mounted; `None` when there is nothing to use.
 pub fn detect(root: &Path) -> Option<Hierarchy> {
     let controllers = std::fs::read_to_string(root.join("cgroup.controllers")).unwrap_or_default();
     if controllers.split_whitespace().any(|c| c == "memory") {
@@ -54,7 +83,12 @@ pub fn detect(root: &Path) -> Option<Hierarchy> {
     };
     let memory = usable("memory", "memory.limit_in_bytes");
     let cpu = usable("cpu", "cpu.cfs_quota_us");
-    (memory.is_some() || cpu.is_some()).then_some(Hierarchy::V1 { memory, cpu })
+    let devices = usable("devices", "devices.deny");
+    (memory.is_some() || cpu.is_some() || devices.is_some()).then_some(Hierarchy::V1 {
+        memory,
+        cpu,
+        devices,
+    })
 }
 
 /// A job run's groups (one directory for v2, one per hierarchy for v1).
@@ -75,12 +109,44 @@ fn write(path: &Path, value: &str) -> std::io::Result<()> {
     })
 }
 
+/// How a host keeps jobs off the GPUs they do not hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceControl {
+    /// The v1 `devices` hierarchy (`devices.deny`).
+    V1Devices,
+    /// None: jobs could open every GPU device of the node.
+    None,
+}
+
 impl Hierarchy {
-    /// Makes the groups `berth/{name}` with `limits`.
+    /// Whether jobs' groups keep them off other jobs' GPU devices here.
+    pub fn device_control(&self) -> DeviceControl {
+        match self {
+            Hierarchy::V1 {
+                devices: Some(_), ..
+            } => DeviceControl::V1Devices,
+            _ => DeviceControl::None,
+        }
+    }
+
+    /// Whether a job with `limits` that must not open `denied_gpus` needs groups here.
+    pub fn needed(&self, limits: Limits, denied_gpus: &[u32]) -> bool {
+        limits != Limits::default()
+            || (!denied_gpus.is_empty() && self.device_control() != DeviceControl::None)
+    }
+
+    /// Makes the groups `berth/{name}` with `limits`, denying the GPU devices with minor
+    /// numbers `denied_gpus` (major [`NVIDIA_MAJOR`]) where [`Hierarchy::device_control`]
+    /// allows.
     ///
     /// # Errors
     /// The kernel's refusal (no permission, a controller that cannot be enabled).
-    pub fn create(&self, name: &str, limits: Limits) -> std::io::Result<JobCgroup> {
+    pub fn create(
+        &self,
+        name: &str,
+        limits: Limits,
+        denied_gpus: &[u32],
+    ) -> std::io::Result<JobCgroup> {
         match self {
             Hierarchy::V2(root) => {
                 let base = root.join("berth");
@@ -106,7 +172,11 @@ impl Hierarchy {
                     dirs: vec![dir],
                 })
             }
-            Hierarchy::V1 { memory, cpu } => {
+            Hierarchy::V1 {
+                memory,
+                cpu,
+                devices,
+            } => {
                 let mut group = JobCgroup {
                     dirs: Vec::new(),
                     oom_file: None,
@@ -131,6 +201,17 @@ impl Hierarchy {
                         &dir.join("cpu.cfs_quota_us"),
                         &(u64::from(cpus) * PERIOD_US).to_string(),
                     )?;
+                    group.dirs.push(dir);
+                }
+                if let (Some(root), false) = (devices, denied_gpus.is_empty()) {
+                    let dir = root.join("berth").join(name);
+                    std::fs::create_dir_all(&dir)?;
+                    for minor in denied_gpus {
+                        write(
+                            &dir.join("devices.deny"),
+                            &format!("c {NVIDIA_MAJOR}:{minor} rwm"),
+                        )?;
+                    }
                     group.dirs.push(dir);
                 }
                 Ok(group)
@@ -240,6 +321,45 @@ mod tests {
     }
 
     #[test]
+    fn denies_the_gpus_a_job_does_not_hold() {
+        let node: Vec<(u32, u32)> = (0..8).map(|i| (i, i)).collect();
+        assert_eq!(denied_gpu_minors(&node, &[2]), vec![0, 1, 3, 4, 5, 6, 7]);
+        assert_eq!(
+            denied_gpu_minors(&node, &[0, 1, 2, 3, 4, 5, 6, 7]),
+            Vec::<u32>::new()
+        );
+        assert_eq!(denied_gpu_minors(&node, &[]), (0..8).collect::<Vec<_>>());
+        // Minor numbers need not follow indices (NVML reports each device's).
+        let node = [(0, 4), (1, 5), (2, 0), (3, 1)];
+        assert_eq!(denied_gpu_minors(&node, &[0, 3]), vec![0, 5]);
+        // An index the node does not have denies nothing more.
+        assert_eq!(denied_gpu_minors(&node, &[9]), vec![0, 1, 4, 5]);
+    }
+
+    #[test]
+    fn a_v1_devices_group_denies_the_other_gpus() {
+        let dir = std::env::temp_dir().join(format!("berth-devices-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("devices")).unwrap();
+        std::fs::write(dir.join("devices/devices.deny"), "").unwrap();
+        let hierarchy = detect(&dir).unwrap();
+        assert_eq!(hierarchy.device_control(), DeviceControl::V1Devices);
+        assert!(hierarchy.needed(Limits::default(), &[1]));
+        assert!(!hierarchy.needed(Limits::default(), &[]));
+        let group = hierarchy
+            .create("job_3.0", Limits::default(), &[1, 7])
+            .unwrap();
+        let job = dir.join("devices/berth/job_3.0");
+        assert_eq!(group.dirs, vec![job.clone()]);
+        // A plain file keeps the last write; the kernel's takes each rule.
+        assert_eq!(
+            std::fs::read_to_string(job.join("devices.deny")).unwrap(),
+            "c 195:7 rwm"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn detects_v2_and_v1_layouts() {
         let dir = std::env::temp_dir().join(format!("berth-cgroup-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -250,7 +370,8 @@ mod tests {
             detect(&dir),
             Some(Hierarchy::V1 {
                 memory: Some(dir.join("memory")),
-                cpu: None
+                cpu: None,
+                devices: None,
             })
         );
         std::fs::write(
@@ -267,6 +388,7 @@ mod tests {
                     memory_mib: Some(512),
                     cpus: Some(2),
                 },
+                &[],
             )
             .unwrap();
         let job = dir.join("berth/job_1.0");

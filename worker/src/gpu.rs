@@ -27,6 +27,15 @@ pub trait GpuBackend: Send + Sync {
     fn xid_errors(&self) -> Vec<(u32, u32)> {
         Vec::new()
     }
+    /// Each GPU's character device minor number, as (GPU index, minor): `/dev/nvidia{minor}`
+    /// (major 195), what a job's device group denies. By default the minor is the index
+    /// (the simulated backend); NVML reports each device's own.
+    fn device_minors(&self) -> Vec<(u32, u32)> {
+        self.inventory()
+            .iter()
+            .map(|gpu| (gpu.index, gpu.index))
+            .collect()
+    }
 }
 
 /// Picks the backend for this machine: simulated GPUs when `simulate` is given (`"8"`,
@@ -180,6 +189,24 @@ impl GpuBackend for NvmlBackend {
             .lock()
             .map(|xids| xids.clone())
             .unwrap_or_default()
+    }
+
+    fn device_minors(&self) -> Vec<(u32, u32)> {
+        (0..self.device_count())
+            .map(|index| {
+                let minor = self
+                    .nvml
+                    .device_by_index(index)
+                    .and_then(|device| device.minor_number());
+                match minor {
+                    Ok(minor) => (index, minor),
+                    Err(err) => {
+                        tracing::warn!(gpu.index = index, error = %err, "NVML has no minor number; assuming the index");
+                        (index, index)
+                    }
+                }
+            })
+            .collect()
     }
 
     fn inventory(&self) -> Vec<GpuInfo> {

@@ -78,6 +78,9 @@ pub struct LaunchSettings {
     pub allow_root_jobs: bool,
     /// The node's cgroup layout, when jobs get memory and CPU limits.
     pub cgroups: Option<crate::cgroup::Hierarchy>,
+    /// The node's GPUs as (index, device minor number): a job's device group denies those
+    /// it does not hold ([`crate::cgroup::denied_gpu_minors`]).
+    pub gpu_minors: Vec<(u32, u32)>,
 }
 
 /// The name of a job run's cgroup under `berth/`: this worker's state directory (so two
@@ -97,6 +100,34 @@ pub fn cgroup_name(settings: &LaunchSettings, job_id: i64, run: u32) -> String {
         })
         .collect();
     format!("{}.job_{job_id}.{run}", dir.trim_matches('_'))
+}
+
+/// A job run's groups on this node, where it has cgroups and a shepherd to join them:
+/// `limits`, and no access to the node's GPU devices other than `gpus` (the run's GPU
+/// indices here). Made by the first process of the run on the node (batch shell or step
+/// task), found by the others. `None` when nothing applies or the groups cannot be made
+/// (logged; the job then runs without them).
+pub(crate) fn job_cgroup(
+    settings: &LaunchSettings,
+    job_id: i64,
+    run: u32,
+    limits: crate::cgroup::Limits,
+    gpus: &[u32],
+) -> Option<crate::cgroup::JobCgroup> {
+    let (Some(hierarchy), Some(_)) = (&settings.cgroups, &settings.client_exe) else {
+        return None;
+    };
+    let denied = crate::cgroup::denied_gpu_minors(&settings.gpu_minors, gpus);
+    if !hierarchy.needed(limits, &denied) {
+        return None;
+    }
+    match hierarchy.create(&cgroup_name(settings, job_id, run), limits, &denied) {
+        Ok(group) => Some(group),
+        Err(err) => {
+            tracing::warn!(error = %err, "could not make the job's cgroup; running it without limits or device isolation");
+            None
+        }
+    }
 }
 
 /// The account a job runs as, when the worker switches users.
@@ -483,6 +514,19 @@ impl RunFiles {
             reported: dir.join("reported"),
         }
     }
+
+    /// Removes the upload progress of both output streams (a fresh start).
+    pub fn clear_progress(&self) {
+        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+            let _ = std::fs::remove_file(self.progress(stream));
+        }
+    }
+
+    /// `{stream}.sent`: how many bytes of that output were uploaded.
+    pub fn progress(&self, stream: OutputStream) -> PathBuf {
+        self.status
+            .with_file_name(format!("{}.sent", stream.as_str()))
+    }
 }
 
 /// What a restarted worker needs to supervise a run it did not start: written to
@@ -682,8 +726,111 @@ fn write_record(files: &RunFiles, record: &RunRecord) {
     }
 }
 
-/// How the end of a batch shell is awaited.
-enum Waiter {
+/// The command that runs `program` (its arguments added by the caller) as the leader of
+/// its own process group: with a client executable, under a shepherd (`berth shepherd`)
+/// that records its pid and exit status in `files`, switches to `user` (supplementary
+/// groups too) and starts it inside `cgroup`; without one (tests), directly, as `user`'s
+/// uid and primary group.
+pub(crate) fn supervised_command(
+    client_exe: Option<&Path>,
+    files: &RunFiles,
+    user: Option<&JobUser>,
+    cgroup: Option<&crate::cgroup::JobCgroup>,
+    program: &str,
+) -> Command {
+    match client_exe {
+        Some(exe) => {
+            let mut command = Command::new(exe);
+            command
+                .arg("shepherd")
+                .arg("--status")
+                .arg(&files.status)
+                .arg("--pid-file")
+                .arg(&files.pid);
+            if let Some(user) = user {
+                command.arg("--user").arg(&user.name);
+            }
+            for dir in cgroup.iter().flat_map(|group| &group.dirs) {
+                command.arg("--cgroup").arg(dir);
+            }
+            command.arg("--").arg(program);
+            command
+        }
+        None => {
+            let mut command = Command::new(program);
+            command.process_group(0);
+            if let Some(user) = user {
+                command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+            }
+            command
+        }
+    }
+}
+
+/// Spawns a [`supervised_command`] and learns the pid of the process it supervises (the
+/// shepherd writes it to `files.pid` as soon as that runs, when `shepherded`). Returns how
+/// to wait for its end and the pid (its process group's id).
+///
+/// # Errors
+/// The spawn failed, or the shepherd exited without starting the process.
+pub(crate) async fn spawn_supervised(
+    mut command: Command,
+    files: &RunFiles,
+    shepherded: bool,
+) -> std::io::Result<(Waiter, i32)> {
+    let mut child = command.spawn()?;
+    if !shepherded {
+        let pid = child
+            .id()
+            .ok_or_else(|| std::io::Error::other("the process has no pid"))?;
+        return Ok((Waiter::Direct(child), pid as i32));
+    }
+    for _ in 0..200 {
+        if let Some(pid) = read_pid(&files.pid) {
+            return Ok((Waiter::Shepherd(child, files.clone()), pid));
+        }
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(std::io::Error::other(
+        "the shepherd did not start the process",
+    ))
+}
+
+/// The pid a shepherd writes to `files.pid`, for a supervised process found after a
+/// restart whose record was written before the pid was known: waits up to 5 s.
+pub(crate) async fn await_pid(files: &RunFiles) -> Option<i32> {
+    for _ in 0..100 {
+        if let Some(pid) = read_pid(&files.pid) {
+            return Some(pid);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
+/// Stops a supervised process group: SIGTERM, then SIGKILL once `kill_wait` has passed;
+/// returns how the process ended.
+pub(crate) async fn terminate(
+    waiter: &mut Waiter,
+    group: Pid,
+    kill_wait: Duration,
+) -> Result<ShepherdStatus, String> {
+    signal_group(group, Signal::SIGTERM);
+    tokio::select! {
+        status = waiter.wait() => status,
+        _ = tokio::time::sleep(kill_wait) => {
+            tracing::info!(wait_seconds = kill_wait.as_secs_f64(), "still running after the kill wait; sending SIGKILL");
+            signal_group(group, Signal::SIGKILL);
+            waiter.wait().await
+        }
+    }
+}
+
+/// How the end of a supervised process (batch shell, step task) is awaited.
+pub(crate) enum Waiter {
     /// The batch shell is the worker's child (no shepherd: tests without the `berth`
     /// binary).
     Direct(Child),
@@ -703,7 +850,7 @@ fn read_status(path: &Path) -> Option<ShepherdStatus> {
 
 impl Waiter {
     /// Waits for the batch shell to end (cancel-safe).
-    async fn wait(&mut self) -> Result<ShepherdStatus, String> {
+    pub(crate) async fn wait(&mut self) -> Result<ShepherdStatus, String> {
         match self {
             Waiter::Direct(child) => child
                 .wait()
@@ -712,7 +859,7 @@ impl Waiter {
                     exit_code: status.code(),
                     signal: status.signal(),
                 })
-                .map_err(|err| format!("could not wait for the batch shell: {err}")),
+                .map_err(|err| format!("could not wait for the process: {err}")),
             Waiter::Shepherd(child, files) => {
                 let _ = child.wait().await;
                 read_status(&files.status)
@@ -726,8 +873,7 @@ impl Waiter {
                     // The shepherd writes the status right after the shell ends.
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     return read_status(&files.status).ok_or_else(|| {
-                        "the batch shell ended while the worker was away; its exit status is unknown"
-                            .to_string()
+                        "it ended while the worker was away; its exit status is unknown".to_string()
                     });
                 }
                 tokio::time::sleep(Duration::from_millis(250)).await;
@@ -743,7 +889,7 @@ impl Supervisor {
             Err(err) => return self.launch_failed(&assignment, &err),
         };
         let Prepared {
-            mut command,
+            command,
             script,
             outputs,
             files,
@@ -763,47 +909,13 @@ impl Supervisor {
             };
             write_record(&files, &provisional);
         }
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(source) => {
-                return self.launch_failed(&assignment, &WorkerError::Spawn { script, source })
-            }
-        };
-        let spawn_failed = |why: &str| WorkerError::Spawn {
-            script: script.clone(),
-            source: std::io::Error::other(why.to_string()),
-        };
-        let (waiter, pid) = if self.settings.client_exe.is_some() {
-            // The shepherd writes the batch shell's pid as soon as it runs.
-            let mut pid = None;
-            for _ in 0..200 {
-                if let Some(found) = read_pid(&files.pid) {
-                    pid = Some(found);
-                    break;
+        let (waiter, pid) =
+            match spawn_supervised(command, &files, self.settings.client_exe.is_some()).await {
+                Ok(spawned) => spawned,
+                Err(source) => {
+                    return self.launch_failed(&assignment, &WorkerError::Spawn { script, source })
                 }
-                if matches!(child.try_wait(), Ok(Some(_))) {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            match pid {
-                Some(pid) => (Waiter::Shepherd(child, files.clone()), pid),
-                None => {
-                    return self.launch_failed(
-                        &assignment,
-                        &spawn_failed("the shepherd did not start the batch shell"),
-                    )
-                }
-            }
-        } else {
-            match child.id() {
-                Some(pid) => (Waiter::Direct(child), pid as i32),
-                None => {
-                    return self
-                        .launch_failed(&assignment, &spawn_failed("the batch shell has no pid"))
-                }
-            }
-        };
+            };
         let record = RunRecord {
             assignment,
             batch_pid: pid,
@@ -832,15 +944,10 @@ impl Supervisor {
         if record.batch_pid == 0 {
             // The previous worker died between the spawn and the shepherd's pid file: the
             // shepherd writes it as soon as the batch shell runs.
-            for _ in 0..100 {
-                if let Some(pid) = read_pid(&files.pid) {
-                    record.batch_pid = pid;
-                    record.pid_start = process_start_ticks(pid);
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            if record.batch_pid == 0 {
+            if let Some(pid) = await_pid(&files).await {
+                record.batch_pid = pid;
+                record.pid_start = process_start_ticks(pid);
+            } else {
                 let err = WorkerError::Spawn {
                     script: files.record.clone(),
                     source: std::io::Error::other(
@@ -884,9 +991,11 @@ impl Supervisor {
                 let tail = OutputTail {
                     job_id: assignment.job_id,
                     run: assignment.run,
+                    step: None,
                     stream,
                     path,
                     start,
+                    progress: Some(files.progress(stream)),
                 };
                 tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
             }
@@ -1068,15 +1177,7 @@ impl Supervisor {
             }
         }
         write_signal_reason(&self.settings, assignment.job_id, assignment.run, reason);
-        signal_group(group, Signal::SIGTERM);
-        let status = tokio::select! {
-            status = waiter.wait() => status,
-            _ = tokio::time::sleep(kill_wait) => {
-                tracing::info!(wait_seconds = kill_wait.as_secs_f64(), "job still running after the kill wait; sending SIGKILL");
-                signal_group(group, Signal::SIGKILL);
-                waiter.wait().await
-            }
-        };
+        let status = terminate(waiter, group, kill_wait).await;
         (status, timed_out, !timed_out)
     }
 
@@ -1127,7 +1228,7 @@ pub(crate) fn write_signal_reason(
 }
 
 /// Sends `signal` to process group `group`; a group already gone is fine.
-fn signal_group(group: Pid, signal: Signal) {
+pub(crate) fn signal_group(group: Pid, signal: Signal) {
     match killpg(group, signal) {
         Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
         Err(err) => {
@@ -1256,54 +1357,25 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     let _ = std::fs::remove_file(&job_dir_files.pid);
     let _ = std::fs::remove_file(&job_dir_files.ending);
     let _ = std::fs::remove_file(&job_dir_files.reported);
-    // Memory and CPU limits, where the node has cgroups and a shepherd to join them.
+    job_dir_files.clear_progress();
     let limits = crate::cgroup::Limits {
         memory_mib: assignment.memory_limit_mib,
         cpus: assignment.cpu_limit,
     };
-    let cgroup = match (&settings.cgroups, &settings.client_exe) {
-        (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
-            let name = cgroup_name(settings, assignment.job_id, assignment.run);
-            match hierarchy.create(&name, limits) {
-                Ok(group) => Some(group),
-                Err(err) => {
-                    tracing::warn!(error = %err, "could not make the job's cgroup; running it without limits");
-                    None
-                }
-            }
-        }
-        _ => None,
-    };
-    let mut command = match &settings.client_exe {
-        // A shepherd (`berth shepherd`) starts the batch shell and records its exit
-        // status, so that a restarted worker can find the job again and learn its end.
-        Some(exe) => {
-            let mut command = Command::new(exe);
-            command
-                .arg("shepherd")
-                .arg("--status")
-                .arg(&job_dir_files.status)
-                .arg("--pid-file")
-                .arg(&job_dir_files.pid);
-            if let Some(user) = &user {
-                command.arg("--user").arg(&user.name);
-            }
-            for dir in cgroup.iter().flat_map(|group| &group.dirs) {
-                command.arg("--cgroup").arg(dir);
-            }
-            command.arg("--").arg(bash);
-            command
-        }
-        None => {
-            let mut command = Command::new(bash);
-            command.process_group(0);
-            if let Some(user) = &user {
-                // Without a shepherd: uid and primary group only.
-                command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
-            }
-            command
-        }
-    };
+    let cgroup = job_cgroup(
+        settings,
+        assignment.job_id,
+        assignment.run,
+        limits,
+        &assignment.gpus,
+    );
+    let mut command = supervised_command(
+        settings.client_exe.as_deref(),
+        &job_dir_files,
+        user.as_ref(),
+        cgroup.as_ref(),
+        bash,
+    );
     // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
     // `bash script.sh` in the same process.
     command
@@ -1548,6 +1620,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
+            gpu_minors: Vec::new(),
         }
     }
 

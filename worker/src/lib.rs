@@ -9,7 +9,7 @@
 //!   [`gpu::SimulatedBackend`] for nodes without them (development, tests).
 //! * [`launch`]: starts one batch script as its own process group with Slurm's
 //!   environment, enforces its time limit, cancels it, and reports what happened.
-//! * [`task`]: starts one task of a job step (`srun`), pipes its output to the api.
+//! * [`task`]: starts one task of a job step (`srun`), ships its output to the api.
 //! * [`output`]: tails a running job's output files and uploads new bytes to the api.
 //! * [`agent`]: registration and the long-poll loop that ties the rest together.
 //!
@@ -33,9 +33,12 @@
 //! Step tasks join the job's cgroups on their node (made there when the batch shell runs
 //! elsewhere).
 //!
-//! Not done yet: no device cgroup; step tasks
-//! (whose output goes through pipes to the worker) do not survive a worker restart: the
-//! restarted worker stops them and reports them ended.
+//! Where the node has the cgroup v1 `devices` hierarchy, a job may open only its own GPU
+//! devices (`/dev/nvidiaN`); not on a pure cgroup v2 host ([`cgroup`]).
+//!
+//! Step tasks run under a shepherd too, their output in files: a restarted worker finds
+//! them from `{state_dir}/jobs/*/tasks/*/task.json`, ships the rest of their output and
+//! reports their end.
 
 pub mod agent;
 mod api;

@@ -3,7 +3,9 @@
 //! appended to) and new bytes are uploaded as [`OutputChunk`]s of up to 64 KiB to
 //! `POST /v1/jobs/{id}/output`. Offsets count bytes from where the run started, so a
 //! repeated upload is harmless. A UTF-8 character is not split across chunks (except
-//! at the very end of a file that ends in the middle of one). When the job ends, the
+//! at the very end of a file that ends in the middle of one). How much was uploaded is
+//! kept next to the job's other files, so a restarted worker goes on from there. Step
+//! tasks' output files are shipped the same way. When the job ends, the
 //! tail reads to the end of the file and uploads the rest before the launcher reports
 //! the exit: clients print output once the job is terminal.
 
@@ -95,22 +97,32 @@ impl OutputUploader {
     }
 }
 
-/// One output file of one job run, followed from `start`.
+/// One output file of one job run (or of one step task: `step`), followed from `start`.
 #[derive(Debug, Clone)]
 pub(crate) struct OutputTail {
     pub(crate) job_id: i64,
     pub(crate) run: u32,
+    /// A step task's output: (step id, task id), uploaded as [`StepOutputUpload`]s.
+    pub(crate) step: Option<(u32, u32)>,
     pub(crate) stream: OutputStream,
     pub(crate) path: PathBuf,
     /// The file's size when the run started (where its output begins).
     pub(crate) start: u64,
+    /// Where the count of bytes uploaded so far is kept (decimal), so that a worker
+    /// restarted while the job runs goes on from there; `None`: from `start`.
+    pub(crate) progress: Option<PathBuf>,
 }
 
 impl OutputTail {
     /// Uploads new bytes every [`TAIL_INTERVAL`] until `stop` fires (or its sender is
     /// dropped), then uploads everything left and returns.
     pub(crate) async fn follow(self, uploader: OutputUploader, mut stop: oneshot::Receiver<()>) {
-        let mut sent = 0u64;
+        let mut sent: u64 = self
+            .progress
+            .as_ref()
+            .and_then(|path| std::fs::read_to_string(path).ok())
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
         let mut stopping = false;
         loop {
             self.ship(&uploader, &mut sent, stopping).await;
@@ -162,22 +174,41 @@ impl OutputTail {
             if len == 0 {
                 return;
             }
-            let chunk = OutputChunk {
-                run: self.run,
-                stream: self.stream,
-                offset: *sent,
-                data: String::from_utf8_lossy(&buf[..len]).into_owned(),
+            let data = String::from_utf8_lossy(&buf[..len]).into_owned();
+            let uploaded = match self.step {
+                None => {
+                    let chunk = OutputChunk {
+                        run: self.run,
+                        stream: self.stream,
+                        offset: *sent,
+                        data,
+                    };
+                    uploader.upload(self.job_id, &chunk).await
+                }
+                Some((step_id, task_id)) => {
+                    let chunk = StepOutputUpload {
+                        run: self.run,
+                        task_id,
+                        stream: self.stream,
+                        offset: *sent,
+                        data,
+                    };
+                    uploader.upload_step(self.job_id, step_id, &chunk).await
+                }
             };
-            if let Err(err) = uploader.upload(self.job_id, &chunk).await {
+            if let Err(err) = uploaded {
                 tracing::error!(
                     job.id = self.job_id,
                     stream = self.stream.as_str(),
-                    offset = chunk.offset,
+                    offset = *sent,
                     error = %err.chain(),
                     "the api refused an output chunk; skipping it"
                 );
             }
             *sent += len as u64;
+            if let Some(progress) = &self.progress {
+                let _ = std::fs::write(progress, sent.to_string());
+            }
             if len < filled || filled < buf.len() {
                 // Caught up (or waiting for the rest of a character).
                 return;

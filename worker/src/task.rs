@@ -3,38 +3,40 @@
 //! [`launch_task`] takes a [`StepTaskLaunch`] from a sync answer and spawns a supervisor
 //! that runs the step's command as the leader of its own process group, in the step's
 //! working directory (else the job's scratch directory), with `srun`'s environment
-//! overlaid by the task's Slurm variables ([`task_environment`]); pipes its stdout and
-//! stderr to the api in chunks (`POST /v1/jobs/{id}/steps/{step}/output`), from where
-//! `srun` prints them; and reports `Started`, then `Exited` once all its output is
-//! uploaded (or `LaunchFailed`). A cancellation (the step is being stopped, or its job
-//! ended) sends SIGTERM to the group, SIGKILL after the kill wait; whatever is left of
-//! the group when the task's process exits is killed.
+//! overlaid by the task's Slurm variables ([`task_environment`]), under a shepherd
+//! (`berth shepherd`, as batch shells) that records its exit status. Its stdout and
+//! stderr go to files in `{state_dir}/jobs/{job_id}.{run}/tasks/{step}.{task}/`, shipped to
+//! the api in chunks (`POST /v1/jobs/{id}/steps/{step}/output`), from where `srun` prints
+//! them. It reports `Started`, then `Exited` once all its output is uploaded (or
+//! `LaunchFailed`). A cancellation (the step is being stopped, or its job ended) sends
+//! SIGTERM to the group, SIGKILL after the kill wait; whatever is left of the group when
+//! the task's process exits is killed.
+//!
+//! A task survives a worker restart: its record (`task.json`, the launch and the pid)
+//! lets the next worker process find it ([`unreported_tasks`]) and supervise it again
+//! ([`adopt_task`]): the output is shipped on from where the last upload ended, and the
+//! exit status the shepherd recorded is reported.
 
+use crate::cgroup::JobCgroup;
 use crate::launch::{
-    job_bin_dir, write_signal_reason, LaunchSettings, StopReason, SECRET_VARIABLES,
+    job_bin_dir, signal_group, write_signal_reason, LaunchSettings, RunFiles, StopReason, Waiter,
+    SECRET_VARIABLES,
 };
-use crate::output::{utf8_complete_len, OutputUploader, CHUNK_BYTES};
+use crate::output::{OutputTail, OutputUploader};
 use berth_core::hostlist;
-use berth_core::step::{StepOutputUpload, StepTaskKey, StepTaskLaunch, StepTaskReport};
+use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{OutputStream, ReportKind};
 use chrono::Utc;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::collections::BTreeMap;
-use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::Command;
-use tokio::sync::{mpsc, Notify};
-use tokio::task::JoinHandle;
+use tokio::sync::{mpsc, oneshot, Notify};
+use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
-
-/// How long the output of a task that exited may still be read (a background process
-/// outside its group could hold the pipe open forever).
-const OUTPUT_DRAIN: Duration = Duration::from_secs(5);
 
 /// A launched step task: its key and the means to stop it.
 #[derive(Debug)]
@@ -67,8 +69,19 @@ impl TaskHandle {
     }
 }
 
+fn task_span(key: StepTaskKey) -> tracing::Span {
+    tracing::info_span!(
+        "task",
+        job.id = key.job_id,
+        job.run = key.run,
+        step.id = key.step_id,
+        task = key.task_id
+    )
+}
+
 /// Launches a step task on a new supervisor (inside a Tokio runtime). Its reports arrive
-/// on `reports`; with an `uploader`, its output goes to the api (else it is discarded).
+/// on `reports`; with an `uploader`, its output goes to the api (else it is only written
+/// locally).
 pub fn launch_task(
     settings: Arc<LaunchSettings>,
     uploader: Option<OutputUploader>,
@@ -76,22 +89,41 @@ pub fn launch_task(
     launch: StepTaskLaunch,
 ) -> TaskHandle {
     let cancel = Arc::new(Notify::new());
-    let key = launch.key;
-    let span = tracing::info_span!(
-        "task",
-        job.id = key.job_id,
-        job.run = key.run,
-        step.id = key.step_id,
-        task = key.task_id
-    );
-    let gpus = launch.gpus.clone();
+    let (key, gpus) = (launch.key, launch.gpus.clone());
     let supervisor = TaskSupervisor {
         settings,
         uploader,
         reports,
         cancel: cancel.clone(),
     };
-    let task = tokio::spawn(supervisor.supervise(launch).instrument(span));
+    let task = tokio::spawn(supervisor.supervise(launch).instrument(task_span(key)));
+    TaskHandle {
+        key,
+        gpus,
+        cancel,
+        task,
+    }
+}
+
+/// Supervises again a step task that a previous worker process started (found by
+/// [`unreported_tasks`]): its output, cancellation and end, reported as usual (no new
+/// `Started`).
+pub fn adopt_task(
+    settings: Arc<LaunchSettings>,
+    uploader: Option<OutputUploader>,
+    reports: mpsc::UnboundedSender<StepTaskReport>,
+    record: TaskRecord,
+    launch: StepTaskLaunch,
+) -> TaskHandle {
+    let cancel = Arc::new(Notify::new());
+    let (key, gpus) = (launch.key, launch.gpus.clone());
+    let supervisor = TaskSupervisor {
+        settings,
+        uploader,
+        reports,
+        cancel: cancel.clone(),
+    };
+    let task = tokio::spawn(supervisor.adopt(record, launch).instrument(task_span(key)));
     TaskHandle {
         key,
         gpus,
@@ -118,27 +150,15 @@ fn report(key: StepTaskKey, kind: ReportKind) -> StepTaskReport {
     }
 }
 
+/// A task's output file for `stream` in its directory.
+fn output_path(task_dir: &std::path::Path, stream: OutputStream) -> PathBuf {
+    task_dir.join(stream.as_str())
+}
+
 impl TaskSupervisor {
     fn send(&self, report: StepTaskReport) {
         if self.reports.send(report).is_err() {
             tracing::debug!("report dropped: the worker is shutting down");
-        }
-    }
-
-    /// SIGTERM to the task's group, SIGKILL after the kill wait.
-    async fn stop(
-        &self,
-        child: &mut tokio::process::Child,
-        group: Pid,
-    ) -> std::io::Result<std::process::ExitStatus> {
-        tracing::info!("stopping step task");
-        signal_group(group, Signal::SIGTERM);
-        tokio::select! {
-            status = child.wait() => status,
-            _ = tokio::time::sleep(self.settings.kill_wait) => {
-                signal_group(group, Signal::SIGKILL);
-                child.wait().await
-            }
         }
     }
 
@@ -160,12 +180,7 @@ impl TaskSupervisor {
                 )
             }
             None => {
-                let dir = self
-                    .settings
-                    .state_dir
-                    .join("jobs")
-                    .join(format!("{}.{}", key.job_id, key.run))
-                    .join("work");
+                let dir = crate::launch::run_dir(&self.settings, key.job_id, key.run).join("work");
                 if let Err(err) = std::fs::create_dir_all(&dir) {
                     return self.launch_failed(key, format!("creating {}: {err}", dir.display()));
                 }
@@ -195,73 +210,50 @@ impl TaskSupervisor {
             Ok(user) => user,
             Err(err) => return self.launch_failed(key, err.chain()),
         };
-        // With a user to become, a shepherd switches to it (supplementary groups too) and
-        // records the exit status; its pid file names the task's process group.
-        let task_dir = crate::launch::run_dir(&self.settings, key.job_id, key.run)
-            .join("tasks")
-            .join(format!("{}.{}", key.step_id, key.task_id));
-        // The job's cgroups on this node (made here when the batch shell is elsewhere).
+        // The job's cgroups on this node (made here when the batch shell is elsewhere):
+        // its limits, and only the job's GPUs on this node may be opened.
         let limits = crate::cgroup::Limits {
             memory_mib: launch.memory_limit_mib,
             cpus: launch.cpu_limit,
         };
-        let cgroup = match (&self.settings.cgroups, &self.settings.client_exe) {
-            (Some(hierarchy), Some(_)) if limits != crate::cgroup::Limits::default() => {
-                let name = crate::launch::cgroup_name(&self.settings, key.job_id, key.run);
-                match hierarchy.create(&name, limits) {
-                    Ok(group) => Some(group),
-                    Err(err) => {
-                        tracing::warn!(error = %err, "could not make the job's cgroup; running the task without limits");
-                        None
-                    }
+        let cgroup = crate::launch::job_cgroup(
+            &self.settings,
+            key.job_id,
+            key.run,
+            limits,
+            &launch.job_gpus,
+        );
+        // The task's directory: its record, the shepherd's pid and status files, and its
+        // output.
+        let task_dir = task_record_dir(&self.settings, key);
+        if let Err(err) = std::fs::create_dir_all(&task_dir) {
+            return self.launch_failed(key, format!("creating {}: {err}", task_dir.display()));
+        }
+        let files = RunFiles::new(&task_dir);
+        for stale in [&files.status, &files.pid, &files.reported, &files.ending] {
+            let _ = std::fs::remove_file(stale);
+        }
+        files.clear_progress();
+        let mut outputs = Vec::new();
+        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+            let path = output_path(&task_dir, stream);
+            match std::fs::File::create(&path) {
+                Ok(file) => outputs.push(file),
+                Err(err) => {
+                    return self.launch_failed(key, format!("creating {}: {err}", path.display()))
                 }
             }
-            _ => None,
-        };
-        let shepherd = match &self.settings.client_exe {
-            Some(exe) if user.is_some() || cgroup.is_some() => {
-                if let Err(err) = std::fs::create_dir_all(&task_dir) {
-                    return self
-                        .launch_failed(key, format!("creating {}: {err}", task_dir.display()));
-                }
-                if let Err(err) = crate::launch::give_to(&task_dir, user.as_ref()) {
-                    return self.launch_failed(key, err.chain());
-                }
-                let files = crate::launch::RunFiles::new(&task_dir);
-                let _ = std::fs::remove_file(&files.status);
-                let _ = std::fs::remove_file(&files.pid);
-                Some((exe.clone(), user.as_ref().map(|u| u.name.clone()), files))
-            }
-            _ => None,
-        };
+        }
+        let stderr = outputs.pop().map(Stdio::from).unwrap_or_else(Stdio::null);
+        let stdout = outputs.pop().map(Stdio::from).unwrap_or_else(Stdio::null);
         // The task learns its own pid (SLURM_TASK_PID), then becomes the command.
-        let mut command = match &shepherd {
-            Some((exe, name, files)) => {
-                let mut command = Command::new(exe);
-                command
-                    .arg("shepherd")
-                    .arg("--status")
-                    .arg(&files.status)
-                    .arg("--pid-file")
-                    .arg(&files.pid);
-                if let Some(name) = name {
-                    command.arg("--user").arg(name);
-                }
-                for dir in cgroup.iter().flat_map(|group| &group.dirs) {
-                    command.arg("--cgroup").arg(dir);
-                }
-                command.arg("--").arg("/bin/sh");
-                command
-            }
-            None => {
-                let mut command = Command::new("/bin/sh");
-                command.process_group(0);
-                if let Some(user) = &user {
-                    command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
-                }
-                command
-            }
-        };
+        let mut command = crate::launch::supervised_command(
+            self.settings.client_exe.as_deref(),
+            &files,
+            user.as_ref(),
+            cgroup.as_ref(),
+            "/bin/sh",
+        );
         command
             .arg("-c")
             .arg("SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"")
@@ -271,72 +263,113 @@ impl TaskSupervisor {
             .env_clear()
             .envs(&environment)
             .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stdout(stdout)
+            .stderr(stderr)
             .kill_on_drop(false);
-        let mut child = match command.spawn() {
-            Ok(child) => child,
+        // With a shepherd, the task can be found again after a worker restart: recorded
+        // before the spawn (pid unknown yet), so that it is never launched twice.
+        let shepherded = self.settings.client_exe.is_some();
+        let mut record = TaskRecord {
+            key,
+            pid: 0,
+            pid_start: None,
+            launch: None,
+            cgroup,
+        };
+        if shepherded {
+            record.launch = Some(launch.clone());
+            record.write(&task_dir);
+        }
+        let (waiter, pid) = match crate::launch::spawn_supervised(command, &files, shepherded).await
+        {
+            Ok(spawned) => spawned,
             Err(err) => {
+                let _ = std::fs::write(&files.reported, "");
                 return self.launch_failed(
                     key,
                     format!("starting {:?}: {err}", launch.command.join(" ")),
-                )
+                );
             }
         };
-        let pid = match &shepherd {
-            Some((_, _, files)) => {
-                let mut pid = None;
-                for _ in 0..200 {
-                    if let Some(found) = crate::launch::read_pid(&files.pid) {
-                        pid = Some(found);
-                        break;
-                    }
-                    if matches!(child.try_wait(), Ok(Some(_))) {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                pid
-            }
-            None => child.id().map(|pid| pid as i32),
-        };
-        let Some(pid) = pid else {
-            return self.launch_failed(key, "the task did not start".into());
-        };
-        let status_file = shepherd.as_ref().map(|(_, _, files)| files.status.clone());
-        let group = Pid::from_raw(pid);
-        // A record lets a restarted worker stop the task and report it lost.
-        let record = TaskRecord {
-            key,
-            pid,
-            pid_start: crate::launch::process_start_ticks(pid),
-        };
-        let record_dir = task_record_dir(&self.settings, key);
-        let record_file = record_dir.join("task.json");
-        if std::fs::create_dir_all(&record_dir).is_ok() {
-            let _ = std::fs::remove_file(record_dir.join("reported"));
-            let _ = std::fs::write(
-                &record_file,
-                serde_json::to_string(&record).unwrap_or_default(),
-            );
+        record.pid = pid;
+        record.pid_start = crate::launch::process_start_ticks(pid);
+        if shepherded {
+            record.write(&task_dir);
         }
         tracing::info!(pid, gpus = ?launch.gpus, "step task started");
         self.send(report(key, ReportKind::Started));
+        self.follow(record, launch, waiter, false).await;
+    }
 
-        let mut pumps = Vec::new();
-        if let Some(stdout) = child.stdout.take() {
-            pumps.push(tokio::spawn(
-                pump(self.uploader.clone(), key, OutputStream::Stdout, stdout).in_current_span(),
-            ));
+    /// Supervises a task a previous worker process started (from its `task.json`).
+    async fn adopt(self, mut record: TaskRecord, launch: StepTaskLaunch) {
+        let key = launch.key;
+        let task_dir = task_record_dir(&self.settings, key);
+        let files = RunFiles::new(&task_dir);
+        if record.pid == 0 {
+            // The previous worker died between the spawn and the shepherd's pid file.
+            match crate::launch::await_pid(&files).await {
+                Some(pid) => {
+                    record.pid = pid;
+                    record.pid_start = crate::launch::process_start_ticks(pid);
+                    record.write(&task_dir);
+                }
+                None => {
+                    let _ = std::fs::write(&files.reported, "");
+                    return self.launch_failed(
+                        key,
+                        "the worker restarted before the shepherd started the task".into(),
+                    );
+                }
+            }
         }
-        if let Some(stderr) = child.stderr.take() {
-            pumps.push(tokio::spawn(
-                pump(self.uploader.clone(), key, OutputStream::Stderr, stderr).in_current_span(),
-            ));
+        tracing::info!(
+            pid = record.pid,
+            "supervising a step task started before a restart"
+        );
+        let waiter = Waiter::Adopted {
+            files,
+            pid: record.pid,
+            start: record.pid_start,
+        };
+        self.follow(record, launch, waiter, true).await;
+    }
+
+    /// Ships the output, sends the time-limit warning, stops the task when cancelled,
+    /// waits for its end and reports it.
+    async fn follow(
+        self,
+        record: TaskRecord,
+        launch: StepTaskLaunch,
+        mut waiter: Waiter,
+        adopted: bool,
+    ) {
+        let key = launch.key;
+        let task_dir = task_record_dir(&self.settings, key);
+        let files = RunFiles::new(&task_dir);
+        let group = Pid::from_raw(record.pid);
+        let mut tails = JoinSet::new();
+        let mut stops = Vec::new();
+        if let Some(uploader) = &self.uploader {
+            for stream in [OutputStream::Stdout, OutputStream::Stderr] {
+                let (stop, stopped) = oneshot::channel();
+                stops.push(stop);
+                let tail = OutputTail {
+                    job_id: key.job_id,
+                    run: key.run,
+                    step: Some((key.step_id, key.task_id)),
+                    stream,
+                    path: output_path(&task_dir, stream),
+                    start: 0,
+                    progress: Some(files.progress(stream)),
+                };
+                tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
+            }
         }
 
         let warning = launch.warning_signal.zip(launch.warning_at);
-        let mut warned = false;
+        // A restarted worker does not repeat a warning already due.
+        let mut warned = adopted && warning.is_some_and(|(_, at)| at <= Utc::now());
         let status = loop {
             let at_warning = async {
                 match warning {
@@ -348,8 +381,11 @@ impl TaskSupervisor {
                 }
             };
             tokio::select! {
-                status = child.wait() => break status,
-                _ = self.cancel.notified() => break self.stop(&mut child, group).await,
+                status = waiter.wait() => break status,
+                _ = self.cancel.notified() => {
+                    tracing::info!("stopping step task");
+                    break crate::launch::terminate(&mut waiter, group, self.settings.kill_wait).await;
+                }
                 _ = at_warning => {
                     warned = true;
                     if let Some((signal, _)) = warning {
@@ -362,57 +398,60 @@ impl TaskSupervisor {
                 }
             }
         };
+        // Nothing of the task outlives it.
         signal_group(group, Signal::SIGKILL);
-        for pump in pumps {
-            if tokio::time::timeout(OUTPUT_DRAIN, pump).await.is_err() {
-                tracing::warn!("task output still open after its exit; leaving the rest");
-            }
+        for stop in stops {
+            let _ = stop.send(());
         }
+        while tails.join_next().await.is_some() {}
         let mut exited = report(key, ReportKind::Exited);
-        match (status, status_file) {
-            (Ok(_), Some(file)) => {
-                // The shepherd's own status says nothing; its file says how the task ended.
-                match std::fs::read_to_string(&file)
-                    .ok()
-                    .and_then(|t| serde_json::from_str::<crate::launch::ShepherdStatus>(&t).ok())
-                {
-                    Some(recorded) => {
-                        exited.exit_code = recorded.exit_code;
-                        exited.signal = recorded.signal;
-                    }
-                    None => exited.message = Some("the task's exit status was not recorded".into()),
-                }
+        match status {
+            Ok(status) => {
+                exited.exit_code = status.exit_code;
+                exited.signal = status.signal;
             }
-            (Ok(status), None) => {
-                exited.exit_code = status.code();
-                exited.signal = status.signal();
-            }
-            (Err(err), _) => exited.message = Some(format!("could not wait for the task: {err}")),
+            Err(message) => exited.message = Some(format!("the task's exit status: {message}")),
         }
         tracing::info!(
             exit_code = exited.exit_code,
             signal = exited.signal,
             "step task exited"
         );
-        if let Some(group) = cgroup {
+        if let Some(group) = record.cgroup {
             // The last one out removes it (it stays while the batch shell or other tasks
             // are inside).
             tokio::spawn(async move { group.remove_when_empty().await });
         }
-        let _ = std::fs::write(record_dir.join("reported"), "");
         self.send(exited);
     }
 }
 
-/// What a restarted worker needs to stop a step task it lost track of.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// What a restarted worker needs to supervise a step task it did not start
+/// (`task.json` in the task's directory).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TaskRecord {
     /// Which task.
     pub key: StepTaskKey,
-    /// Its process group.
+    /// Its process group; 0 while the shepherd has not said yet.
     pub pid: i32,
     /// Its start time in clock ticks since boot, against pid reuse.
     pub pid_start: Option<u64>,
+    /// The launch as received; `None` in records of workers from before tasks could be
+    /// adopted (such a task is stopped and reported lost).
+    #[serde(default)]
+    pub launch: Option<StepTaskLaunch>,
+    /// The job's cgroups it joined, removed when it ends (if nothing else is inside).
+    #[serde(default)]
+    pub cgroup: Option<JobCgroup>,
+}
+
+impl TaskRecord {
+    fn write(&self, task_dir: &std::path::Path) {
+        let text = serde_json::to_string(self).unwrap_or_default();
+        if let Err(err) = std::fs::write(task_dir.join("task.json"), text) {
+            tracing::warn!(error = %err, "could not record the task; a restarted worker will not find it");
+        }
+    }
 }
 
 fn task_record_dir(settings: &LaunchSettings, key: StepTaskKey) -> PathBuf {
@@ -421,21 +460,31 @@ fn task_record_dir(settings: &LaunchSettings, key: StepTaskKey) -> PathBuf {
         .join(format!("{}.{}", key.step_id, key.task_id))
 }
 
-/// Step tasks a previous worker process left unreported: they cannot be followed again
-/// (their output went through pipes to that process), so each one still running is
-/// killed and all are reported ended, with a message saying why. Returns the reports.
-pub fn lost_tasks(settings: &LaunchSettings) -> Vec<StepTaskReport> {
+/// Marks a task's end as acknowledged by the api: a restarted worker leaves it alone.
+pub fn mark_reported(settings: &LaunchSettings, key: StepTaskKey) {
+    let dir = task_record_dir(settings, key);
+    if dir.is_dir() {
+        let _ = std::fs::write(RunFiles::new(&dir).reported, "");
+    }
+}
+
+/// The step tasks a previous worker process left whose end the api has not acknowledged:
+/// the records to adopt ([`adopt_task`]), and the reports of those that cannot be
+/// followed (records without a launch, from older workers): each still running is killed
+/// and reported ended, with a message saying why.
+pub fn unreported_tasks(settings: &LaunchSettings) -> (Vec<TaskRecord>, Vec<StepTaskReport>) {
     let Ok(runs) = std::fs::read_dir(settings.state_dir.join("jobs")) else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
-    let mut reports = Vec::new();
+    let mut adoptable = Vec::new();
+    let mut lost = Vec::new();
     for run in runs.flatten() {
         let Ok(tasks) = std::fs::read_dir(run.path().join("tasks")) else {
             continue;
         };
         for task in tasks.flatten() {
             let dir = task.path();
-            if dir.join("reported").exists() {
+            if RunFiles::new(&dir).reported.exists() {
                 continue;
             }
             let Some(record) = std::fs::read_to_string(dir.join("task.json"))
@@ -444,69 +493,24 @@ pub fn lost_tasks(settings: &LaunchSettings) -> Vec<StepTaskReport> {
             else {
                 continue;
             };
+            if record.launch.is_some() {
+                adoptable.push(record);
+                continue;
+            }
             if crate::launch::process_start_ticks(record.pid) == record.pid_start
                 && record.pid_start.is_some()
             {
                 signal_group(Pid::from_raw(record.pid), Signal::SIGKILL);
             }
-            let mut lost = report(record.key, ReportKind::Exited);
-            lost.signal = Some(9);
-            lost.message =
+            let mut ended = report(record.key, ReportKind::Exited);
+            ended.signal = Some(9);
+            ended.message =
                 Some("the worker restarted while the task ran; it was stopped".to_string());
-            let _ = std::fs::write(dir.join("reported"), "");
-            reports.push(lost);
+            lost.push(ended);
         }
     }
-    reports
-}
-
-/// Reads one of a task's pipes to its end, uploading what arrives in chunks that do not
-/// split UTF-8 characters.
-async fn pump(
-    uploader: Option<OutputUploader>,
-    key: StepTaskKey,
-    stream: OutputStream,
-    mut pipe: impl AsyncRead + Unpin,
-) {
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
-    let mut read = vec![0u8; CHUNK_BYTES];
-    let mut offset = 0u64;
-    loop {
-        let n = pipe.read(&mut read).await.unwrap_or(0);
-        let eof = n == 0;
-        buf.extend_from_slice(&read[..n]);
-        let len = if eof {
-            buf.len()
-        } else {
-            utf8_complete_len(&buf)
-        };
-        if len > 0 {
-            let data: Vec<u8> = buf.drain(..len).collect();
-            if let Some(uploader) = &uploader {
-                let chunk = StepOutputUpload {
-                    run: key.run,
-                    task_id: key.task_id,
-                    stream,
-                    offset,
-                    data: String::from_utf8_lossy(&data).into_owned(),
-                };
-                if let Err(err) = uploader.upload_step(key.job_id, key.step_id, &chunk).await {
-                    tracing::error!(error = %err.chain(), "the api refused task output; skipping it");
-                }
-            }
-            offset += len as u64;
-        }
-        if eof {
-            return;
-        }
-    }
-}
-
-fn signal_group(group: Pid, signal: Signal) {
-    match killpg(group, signal) {
-        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
-        Err(err) => tracing::warn!(error = %err, ?signal, "could not signal the task"),
-    }
+    adoptable.sort_by_key(|record| record.key);
+    (adoptable, lost)
 }
 
 fn join(values: &[u32]) -> String {
@@ -626,6 +630,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
+            gpu_minors: Vec::new(),
         }
     }
 
