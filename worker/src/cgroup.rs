@@ -14,8 +14,9 @@
 //! GPU of the node that the job does not hold ([`denied_gpu_minors`]); the control
 //! devices (`/dev/nvidiactl` 195:255, `/dev/nvidia-modeset` 195:254, `/dev/nvidia-uvm`,
 //! other majors) stay allowed. Opening another job's GPU then fails with EPERM. On a
-//! pure cgroup v2 host (device control needs a BPF program there) and on hosts without
-//! the `devices` hierarchy, GPU devices are not isolated: jobs see only their GPUs in
+//! cgroup v2 host the same rule is a BPF device program attached to the job's group
+//! ([`crate::bpf_device`]). Where neither works (no cgroups, or a kernel refusing the
+//! program), GPU devices are not isolated: jobs see only their GPUs in
 //! `CUDA_VISIBLE_DEVICES` but could open the others ([`Hierarchy::device_control`]).
 //!
 //! The shepherd joins the job's groups before it starts the batch shell (so the shell
@@ -114,6 +115,8 @@ fn write(path: &Path, value: &str) -> std::io::Result<()> {
 pub enum DeviceControl {
     /// The v1 `devices` hierarchy (`devices.deny`).
     V1Devices,
+    /// cgroup v2: a BPF device program on each job's group ([`crate::bpf_device`]).
+    V2Bpf,
     /// None: jobs could open every GPU device of the node.
     None,
 }
@@ -125,7 +128,8 @@ impl Hierarchy {
             Hierarchy::V1 {
                 devices: Some(_), ..
             } => DeviceControl::V1Devices,
-            _ => DeviceControl::None,
+            Hierarchy::V2(_) => DeviceControl::V2Bpf,
+            Hierarchy::V1 { devices: None, .. } => DeviceControl::None,
         }
     }
 
@@ -166,6 +170,13 @@ impl Hierarchy {
                         &dir.join("cpu.max"),
                         &format!("{} {PERIOD_US}", u64::from(cpus) * PERIOD_US),
                     )?;
+                }
+                if !denied_gpus.is_empty() {
+                    // A kernel refusing the program leaves the job without device
+                    // isolation rather than failing it.
+                    if let Err(e) = crate::bpf_device::deny_gpus(&dir, denied_gpus) {
+                        tracing::warn!(group = %dir.display(), error = %e, "GPU devices not isolated");
+                    }
                 }
                 Ok(JobCgroup {
                     oom_file: Some(dir.join("memory.events")),

@@ -42,6 +42,7 @@
 
 pub mod agent;
 mod api;
+pub mod bpf_device;
 pub mod cgroup;
 pub mod error;
 pub mod gpu;
