@@ -88,6 +88,34 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
         "{reason}"
     );
     assert!(c.output(rooted).await.is_empty());
+
+    // A job names only output files its user may write: a root-owned file is neither
+    // truncated nor handed over, and nothing is made where the user may not write.
+    let victim = c.dir.join("root-owned.txt");
+    std::fs::write(&victim, "precious\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let forbidden_dir = c.dir.join("root-only");
+    std::fs::create_dir_all(&forbidden_dir).unwrap();
+    std::fs::set_permissions(&forbidden_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for output in [
+        victim.display().to_string(),
+        forbidden_dir.join("new.out").display().to_string(),
+    ] {
+        let id = submit_as(
+            &c,
+            "nobody",
+            &format!("#!/bin/bash\n#SBATCH -o {output}\necho overwritten\n"),
+        )
+        .await;
+        let job = c.wait_ended(id, 60).await;
+        assert_eq!(job.state, JobState::Failed, "{job:?}");
+        let reason = job.reason.unwrap_or_default();
+        assert!(reason.contains("nobody may not write it"), "{reason}");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&victim).unwrap().uid(), 0, "still root's");
+    assert!(!forbidden_dir.join("new.out").exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

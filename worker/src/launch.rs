@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -1274,7 +1274,8 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     let user = job_user(settings, &assignment.user)?;
     let script = job_dir.join("script.sh");
     write_script(&script, &assignment.script)?;
-    give_to(&job_dir, user.as_ref())?;
+    // The run directory stays root's (the worker and the shepherd write their records
+    // there); the job's user owns only the script and its scratch directory.
     give_to(&script, user.as_ref())?;
 
     let work_dir = match &assignment.work_dir {
@@ -1312,14 +1313,14 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         }
     };
     let stdout_path = resolve(&assignment.stdout);
-    let (stdout_file, stdout_start) = open_output(&stdout_path, assignment.open_mode)?;
-    give_to(&stdout_path, user.as_ref())?;
+    let exe = settings.client_exe.as_deref();
+    let (stdout_file, stdout_start) =
+        open_output(&stdout_path, assignment.open_mode, user.as_ref(), exe)?;
     let mut outputs = vec![(OutputStream::Stdout, stdout_path.clone(), stdout_start)];
     let stderr_path = assignment.stderr.as_deref().map(resolve);
     let stderr_file = match stderr_path {
         Some(path) if path != stdout_path => {
-            let (file, start) = open_output(&path, assignment.open_mode)?;
-            give_to(&path, user.as_ref())?;
+            let (file, start) = open_output(&path, assignment.open_mode, user.as_ref(), exe)?;
             outputs.push((OutputStream::Stderr, path, start));
             file
         }
@@ -1427,24 +1428,91 @@ fn write_script(path: &Path, script: &str) -> Result<(), WorkerError> {
 
 /// Opens an output file per `--open-mode`, creating missing parent directories.
 /// Returns the file and where this run's output starts in it.
-fn open_output(path: &Path, mode: OpenMode) -> Result<(File, u64), WorkerError> {
-    if let Some(parent) = path.parent() {
-        if !parent.as_os_str().is_empty() && !parent.is_dir() {
-            create_dir(parent, "create the output directory")?;
-        }
-    }
+///
+/// For a job run as `user`, the directories and the file are made by a process running
+/// as that user (through `exe shepherd --exec-as`, with the user's groups), so a job can
+/// only name output files its user may write; the worker then opens the file without
+/// following a symbolic link and checks that it is a regular file of that user before
+/// truncating it (a path swapped meanwhile for someone else's file is refused, untouched).
+fn open_output(
+    path: &Path,
+    mode: OpenMode,
+    user: Option<&JobUser>,
+    exe: Option<&Path>,
+) -> Result<(File, u64), WorkerError> {
     let io_error = |source| WorkerError::Io {
         action: "open the output file",
         path: path.to_path_buf(),
         source,
     };
-    let mut options = OpenOptions::new();
-    options.create(true);
-    match mode {
-        OpenMode::Truncate => options.write(true).truncate(true),
-        OpenMode::Append => options.append(true),
+    let refused = |why: String| {
+        io_error(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        ))
     };
-    let file = options.open(path).map_err(io_error)?;
+    let file = match user {
+        Some(user) => {
+            const CREATE: &str = "mkdir -p -- \"$(dirname -- \"$1\")\" && : >> \"$1\"";
+            let mut as_user = match exe {
+                Some(exe) => {
+                    let mut c = std::process::Command::new(exe);
+                    c.args(["shepherd", "--exec-as", &user.name, "--", "/bin/sh"]);
+                    c
+                }
+                None => {
+                    let mut c = std::process::Command::new("/bin/sh");
+                    c.uid(user.uid.as_raw()).gid(user.gid.as_raw());
+                    c
+                }
+            };
+            let out = as_user
+                .arg("-c")
+                .arg(CREATE)
+                .arg("berth-output")
+                .arg(path)
+                .stdin(Stdio::null())
+                .output()
+                .map_err(io_error)?;
+            if !out.status.success() {
+                return Err(refused(format!(
+                    "{} may not write it: {}",
+                    user.name,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )));
+            }
+            let file = OpenOptions::new()
+                .append(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path)
+                .map_err(io_error)?;
+            let meta = file.metadata().map_err(io_error)?;
+            if !meta.is_file() || meta.uid() != user.uid.as_raw() {
+                return Err(refused(format!(
+                    "not a regular file of {} (it changed while being opened)",
+                    user.name
+                )));
+            }
+            if mode == OpenMode::Truncate {
+                file.set_len(0).map_err(io_error)?;
+            }
+            file
+        }
+        None => {
+            if let Some(parent) = path.parent() {
+                if !parent.as_os_str().is_empty() && !parent.is_dir() {
+                    create_dir(parent, "create the output directory")?;
+                }
+            }
+            let mut options = OpenOptions::new();
+            options.create(true);
+            match mode {
+                OpenMode::Truncate => options.write(true).truncate(true),
+                OpenMode::Append => options.append(true),
+            };
+            options.open(path).map_err(io_error)?
+        }
+    };
     let start = match mode {
         OpenMode::Truncate => 0,
         OpenMode::Append => file.metadata().map_err(io_error)?.len(),
