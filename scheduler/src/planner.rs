@@ -549,6 +549,21 @@ struct Timeline<'a> {
     /// Jobs whose intervals [`Timeline::fit`] passes over (candidate victims of a
     /// preemption being weighed).
     ignoring: HashSet<i64>,
+    /// The snapshot's `now`.
+    now: i64,
+    /// Per node, what its intervals hold over `now` when it has no other kind (see
+    /// `slow`): the union of their masks, whether there is one at all, whether one is
+    /// exclusive. Kept as intervals are added, so a fit at `now` reads three words
+    /// instead of every interval.
+    now_busy: Vec<u128>,
+    now_any: Vec<bool>,
+    now_exclusive: Vec<bool>,
+    /// Per node: it has an interval the `now_*` summary does not describe (a
+    /// reservation, or one starting after `now`); fits on it scan its intervals.
+    slow: Vec<bool>,
+    /// Per node: its position in name order (ties by index), the tie-break of
+    /// [`Timeline::place`].
+    rank: Vec<u32>,
 }
 
 impl<'a> Timeline<'a> {
@@ -564,7 +579,18 @@ impl<'a> Timeline<'a> {
             intervals: vec![Vec::new(); snapshot.nodes.len()],
             ends: BTreeSet::new(),
             ignoring: HashSet::new(),
+            now: snapshot.now,
+            now_busy: vec![0; snapshot.nodes.len()],
+            now_any: vec![false; snapshot.nodes.len()],
+            now_exclusive: vec![false; snapshot.nodes.len()],
+            slow: vec![false; snapshot.nodes.len()],
+            rank: vec![0; snapshot.nodes.len()],
         };
+        let mut by_name: Vec<usize> = (0..snapshot.nodes.len()).collect();
+        by_name.sort_by(|a, b| snapshot.nodes[*a].name.cmp(&snapshot.nodes[*b].name));
+        for (r, i) in by_name.into_iter().enumerate() {
+            t.rank[i] = r as u32;
+        }
         for a in &snapshot.running {
             let Some(&i) = index.get(&a.node_id) else {
                 continue;
@@ -602,6 +628,15 @@ impl<'a> Timeline<'a> {
             exclusive,
             reservation: res,
         });
+        if res || start > self.now {
+            self.slow[node] = true;
+        } else if end > self.now {
+            // Begins at or before `now` and ends after it: it overlaps every window
+            // `[now, e)` with `e > now`.
+            self.now_busy[node] |= mask;
+            self.now_any[node] = true;
+            self.now_exclusive[node] |= exclusive;
+        }
         if end != FOREVER {
             self.ends.insert(end);
         }
@@ -609,7 +644,8 @@ impl<'a> Timeline<'a> {
 
     /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
     fn candidates(&self, job: &PendingJob) -> Vec<(usize, u128)> {
-        self.nodes
+        let mut out = self
+            .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.available)
@@ -644,7 +680,10 @@ impl<'a> Timeline<'a> {
                     (typed.count_ones() >= job.gpus_per_node).then_some((i, typed))
                 }
             })
-            .collect()
+            .collect::<Vec<_>>();
+        // Name order, so that [`Timeline::place`] may stop at the first best fits.
+        out.sort_by_key(|(i, _)| self.rank[*i]);
+        out
     }
 
     /// The job's GPUs on node `i` over `[t, end)`: (usable GPU count, chosen mask).
@@ -657,6 +696,14 @@ impl<'a> Timeline<'a> {
         end: i64,
         res: bool,
     ) -> Option<(u32, u128)> {
+        if t == self.now && end > self.now && !self.slow[i] && self.ignoring.is_empty() {
+            // Every interval of the node begins at or before `now`: those that overlap
+            // `[now, end)` are exactly those summarised in `now_*`.
+            if self.now_exclusive[i] {
+                return None;
+            }
+            return Self::fit_mask(typed, job, self.now_busy[i], self.now_any[i]);
+        }
         let mut busy = 0u128;
         let mut any = false;
         for iv in &self.intervals[i] {
@@ -674,6 +721,12 @@ impl<'a> Timeline<'a> {
                 any = true;
             }
         }
+        Self::fit_mask(typed, job, busy, any)
+    }
+
+    /// The job's GPUs on a node of GPUs `typed` where `busy` are held (`any`: something
+    /// is held there at all).
+    fn fit_mask(typed: u128, job: &PendingJob, busy: u128, any: bool) -> Option<(u32, u128)> {
         if (job.exclusive || job.whole_node) && any {
             return None;
         }
@@ -697,27 +750,64 @@ impl<'a> Timeline<'a> {
         res: bool,
         packed: bool,
     ) -> Option<Vec<(usize, u128)>> {
-        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
-        let mut fits: Vec<(u32, &str, usize, u128)> = cands
-            .iter()
-            .filter_map(|(i, typed)| {
-                self.fit(*i, *typed, job, t, end, res)
-                    .map(|(usable, chosen)| {
-                        let key = if packed { usable } else { typed.count_ones() };
-                        (key, self.nodes[*i].name.as_str(), *i, chosen)
-                    })
-            })
-            .collect();
-        if fits.len() < job.nodes as usize || job.nodes == 0 {
+        let want = job.nodes as usize;
+        if want == 0 || cands.len() < want {
             return None;
         }
-        fits.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        // No node's key can be below this: a fit has at least `gpus_per_node` usable
+        // GPUs (of the wanted type), except for whole-node jobs.
+        let floor = if job.whole_node { 0 } else { job.gpus_per_node };
+        // The `want` best (key, name rank) so far; `cands` are in name order, so once
+        // all of them have the lowest possible key no later node can displace one.
+        let mut best: std::collections::BinaryHeap<(u32, u32, usize, u128)> =
+            std::collections::BinaryHeap::with_capacity(want + 1);
+        for (i, typed) in cands {
+            let Some((usable, chosen)) = self.fit(*i, *typed, job, t, end, res) else {
+                continue;
+            };
+            let key = if packed { usable } else { typed.count_ones() };
+            let entry = (key, self.rank[*i], *i, chosen);
+            if best.len() < want {
+                best.push(entry);
+            } else if best.peek().is_some_and(|worst| entry < *worst) {
+                best.pop();
+                best.push(entry);
+            }
+            if best.len() == want && best.peek().is_some_and(|worst| worst.0 <= floor) {
+                break;
+            }
+        }
+        if best.len() < want {
+            return None;
+        }
         Some(
-            fits.into_iter()
-                .take(job.nodes as usize)
+            best.into_sorted_vec()
+                .into_iter()
                 .map(|(_, _, i, m)| (i, m))
                 .collect(),
         )
+    }
+
+    /// Whether the job fits now on `cands`, reservations aside (the `Priority`/`Resources`
+    /// question): the first `nodes` nodes it fits on, or `None`.
+    fn fits_now_ignoring_reservations(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Vec<(usize, u128)>> {
+        let want = job.nodes as usize;
+        if want == 0 {
+            return None;
+        }
+        let end = self.now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let nodes: Vec<(usize, u128)> = cands
+            .iter()
+            .filter(|(i, typed)| self.fit(*i, *typed, job, self.now, end, false).is_some())
+            .take(want)
+            .copied()
+            .collect();
+        (nodes.len() == want).then_some(nodes)
     }
 
     fn earliest(
@@ -775,6 +865,125 @@ impl<'a> Timeline<'a> {
 
 /// Nodes (timeline index) and GPU masks chosen for a job.
 type Chosen = Vec<(usize, u128)>;
+
+/// Everything [`Timeline::candidates`] reads of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct CandidateKey<'a> {
+    partition_nodes: &'a [String],
+    constraint: Option<&'a str>,
+    gpu_type: Option<&'a str>,
+    whole_node: bool,
+    gpus_per_node: u32,
+}
+
+/// Everything a placement at `now` reads of a job besides its candidate nodes and its
+/// time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Shape<'a> {
+    candidates: CandidateKey<'a>,
+    exclusive: bool,
+    nodes: u32,
+}
+
+impl<'a> Shape<'a> {
+    fn of(job: &'a PendingJob) -> Self {
+        Shape {
+            candidates: CandidateKey {
+                partition_nodes: &job.partition_nodes,
+                constraint: job.constraint.as_deref(),
+                gpu_type: job.gpu_type.as_deref(),
+                whole_node: job.whole_node,
+                gpus_per_node: job.gpus_per_node,
+            },
+            exclusive: job.exclusive,
+            nodes: job.nodes,
+        }
+    }
+}
+
+/// What one pass has learnt about placements at `now`, so that the many jobs of one
+/// shape that cannot start are not each fitted against every node (as Slurm's backfill
+/// skips a job identical to one that did not fit).
+///
+/// Sound because within a pass the timeline only gains intervals (starts, reservations
+/// and the holds of preemptions; a preemption's victims keep theirs), so every node's
+/// fit at `now` only gets worse, and because a longer time limit only overlaps more: a
+/// shape that did not fit with a window ending at `e` does not fit with any window
+/// ending at or after `e`, for the rest of the pass. Placements weighing a preemption
+/// (with intervals ignored) never go through here.
+#[derive(Debug, Default)]
+struct NowCache<'a> {
+    /// (candidate list, shape) → the earliest window end with which it did not fit now,
+    /// reservations counted.
+    no_fit: HashMap<(usize, Shape<'a>), i64>,
+    /// The same with reservations ignored.
+    no_fit_ignoring: HashMap<(usize, Shape<'a>), i64>,
+    /// (candidate list, shape) → nodes on which it last fitted now, reservations ignored:
+    /// when they all still fit, it still does.
+    fit_ignoring: HashMap<(usize, Shape<'a>), Vec<(usize, u128)>>,
+}
+
+impl<'a> NowCache<'a> {
+    /// [`Timeline::place`] now, reservations counted, best fit first.
+    fn place(
+        &mut self,
+        timeline: &Timeline<'_>,
+        list: usize,
+        shape: &Shape<'a>,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Chosen> {
+        let end = timeline
+            .now
+            .saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let key = (list, *shape);
+        if self.no_fit.get(&key).is_some_and(|e| end >= *e) {
+            return None;
+        }
+        let placed = timeline.place(cands, job, timeline.now, true, true);
+        if placed.is_none() {
+            let e = self.no_fit.entry(key).or_insert(end);
+            *e = (*e).min(end);
+        }
+        placed
+    }
+
+    /// Whether the job would fit now if it were not for reservations.
+    fn fits_ignoring_reservations(
+        &mut self,
+        timeline: &Timeline<'_>,
+        list: usize,
+        shape: &Shape<'a>,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> bool {
+        let now = timeline.now;
+        let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let key = (list, *shape);
+        if self.no_fit_ignoring.get(&key).is_some_and(|e| end >= *e) {
+            return false;
+        }
+        if let Some(nodes) = self.fit_ignoring.get(&key) {
+            if nodes
+                .iter()
+                .all(|(i, typed)| timeline.fit(*i, *typed, job, now, end, false).is_some())
+            {
+                return true;
+            }
+        }
+        match timeline.fits_now_ignoring_reservations(cands, job) {
+            Some(nodes) => {
+                self.fit_ignoring.insert(key, nodes);
+                true
+            }
+            None => {
+                let e = self.no_fit_ignoring.entry(key).or_insert(end);
+                *e = (*e).min(end);
+                false
+            }
+        }
+    }
+}
 
 /// The running jobs `job` may preempt to start now, and where it would then run; `None`
 /// when its QOS preempts nothing, or not even every candidate would make room.
@@ -872,6 +1081,12 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
     let mut reserved = 0usize;
     let mut fifo_blocked = false;
     let mut victims_taken: HashSet<i64> = HashSet::new();
+    // Partition node list → how many nodes it names (of the snapshot's).
+    let mut members_of: HashMap<&[String], usize> = HashMap::new();
+    // What decides a job's candidate nodes → its list in `cand_lists`.
+    let mut cand_index: HashMap<CandidateKey<'_>, usize> = HashMap::new();
+    let mut cand_lists: Vec<Vec<(usize, u128)>> = Vec::new();
+    let mut now_cache = NowCache::default();
     for job in order {
         let priority = prio[&job.id].priority;
         macro_rules! wait {
@@ -922,16 +1137,28 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
             wait!("QOSMaxWallDurationPerJobLimit", None);
             continue;
         }
-        let members = snapshot
-            .nodes
-            .iter()
-            .filter(|n| job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name))
-            .count();
+        let members = *members_of
+            .entry(job.partition_nodes.as_slice())
+            .or_insert_with(|| {
+                snapshot
+                    .nodes
+                    .iter()
+                    .filter(|n| {
+                        job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name)
+                    })
+                    .count()
+            });
         if job.nodes as usize > members {
             wait!("PartitionNodeLimit", None);
             continue;
         }
-        let cands = timeline.candidates(job);
+        let shape = Shape::of(job);
+        let next = cand_lists.len();
+        let list = *cand_index.entry(shape.candidates).or_insert(next);
+        if list == next {
+            cand_lists.push(timeline.candidates(job));
+        }
+        let cands = &cand_lists[list];
         if cands.len() < job.nodes as usize || job.nodes == 0 {
             wait!("ReqNodeNotAvail", None);
             continue;
@@ -962,7 +1189,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
                 limited = Some(reason);
                 break;
             }
-            match timeline.place(&cands, job, now, true, true) {
+            match now_cache.place(&timeline, list, &shape, cands, job) {
                 Some(chosen) => {
                     timeline.hold(&chosen, job, now, false);
                     tally.add(
@@ -1012,7 +1239,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         // Blocked: preempt for it when its QOS may, holding what the victims free.
         if job.array.is_none() && !job.preempting {
             if let Some((victims, chosen)) =
-                preemption_for(snapshot, &mut timeline, &cands, job, &victims_taken)
+                preemption_for(snapshot, &mut timeline, cands, job, &victims_taken)
             {
                 let grace = victims.iter().map(|v| v.grace_time).max().unwrap_or(0);
                 let end = timeline.hold(&chosen, job, now, true);
@@ -1034,14 +1261,14 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
             wait!("Resources", None);
             continue;
         }
-        let reason = if timeline.place(&cands, job, now, false, true).is_some() {
+        let reason = if now_cache.fits_ignoring_reservations(&timeline, list, &shape, cands, job) {
             "Priority"
         } else {
             "Resources"
         };
         let mut expected = None;
         if reserved < config.backfill_depth || job.preempting {
-            if let Some((t, chosen)) = timeline.earliest(&cands, job, now) {
+            if let Some((t, chosen)) = timeline.earliest(cands, job, now) {
                 let end = timeline.hold(&chosen, job, t, true);
                 out.reservations.push(Reservation {
                     job_id: job.id,
