@@ -564,6 +564,10 @@ struct Timeline<'a> {
     /// Per node: its position in name order (ties by index), the tie-break of
     /// [`Timeline::place`].
     rank: Vec<u32>,
+    /// Tests only: every fit scans intervals, every placement sorts all fits, and
+    /// [`Timeline::earliest`] tries every interval end (the plain algorithms the fast
+    /// ones must agree with).
+    reference: bool,
 }
 
 impl<'a> Timeline<'a> {
@@ -585,6 +589,7 @@ impl<'a> Timeline<'a> {
             now_exclusive: vec![false; snapshot.nodes.len()],
             slow: vec![false; snapshot.nodes.len()],
             rank: vec![0; snapshot.nodes.len()],
+            reference: false,
         };
         let mut by_name: Vec<usize> = (0..snapshot.nodes.len()).collect();
         by_name.sort_by(|a, b| snapshot.nodes[*a].name.cmp(&snapshot.nodes[*b].name));
@@ -696,7 +701,12 @@ impl<'a> Timeline<'a> {
         end: i64,
         res: bool,
     ) -> Option<(u32, u128)> {
-        if t == self.now && end > self.now && !self.slow[i] && self.ignoring.is_empty() {
+        if t == self.now
+            && end > self.now
+            && !self.slow[i]
+            && self.ignoring.is_empty()
+            && !self.reference
+        {
             // Every interval of the node begins at or before `now`: those that overlap
             // `[now, end)` are exactly those summarised in `now_*`.
             if self.now_exclusive[i] {
@@ -755,6 +765,30 @@ impl<'a> Timeline<'a> {
             return None;
         }
         let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if self.reference {
+            let mut fits: Vec<(u32, &str, usize, u128)> = cands
+                .iter()
+                .filter_map(|(i, typed)| {
+                    self.fit(*i, *typed, job, t, end, res)
+                        .map(|(usable, chosen)| {
+                            let key = if packed { usable } else { typed.count_ones() };
+                            (key, self.nodes[*i].name.as_str(), *i, chosen)
+                        })
+                })
+                .collect();
+            if fits.len() < want {
+                return None;
+            }
+            // Stable: equal names stay in index order.
+            fits.sort_by_key(|(_, _, i, _)| *i);
+            fits.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            return Some(
+                fits.into_iter()
+                    .take(want)
+                    .map(|(_, _, i, m)| (i, m))
+                    .collect(),
+            );
+        }
         // No node's key can be below this: a fit has at least `gpus_per_node` usable
         // GPUs (of the wanted type), except for whole-node jobs.
         let floor = if job.whole_node { 0 } else { job.gpus_per_node };
@@ -810,7 +844,111 @@ impl<'a> Timeline<'a> {
         (nodes.len() == want).then_some(nodes)
     }
 
+    /// The job's earliest start on `cands`: the first of `now` and the interval ends after
+    /// it at which [`Timeline::place`] (reservations counted, fixed node order) finds room,
+    /// with that placement.
     fn earliest(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+        now: i64,
+    ) -> Option<(i64, Vec<(usize, u128)>)> {
+        let want = job.nodes as usize;
+        let limit = job.time_limit.unwrap_or(FOREVER);
+        if self.reference
+            || now != self.now
+            || limit < 1
+            || want == 0
+            || cands.len() < want
+            || !self.ignoring.is_empty()
+        {
+            return self.earliest_scan(cands, job, now);
+        }
+        // Rather than fitting every node at every interval end (tens of thousands of
+        // them), find for each node the times at which it starts and stops being able
+        // to hold the job: the overlap of an interval with `[t, t + limit)` changes only
+        // where `t` passes the interval's end or comes within `limit` of its start, so
+        // between those points a node's fit stays as it is. The first time at which
+        // `want` nodes can hold the job is the answer.
+        let feasible = |i: usize, typed: u128, t: i64| {
+            self.fit(i, typed, job, t, t.saturating_add(limit), true)
+                .is_some()
+        };
+        let mut times: Option<Vec<i64>> = None;
+        // (time, +1 a node becomes able, -1 it stops being able)
+        let mut events: Vec<(i64, i32)> = Vec::new();
+        for &(i, typed) in cands {
+            if !self.slow[i] {
+                // Every interval begins at or before `now` (and the window is at least a
+                // second long), so it overlaps `[t, t + limit)` exactly while `t` is before
+                // its end: the node's fit only improves, at its own interval ends.
+                if feasible(i, typed, now) {
+                    events.push((now, 1));
+                    continue;
+                }
+                let mut after = now;
+                loop {
+                    let next = self.intervals[i]
+                        .iter()
+                        .map(|iv| iv.end)
+                        .filter(|e| *e > after && *e != FOREVER)
+                        .min();
+                    let Some(t) = next else { break };
+                    if feasible(i, typed, t) {
+                        events.push((t, 1));
+                        break;
+                    }
+                    after = t;
+                }
+                continue;
+            }
+            let times = times.get_or_insert_with(|| {
+                std::iter::once(now)
+                    .chain(self.ends.range(now + 1..).copied())
+                    .collect()
+            });
+            // Indices into `times` where one of the node's intervals starts or stops
+            // overlapping the window.
+            let mut points: Vec<usize> = vec![0];
+            for iv in &self.intervals[i] {
+                points.push(times.partition_point(|t| t.saturating_add(limit) <= iv.start));
+                points.push(times.partition_point(|t| *t < iv.end));
+            }
+            points.sort_unstable();
+            points.dedup();
+            let mut able = false;
+            for k in points {
+                let Some(&t) = times.get(k) else { break };
+                let now_able = feasible(i, typed, t);
+                if now_able != able {
+                    events.push((t, if now_able { 1 } else { -1 }));
+                    able = now_able;
+                }
+            }
+        }
+        events.sort_unstable();
+        let mut able = 0i64;
+        let mut k = 0;
+        while k < events.len() {
+            let t = events[k].0;
+            while k < events.len() && events[k].0 == t {
+                able += i64::from(events[k].1);
+                k += 1;
+            }
+            if able >= want as i64 {
+                let placed = self.place(cands, job, t, true, false).map(|p| (t, p));
+                debug_assert!(placed.is_some(), "earliest: no room at {t} after all");
+                if placed.is_some() {
+                    return placed;
+                }
+                return self.earliest_scan(cands, job, now);
+            }
+        }
+        None
+    }
+
+    /// [`Timeline::earliest`] by trying every time in turn.
+    fn earliest_scan(
         &self,
         cands: &[(usize, u128)],
         job: &PendingJob,
@@ -936,6 +1074,9 @@ impl<'a> NowCache<'a> {
         let end = timeline
             .now
             .saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if timeline.reference {
+            return timeline.place(cands, job, timeline.now, true, true);
+        }
         let key = (list, *shape);
         if self.no_fit.get(&key).is_some_and(|e| end >= *e) {
             return None;
@@ -959,6 +1100,9 @@ impl<'a> NowCache<'a> {
     ) -> bool {
         let now = timeline.now;
         let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if timeline.reference {
+            return timeline.place(cands, job, now, false, true).is_some();
+        }
         let key = (list, *shape);
         if self.no_fit_ignoring.get(&key).is_some_and(|e| end >= *e) {
             return false;
@@ -1062,6 +1206,13 @@ fn preemption_for(
 
 /// Plans the next starts. Deterministic: the same snapshot gives the same plan.
 pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
+    plan_with(snapshot, config, false)
+}
+
+/// [`plan`]; `reference` (tests) takes the plain, slow path everywhere: no caches, every
+/// fit from the intervals, every placement by a full sort, every earliest start by trying
+/// each time in turn.
+fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Plan {
     let now = snapshot.now;
     let prio = priorities(snapshot, config);
     let mut order: Vec<&PendingJob> = snapshot.pending.iter().collect();
@@ -1072,6 +1223,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         QueueOrder::Submit => order.sort_by_key(|j| (j.submit_time, j.id)),
     }
     let mut timeline = Timeline::new(snapshot);
+    timeline.reference = reference;
     let mut tally = Tally::default();
     for r in &snapshot.running_jobs {
         tally.add(&r.qos, &r.user, &r.account, r.cpus, r.gpus, r.nodes);
@@ -1154,7 +1306,11 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         }
         let shape = Shape::of(job);
         let next = cand_lists.len();
-        let list = *cand_index.entry(shape.candidates).or_insert(next);
+        let list = if reference {
+            next
+        } else {
+            *cand_index.entry(shape.candidates).or_insert(next)
+        };
         if list == next {
             cand_lists.push(timeline.candidates(job));
         }
