@@ -1215,12 +1215,15 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
 fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Plan {
     let now = snapshot.now;
     let prio = priorities(snapshot, config);
-    let mut order: Vec<&PendingJob> = snapshot.pending.iter().collect();
+    // Each job with its priority, looked up once (not at every comparison of the sort).
+    let mut order: Vec<(i64, &PendingJob)> = snapshot
+        .pending
+        .iter()
+        .map(|j| (prio[&j.id].priority, j))
+        .collect();
     match config.order {
-        QueueOrder::Multifactor => {
-            order.sort_by_key(|j| (-prio[&j.id].priority, j.submit_time, j.id))
-        }
-        QueueOrder::Submit => order.sort_by_key(|j| (j.submit_time, j.id)),
+        QueueOrder::Multifactor => order.sort_by_key(|(p, j)| (-p, j.submit_time, j.id)),
+        QueueOrder::Submit => order.sort_by_key(|(_, j)| (j.submit_time, j.id)),
     }
     let mut timeline = Timeline::new(snapshot);
     timeline.reference = reference;
@@ -1239,8 +1242,7 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
     let mut cand_index: HashMap<CandidateKey<'_>, usize> = HashMap::new();
     let mut cand_lists: Vec<Vec<(usize, u128)>> = Vec::new();
     let mut now_cache = NowCache::default();
-    for job in order {
-        let priority = prio[&job.id].priority;
+    for (priority, job) in order {
         macro_rules! wait {
             ($reason:expr, $expected:expr) => {
                 out.pending.push(Waiting {
