@@ -542,6 +542,19 @@ fn lowest_bits(mask: u128, n: u32) -> u128 {
     out
 }
 
+/// A candidate list's nodes by what they can give at `now`, kept as intervals are
+/// added. Buckets are numbered by GPU count; within one, nodes are in name order.
+#[derive(Debug, Default)]
+struct NowIndex {
+    /// Nodes without reservations and without an exclusive hold now, by free GPUs of
+    /// the wanted type: (rank, node, wanted GPUs).
+    free: Vec<BTreeSet<(u32, usize, u128)>>,
+    /// Nodes without reservations with nothing held now, by GPUs of the wanted type.
+    idle: Vec<BTreeSet<(u32, usize, u128)>>,
+    /// Nodes with a reservation (or an interval starting later): weighed one by one.
+    slow: Vec<(usize, u128)>,
+}
+
 struct Timeline<'a> {
     nodes: &'a [NodeView],
     intervals: Vec<Vec<Interval>>,
@@ -564,6 +577,11 @@ struct Timeline<'a> {
     /// Per node: its position in name order (ties by index), the tie-break of
     /// [`Timeline::place`].
     rank: Vec<u32>,
+    /// Per candidate list of the pass (same numbering), its nodes by what they can give
+    /// at `now`.
+    indexes: Vec<NowIndex>,
+    /// Per node: the indexes it is in, with its GPUs of each list's wanted type.
+    indexed_in: Vec<Vec<(usize, u128)>>,
     /// Tests only: every fit scans intervals, every placement sorts all fits, and
     /// [`Timeline::earliest`] tries every interval end (the plain algorithms the fast
     /// ones must agree with).
@@ -590,6 +608,8 @@ impl<'a> Timeline<'a> {
             slow: vec![false; snapshot.nodes.len()],
             rank: vec![0; snapshot.nodes.len()],
             reference: false,
+            indexes: Vec::new(),
+            indexed_in: vec![Vec::new(); snapshot.nodes.len()],
         };
         let mut by_name: Vec<usize> = (0..snapshot.nodes.len()).collect();
         by_name.sort_by(|a, b| snapshot.nodes[*a].name.cmp(&snapshot.nodes[*b].name));
@@ -633,6 +653,11 @@ impl<'a> Timeline<'a> {
             exclusive,
             reservation: res,
         });
+        let was_slow = self.slow[node];
+        let indexed = !self.indexed_in[node].is_empty();
+        if indexed && !was_slow {
+            self.index_update(node, false);
+        }
         if res || start > self.now {
             self.slow[node] = true;
         } else if end > self.now {
@@ -642,9 +667,117 @@ impl<'a> Timeline<'a> {
             self.now_any[node] = true;
             self.now_exclusive[node] |= exclusive;
         }
+        if indexed && !(was_slow && self.slow[node]) {
+            self.index_update(node, true);
+        }
         if end != FOREVER {
             self.ends.insert(end);
         }
+    }
+
+    /// Files node `i` in (`insert`) or out of every index it belongs to, by its state now.
+    fn index_update(&mut self, i: usize, insert: bool) {
+        let rank = self.rank[i];
+        for &(k, typed) in &self.indexed_in[i] {
+            let index = &mut self.indexes[k];
+            if self.slow[i] {
+                if insert {
+                    index.slow.push((i, typed));
+                }
+                continue;
+            }
+            let file = |buckets: &mut Vec<BTreeSet<(u32, usize, u128)>>, b: usize| {
+                if buckets.len() <= b {
+                    buckets.resize_with(b + 1, BTreeSet::new);
+                }
+                if insert {
+                    buckets[b].insert((rank, i, typed));
+                } else {
+                    buckets[b].remove(&(rank, i, typed));
+                }
+            };
+            if !self.now_exclusive[i] {
+                file(
+                    &mut index.free,
+                    (typed & !self.now_busy[i]).count_ones() as usize,
+                );
+            }
+            if !self.now_any[i] {
+                file(&mut index.idle, typed.count_ones() as usize);
+            }
+        }
+    }
+
+    /// Indexes a candidate list (the next number); see [`NowIndex`].
+    fn index_list(&mut self, cands: &[(usize, u128)]) {
+        let k = self.indexes.len();
+        self.indexes.push(NowIndex::default());
+        for &(i, typed) in cands {
+            self.indexed_in[i].push((k, typed));
+            let mine = std::mem::replace(&mut self.indexed_in[i], vec![(k, typed)]);
+            self.index_update(i, true);
+            self.indexed_in[i] = mine;
+        }
+    }
+
+    /// [`Timeline::place`] at `now`, reservations counted, best fit first, on the indexed
+    /// candidate list `index`: reads the nodes in (usable GPUs, name) order from the
+    /// index and stops at the first that fit, then weighs the nodes with reservations,
+    /// which the index leaves out.
+    fn place_now(
+        &self,
+        index: usize,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Vec<(usize, u128)>> {
+        let want = job.nodes as usize;
+        let now = self.now;
+        let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if want == 0 || cands.len() < want {
+            return None;
+        }
+        if end <= now || !self.ignoring.is_empty() || self.reference {
+            return self.place(cands, job, now, true, true);
+        }
+        let index = &self.indexes[index];
+        // A node's key in [`Timeline::place`] is its usable GPU count: the bucket it is
+        // filed under, since its intervals are all summarised in `now_*`.
+        let buckets = if job.exclusive || job.whole_node {
+            &index.idle
+        } else {
+            &index.free
+        };
+        let floor = if job.whole_node {
+            0
+        } else {
+            job.gpus_per_node as usize
+        };
+        let mut best: Vec<(u32, u32, usize, u128)> = Vec::with_capacity(want);
+        'fill: for bucket in buckets.iter().skip(floor) {
+            for &(rank, i, typed) in bucket {
+                if let Some((usable, chosen)) = self.fit(i, typed, job, now, end, true) {
+                    best.push((usable, rank, i, chosen));
+                    if best.len() == want {
+                        break 'fill;
+                    }
+                }
+            }
+        }
+        for &(i, typed) in &index.slow {
+            if let Some((usable, chosen)) = self.fit(i, typed, job, now, end, true) {
+                best.push((usable, self.rank[i], i, chosen));
+            }
+        }
+        if best.len() < want {
+            return None;
+        }
+        best.sort_unstable();
+        Some(
+            best.into_iter()
+                .take(want)
+                .map(|(_, _, i, m)| (i, m))
+                .collect(),
+        )
     }
 
     /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
@@ -1081,7 +1214,7 @@ impl<'a> NowCache<'a> {
         if self.no_fit.get(&key).is_some_and(|e| end >= *e) {
             return None;
         }
-        let placed = timeline.place(cands, job, timeline.now, true, true);
+        let placed = timeline.place_now(list, cands, job);
         if placed.is_none() {
             let e = self.no_fit.entry(key).or_insert(end);
             *e = (*e).min(end);
@@ -1314,7 +1447,11 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
             *cand_index.entry(shape.candidates).or_insert(next)
         };
         if list == next {
-            cand_lists.push(timeline.candidates(job));
+            let cands = timeline.candidates(job);
+            if !reference {
+                timeline.index_list(&cands);
+            }
+            cand_lists.push(cands);
         }
         let cands = &cand_lists[list];
         if cands.len() < job.nodes as usize || job.nodes == 0 {
