@@ -15,6 +15,7 @@
 use berth_scheduler::planner::{
     plan, NodeView, PendingJob, PlannerConfig, RunningAlloc, RunningJob, Snapshot,
 };
+use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 struct Rng(u64);
@@ -181,4 +182,9 @@ fn main() {
         status("VmRSS:"),
         status("VmHWM:")
     );
+    // A digest of the whole plan (starts, reservations, reasons), to check that a change
+    // to the planner's speed left its decisions alone.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{out:?}").hash(&mut h);
+    println!("plan digest: {:016x}", h.finish());
 }

@@ -547,6 +547,19 @@ fn lowest_bits(mask: u128, n: u32) -> u128 {
     out
 }
 
+/// A candidate list's nodes by what they can give at `now`, kept as intervals are
+/// added. Buckets are numbered by GPU count; within one, nodes are in name order.
+#[derive(Debug, Default)]
+struct NowIndex {
+    /// Nodes without reservations and without an exclusive hold now, by free GPUs of
+    /// the wanted type: (rank, node, wanted GPUs).
+    free: Vec<BTreeSet<(u32, usize, u128)>>,
+    /// Nodes without reservations with nothing held now, by GPUs of the wanted type.
+    idle: Vec<BTreeSet<(u32, usize, u128)>>,
+    /// Nodes with a reservation (or an interval starting later): weighed one by one.
+    slow: Vec<(usize, u128)>,
+}
+
 struct Timeline<'a> {
     nodes: &'a [NodeView],
     intervals: Vec<Vec<Interval>>,
@@ -554,6 +567,30 @@ struct Timeline<'a> {
     /// Jobs whose intervals [`Timeline::fit`] passes over (candidate victims of a
     /// preemption being weighed).
     ignoring: HashSet<i64>,
+    /// The snapshot's `now`.
+    now: i64,
+    /// Per node, what its intervals hold over `now` when it has no other kind (see
+    /// `slow`): the union of their masks, whether there is one at all, whether one is
+    /// exclusive. Kept as intervals are added, so a fit at `now` reads three words
+    /// instead of every interval.
+    now_busy: Vec<u128>,
+    now_any: Vec<bool>,
+    now_exclusive: Vec<bool>,
+    /// Per node: it has an interval the `now_*` summary does not describe (a
+    /// reservation, or one starting after `now`); fits on it scan its intervals.
+    slow: Vec<bool>,
+    /// Per node: its position in name order (ties by index), the tie-break of
+    /// [`Timeline::place`].
+    rank: Vec<u32>,
+    /// Per candidate list of the pass (same numbering), its nodes by what they can give
+    /// at `now`.
+    indexes: Vec<NowIndex>,
+    /// Per node: the indexes it is in, with its GPUs of each list's wanted type.
+    indexed_in: Vec<Vec<(usize, u128)>>,
+    /// Tests only: every fit scans intervals, every placement sorts all fits, and
+    /// [`Timeline::earliest`] tries every interval end (the plain algorithms the fast
+    /// ones must agree with).
+    reference: bool,
 }
 
 impl<'a> Timeline<'a> {
@@ -569,7 +606,21 @@ impl<'a> Timeline<'a> {
             intervals: vec![Vec::new(); snapshot.nodes.len()],
             ends: BTreeSet::new(),
             ignoring: HashSet::new(),
+            now: snapshot.now,
+            now_busy: vec![0; snapshot.nodes.len()],
+            now_any: vec![false; snapshot.nodes.len()],
+            now_exclusive: vec![false; snapshot.nodes.len()],
+            slow: vec![false; snapshot.nodes.len()],
+            rank: vec![0; snapshot.nodes.len()],
+            reference: false,
+            indexes: Vec::new(),
+            indexed_in: vec![Vec::new(); snapshot.nodes.len()],
         };
+        let mut by_name: Vec<usize> = (0..snapshot.nodes.len()).collect();
+        by_name.sort_by(|a, b| snapshot.nodes[*a].name.cmp(&snapshot.nodes[*b].name));
+        for (r, i) in by_name.into_iter().enumerate() {
+            t.rank[i] = r as u32;
+        }
         for a in &snapshot.running {
             let Some(&i) = index.get(&a.node_id) else {
                 continue;
@@ -607,14 +658,137 @@ impl<'a> Timeline<'a> {
             exclusive,
             reservation: res,
         });
+        let was_slow = self.slow[node];
+        let indexed = !self.indexed_in[node].is_empty();
+        if indexed && !was_slow {
+            self.index_update(node, false);
+        }
+        if res || start > self.now {
+            self.slow[node] = true;
+        } else if end > self.now {
+            // Begins at or before `now` and ends after it: it overlaps every window
+            // `[now, e)` with `e > now`.
+            self.now_busy[node] |= mask;
+            self.now_any[node] = true;
+            self.now_exclusive[node] |= exclusive;
+        }
+        if indexed && !(was_slow && self.slow[node]) {
+            self.index_update(node, true);
+        }
         if end != FOREVER {
             self.ends.insert(end);
         }
     }
 
+    /// Files node `i` in (`insert`) or out of every index it belongs to, by its state now.
+    fn index_update(&mut self, i: usize, insert: bool) {
+        let rank = self.rank[i];
+        for &(k, typed) in &self.indexed_in[i] {
+            let index = &mut self.indexes[k];
+            if self.slow[i] {
+                if insert {
+                    index.slow.push((i, typed));
+                }
+                continue;
+            }
+            let file = |buckets: &mut Vec<BTreeSet<(u32, usize, u128)>>, b: usize| {
+                if buckets.len() <= b {
+                    buckets.resize_with(b + 1, BTreeSet::new);
+                }
+                if insert {
+                    buckets[b].insert((rank, i, typed));
+                } else {
+                    buckets[b].remove(&(rank, i, typed));
+                }
+            };
+            if !self.now_exclusive[i] {
+                file(
+                    &mut index.free,
+                    (typed & !self.now_busy[i]).count_ones() as usize,
+                );
+            }
+            if !self.now_any[i] {
+                file(&mut index.idle, typed.count_ones() as usize);
+            }
+        }
+    }
+
+    /// Indexes a candidate list (the next number); see [`NowIndex`].
+    fn index_list(&mut self, cands: &[(usize, u128)]) {
+        let k = self.indexes.len();
+        self.indexes.push(NowIndex::default());
+        for &(i, typed) in cands {
+            self.indexed_in[i].push((k, typed));
+            let mine = std::mem::replace(&mut self.indexed_in[i], vec![(k, typed)]);
+            self.index_update(i, true);
+            self.indexed_in[i] = mine;
+        }
+    }
+
+    /// [`Timeline::place`] at `now`, reservations counted, best fit first, on the indexed
+    /// candidate list `index`: reads the nodes in (usable GPUs, name) order from the
+    /// index and stops at the first that fit, then weighs the nodes with reservations,
+    /// which the index leaves out.
+    fn place_now(
+        &self,
+        index: usize,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Vec<(usize, u128)>> {
+        let want = job.nodes as usize;
+        let now = self.now;
+        let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if want == 0 || cands.len() < want {
+            return None;
+        }
+        if end <= now || !self.ignoring.is_empty() || self.reference {
+            return self.place(cands, job, now, true, true);
+        }
+        let index = &self.indexes[index];
+        // A node's key in [`Timeline::place`] is its usable GPU count: the bucket it is
+        // filed under, since its intervals are all summarised in `now_*`.
+        let buckets = if job.exclusive || job.whole_node {
+            &index.idle
+        } else {
+            &index.free
+        };
+        let floor = if job.whole_node {
+            0
+        } else {
+            job.gpus_per_node as usize
+        };
+        let mut best: Vec<(u32, u32, usize, u128)> = Vec::with_capacity(want);
+        'fill: for bucket in buckets.iter().skip(floor) {
+            for &(rank, i, typed) in bucket {
+                if let Some((usable, chosen)) = self.fit(i, typed, job, now, end, true) {
+                    best.push((usable, rank, i, chosen));
+                    if best.len() == want {
+                        break 'fill;
+                    }
+                }
+            }
+        }
+        for &(i, typed) in &index.slow {
+            if let Some((usable, chosen)) = self.fit(i, typed, job, now, end, true) {
+                best.push((usable, self.rank[i], i, chosen));
+            }
+        }
+        if best.len() < want {
+            return None;
+        }
+        best.sort_unstable();
+        Some(
+            best.into_iter()
+                .take(want)
+                .map(|(_, _, i, m)| (i, m))
+                .collect(),
+        )
+    }
+
     /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
     fn candidates(&self, job: &PendingJob) -> Vec<(usize, u128)> {
-        self.nodes
+        let mut out = self
+            .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.available)
@@ -649,7 +823,10 @@ impl<'a> Timeline<'a> {
                     (typed.count_ones() >= job.gpus_per_node).then_some((i, typed))
                 }
             })
-            .collect()
+            .collect::<Vec<_>>();
+        // Name order, so that [`Timeline::place`] may stop at the first best fits.
+        out.sort_by_key(|(i, _)| self.rank[*i]);
+        out
     }
 
     /// The job's GPUs on node `i` over `[t, end)`: (usable GPU count, chosen mask).
@@ -662,6 +839,19 @@ impl<'a> Timeline<'a> {
         end: i64,
         res: bool,
     ) -> Option<(u32, u128)> {
+        if t == self.now
+            && end > self.now
+            && !self.slow[i]
+            && self.ignoring.is_empty()
+            && !self.reference
+        {
+            // Every interval of the node begins at or before `now`: those that overlap
+            // `[now, end)` are exactly those summarised in `now_*`.
+            if self.now_exclusive[i] {
+                return None;
+            }
+            return Self::fit_mask(typed, job, self.now_busy[i], self.now_any[i]);
+        }
         let mut busy = 0u128;
         let mut any = false;
         for iv in &self.intervals[i] {
@@ -679,6 +869,12 @@ impl<'a> Timeline<'a> {
                 any = true;
             }
         }
+        Self::fit_mask(typed, job, busy, any)
+    }
+
+    /// The job's GPUs on a node of GPUs `typed` where `busy` are held (`any`: something
+    /// is held there at all).
+    fn fit_mask(typed: u128, job: &PendingJob, busy: u128, any: bool) -> Option<(u32, u128)> {
         if (job.exclusive || job.whole_node) && any {
             return None;
         }
@@ -702,30 +898,195 @@ impl<'a> Timeline<'a> {
         res: bool,
         packed: bool,
     ) -> Option<Vec<(usize, u128)>> {
-        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
-        let mut fits: Vec<(u32, &str, usize, u128)> = cands
-            .iter()
-            .filter_map(|(i, typed)| {
-                self.fit(*i, *typed, job, t, end, res)
-                    .map(|(usable, chosen)| {
-                        let key = if packed { usable } else { typed.count_ones() };
-                        (key, self.nodes[*i].name.as_str(), *i, chosen)
-                    })
-            })
-            .collect();
-        if fits.len() < job.nodes as usize || job.nodes == 0 {
+        let want = job.nodes as usize;
+        if want == 0 || cands.len() < want {
             return None;
         }
-        fits.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if self.reference {
+            let mut fits: Vec<(u32, &str, usize, u128)> = cands
+                .iter()
+                .filter_map(|(i, typed)| {
+                    self.fit(*i, *typed, job, t, end, res)
+                        .map(|(usable, chosen)| {
+                            let key = if packed { usable } else { typed.count_ones() };
+                            (key, self.nodes[*i].name.as_str(), *i, chosen)
+                        })
+                })
+                .collect();
+            if fits.len() < want {
+                return None;
+            }
+            // Stable: equal names stay in index order.
+            fits.sort_by_key(|(_, _, i, _)| *i);
+            fits.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            return Some(
+                fits.into_iter()
+                    .take(want)
+                    .map(|(_, _, i, m)| (i, m))
+                    .collect(),
+            );
+        }
+        // No node's key can be below this: a fit has at least `gpus_per_node` usable
+        // GPUs (of the wanted type), except for whole-node jobs.
+        let floor = if job.whole_node { 0 } else { job.gpus_per_node };
+        // The `want` best (key, name rank) so far; `cands` are in name order, so once
+        // all of them have the lowest possible key no later node can displace one.
+        let mut best: std::collections::BinaryHeap<(u32, u32, usize, u128)> =
+            std::collections::BinaryHeap::with_capacity(want + 1);
+        for (i, typed) in cands {
+            let Some((usable, chosen)) = self.fit(*i, *typed, job, t, end, res) else {
+                continue;
+            };
+            let key = if packed { usable } else { typed.count_ones() };
+            let entry = (key, self.rank[*i], *i, chosen);
+            if best.len() < want {
+                best.push(entry);
+            } else if best.peek().is_some_and(|worst| entry < *worst) {
+                best.pop();
+                best.push(entry);
+            }
+            if best.len() == want && best.peek().is_some_and(|worst| worst.0 <= floor) {
+                break;
+            }
+        }
+        if best.len() < want {
+            return None;
+        }
         Some(
-            fits.into_iter()
-                .take(job.nodes as usize)
+            best.into_sorted_vec()
+                .into_iter()
                 .map(|(_, _, i, m)| (i, m))
                 .collect(),
         )
     }
 
+    /// Whether the job fits now on `cands`, reservations aside (the `Priority`/`Resources`
+    /// question): the first `nodes` nodes it fits on, or `None`.
+    fn fits_now_ignoring_reservations(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Vec<(usize, u128)>> {
+        let want = job.nodes as usize;
+        if want == 0 {
+            return None;
+        }
+        let end = self.now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let nodes: Vec<(usize, u128)> = cands
+            .iter()
+            .filter(|(i, typed)| self.fit(*i, *typed, job, self.now, end, false).is_some())
+            .take(want)
+            .copied()
+            .collect();
+        (nodes.len() == want).then_some(nodes)
+    }
+
+    /// The job's earliest start on `cands`: the first of `now` and the interval ends after
+    /// it at which [`Timeline::place`] (reservations counted, fixed node order) finds room,
+    /// with that placement.
     fn earliest(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+        now: i64,
+    ) -> Option<(i64, Vec<(usize, u128)>)> {
+        let want = job.nodes as usize;
+        let limit = job.time_limit.unwrap_or(FOREVER);
+        if self.reference
+            || now != self.now
+            || limit < 1
+            || want == 0
+            || cands.len() < want
+            || !self.ignoring.is_empty()
+        {
+            return self.earliest_scan(cands, job, now);
+        }
+        // Rather than fitting every node at every interval end (tens of thousands of
+        // them), find for each node the times at which it starts and stops being able
+        // to hold the job: the overlap of an interval with `[t, t + limit)` changes only
+        // where `t` passes the interval's end or comes within `limit` of its start, so
+        // between those points a node's fit stays as it is. The first time at which
+        // `want` nodes can hold the job is the answer.
+        let feasible = |i: usize, typed: u128, t: i64| {
+            self.fit(i, typed, job, t, t.saturating_add(limit), true)
+                .is_some()
+        };
+        let mut times: Option<Vec<i64>> = None;
+        // (time, +1 a node becomes able, -1 it stops being able)
+        let mut events: Vec<(i64, i32)> = Vec::new();
+        for &(i, typed) in cands {
+            if !self.slow[i] {
+                // Every interval begins at or before `now` (and the window is at least a
+                // second long), so it overlaps `[t, t + limit)` exactly while `t` is before
+                // its end: the node's fit only improves, at its own interval ends.
+                if feasible(i, typed, now) {
+                    events.push((now, 1));
+                    continue;
+                }
+                let mut after = now;
+                loop {
+                    let next = self.intervals[i]
+                        .iter()
+                        .map(|iv| iv.end)
+                        .filter(|e| *e > after && *e != FOREVER)
+                        .min();
+                    let Some(t) = next else { break };
+                    if feasible(i, typed, t) {
+                        events.push((t, 1));
+                        break;
+                    }
+                    after = t;
+                }
+                continue;
+            }
+            let times = times.get_or_insert_with(|| {
+                std::iter::once(now)
+                    .chain(self.ends.range(now + 1..).copied())
+                    .collect()
+            });
+            // Indices into `times` where one of the node's intervals starts or stops
+            // overlapping the window.
+            let mut points: Vec<usize> = vec![0];
+            for iv in &self.intervals[i] {
+                points.push(times.partition_point(|t| t.saturating_add(limit) <= iv.start));
+                points.push(times.partition_point(|t| *t < iv.end));
+            }
+            points.sort_unstable();
+            points.dedup();
+            let mut able = false;
+            for k in points {
+                let Some(&t) = times.get(k) else { break };
+                let now_able = feasible(i, typed, t);
+                if now_able != able {
+                    events.push((t, if now_able { 1 } else { -1 }));
+                    able = now_able;
+                }
+            }
+        }
+        events.sort_unstable();
+        let mut able = 0i64;
+        let mut k = 0;
+        while k < events.len() {
+            let t = events[k].0;
+            while k < events.len() && events[k].0 == t {
+                able += i64::from(events[k].1);
+                k += 1;
+            }
+            if able >= want as i64 {
+                let placed = self.place(cands, job, t, true, false).map(|p| (t, p));
+                debug_assert!(placed.is_some(), "earliest: no room at {t} after all");
+                if placed.is_some() {
+                    return placed;
+                }
+                return self.earliest_scan(cands, job, now);
+            }
+        }
+        None
+    }
+
+    /// [`Timeline::earliest`] by trying every time in turn.
+    fn earliest_scan(
         &self,
         cands: &[(usize, u128)],
         job: &PendingJob,
@@ -780,6 +1141,131 @@ impl<'a> Timeline<'a> {
 
 /// Nodes (timeline index) and GPU masks chosen for a job.
 type Chosen = Vec<(usize, u128)>;
+
+/// Everything [`Timeline::candidates`] reads of a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct CandidateKey<'a> {
+    partition_nodes: &'a [String],
+    constraint: Option<&'a str>,
+    gpu_type: Option<&'a str>,
+    whole_node: bool,
+    gpus_per_node: u32,
+}
+
+/// Everything a placement at `now` reads of a job besides its candidate nodes and its
+/// time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Shape<'a> {
+    candidates: CandidateKey<'a>,
+    exclusive: bool,
+    nodes: u32,
+}
+
+impl<'a> Shape<'a> {
+    fn of(job: &'a PendingJob) -> Self {
+        Shape {
+            candidates: CandidateKey {
+                partition_nodes: &job.partition_nodes,
+                constraint: job.constraint.as_deref(),
+                gpu_type: job.gpu_type.as_deref(),
+                whole_node: job.whole_node,
+                gpus_per_node: job.gpus_per_node,
+            },
+            exclusive: job.exclusive,
+            nodes: job.nodes,
+        }
+    }
+}
+
+/// What one pass has learnt about placements at `now`, so that the many jobs of one
+/// shape that cannot start are not each fitted against every node (as Slurm's backfill
+/// skips a job identical to one that did not fit).
+///
+/// Sound because within a pass the timeline only gains intervals (starts, reservations
+/// and the holds of preemptions; a preemption's victims keep theirs), so every node's
+/// fit at `now` only gets worse, and because a longer time limit only overlaps more: a
+/// shape that did not fit with a window ending at `e` does not fit with any window
+/// ending at or after `e`, for the rest of the pass. Placements weighing a preemption
+/// (with intervals ignored) never go through here.
+#[derive(Debug, Default)]
+struct NowCache<'a> {
+    /// (candidate list, shape) → the earliest window end with which it did not fit now,
+    /// reservations counted.
+    no_fit: HashMap<(usize, Shape<'a>), i64>,
+    /// The same with reservations ignored.
+    no_fit_ignoring: HashMap<(usize, Shape<'a>), i64>,
+    /// (candidate list, shape) → nodes on which it last fitted now, reservations ignored:
+    /// when they all still fit, it still does.
+    fit_ignoring: HashMap<(usize, Shape<'a>), Vec<(usize, u128)>>,
+}
+
+impl<'a> NowCache<'a> {
+    /// [`Timeline::place`] now, reservations counted, best fit first.
+    fn place(
+        &mut self,
+        timeline: &Timeline<'_>,
+        list: usize,
+        shape: &Shape<'a>,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Chosen> {
+        let end = timeline
+            .now
+            .saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if timeline.reference {
+            return timeline.place(cands, job, timeline.now, true, true);
+        }
+        let key = (list, *shape);
+        if self.no_fit.get(&key).is_some_and(|e| end >= *e) {
+            return None;
+        }
+        let placed = timeline.place_now(list, cands, job);
+        if placed.is_none() {
+            let e = self.no_fit.entry(key).or_insert(end);
+            *e = (*e).min(end);
+        }
+        placed
+    }
+
+    /// Whether the job would fit now if it were not for reservations.
+    fn fits_ignoring_reservations(
+        &mut self,
+        timeline: &Timeline<'_>,
+        list: usize,
+        shape: &Shape<'a>,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> bool {
+        let now = timeline.now;
+        let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        if timeline.reference {
+            return timeline.place(cands, job, now, false, true).is_some();
+        }
+        let key = (list, *shape);
+        if self.no_fit_ignoring.get(&key).is_some_and(|e| end >= *e) {
+            return false;
+        }
+        if let Some(nodes) = self.fit_ignoring.get(&key) {
+            if nodes
+                .iter()
+                .all(|(i, typed)| timeline.fit(*i, *typed, job, now, end, false).is_some())
+            {
+                return true;
+            }
+        }
+        match timeline.fits_now_ignoring_reservations(cands, job) {
+            Some(nodes) => {
+                self.fit_ignoring.insert(key, nodes);
+                true
+            }
+            None => {
+                let e = self.no_fit_ignoring.entry(key).or_insert(end);
+                *e = (*e).min(end);
+                false
+            }
+        }
+    }
+}
 
 /// The running jobs `job` may preempt to start now, and where it would then run; `None`
 /// when its QOS preempts nothing, or not even every candidate would make room.
@@ -858,16 +1344,27 @@ fn preemption_for(
 
 /// Plans the next starts. Deterministic: the same snapshot gives the same plan.
 pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
+    plan_with(snapshot, config, false)
+}
+
+/// [`plan`]; `reference` (tests) takes the plain, slow path everywhere: no caches, every
+/// fit from the intervals, every placement by a full sort, every earliest start by trying
+/// each time in turn.
+fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Plan {
     let now = snapshot.now;
     let prio = priorities(snapshot, config);
-    let mut order: Vec<&PendingJob> = snapshot.pending.iter().collect();
+    // Each job with its priority, looked up once (not at every comparison of the sort).
+    let mut order: Vec<(i64, &PendingJob)> = snapshot
+        .pending
+        .iter()
+        .map(|j| (prio[&j.id].priority, j))
+        .collect();
     match config.order {
-        QueueOrder::Multifactor => {
-            order.sort_by_key(|j| (-prio[&j.id].priority, j.submit_time, j.id))
-        }
-        QueueOrder::Submit => order.sort_by_key(|j| (j.submit_time, j.id)),
+        QueueOrder::Multifactor => order.sort_by_key(|(p, j)| (-p, j.submit_time, j.id)),
+        QueueOrder::Submit => order.sort_by_key(|(_, j)| (j.submit_time, j.id)),
     }
     let mut timeline = Timeline::new(snapshot);
+    timeline.reference = reference;
     let mut tally = Tally::default();
     for r in &snapshot.running_jobs {
         tally.add(&r.qos, &r.user, &r.account, r.cpus, r.gpus, r.nodes);
@@ -877,8 +1374,13 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
     let mut reserved = 0usize;
     let mut fifo_blocked = false;
     let mut victims_taken: HashSet<i64> = HashSet::new();
-    for job in order {
-        let priority = prio[&job.id].priority;
+    // Partition node list → how many nodes it names (of the snapshot's).
+    let mut members_of: HashMap<&[String], usize> = HashMap::new();
+    // What decides a job's candidate nodes → its list in `cand_lists`.
+    let mut cand_index: HashMap<CandidateKey<'_>, usize> = HashMap::new();
+    let mut cand_lists: Vec<Vec<(usize, u128)>> = Vec::new();
+    let mut now_cache = NowCache::default();
+    for (priority, job) in order {
         macro_rules! wait {
             ($reason:expr, $expected:expr) => {
                 out.pending.push(Waiting {
@@ -927,16 +1429,36 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
             wait!("QOSMaxWallDurationPerJobLimit", None);
             continue;
         }
-        let members = snapshot
-            .nodes
-            .iter()
-            .filter(|n| job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name))
-            .count();
+        let members = *members_of
+            .entry(job.partition_nodes.as_slice())
+            .or_insert_with(|| {
+                snapshot
+                    .nodes
+                    .iter()
+                    .filter(|n| {
+                        job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name)
+                    })
+                    .count()
+            });
         if job.nodes as usize > members {
             wait!("PartitionNodeLimit", None);
             continue;
         }
-        let cands = timeline.candidates(job);
+        let shape = Shape::of(job);
+        let next = cand_lists.len();
+        let list = if reference {
+            next
+        } else {
+            *cand_index.entry(shape.candidates).or_insert(next)
+        };
+        if list == next {
+            let cands = timeline.candidates(job);
+            if !reference {
+                timeline.index_list(&cands);
+            }
+            cand_lists.push(cands);
+        }
+        let cands = &cand_lists[list];
         if cands.len() < job.nodes as usize || job.nodes == 0 {
             wait!("ReqNodeNotAvail", None);
             continue;
@@ -967,7 +1489,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
                 limited = Some(reason);
                 break;
             }
-            match timeline.place(&cands, job, now, true, true) {
+            match now_cache.place(&timeline, list, &shape, cands, job) {
                 Some(chosen) => {
                     timeline.hold(&chosen, job, now, false);
                     tally.add(
@@ -1017,7 +1539,7 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
         // Blocked: preempt for it when its QOS may, holding what the victims free.
         if job.array.is_none() && !job.preempting {
             if let Some((victims, chosen)) =
-                preemption_for(snapshot, &mut timeline, &cands, job, &victims_taken)
+                preemption_for(snapshot, &mut timeline, cands, job, &victims_taken)
             {
                 let grace = victims.iter().map(|v| v.grace_time).max().unwrap_or(0);
                 let end = timeline.hold(&chosen, job, now, true);
@@ -1039,14 +1561,14 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
             wait!("Resources", None);
             continue;
         }
-        let reason = if timeline.place(&cands, job, now, false, true).is_some() {
+        let reason = if now_cache.fits_ignoring_reservations(&timeline, list, &shape, cands, job) {
             "Priority"
         } else {
             "Resources"
         };
         let mut expected = None;
         if reserved < config.backfill_depth || job.preempting {
-            if let Some((t, chosen)) = timeline.earliest(&cands, job, now) {
+            if let Some((t, chosen)) = timeline.earliest(cands, job, now) {
                 let end = timeline.hold(&chosen, job, t, true);
                 out.reservations.push(Reservation {
                     job_id: job.id,

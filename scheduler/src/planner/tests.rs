@@ -1110,3 +1110,214 @@ fn a_whole_node_job_shares_its_node_with_nothing_planned_beside_it() {
     let p = plan(&snap, &PlannerConfig::default());
     assert!(p.starts.is_empty(), "{:?}", p.starts);
 }
+
+/// A job shape for [`fast_and_plain_plans_agree`]: nodes, GPUs per node, exclusive,
+/// whole node, GPU type (0 none, 1 "h100", 2 "a100"), constraint (0 none, 1 "ib", 2
+/// "ib|fast"), partition (a bitmask of nodes; 0 every node).
+type ShapeCase = (u32, u32, bool, bool, u8, u8, u8);
+
+/// A pending job: shape (index into the pool), time limit (0 none, 1..=3 that less one
+/// second, so 0 to 2, else 8 times that),
+/// QOS (0 normal, 1 high, 2 low), array tasks (0 none), `%LIMIT` (0 none), preempting,
+/// held.
+type JobCase = (usize, i64, u8, u32, u32, bool, bool);
+
+/// A node: GPUs, of which the first this many are A100s (the rest H100s), has "ib", has
+/// "fast", available, name number.
+type NodeCase = (u32, u32, bool, bool, bool, u8);
+
+/// A running allocation: node, first GPU, GPUs, end (0 none, else now - 50 + value),
+/// exclusive, QOS low, started this long before now.
+type RunCase = (usize, u32, u32, i64, bool, bool, i64);
+
+/// A generated cluster: nodes, running allocations, the pool of job shapes, pending jobs,
+/// and (backfill, backfill depth, submit order).
+type ClusterCase = (
+    Vec<NodeCase>,
+    Vec<RunCase>,
+    Vec<ShapeCase>,
+    Vec<JobCase>,
+    (bool, usize, bool),
+);
+
+fn arb_cluster() -> impl Strategy<Value = ClusterCase> {
+    (
+        proptest::collection::vec(
+            (
+                0u32..9,
+                0u32..9,
+                any::<bool>(),
+                any::<bool>(),
+                prop::bool::weighted(0.9),
+                0u8..12,
+            ),
+            1..8,
+        ),
+        proptest::collection::vec(
+            (
+                0usize..8,
+                0u32..8,
+                0u32..4,
+                0i64..3000,
+                prop::bool::weighted(0.15),
+                any::<bool>(),
+                0i64..1200,
+            ),
+            0..12,
+        ),
+        proptest::collection::vec(
+            (
+                0u32..4,
+                0u32..5,
+                prop::bool::weighted(0.2),
+                prop::bool::weighted(0.15),
+                0u8..3,
+                0u8..3,
+                0u8..8,
+            ),
+            1..5,
+        ),
+        proptest::collection::vec(
+            (
+                0usize..5,
+                0i64..400,
+                0u8..3,
+                0u32..3,
+                0u32..3,
+                prop::bool::weighted(0.1),
+                prop::bool::weighted(0.05),
+            ),
+            0..30,
+        ),
+        (prop::bool::weighted(0.85), 0usize..6, any::<bool>()),
+    )
+}
+
+fn build_cluster(
+    nodes: &[NodeCase],
+    running: &[RunCase],
+    shapes: &[ShapeCase],
+    jobs: &[JobCase],
+) -> Snapshot {
+    let now = 10_000;
+    let nodes: Vec<NodeView> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, (gpus, a100, ib, fast, up, name))| NodeView {
+            id: i as i64 + 1,
+            name: format!("n{name}"),
+            available: *up,
+            gpus: (0..*gpus)
+                .map(|g| {
+                    (
+                        g,
+                        if g < *a100 {
+                            "NVIDIA A100"
+                        } else {
+                            "NVIDIA H100"
+                        }
+                        .to_string(),
+                    )
+                })
+                .collect(),
+            features: [(*ib, "ib"), (*fast, "fast")]
+                .into_iter()
+                .filter(|(on, _)| *on)
+                .map(|(_, f)| f.to_string())
+                .collect(),
+        })
+        .collect();
+    let mut allocs = Vec::new();
+    let mut running_jobs = Vec::new();
+    for (k, (n, first, count, end, exclusive, low, age)) in running.iter().enumerate() {
+        let node = &nodes[n % nodes.len()];
+        let id = 1000 + k as i64;
+        allocs.push(RunningAlloc {
+            job_id: id,
+            node_id: node.id,
+            gpus: (*first..first + count).collect(),
+            exclusive: *exclusive,
+            end: (*end != 0).then_some(now - 50 + end),
+        });
+        running_jobs.push(RunningJob {
+            qos: if *low { "low" } else { "normal" }.into(),
+            gpus: *count,
+            ..running_job(id, "", 0, now - age)
+        });
+    }
+    let pending = jobs
+        .iter()
+        .enumerate()
+        .map(
+            |(i, (shape, limit, qos, tasks, throttle, preempting, held))| {
+                let (n, g, exclusive, whole, gpu_type, constraint, partition) =
+                    shapes[shape % shapes.len()];
+                let qos = ["normal", "high", "low"][*qos as usize];
+                PendingJob {
+                    exclusive,
+                    whole_node: whole,
+                    gpu_type: [None, Some("h100"), Some("a100")][gpu_type as usize]
+                        .map(String::from),
+                    constraint: [None, Some("ib"), Some("ib|fast")][constraint as usize]
+                        .map(String::from),
+                    partition_nodes: nodes
+                        .iter()
+                        .enumerate()
+                        .filter(|(k, _)| partition & (1 << k) != 0)
+                        .map(|(_, node)| node.name.clone())
+                        .collect(),
+                    time_limit: match *limit {
+                        0 => None,
+                        l @ 1..=3 => Some(l - 1),
+                        l => Some(l * 8),
+                    },
+                    submit_time: i as i64 % 7,
+                    array: (*tasks > 0).then(|| ArrayTasks {
+                        ready: (0..*tasks).collect(),
+                        remaining: u64::from(*tasks) + 1,
+                        running: 0,
+                        max_running: (*throttle > 0).then_some(*throttle),
+                    }),
+                    nodes: n,
+                    preempting: *preempting,
+                    held: held.then(|| "JobHeldUser".to_string()),
+                    ..qos_job(i as i64 + 1, qos, g)
+                }
+            },
+        )
+        .collect();
+    Snapshot {
+        now,
+        nodes,
+        running: allocs,
+        running_jobs,
+        pending,
+        qos_priority_max: 100,
+        qos_preemption: preemption_qos(),
+        ..Default::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The pass's shortcuts (cached candidate lists, the per-node summary at `now`, the
+    /// shapes remembered not to fit, the early stop at a best fit, the earliest start
+    /// found per node) decide exactly what the plain algorithms decide: same starts on
+    /// the same GPUs, same reservations, preemptions, reasons and expected starts.
+    #[test]
+    fn fast_and_plain_plans_agree(
+        (nodes, running, shapes, jobs, (backfill, depth, submit)) in arb_cluster()
+    ) {
+        let snap = build_cluster(&nodes, &running, &shapes, &jobs);
+        let config = PlannerConfig {
+            backfill,
+            backfill_depth: depth,
+            order: if submit { QueueOrder::Submit } else { QueueOrder::Multifactor },
+            ..PlannerConfig::default()
+        };
+        let fast = plan_with(&snap, &config, false);
+        let plain = plan_with(&snap, &config, true);
+        prop_assert_eq!(fast, plain);
+    }
+}
