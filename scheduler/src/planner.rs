@@ -490,6 +490,32 @@ pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, P
         .chain([snapshot.qos_priority_max])
         .max()
         .unwrap_or(0);
+    // A whole-node job (`--exclusive` without a GPU count) is sized by the largest node
+    // of its partition, computed once per partition node list.
+    let mut largest: HashMap<&[String], u32> = HashMap::new();
+    for j in snapshot.pending.iter().filter(|j| j.whole_node) {
+        largest
+            .entry(j.partition_nodes.as_slice())
+            .or_insert_with(|| {
+                snapshot
+                    .nodes
+                    .iter()
+                    .filter(|n| j.partition_nodes.is_empty() || j.partition_nodes.contains(&n.name))
+                    .map(|n| n.gpus.len() as u32)
+                    .max()
+                    .unwrap_or(0)
+            });
+    }
+    let node_gpus = |j: &PendingJob| -> u32 {
+        if j.whole_node {
+            largest
+                .get(j.partition_nodes.as_slice())
+                .copied()
+                .unwrap_or(0)
+        } else {
+            j.gpus_per_node
+        }
+    };
     snapshot
         .pending
         .iter()
@@ -499,7 +525,7 @@ pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, P
                 age_seconds: snapshot.now - eligible,
                 max_age_seconds: config.max_age,
                 fairshare: j.fairshare,
-                job_gpus: j.nodes.saturating_mul(j.gpus_per_node),
+                job_gpus: j.nodes.saturating_mul(node_gpus(j)),
                 cluster_gpus,
                 partition_tier: j.partition_tier,
                 max_partition_tier: max_tier,

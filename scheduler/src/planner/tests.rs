@@ -391,6 +391,27 @@ fn s8_an_unplaceable_gang_holds_nothing() {
 }
 
 #[test]
+fn a_whole_node_job_is_sized_by_its_nodes_gpus() {
+    let snap = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8), node(2, 4)],
+        pending: vec![
+            PendingJob {
+                exclusive: true,
+                whole_node: true,
+                ..job(1, 1, 0)
+            },
+            job(2, 1, 4),
+            job(3, 1, 1),
+        ],
+        ..Default::default()
+    };
+    let f = priorities(&snap, &PlannerConfig::default());
+    assert!((f[&1].job_size - 8.0 / 12.0).abs() < 1e-9, "{:?}", f[&1]);
+    assert!(f[&1].job_size > f[&2].job_size && f[&2].job_size > f[&3].job_size);
+}
+
+#[test]
 fn priority_orders_by_qos_nice_age_and_fairshare() {
     let snap = Snapshot {
         now: 10_000,
