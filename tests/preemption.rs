@@ -214,3 +214,76 @@ async fn a_preempted_job_gets_its_grace_time_to_clean_up() {
     assert_eq!(exited["signal"], serde_json::Value::Null, "{exited}");
     assert_eq!(exited["exit_code"], 0, "{exited}");
 }
+
+/// A high-QOS array preempts the low-QOS jobs in its way, one task's worth at a time, and
+/// every task runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_high_qos_array_preempts_for_its_tasks() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "4xH100",
+        ..Default::default()
+    })
+    .await;
+    put_qos(
+        &c,
+        "low",
+        &QosSpec {
+            preempt_mode: PreemptMode::Cancel,
+            ..Default::default()
+        },
+    )
+    .await;
+    put_qos(
+        &c,
+        "high",
+        &QosSpec {
+            priority: 100,
+            preempt: vec!["low".into()],
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut hogs = Vec::new();
+    for _ in 0..2 {
+        let id = c
+            .submit(
+                "#!/bin/bash\nsleep 300\n",
+                &["--gpus-per-node=2", "--qos=low"],
+            )
+            .await;
+        c.wait_for(id, 30, |j| j.state == JobState::Running).await;
+        hogs.push(id);
+    }
+    let array = c
+        .submit(
+            "#!/bin/bash\nsleep 1\n",
+            &["--array=0-1", "--gpus-per-node=2", "--qos=high", "--time=1"],
+        )
+        .await;
+    for hog in hogs {
+        assert_eq!(c.wait_ended(hog, 60).await.state, JobState::Preempted);
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let list: berth_core::wire::JobList = c.get("/v1/jobs?limit=1000").await;
+        let done: Vec<_> = list
+            .items
+            .iter()
+            .filter(|j| j.array_job_id == Some(array) && j.array_task_id.is_some())
+            .filter(|j| j.state == JobState::Completed)
+            .collect();
+        if done.len() == 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "array tasks did not all complete: {:?}",
+            list.items
+                .iter()
+                .map(|j| (j.id, j.array_task_id, j.state, j.reason.clone()))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+}

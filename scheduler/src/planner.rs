@@ -25,7 +25,7 @@
 //!    delays a reservation. A blocked job that would fit if it were not for a higher
 //!    job's reservation waits with reason `Priority`, else `Resources`.
 //!
-//! 5. **preemption**: a blocked job (not an array) whose QOS lists other QOS in its
+//! 5. **preemption**: a blocked job (an array: its next task) whose QOS lists other QOS in its
 //!    `preempt` list may preempt running jobs of those QOS (past their
 //!    `preempt_exempt_time`; never of its own QOS, nor of a QOS that may preempt its own,
 //!    so two QOS cannot preempt each other back and forth): the candidates are taken
@@ -1562,8 +1562,9 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         } else if started == 1 {
             continue;
         }
-        // Blocked: preempt for it when its QOS may, holding what the victims free.
-        if job.array.is_none() && !job.preempting {
+        // Blocked: preempt for it when its QOS may, holding what the victims free (for an
+        // array, what its next task needs).
+        if !job.preempting {
             if let Some((victims, chosen)) =
                 preemption_for(snapshot, &mut timeline, cands, job, &victims_taken)
             {

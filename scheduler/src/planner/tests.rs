@@ -930,6 +930,47 @@ fn preemption_takes_the_fewest_youngest_preemptable_jobs_and_holds_their_gpus() 
     assert!(p.preemptions.iter().all(|x| x.preemptor != 2));
 }
 
+/// A high-QOS array whose next task is blocked preempts for that task, like any job: the
+/// freed GPUs are held for the array (its master id), one task's worth at a time.
+#[test]
+fn a_blocked_high_qos_array_preempts_for_its_next_task() {
+    let snap = Snapshot {
+        now: 10_000,
+        nodes: vec![node(1, 8)],
+        running: vec![busy(90, 1, 0..4, 50_000), busy(91, 1, 4..8, 50_000)],
+        running_jobs: vec![
+            running_job(90, "low", 4, 100),
+            running_job(91, "low", 4, 200),
+        ],
+        pending: vec![PendingJob {
+            array: Some(ArrayTasks {
+                ready: vec![0, 1, 2],
+                remaining: 3,
+                running: 0,
+                max_running: None,
+            }),
+            ..qos_job(1, "high", 4)
+        }],
+        qos_preemption: preemption_qos(),
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(p.preemptions.len(), 1, "{:?}", p.preemptions);
+    assert_eq!(
+        (p.preemptions[0].victim, p.preemptions[0].preemptor),
+        (91, 1)
+    );
+    assert!(p.starts.is_empty());
+    let r = p.reservations.iter().find(|r| r.job_id == 1).unwrap();
+    assert_eq!(r.placements[0].gpus, vec![4, 5, 6, 7]);
+    // While that preemption is in flight the array preempts nothing more.
+    let mut again = snap.clone();
+    again.pending[0].preempting = true;
+    assert!(plan(&again, &PlannerConfig::default())
+        .preemptions
+        .is_empty());
+}
+
 /// Two whole-node victims are needed for a two-node gang; a single preemptable job on a
 /// node shared with an unpreemptable one is not enough, so nothing is preempted.
 #[test]
