@@ -79,9 +79,31 @@ async fn operators_drain_and_resume_nodes() {
         )
         .await;
     assert_eq!((s, p["field"].as_str()), (400, Some("reason")), "{p}");
+    for body in [json!({"reason": "line1\nline2\u{1b}[31m"}), json!({})] {
+        let (s, p) = c
+            .call(
+                Method::POST,
+                &format!("/v1/nodes/{other}/drain"),
+                Some(&olga),
+                Some(body),
+            )
+            .await;
+        assert_eq!((s, p["field"].as_str()), (400, Some("reason")), "{p}");
+    }
+    // A host list naming an unknown node changes nothing.
+    let (code, _, err) = c.cli(
+        &olga,
+        &["scontrol", "update", "NodeName=node-[1-3]", "State=RESUME"],
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("node-3") && err.contains("nothing changed"),
+        "{err}"
+    );
+    assert_eq!(node(&c, other).await.state, NodeState::Drained);
     let (code, _, err) = c.cli(&olga, &["node", "resume", "node-99"]);
     assert_ne!(code, 0);
-    assert!(err.contains("no node node-99"), "{err}");
+    assert!(err.contains("node-99"), "{err}");
 
     // The big job keeps running; a new job waits while both nodes are drained.
     let small = c.submit("#!/bin/bash\necho ran\n", &["--gres=gpu:1"]).await;
@@ -286,6 +308,53 @@ async fn operators_define_partitions_the_scheduler_honours() {
         )
         .await;
     assert_eq!(s, 400, "no partition debug any more");
+
+    // A partition with a MaxTime and no DefaultTime gives jobs its MaxTime; scontrol
+    // update of a missing partition is refused instead of making one.
+    let (code, out, err) = c.cli(
+        &olga,
+        &["scontrol", "create", "PartitionName=capped", "MaxTime=10"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let capped = c.submit("#!/bin/bash\ntrue\n", &["-p", "capped"]).await;
+    assert_eq!(c.job(capped).await.time_limit, Some(600));
+    let (code, _, err) = c.cli(
+        &olga,
+        &["scontrol", "update", "PartitionName=cappd", "MaxTime=5"],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("Invalid partition name"), "{err}");
+    let (s, _) = c
+        .call(Method::GET, "/v1/partitions/cappd", Some(&olga), None)
+        .await;
+    assert_eq!(s, 404);
+    let (code, _, err) = c.cli(
+        &olga,
+        &["scontrol", "create", "PartitionName=capped", "MaxTime=5"],
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains("already exists"), "{err}");
+    // Limits past 100 years are refused (they overflowed the scheduler's arithmetic).
+    match c
+        .try_submit("#!/bin/bash\ntrue\n", &["-t", "106751991167300-00:00:00"])
+        .await
+    {
+        Err((400, p)) => assert!(
+            p.field.as_deref().is_some_and(|f| f.starts_with("-t"))
+                && p.detail.contains("100 years"),
+            "{p:?}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let (s, p) = c
+        .call(
+            Method::PUT,
+            "/v1/partitions/huge",
+            Some(&olga),
+            Some(json!({"max_time": 9_223_372_036_854_775_807u64})),
+        )
+        .await;
+    assert_eq!((s, p["field"].as_str()), (400, Some("max_time")), "{p}");
 
     // A new default takes over from the old one, which cannot be deleted while default.
     let (s, p) = c

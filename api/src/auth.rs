@@ -260,7 +260,7 @@ pub fn mint_token_with_key(
         iss: ISSUER.to_string(),
         aud: AUDIENCE.to_string(),
         iat: now,
-        exp: now + ttl_seconds,
+        exp: now.saturating_add(ttl_seconds),
         job_id: None,
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(|e| e.to_string())
@@ -286,7 +286,7 @@ fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job_id: Option<i6
         iss: ISSUER.to_string(),
         aud: AUDIENCE.to_string(),
         iat: now,
-        exp: now + ttl_seconds,
+        exp: now.saturating_add(ttl_seconds),
         job_id,
     };
     jsonwebtoken::encode(

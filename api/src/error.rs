@@ -201,10 +201,17 @@ impl IntoResponse for ApiError {
 
 /// Axum's JSON and query rejections as problem documents naming what failed.
 pub fn rejection(kind: &str, detail: String) -> ApiError {
+    // serde names the field it missed or did not know: "missing field `reason`".
+    let field = ["missing field `", "unknown field `", "duplicate field `"]
+        .iter()
+        .find_map(|marker| {
+            let rest = &detail[detail.find(marker)? + marker.len()..];
+            rest.find('`').map(|end| rest[..end].to_string())
+        });
     ApiError::BadRequest {
         code: "invalid_body",
         detail: format!("invalid {kind}: {detail}"),
-        field: None,
+        field,
         line: None,
     }
 }
@@ -259,4 +266,26 @@ pub async fn plain_errors_as_problems(
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_missing_or_naming_an_unknown_field_names_it() {
+        let named = |detail: &str| match rejection("JSON body", detail.into()) {
+            ApiError::BadRequest { field, .. } => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            named("missing field `reason` at line 1 column 2").as_deref(),
+            Some("reason")
+        );
+        assert_eq!(
+            named("unknown field `foo`, expected `reason`").as_deref(),
+            Some("foo")
+        );
+        assert_eq!(named("expected value at line 1 column 1"), None);
+    }
 }

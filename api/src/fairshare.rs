@@ -183,8 +183,12 @@ fn i32_field(v: Option<u32>, field: &str) -> Result<Option<i32>, ApiError> {
         .transpose()
 }
 
-fn i64_field(v: u64, field: &str) -> Result<i64, ApiError> {
-    i64::try_from(v).map_err(|_| ApiError::bad_field(field, "too large"))
+/// Seconds for a QOS time setting, at most [`berth_core::duration::MAX_SECONDS`].
+fn seconds_field(v: u64, field: &str) -> Result<i64, ApiError> {
+    if v > berth_core::duration::MAX_SECONDS {
+        return Err(ApiError::bad_field(field, "longer than 100 years"));
+    }
+    Ok(v as i64)
 }
 
 /// Create or replace a QOS (admin or operator).
@@ -249,12 +253,12 @@ pub async fn qos_put(
         )?,
         max_wall: spec
             .max_wall
-            .map(|w| i64_field(w, "max_wall"))
+            .map(|w| seconds_field(w, "max_wall"))
             .transpose()?,
         preempt: spec.preempt.clone(),
         preempt_mode: spec.preempt_mode.as_str().to_string(),
-        grace_time: i64_field(spec.grace_time, "grace_time")?,
-        preempt_exempt_time: i64_field(spec.preempt_exempt_time, "preempt_exempt_time")?,
+        grace_time: seconds_field(spec.grace_time, "grace_time")?,
+        preempt_exempt_time: seconds_field(spec.preempt_exempt_time, "preempt_exempt_time")?,
     };
     let created = qos::qos_upsert(&state.pool, &row).await?;
     let status = if created {

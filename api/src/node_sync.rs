@@ -239,7 +239,8 @@ pub async fn record_time_limits(
 /// How long a job's token stays valid: its time limit plus a day, or 30 days when it
 /// has none.
 fn job_token_ttl(job: &JobRow) -> i64 {
-    job.time_limit.map_or(30 * 86_400, |limit| limit + 86_400)
+    job.time_limit
+        .map_or(30 * 86_400, |limit| limit.saturating_add(86_400))
 }
 
 fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignment {

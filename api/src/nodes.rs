@@ -93,6 +93,12 @@ pub async fn node_drain(
     caller.require_staff()?;
     let Json(drain) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
     let reason = drain.reason.trim();
+    if reason.chars().any(char::is_control) {
+        return Err(ApiError::bad_field(
+            "reason",
+            "control characters (newlines, tabs, escapes) are not allowed",
+        ));
+    }
     if reason.is_empty() || reason.chars().count() > MAX_REASON_CHARS {
         return Err(ApiError::bad_field(
             "reason",

@@ -45,9 +45,11 @@ fn seconds(v: Option<u64>, field: &str) -> Result<Option<i64>, ApiError> {
     match v {
         None => Ok(None),
         Some(0) => Err(ApiError::bad_field(field, "must be at least 1 second")),
-        Some(s) => i64::try_from(s)
-            .map(Some)
-            .map_err(|_| ApiError::bad_field(field, "too large")),
+        Some(s) if s > berth_core::duration::MAX_SECONDS => Err(ApiError::bad_field(
+            field,
+            "longer than 100 years; leave it out for no limit",
+        )),
+        Some(s) => Ok(Some(s as i64)),
     }
 }
 
@@ -57,10 +59,10 @@ async fn partition_row(
     name: &str,
     spec: PartitionSpec,
 ) -> Result<PartitionRow, ApiError> {
-    if !valid_name(name) {
+    if !valid_name(name) || name.starts_with('-') {
         return Err(ApiError::bad_field(
             "name",
-            "a partition name is 1-64 letters, digits, `_`, `.` or `-`",
+            "a partition name is 1-64 letters, digits, `_`, `.` or `-`, not starting with `-`",
         ));
     }
     let default_time = seconds(spec.default_time, "default_time")?;

@@ -172,11 +172,18 @@ pub async fn submit_job(
             None => ApiError::bad_field("--partition", "no default partition is configured"),
         })?;
     // Slurm: no --time takes the partition's DefaultTime; --time=UNLIMITED (or 0) its
-    // MaxTime, which may itself be unlimited.
+    // MaxTime, which may itself be unlimited. A partition without DefaultTime gives its
+    // MaxTime (as Slurm does), so such a job is not left over the limit forever.
     let mut time_limit = match spec.time_limit {
         Some(0) => partition.max_time,
+        Some(t) if t > berth_core::duration::MAX_SECONDS => {
+            return Err(ApiError::bad_field(
+                "--time",
+                "longer than 100 years; use UNLIMITED for no limit",
+            ))
+        }
         Some(t) => Some(t as i64),
-        None => partition.default_time,
+        None => partition.default_time.or(partition.max_time),
     };
     if let (Some(limit), Some(max)) = (time_limit, partition.max_time) {
         if limit > max {

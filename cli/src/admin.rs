@@ -110,6 +110,9 @@ pub fn apply_partition_assignments(
             bail!("expected Key=Value, got {a:?}");
         };
         let bad = |what: &str| anyhow!("{key}={value}: {what}");
+        if value.trim().is_empty() && !key.eq_ignore_ascii_case("partitionname") {
+            bail!("{key}= needs a value (UNLIMITED or ALL where that is meant)");
+        }
         let time = |v: &str| -> anyhow::Result<Option<u64>> {
             if unlimited(v) {
                 return Ok(None);
@@ -198,8 +201,27 @@ pub async fn node_show(client: &Client, name: &str, json: bool) -> anyhow::Resul
     Ok(0)
 }
 
+/// Fails, changing nothing, when any of `names` is not a node (as scontrol refuses an
+/// invalid node name before touching the others).
+async fn check_nodes(client: &Client, names: &[String]) -> anyhow::Result<()> {
+    let known = client.node_list().await?;
+    let missing: Vec<&str> = names
+        .iter()
+        .filter(|n| !known.items.iter().any(|k| &k.name == *n))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "invalid node name(s): {} (nothing changed)",
+            missing.join(", ")
+        );
+    }
+    Ok(())
+}
+
 /// `berth node drain NAME… --reason R`: each node drained, its new state printed.
 pub async fn node_drain(client: &Client, names: &[String], reason: &str) -> anyhow::Result<i32> {
+    check_nodes(client, names).await?;
     let mut nodes = Vec::new();
     for name in names {
         nodes.push(
@@ -215,6 +237,7 @@ pub async fn node_drain(client: &Client, names: &[String], reason: &str) -> anyh
 
 /// `berth node resume NAME…`.
 pub async fn node_resume(client: &Client, names: &[String]) -> anyhow::Result<i32> {
+    check_nodes(client, names).await?;
     let mut nodes = Vec::new();
     for name in names {
         nodes.push(
@@ -259,6 +282,9 @@ pub async fn partition_set(
     name: &str,
     assignments: &[String],
 ) -> anyhow::Result<i32> {
+    if name.trim().is_empty() {
+        bail!("a partition needs a name");
+    }
     let mut spec = match client.partition_get(name).await {
         Ok(p) => partition_spec(&p),
         Err(ClientError::Problem { status: 404, .. }) => PartitionSpec {
@@ -316,21 +342,49 @@ pub async fn scontrol_update_node(client: &Client, words: &[String]) -> anyhow::
     }
 }
 
-/// `scontrol create|update partition PartitionName=X Key=Value…` (both create or change)
-/// and `scontrol delete PartitionName=X`.
+/// What `scontrol` does to a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionVerb {
+    /// `create`: a new partition (refused when it exists).
+    Create,
+    /// `update`: an existing partition (refused when there is none).
+    Update,
+    /// `delete`.
+    Delete,
+}
+
+/// `scontrol create|update partition PartitionName=X Key=Value…` and `scontrol delete
+/// PartitionName=X`. As in Slurm, `update` of a missing partition and `create` of an
+/// existing one are refused (a typo does not make a new partition).
 ///
 /// # Errors
 /// A missing name, a bad setting, or the api's refusal.
 pub async fn scontrol_partition(
     client: &Client,
-    delete: bool,
+    verb: PartitionVerb,
     words: &[String],
 ) -> anyhow::Result<i32> {
     let name = value_of(words, "partitionname")
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
         .map(str::to_string)
-        .context("PartitionName= is needed")?;
-    if delete {
+        .context("PartitionName= needs a partition name")?;
+    if verb == PartitionVerb::Delete {
         return partition_delete(client, &name).await;
+    }
+    let exists = match client.partition_get(&name).await {
+        Ok(_) => true,
+        Err(ClientError::Problem { status: 404, .. }) => false,
+        Err(e) => return Err(e.into()),
+    };
+    match (verb, exists) {
+        (PartitionVerb::Update, false) => {
+            bail!("Invalid partition name specified: {name} (scontrol create partition makes one)")
+        }
+        (PartitionVerb::Create, true) => {
+            bail!("partition {name} already exists (scontrol update changes it)")
+        }
+        _ => {}
     }
     let assignments: Vec<String> = words
         .iter()

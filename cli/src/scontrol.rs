@@ -161,13 +161,16 @@ pub async fn run(
             Some(name) => crate::admin::partition_show(&client()?, name, false).await,
             None => crate::admin::partition_list(&client()?, false).await,
         },
-        ["update" | "create", rest @ ..]
+        [verb @ ("update" | "create" | "delete"), rest @ ..]
             if rest.iter().any(|w| w.starts_with("partitionname=")) =>
         {
-            crate::admin::scontrol_partition(&client()?, false, &args[1..]).await
-        }
-        ["delete", rest @ ..] if rest.iter().any(|w| w.starts_with("partitionname=")) => {
-            crate::admin::scontrol_partition(&client()?, true, &args[1..]).await
+            use crate::admin::PartitionVerb;
+            let verb = match *verb {
+                "create" => PartitionVerb::Create,
+                "update" => PartitionVerb::Update,
+                _ => PartitionVerb::Delete,
+            };
+            crate::admin::scontrol_partition(&client()?, verb, &args[1..]).await
         }
         ["update", ..] => match parse_update_target(&args[1..])? {
             UpdateTarget::Job { id, update } => {

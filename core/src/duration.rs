@@ -13,6 +13,11 @@ pub struct DurationError {
     pub reason: String,
 }
 
+/// The longest finite time limit Berth takes, seconds (100 years of 365 days): far beyond
+/// any real job, and small enough that start time + limit never overflows. Longer limits
+/// are refused; `UNLIMITED` means no limit.
+pub const MAX_SECONDS: u64 = 100 * 365 * 86_400;
+
 const FORMATS: &str = "expected minutes, minutes:seconds, hours:minutes:seconds, days-hours, \
                        days-hours:minutes, days-hours:minutes:seconds or UNLIMITED";
 
@@ -27,7 +32,7 @@ const FORMATS: &str = "expected minutes, minutes:seconds, hours:minutes:seconds,
 /// # Errors
 ///
 /// [`DurationError`] for anything else (`""`, `"abc"`, `"1:2:3:4"`, `"<time_limit>"`) or a
-/// value that overflows `u64` seconds.
+/// value over [`MAX_SECONDS`].
 pub fn parse_duration(value: &str) -> Result<Option<u64>, DurationError> {
     let err = |reason: &str| DurationError {
         value: value.to_string(),
@@ -81,6 +86,9 @@ pub fn parse_duration(value: &str) -> Result<Option<u64>, DurationError> {
         .and_then(|t| t.checked_add(m.checked_mul(60)?))
         .and_then(|t| t.checked_add(s))
         .ok_or_else(|| err("number too large"))?;
+    if total > MAX_SECONDS {
+        return Err(err("longer than 100 years; use UNLIMITED for no limit"));
+    }
     Ok(Some(total))
 }
 
@@ -148,6 +156,11 @@ mod tests {
         }
         assert!(parse_duration("99999999999999999999").is_err());
         assert!(parse_duration("999999999999999999-0").is_err());
+        // Anything past 100 years (the reporter's 106751991167300 days overflowed the
+        // scheduler's arithmetic).
+        assert!(parse_duration("106751991167300-00:00:00").is_err());
+        assert_eq!(parse_duration("36500-0"), Ok(Some(MAX_SECONDS)));
+        assert!(parse_duration("36500-0:0:1").is_err());
     }
 
     #[test]

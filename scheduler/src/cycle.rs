@@ -212,7 +212,7 @@ pub async fn load_cycle_input(
             gpus: a.gpu_indices.iter().map(|g| *g as u32).collect(),
             exclusive: a.exclusive,
             end: match (
-                a.time_limit.map(|l| epoch(a.created_at) + l),
+                a.time_limit.map(|l| epoch(a.created_at).saturating_add(l)),
                 kill_at.get(&(a.job_id, a.run)),
             ) {
                 (Some(end), Some(kill)) => Some(end.min(*kill)),
