@@ -89,6 +89,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "user_delete",
         "account_create",
         "account_list",
+        "account_update",
         "account_delete",
         "membership_set",
         "membership_delete",
@@ -207,6 +208,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "user_list"
             | "user_delete"
             | "account_create"
+            | "account_update"
             | "account_delete"
             | "membership_set"
             | "membership_delete"
@@ -360,6 +362,18 @@ async fn prepare(
             None
         }
         "account_create" => Some(json!({"name": format!("acct-{n}"), "parent": "tenant-a"})),
+        "account_update" => {
+            let name = format!("upd-{n}");
+            c.call(
+                Method::POST,
+                "/v1/accounts",
+                admin,
+                Some(json!({"name": name})),
+            )
+            .await;
+            path = path.replace("{name}", &name);
+            Some(json!({"grp_tres": {"gpu": 8, "cpu": 64}, "shares": 2}))
+        }
         "account_delete" => {
             let name = format!("old-{n}");
             c.call(

@@ -11,9 +11,10 @@ use axum::http::StatusCode;
 use axum::Json;
 use berth_core::auth::Role;
 use berth_core::identity::{
-    Account, AccountCreate, AccountList, Membership, MembershipSet, User, UserCreate, UserList,
-    UserRole,
+    Account, AccountCreate, AccountList, AccountUpdate, Membership, MembershipSet, User,
+    UserCreate, UserList, UserRole,
 };
+use berth_core::qos::TresLimits;
 use berth_core::wire::Problem;
 use berth_db::account::AccountRow;
 use berth_db::membership::MembershipRow;
@@ -67,7 +68,17 @@ fn account_view(a: &AccountRow) -> Account {
         name: a.name.clone(),
         parent: a.parent.clone(),
         shares: u32::try_from(a.shares).unwrap_or(0),
+        grp_tres: serde_json::from_value(a.grp_tres.clone()).unwrap_or_default(),
     }
+}
+
+fn shares_value(shares: u32) -> Result<i32, ApiError> {
+    i32::try_from(shares)
+        .map_err(|_| ApiError::bad_field("shares", format!("at most {}", i32::MAX)))
+}
+
+fn grp_tres_value(limits: &TresLimits) -> serde_json::Value {
+    serde_json::to_value(limits).unwrap_or_else(|_| serde_json::json!({}))
 }
 
 /// Operators manage plain users; only admins manage admins and operators.
@@ -207,10 +218,10 @@ pub async fn account_create(
     caller.require_staff()?;
     let req = json_body(body)?;
     valid_name("name", &req.name, "_.-")?;
-    let shares = i32::try_from(req.shares.unwrap_or(1))
-        .map_err(|_| ApiError::bad_field("shares", format!("at most {}", i32::MAX)))?;
+    let shares = shares_value(req.shares.unwrap_or(1))?;
     let parent = req.parent.as_deref().unwrap_or("root");
-    match account::account_insert(&state.pool, &req.name, parent, shares).await {
+    let grp_tres = grp_tres_value(&req.grp_tres.unwrap_or_default());
+    match account::account_insert(&state.pool, &req.name, parent, shares, &grp_tres).await {
         Ok(row) => Ok((StatusCode::CREATED, Json(account_view(&row)))),
         Err(DbError::Conflict { .. }) => Err(ApiError::Conflict {
             code: "account_exists",
@@ -242,6 +253,38 @@ pub async fn account_list(
     Ok(Json(AccountList {
         items: rows.iter().map(account_view).collect(),
     }))
+}
+
+/// Change an account (`sacctmgr modify account NAME set ...`).
+///
+/// Sets its fairshare `shares` and/or its `grp_tres` (Slurm's association `GrpTRES`:
+/// what all running jobs charged to the account and its sub-accounts may hold together;
+/// a job that would go past it waits with `AssocGrpGRES`, `AssocGrpCpuLimit` or
+/// `AssocGrpNodeLimit`). Absent fields stay as they are; `grp_tres` replaces the whole
+/// limit set. Running jobs are never stopped by a lower limit.
+#[utoipa::path(patch, path = "/v1/accounts/{name}", tag = "accounts", operation_id = "account_update",
+    params(("name" = String, Path, description = "Account name")),
+    request_body = AccountUpdate,
+    responses((status = 200, description = "The account as it is now", body = Account),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not an admin or operator", body = Problem),
+              (status = 404, description = "No such account", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn account_update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    body: Result<Json<AccountUpdate>, JsonRejection>,
+) -> Result<Json<Account>, ApiError> {
+    caller.require_staff()?;
+    let req = json_body(body)?;
+    let shares = req.shares.map(shares_value).transpose()?;
+    let grp_tres = req.grp_tres.as_ref().map(grp_tres_value);
+    match account::account_update(&state.pool, &name, shares, grp_tres.as_ref()).await? {
+        Some(row) => Ok(Json(account_view(&row))),
+        None => Err(ApiError::NotFound(format!("no account {name}"))),
+    }
 }
 
 /// Delete an account.

@@ -210,7 +210,10 @@ pub fn router(state: AppState) -> Router {
             "/v1/accounts",
             post(identity::account_create).get(identity::account_list),
         )
-        .route("/v1/accounts/{name}", delete(identity::account_delete))
+        .route(
+            "/v1/accounts/{name}",
+            delete(identity::account_delete).patch(identity::account_update),
+        )
         .route(
             "/v1/accounts/{name}/users/{user}",
             put(identity::membership_set).delete(identity::membership_delete),

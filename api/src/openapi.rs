@@ -147,6 +147,7 @@ impl Modify for ProblemResponses {
         identity::user_delete,
         identity::account_create,
         identity::account_list,
+        identity::account_update,
         identity::account_delete,
         identity::membership_set,
         identity::membership_delete,

@@ -3,9 +3,12 @@
 //! Slurm).
 
 use crate::client::Client;
+use anyhow::{anyhow, bail};
 use berth_core::identity::{
-    AccountList, ApiTokenCreated, ApiTokenList, TokenScope, User, UserList, UserRole,
+    Account, AccountList, AccountUpdate, ApiTokenCreated, ApiTokenList, TokenScope, User, UserList,
+    UserRole,
 };
+use berth_core::qos::TresLimits;
 use clap::{Args, Subcommand, ValueEnum};
 use reqwest::Method;
 use serde_json::json;
@@ -96,6 +99,16 @@ pub enum AccountCommand {
         /// Fairshare shares (default 1).
         #[arg(long)]
         shares: Option<u32>,
+    },
+    /// Change an account, as `sacctmgr modify account NAME set ...` does:
+    /// `GrpTRES=gres/gpu=8,cpu=64,node=2` (what all running jobs of the account and its
+    /// sub-accounts may hold together; `GrpTRES=` removes the limits) and `Shares=N`.
+    Set {
+        /// The account name.
+        name: String,
+        /// `key=value` assignments (case-insensitive keys).
+        #[arg(required = true)]
+        assignments: Vec<String>,
     },
     /// List accounts (as a tree).
     List,
@@ -219,19 +232,49 @@ pub async fn user(client: &Client, command: UserCommand) -> anyhow::Result<i32> 
     Ok(0)
 }
 
-/// The account tree, indented two spaces a level, with shares.
+/// Reads sacctmgr-style `key=value` assignments for `berth account set`: `grptres=`
+/// (a TRES list like `gres/gpu=8,cpu=64`; empty for no limit) and `shares=`;
+/// case-insensitive keys.
+///
+/// # Errors
+/// A message naming the unknown key or bad value.
+pub fn account_assignments(assignments: &[String]) -> anyhow::Result<AccountUpdate> {
+    let mut update = AccountUpdate::default();
+    for a in assignments {
+        let Some((key, value)) = a.split_once('=') else {
+            bail!("expected key=value, got {a:?}");
+        };
+        let bad = |what: &str| anyhow!("{key}={value}: {what}");
+        match key.to_ascii_lowercase().as_str() {
+            "grptres" => update.grp_tres = Some(TresLimits::parse(value).map_err(|e| bad(&e))?),
+            "shares" | "fairshare" => {
+                update.shares = Some(value.parse().map_err(|_| bad("not a count"))?)
+            }
+            other => bail!("unknown setting {other:?} (GrpTRES, Shares)"),
+        }
+    }
+    Ok(update)
+}
+
+fn account_line(a: &Account, depth: usize) -> String {
+    let limits = a.grp_tres.to_string();
+    format!(
+        "{:<30} {:<8} {}\n",
+        format!("{}{}", "  ".repeat(depth), a.name),
+        a.shares,
+        if limits.is_empty() { "-" } else { &limits }
+    )
+}
+
+/// The account tree, indented two spaces a level, with shares and `GrpTRES`.
 pub fn account_tree(list: &AccountList) -> String {
     fn walk(list: &AccountList, parent: Option<&str>, depth: usize, out: &mut String) {
         for a in list.items.iter().filter(|a| a.parent.as_deref() == parent) {
-            out.push_str(&format!(
-                "{:<30} {}\n",
-                format!("{}{}", "  ".repeat(depth), a.name),
-                a.shares
-            ));
+            out.push_str(&account_line(a, depth));
             walk(list, Some(&a.name), depth + 1, out);
         }
     }
-    let mut out = format!("{:<30} SHARES\n", "ACCOUNT");
+    let mut out = format!("{:<30} {:<8} GRPTRES\n", "ACCOUNT", "SHARES");
     // Roots of what the caller sees: accounts whose parent is not in the list.
     let names: Vec<&str> = list.items.iter().map(|a| a.name.as_str()).collect();
     for a in list
@@ -239,7 +282,7 @@ pub fn account_tree(list: &AccountList) -> String {
         .iter()
         .filter(|a| a.parent.as_deref().is_none_or(|p| !names.contains(&p)))
     {
-        out.push_str(&format!("{:<30} {}\n", a.name, a.shares));
+        out.push_str(&account_line(a, 0));
         walk(list, Some(&a.name), 1, &mut out);
     }
     out
@@ -260,6 +303,22 @@ pub async fn account(client: &Client, command: AccountCommand) -> anyhow::Result
                     Some(&json!({"name": name, "parent": parent, "shares": shares})),
                 )
                 .await?;
+        }
+        AccountCommand::Set { name, assignments } => {
+            let update = account_assignments(&assignments)?;
+            let a: Account = client
+                .call(
+                    Method::PATCH,
+                    &format!("/v1/accounts/{name}"),
+                    Some(&serde_json::to_value(&update)?),
+                )
+                .await?;
+            print!(
+                "{}",
+                account_tree(&AccountList {
+                    items: vec![Account { parent: None, ..a }],
+                })
+            );
         }
         AccountCommand::List => {
             let list: AccountList = client.call(Method::GET, "/v1/accounts", None).await?;
@@ -365,4 +424,31 @@ pub async fn token_revoke(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
             .await?;
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_set_reads_sacctmgr_assignments() {
+        let u =
+            account_assignments(&["GrpTRES=gres/gpu=8,cpu=64".into(), "Shares=3".into()]).unwrap();
+        assert_eq!(
+            u.grp_tres,
+            Some(TresLimits {
+                gpu: Some(8),
+                cpu: Some(64),
+                node: None
+            })
+        );
+        assert_eq!(u.shares, Some(3));
+        let cleared = account_assignments(&["grptres=".into()]).unwrap();
+        assert_eq!(cleared.grp_tres, Some(TresLimits::default()));
+        assert!(cleared.shares.is_none());
+        let err = account_assignments(&["GrpTRES=mem=4".into()]).unwrap_err();
+        assert!(err.to_string().contains("unknown TRES"), "{err}");
+        assert!(account_assignments(&["MaxJobs=3".into()]).is_err());
+        assert!(account_assignments(&["Shares=-1".into()]).is_err());
+    }
 }

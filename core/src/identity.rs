@@ -2,6 +2,7 @@
 //! log; and the rule that names environment variables holding secrets.
 
 use crate::auth::Role;
+use crate::qos::TresLimits;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -108,6 +109,23 @@ pub struct AccountCreate {
     /// Fairshare shares relative to its siblings (default 1).
     #[serde(default)]
     pub shares: Option<u32>,
+    /// `GrpTRES`: what all running jobs of the account and its sub-accounts may hold
+    /// together (default: no limit).
+    #[serde(default)]
+    pub grp_tres: Option<TresLimits>,
+}
+
+/// `PATCH /v1/accounts/{name}` (`sacctmgr modify account NAME set ...`): the fields to
+/// change; an absent field stays as it is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AccountUpdate {
+    /// Fairshare shares relative to its siblings.
+    #[serde(default)]
+    pub shares: Option<u32>,
+    /// `GrpTRES`: replaces the account's whole limit set (`{}` removes every limit).
+    #[serde(default)]
+    pub grp_tres: Option<TresLimits>,
 }
 
 /// An account.
@@ -119,6 +137,11 @@ pub struct Account {
     pub parent: Option<String>,
     /// Fairshare shares.
     pub shares: u32,
+    /// `GrpTRES`: what all running jobs of the account and its sub-accounts may hold
+    /// together; jobs past it wait with `AssocGrpGRES`, `AssocGrpCpuLimit` or
+    /// `AssocGrpNodeLimit`.
+    #[serde(default)]
+    pub grp_tres: TresLimits,
 }
 
 /// `GET /v1/accounts`.

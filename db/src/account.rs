@@ -14,6 +14,9 @@ pub struct AccountRow {
     pub parent: Option<String>,
     /// Fairshare shares (relative to its siblings).
     pub shares: i32,
+    /// `GrpTRES`: a serialized `TresLimits` (`{"gpu": 8, "cpu": 64}`) capping what all
+    /// running jobs of the account and its sub-accounts hold together.
+    pub grp_tres: serde_json::Value,
 }
 
 /// Adds an account under `parent`.
@@ -28,14 +31,16 @@ pub async fn account_insert(
     name: &str,
     parent: &str,
     shares: i32,
+    grp_tres: &serde_json::Value,
 ) -> Result<AccountRow, DbError> {
     Ok(sqlx::query_as!(
         AccountRow,
-        "INSERT INTO accounts (name, parent, shares) VALUES ($1, $2, $3)
-         RETURNING name, parent, shares",
+        "INSERT INTO accounts (name, parent, shares, grp_tres) VALUES ($1, $2, $3, $4)
+         RETURNING name, parent, shares, grp_tres",
         name,
         parent,
-        shares
+        shares,
+        grp_tres
     )
     .fetch_one(ex)
     .await?)
@@ -51,7 +56,7 @@ pub async fn account_get(
 ) -> Result<Option<AccountRow>, DbError> {
     Ok(sqlx::query_as!(
         AccountRow,
-        "SELECT name, parent, shares FROM accounts WHERE name = $1",
+        "SELECT name, parent, shares, grp_tres FROM accounts WHERE name = $1",
         name
     )
     .fetch_optional(ex)
@@ -68,13 +73,38 @@ pub async fn account_list(
 ) -> Result<Vec<AccountRow>, DbError> {
     Ok(sqlx::query_as!(
         AccountRow,
-        "SELECT a.name, a.parent, a.shares FROM accounts a
+        "SELECT a.name, a.parent, a.shares, a.grp_tres FROM accounts a
          WHERE $1::text IS NULL
             OR EXISTS (SELECT 1 FROM memberships m WHERE m.account = a.name AND m.user_name = $1)
          ORDER BY a.name",
         member
     )
     .fetch_all(ex)
+    .await?)
+}
+
+/// Changes an account's shares and/or `GrpTRES` (`None` leaves a field as it is); the
+/// account as it is now, `None` when there is no such account.
+///
+/// # Errors
+/// [`DbError::Check`] for negative shares or a `grp_tres` that is not a JSON object.
+#[instrument(skip(ex), err)]
+pub async fn account_update(
+    ex: impl PgExecutor<'_>,
+    name: &str,
+    shares: Option<i32>,
+    grp_tres: Option<&serde_json::Value>,
+) -> Result<Option<AccountRow>, DbError> {
+    Ok(sqlx::query_as!(
+        AccountRow,
+        "UPDATE accounts SET shares = COALESCE($2, shares), grp_tres = COALESCE($3, grp_tres)
+         WHERE name = $1
+         RETURNING name, parent, shares, grp_tres",
+        name,
+        shares,
+        grp_tres
+    )
+    .fetch_optional(ex)
     .await?)
 }
 
