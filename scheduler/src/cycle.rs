@@ -8,15 +8,16 @@
 
 use crate::dependency::{self, Dependency, Target};
 use crate::planner::{
-    self, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig, PreemptMode,
-    QosLimits, QosPreemption, RunningAlloc, RunningJob, Snapshot, TresLimits,
+    self, AccountLimits, ArrayTasks, DependencyState, NodeView, PendingJob, Plan, PlannerConfig,
+    PreemptMode, QosLimits, QosPreemption, RunningAlloc, RunningJob, Snapshot, TresLimits,
 };
 use crate::{fairshare, LEASE_ROLE};
 use berth_core::array::IndexSet;
 use berth_core::qos::PriorityRecord;
 use berth_db::job::JobRow;
 use berth_db::{
-    allocation, job, job_priority, lease, node, notify, partition, preemption, qos, DbError, Pool,
+    account, allocation, job, job_priority, lease, node, notify, partition, preemption, qos,
+    DbError, Pool,
 };
 use chrono::{DateTime, TimeZone, Utc};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -164,6 +165,7 @@ pub async fn load_cycle_input(
     let partitions = partition::partition_list(pool).await?;
     let pending = job::job_pending_list(pool).await?;
     let qos = qos::qos_list(pool).await?;
+    let account_rows = account::account_list(pool, None).await?;
     let share = fairshare::load(pool, now, config.half_life).await?;
     let partition_by_name: HashMap<&str, &partition::PartitionRow> =
         partitions.iter().map(|p| (p.name.as_str(), p)).collect();
@@ -334,6 +336,18 @@ pub async fn load_cycle_input(
             )
         })
         .collect();
+    let account_limits = account_rows
+        .into_iter()
+        .map(|a| {
+            (
+                a.name,
+                AccountLimits {
+                    parent: a.parent,
+                    grp_tres: serde_json::from_value(a.grp_tres).unwrap_or_default(),
+                },
+            )
+        })
+        .collect();
     Ok(CycleInput {
         snapshot: Snapshot {
             now: epoch(now),
@@ -367,6 +381,7 @@ pub async fn load_cycle_input(
                     )
                 })
                 .collect(),
+            accounts: account_limits,
         },
         accounts,
     })

@@ -36,6 +36,14 @@
 //!    of an earlier preemption for a job are still being stopped
 //!    ([`PendingJob::preempting`]) that job preempts nothing more.
 //!
+//! **Limits**: before a job (an array: each task) is placed, the running jobs and the
+//! starts of this pass are counted against its QOS's limits (`QOSMaxGRESPerUser`, ...)
+//! and against the association limit `GrpTRES` of its account and of every ancestor
+//! account ([`AccountLimits`]: all jobs charged to an account's subtree together;
+//! `AssocGrpCpuLimit`, `AssocGrpGRES`, `AssocGrpNodeLimit`). A job a limit holds back
+//! waits with that reason: it gets no reservation, preempts nothing and is not taken
+//! for a shape that does not fit.
+//!
 //! Without backfill ([`PlannerConfig::backfill`] false, strict FIFO) nothing below the
 //! first blocked job starts.
 
@@ -230,6 +238,16 @@ pub struct QosLimits {
     pub max_wall: Option<i64>,
 }
 
+/// An account's place in the tree and its association limit (Slurm's `GrpTRES` of the
+/// account: what all running jobs charged to it and its sub-accounts may hold).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AccountLimits {
+    /// The parent account; `None` for `root` (or an account whose parent is unknown).
+    pub parent: Option<String>,
+    /// `GrpTRES` (no key: no limit).
+    pub grp_tres: TresLimits,
+}
+
 /// A QOS's preemption settings (Slurm's `Preempt`, `PreemptMode`, `GraceTime`,
 /// `PreemptExemptTime`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -291,11 +309,19 @@ pub struct Snapshot {
     /// Preemption settings by QOS name (a QOS missing here preempts nothing and is
     /// cancelled without grace when preempted).
     pub qos_preemption: HashMap<String, QosPreemption>,
+    /// The account tree with each account's `GrpTRES`, by account name (an account
+    /// missing here has no limit and no ancestors).
+    pub accounts: HashMap<String, AccountLimits>,
 }
 
-/// What the running jobs (and the starts of this pass) hold, per user, account and QOS.
+/// What the running jobs (and the starts of this pass) hold, per user, account and QOS,
+/// and per account subtree for association limits.
 #[derive(Debug, Default)]
-struct Tally {
+struct Tally<'a> {
+    /// account → itself and its ancestors that have a `GrpTRES`, nearest first.
+    chains: HashMap<&'a str, Vec<(&'a str, &'a TresLimits)>>,
+    /// account with a `GrpTRES` → (jobs, cpus, gpus, nodes) of its subtree.
+    assoc: HashMap<&'a str, [u64; 4]>,
     /// (qos, user) → (jobs, cpus, gpus, nodes).
     user: HashMap<(String, String), [u64; 4]>,
     /// (qos, account) → (jobs, cpus, gpus, nodes).
@@ -304,9 +330,43 @@ struct Tally {
     group: HashMap<String, [u64; 4]>,
 }
 
-impl Tally {
+impl<'a> Tally<'a> {
+    /// An empty tally over the account tree of `accounts` (a cycle in the parents, which
+    /// the database does not allow, ends the walk up).
+    fn new(accounts: &'a HashMap<String, AccountLimits>) -> Self {
+        let mut chains = HashMap::new();
+        for name in accounts.keys() {
+            let mut chain = Vec::new();
+            let mut seen: HashSet<&str> = HashSet::new();
+            let mut at = Some(name.as_str());
+            while let Some(a) = at.filter(|a| seen.insert(*a)) {
+                let Some((key, limits)) = accounts.get_key_value(a) else {
+                    break;
+                };
+                if limits.grp_tres != TresLimits::default() {
+                    chain.push((key.as_str(), &limits.grp_tres));
+                }
+                at = limits.parent.as_deref();
+            }
+            if !chain.is_empty() {
+                chains.insert(name.as_str(), chain);
+            }
+        }
+        Tally {
+            chains,
+            ..Tally::default()
+        }
+    }
+
     fn add(&mut self, qos: &str, user: &str, account: &str, cpus: u32, gpus: u32, nodes: u32) {
         let v = [1, u64::from(cpus), u64::from(gpus), u64::from(nodes)];
+        if let Some(chain) = self.chains.get(account) {
+            for (a, _) in chain {
+                for (x, y) in self.assoc.entry(a).or_default().iter_mut().zip(v) {
+                    *x += y;
+                }
+            }
+        }
         for slot in [
             self.user
                 .entry((qos.to_string(), user.to_string()))
@@ -383,6 +443,18 @@ impl Tally {
             }
             if over(have, 3, tres.node) {
                 return Some(reasons[2]);
+            }
+        }
+        for (a, tres) in self.chains.get(job.account.as_str()).into_iter().flatten() {
+            let have = self.assoc.get(a).unwrap_or(&zero);
+            if over(have, 1, tres.cpu) {
+                return Some("AssocGrpCpuLimit");
+            }
+            if over(have, 2, tres.gpu) {
+                return Some("AssocGrpGRES");
+            }
+            if over(have, 3, tres.node) {
+                return Some("AssocGrpNodeLimit");
             }
         }
         None
@@ -1391,7 +1463,7 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
     }
     let mut timeline = Timeline::new(snapshot);
     timeline.reference = reference;
-    let mut tally = Tally::default();
+    let mut tally = Tally::new(&snapshot.accounts);
     for r in &snapshot.running_jobs {
         tally.add(&r.qos, &r.user, &r.account, r.cpus, r.gpus, r.nodes);
     }

@@ -844,6 +844,184 @@ fn array_tasks_respect_qos_limits() {
     assert_eq!(p.waiting(1).unwrap().reason, "QOSMaxGRESPerUser");
 }
 
+/// An account tree: root → physics (`GrpTRES` as given) → physics-a, physics-b; root →
+/// chem (no limit).
+fn account_tree(physics: TresLimits) -> HashMap<String, AccountLimits> {
+    let under = |parent: &str, grp_tres| AccountLimits {
+        parent: Some(parent.to_string()),
+        grp_tres,
+    };
+    HashMap::from([
+        ("root".to_string(), AccountLimits::default()),
+        ("physics".to_string(), under("root", physics)),
+        (
+            "physics-a".to_string(),
+            under("physics", TresLimits::default()),
+        ),
+        (
+            "physics-b".to_string(),
+            under("physics", TresLimits::default()),
+        ),
+        ("chem".to_string(), under("root", TresLimits::default())),
+    ])
+}
+
+fn ajob(id: i64, account: &str, gpus: u32) -> PendingJob {
+    PendingJob {
+        account: account.into(),
+        ..qjob(id, "alice", gpus)
+    }
+}
+
+/// A parent account's GrpTRES=gres/gpu=6 caps its two sub-accounts' jobs together: the
+/// job that would go past it waits with AssocGrpGRES (no reservation), a smaller job of
+/// the subtree that stays within it still starts, and another account is not limited.
+#[test]
+fn a_parent_accounts_grp_tres_caps_its_sub_accounts_together() {
+    let gpus = |n| TresLimits {
+        gpu: Some(n),
+        ..Default::default()
+    };
+    let mut s = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8), node(2, 8), node(3, 8)],
+        accounts: account_tree(gpus(6)),
+        ..Default::default()
+    };
+    s.pending = vec![
+        ajob(1, "physics-a", 4),
+        ajob(2, "physics-b", 4),
+        ajob(3, "chem", 8),
+        ajob(4, "physics-b", 2),
+    ];
+    let p = plan(&s, &PlannerConfig::default());
+    let started: BTreeSet<i64> = p.starts.iter().map(|x| x.job_id).collect();
+    assert_eq!(started, BTreeSet::from([1, 3, 4]));
+    let w = p.waiting(2).unwrap();
+    assert_eq!(w.reason, "AssocGrpGRES");
+    assert_eq!(w.expected_start, None);
+    assert!(p.reservations.is_empty());
+    assert_eq!(plan_with(&s, &PlannerConfig::default(), true), p);
+
+    // Without the limit all four start.
+    s.accounts = account_tree(TresLimits::default());
+    assert_eq!(plan(&s, &PlannerConfig::default()).starts.len(), 4);
+}
+
+/// Running jobs of the subtree count; when one ends the waiting job starts.
+#[test]
+fn an_association_limit_frees_when_a_job_ends() {
+    let mut s = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8), node(2, 8)],
+        accounts: account_tree(TresLimits {
+            gpu: Some(4),
+            ..Default::default()
+        }),
+        pending: vec![ajob(2, "physics-b", 2)],
+        running_jobs: vec![RunningJob {
+            account: "physics-a".into(),
+            gpus: 3,
+            ..running_job(9, "normal", 3, 0)
+        }],
+        running: vec![busy(9, 1, 0..3, 5000)],
+        ..Default::default()
+    };
+    let p = plan(&s, &PlannerConfig::default());
+    assert!(p.starts.is_empty());
+    assert_eq!(p.waiting(2).unwrap().reason, "AssocGrpGRES");
+
+    // Job 9 ended.
+    s.running_jobs.clear();
+    s.running.clear();
+    let p = plan(&s, &PlannerConfig::default());
+    assert_eq!(p.starts.len(), 1);
+    assert_eq!(p.starts[0].job_id, 2);
+}
+
+/// GrpTRES cpu and node limits, on the job's own account or an ancestor, give
+/// AssocGrpCpuLimit and AssocGrpNodeLimit; an array's tasks stop at the limit.
+#[test]
+fn association_cpu_and_node_limits_give_slurm_reasons() {
+    let mut s = Snapshot {
+        now: 100,
+        nodes: vec![node(1, 8), node(2, 8), node(3, 8)],
+        accounts: account_tree(TresLimits {
+            node: Some(2),
+            ..Default::default()
+        }),
+        pending: vec![ajob(1, "physics-a", 1), {
+            let mut j = ajob(2, "physics-b", 1);
+            j.nodes = 2;
+            j
+        }],
+        ..Default::default()
+    };
+    let fifo = PlannerConfig {
+        order: QueueOrder::Submit,
+        ..PlannerConfig::default()
+    };
+    let p = plan(&s, &fifo);
+    assert_eq!(p.starts.len(), 1);
+    assert_eq!(p.starts[0].job_id, 1);
+    assert_eq!(p.waiting(2).unwrap().reason, "AssocGrpNodeLimit");
+
+    s.accounts.get_mut("physics-b").unwrap().grp_tres.cpu = Some(3);
+    s.accounts.get_mut("physics").unwrap().grp_tres = TresLimits::default();
+    s.pending = vec![PendingJob {
+        cpus: 2,
+        array: Some(ArrayTasks {
+            ready: (0..4).collect(),
+            remaining: 4,
+            running: 0,
+            max_running: None,
+        }),
+        ..ajob(1, "physics-b", 1)
+    }];
+    let p = plan(&s, &PlannerConfig::default());
+    assert_eq!(p.starts.len(), 1);
+    assert_eq!(p.waiting(1).unwrap().reason, "AssocGrpCpuLimit");
+}
+
+/// A high-QOS job held back only by its account's limit preempts nothing, though its
+/// QOS could preempt the low jobs that fill the cluster.
+#[test]
+fn a_job_over_its_association_limit_preempts_nothing() {
+    let mut s = Snapshot {
+        now: 10_000,
+        nodes: vec![node(1, 4)],
+        qos_preemption: preemption_qos(),
+        running: vec![busy(8, 1, 0..2, 50_000), busy(9, 1, 2..4, 50_000)],
+        running_jobs: vec![
+            RunningJob {
+                account: "physics-a".into(),
+                ..running_job(8, "low", 2, 0)
+            },
+            RunningJob {
+                account: "chem".into(),
+                ..running_job(9, "low", 2, 0)
+            },
+        ],
+        pending: vec![PendingJob {
+            account: "physics-b".into(),
+            ..qos_job(1, "high", 2)
+        }],
+        ..Default::default()
+    };
+    // Without a limit it preempts.
+    s.accounts = account_tree(TresLimits::default());
+    assert!(!plan(&s, &PlannerConfig::default()).preemptions.is_empty());
+
+    s.accounts = account_tree(TresLimits {
+        gpu: Some(3),
+        ..Default::default()
+    });
+    let p = plan(&s, &PlannerConfig::default());
+    assert!(p.preemptions.is_empty());
+    assert!(p.reservations.is_empty());
+    assert_eq!(p.waiting(1).unwrap().reason, "AssocGrpGRES");
+}
+
 fn preemption_qos() -> HashMap<String, QosPreemption> {
     HashMap::from([
         (
@@ -1304,6 +1482,7 @@ fn build_cluster(
         running_jobs.push(RunningJob {
             qos: if *low { "low" } else { "normal" }.into(),
             gpus: *count,
+            account: PROP_ACCOUNTS[k % PROP_ACCOUNTS.len()].into(),
             ..running_job(id, "", 0, now - age)
         });
     }
@@ -1343,6 +1522,8 @@ fn build_cluster(
                     nodes: n,
                     preempting: *preempting,
                     held: held.then(|| "JobHeldUser".to_string()),
+                    account: PROP_ACCOUNTS[i % PROP_ACCOUNTS.len()].into(),
+                    cpus: 1 + g,
                     ..qos_job(i as i64 + 1, qos, g)
                 }
             },
@@ -1356,8 +1537,24 @@ fn build_cluster(
         pending,
         qos_priority_max: 100,
         qos_preemption: preemption_qos(),
+        accounts: prop_accounts(),
         ..Default::default()
     }
+}
+
+/// The accounts of generated jobs, in turn.
+const PROP_ACCOUNTS: [&str; 4] = ["root", "physics-a", "physics-b", "chem"];
+
+/// The account tree of generated clusters: physics (GPUs and nodes limited) over
+/// physics-a (CPUs limited) and physics-b; root and chem unlimited.
+fn prop_accounts() -> HashMap<String, AccountLimits> {
+    let mut accounts = account_tree(TresLimits {
+        gpu: Some(10),
+        node: Some(4),
+        cpu: None,
+    });
+    accounts.get_mut("physics-a").unwrap().grp_tres.cpu = Some(12);
+    accounts
 }
 
 proptest! {
