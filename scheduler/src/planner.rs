@@ -382,14 +382,10 @@ impl<'a> Tally<'a> {
         }
     }
 
-    /// The Slurm reason a start of `job` would break a limit of its QOS with, if any.
-    fn blocks(&self, job: &PendingJob, limits: &QosLimits) -> Option<&'static str> {
-        let need = [
-            1u64,
-            u64::from(job.cpus),
-            u64::from(job.nodes.saturating_mul(job.gpus_per_node)),
-            u64::from(job.nodes),
-        ];
+    /// The Slurm reason a start of `job` taking `gpus` GPUs in all would break a limit
+    /// of its QOS or of its account's association with, if any.
+    fn blocks(&self, job: &PendingJob, limits: &QosLimits, gpus: u64) -> Option<&'static str> {
+        let need = [1u64, u64::from(job.cpus), gpus, u64::from(job.nodes)];
         let zero = [0u64; 4];
         let user = self
             .user
@@ -1582,26 +1578,37 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         let mut started = 0u64;
         let mut blocked = false;
         let mut limited = None;
+        // A whole-node job takes every GPU of the nodes it gets: its limits are checked
+        // against the largest candidate nodes (it cannot take more), and charged with the
+        // GPUs it is given.
+        let gpus_needed = if job.whole_node {
+            let largest = cands.iter().map(|(_, m)| m.count_ones()).max().unwrap_or(0);
+            u64::from(job.nodes) * u64::from(largest)
+        } else {
+            u64::from(job.nodes.saturating_mul(job.gpus_per_node))
+        };
         for task in tasks.iter().take(room.min(tasks.len() as u64) as usize) {
-            if let Some(reason) = tally.blocks(job, limits) {
+            if let Some(reason) = tally.blocks(job, limits, gpus_needed) {
                 limited = Some(reason);
                 break;
             }
             match now_cache.place(&timeline, list, &shape, cands, job) {
                 Some(chosen) => {
                     timeline.hold(&chosen, job, now, false);
+                    let placements = timeline.placements(&chosen);
+                    let placed: usize = placements.iter().map(|p| p.gpus.len()).sum();
                     tally.add(
                         &job.qos,
                         &job.user,
                         &job.account,
                         job.cpus,
-                        job.nodes.saturating_mul(job.gpus_per_node),
+                        placed as u32,
                         job.nodes,
                     );
                     out.starts.push(Start {
                         job_id: job.id,
                         array_task_id: *task,
-                        placements: timeline.placements(&chosen),
+                        placements,
                         exclusive: job.exclusive || job.whole_node,
                         priority,
                     });

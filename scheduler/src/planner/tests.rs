@@ -1579,4 +1579,70 @@ proptest! {
         let plain = plan_with(&snap, &config, true);
         prop_assert_eq!(fast, plain);
     }
+
+    /// Association limits hold: whenever a pass starts jobs charged to an account's
+    /// subtree, what that subtree then holds (running jobs plus the GPUs, CPUs and nodes
+    /// actually placed for the starts) stays within the account's GrpTRES.
+    #[test]
+    fn association_limits_are_respected(
+        (nodes, running, shapes, jobs, (backfill, depth, submit)) in arb_cluster()
+    ) {
+        let snap = build_cluster(&nodes, &running, &shapes, &jobs);
+        let config = PlannerConfig {
+            backfill,
+            backfill_depth: depth,
+            order: if submit { QueueOrder::Submit } else { QueueOrder::Multifactor },
+            ..PlannerConfig::default()
+        };
+        let p = plan(&snap, &config);
+        let within = |account: &str, top: &str| {
+            let mut a = Some(account.to_string());
+            let mut hops = 0;
+            while let Some(name) = a {
+                if name == top {
+                    return true;
+                }
+                hops += 1;
+                if hops > 16 {
+                    return false;
+                }
+                a = snap.accounts.get(&name).and_then(|l| l.parent.clone());
+            }
+            false
+        };
+        for (top, limits) in &snap.accounts {
+            let (mut gpus, mut cpus, mut node_count) = (0u64, 0u64, 0u64);
+            for r in snap.running_jobs.iter().filter(|r| within(&r.account, top)) {
+                gpus += u64::from(r.gpus);
+                cpus += u64::from(r.cpus);
+                node_count += u64::from(r.nodes);
+            }
+            let mut started = false;
+            for st in &p.starts {
+                let j = snap.pending.iter().find(|j| j.id == st.job_id).unwrap();
+                if !within(&j.account, top) {
+                    continue;
+                }
+                started = true;
+                gpus += st.placements.iter().map(|pl| pl.gpus.len() as u64).sum::<u64>();
+                cpus += u64::from(j.cpus);
+                node_count += st.placements.len() as u64;
+            }
+            if !started {
+                continue;
+            }
+            for (what, used, limit) in [
+                ("gpu", gpus, limits.grp_tres.gpu),
+                ("cpu", cpus, limits.grp_tres.cpu),
+                ("node", node_count, limits.grp_tres.node),
+            ] {
+                if let Some(limit) = limit {
+                    prop_assert!(
+                        used <= limit,
+                        "{top}: {what} {used} over GrpTRES {limit}"
+                    );
+                }
+            }
+        }
+    }
 }
