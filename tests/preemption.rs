@@ -20,6 +20,21 @@ async fn put_qos(c: &TestCluster, name: &str, spec: &QosSpec) {
     assert_eq!(status, 201, "QOS {name}");
 }
 
+/// Defines QOS `low` (`spec`) and `high` (priority 100) that may preempt it.
+async fn put_low_and_high(c: &TestCluster, low: &str, spec: &QosSpec) {
+    put_qos(c, low, spec).await;
+    put_qos(
+        c,
+        "high",
+        &QosSpec {
+            priority: 100,
+            preempt: vec![low.into()],
+            ..Default::default()
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_high_qos_job_preempts_a_low_one_holding_every_gpu() {
     let c = TestCluster::start(Options {
@@ -139,22 +154,12 @@ async fn a_preempted_job_gets_its_grace_time_to_clean_up() {
         ..Default::default()
     })
     .await;
-    put_qos(
+    put_low_and_high(
         &c,
         "lowgrace",
         &QosSpec {
             preempt_mode: PreemptMode::Cancel,
             grace_time: 20,
-            ..Default::default()
-        },
-    )
-    .await;
-    put_qos(
-        &c,
-        "high",
-        &QosSpec {
-            priority: 100,
-            preempt: vec!["lowgrace".into()],
             ..Default::default()
         },
     )
@@ -225,21 +230,11 @@ async fn a_high_qos_array_preempts_for_its_tasks() {
         ..Default::default()
     })
     .await;
-    put_qos(
+    put_low_and_high(
         &c,
         "low",
         &QosSpec {
             preempt_mode: PreemptMode::Cancel,
-            ..Default::default()
-        },
-    )
-    .await;
-    put_qos(
-        &c,
-        "high",
-        &QosSpec {
-            priority: 100,
-            preempt: vec!["low".into()],
             ..Default::default()
         },
     )

@@ -28,8 +28,8 @@ async fn node_view(state: &AppState, name: &str) -> Result<Node, ApiError> {
 /// # Errors
 /// 503 when the database is unreachable.
 pub(crate) async fn row_view(state: &AppState, row: &NodeRow) -> Result<Node, ApiError> {
-    let gpus = node::gpu_list(&state.pool).await?;
-    let mine: Vec<_> = gpus.iter().filter(|g| g.node_id == row.id).collect();
+    let gpus = node::gpu_list(&state.pool, Some(row.id)).await?;
+    let mine: Vec<_> = gpus.iter().collect();
     let partitions = partition::partition_list(&state.pool).await?;
     let busy = allocation::allocation_busy_nodes(&state.pool)
         .await?

@@ -20,7 +20,7 @@ async fn partition_view(state: &AppState, name: &str) -> Result<Partition, ApiEr
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no partition {name}")))?;
     let nodes = node::node_list(&state.pool).await?;
-    let gpus = node::gpu_list(&state.pool).await?;
+    let gpus = node::gpu_list(&state.pool, None).await?;
     Ok(views::partition_view(&row, &nodes, &gpus))
 }
 

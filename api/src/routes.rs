@@ -334,7 +334,7 @@ pub async fn node_list(
     caller.require_person()?;
     caller.require_unscoped()?;
     let nodes = node::node_list(&state.pool).await?;
-    let gpus = node::gpu_list(&state.pool).await?;
+    let gpus = node::gpu_list(&state.pool, None).await?;
     let partitions = partition::partition_list(&state.pool).await?;
     let busy: std::collections::HashSet<i64> =
         berth_db::allocation::allocation_busy_nodes(&state.pool)
@@ -369,7 +369,7 @@ pub async fn partition_list(
     caller.require_unscoped()?;
     let rows = partition::partition_list(&state.pool).await?;
     let nodes = node::node_list(&state.pool).await?;
-    let gpus = node::gpu_list(&state.pool).await?;
+    let gpus = node::gpu_list(&state.pool, None).await?;
     Ok(Json(PartitionList {
         items: rows
             .iter()

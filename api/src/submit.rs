@@ -372,19 +372,20 @@ async fn check_satisfiable(
         });
     }
     if request.gpus_per_node > 0 {
-        let gpus = node::gpu_list(pool).await?;
+        // Matching GPUs per node, counted in one pass.
+        let wanted = request.gpu_type.as_deref().map(str::to_lowercase);
+        let mut matching: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
+        for g in node::gpu_list(pool, None).await? {
+            if wanted
+                .as_deref()
+                .is_none_or(|t| g.model.to_lowercase().contains(t))
+            {
+                *matching.entry(g.node_id).or_default() += 1;
+            }
+        }
         let fitting = members
             .iter()
-            .filter(|n| {
-                gpus.iter()
-                    .filter(|g| g.node_id == n.id)
-                    .filter(|g| match &request.gpu_type {
-                        Some(t) => g.model.to_lowercase().contains(&t.to_lowercase()),
-                        None => true,
-                    })
-                    .count()
-                    >= request.gpus_per_node as usize
-            })
+            .filter(|n| matching.get(&n.id).copied().unwrap_or(0) >= request.gpus_per_node as usize)
             .count();
         if fitting < request.nodes as usize {
             return Err(ApiError::Unprocessable {

@@ -152,11 +152,11 @@ pub async fn node_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeRow>, DbError>
     .await?)
 }
 
-/// Every present GPU with its holder, by node and index.
+/// Every present GPU with its holder, by node and index; with `node`, only that node's.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
-pub async fn gpu_list(ex: impl PgExecutor<'_>) -> Result<Vec<GpuRow>, DbError> {
+pub async fn gpu_list(ex: impl PgExecutor<'_>, node: Option<i64>) -> Result<Vec<GpuRow>, DbError> {
     Ok(sqlx::query_as!(
         GpuRow,
         r#"SELECT g.node_id, g.index, g.uuid, g.model, g.memory_mib, g.utilization_pct,
@@ -164,7 +164,9 @@ pub async fn gpu_list(ex: impl PgExecutor<'_>) -> Result<Vec<GpuRow>, DbError> {
                   (SELECT a.job_id FROM allocation_gpus ag JOIN allocations a ON a.id = ag.allocation_id
                    WHERE ag.node_id = g.node_id AND ag.gpu_index = g.index AND ag.released_at IS NULL
                    LIMIT 1) AS job_id
-           FROM gpus g WHERE g.present ORDER BY g.node_id, g.index"#
+           FROM gpus g WHERE g.present AND ($1::bigint IS NULL OR g.node_id = $1)
+           ORDER BY g.node_id, g.index"#,
+        node
     )
     .fetch_all(ex)
     .await?)

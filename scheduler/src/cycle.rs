@@ -154,7 +154,7 @@ pub async fn load_cycle_input(
     config: &PlannerConfig,
 ) -> Result<CycleInput, DbError> {
     let nodes = node::node_list(pool).await?;
-    let gpus = node::gpu_list(pool).await?;
+    let gpus = node::gpu_list(pool, None).await?;
     let live = allocation::allocation_live_list(pool).await?;
     let in_flight = preemption::preemption_in_flight(pool).await?;
     let kill_at: HashMap<(i64, i32), i64> = in_flight
