@@ -92,6 +92,9 @@ pub struct JobRow {
     pub array_max_running: Option<i32>,
     /// Tasks in the array.
     pub array_task_count: Option<i32>,
+    /// The 64-bit id of the last transaction that changed what the scheduler reads in
+    /// this row (see [`crate::snapshot`]).
+    pub change_xid: i64,
 }
 
 /// A new job, ready to store.

@@ -24,6 +24,7 @@ pub mod output;
 pub mod partition;
 pub mod preemption;
 pub mod qos;
+pub mod snapshot;
 pub mod step;
 pub mod usage;
 pub mod user;

@@ -14,7 +14,7 @@
 //!   ([`berth_core::priority::fairshare_table`]).
 
 use berth_core::priority::{self, BillingWeights, FairshareRow, ShareAccount};
-use berth_db::usage::{self, Charge};
+use berth_db::usage::{self, Charge, UsageRow};
 use berth_db::{DbError, Pool};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
@@ -97,46 +97,40 @@ impl Fairshare {
     }
 }
 
-/// Reads usage, the account tree and the associations, decays usage to `now` and computes
-/// every association's factor.
+/// Decays usage to `now` and computes every association's fairshare factor.
 ///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn load(pool: &Pool, now: DateTime<Utc>, half_life: i64) -> Result<Fairshare, DbError> {
-    let accounts: Vec<ShareAccount> = usage::usage_account_tree(pool)
-        .await?
-        .into_iter()
-        .map(|a| ShareAccount {
-            name: a.name,
-            parent: a.parent,
-            shares: a.shares.max(0) as u32,
-        })
-        .collect();
-    let rows: Vec<(String, String, f64)> = usage::usage_list(pool)
-        .await?
-        .into_iter()
+/// * `accounts`: the account tree with shares;
+/// * `usage`: each association's stored usage (decayed from its `updated_at`);
+/// * `associations`: the (account, user) pairs the shares are divided among (users'
+///   default accounts, jobs not ended, usage rows);
+/// * `default_accounts`: user → default account.
+pub fn compute(
+    accounts: &[ShareAccount],
+    usage: &[UsageRow],
+    associations: &[(String, String)],
+    default_accounts: HashMap<String, String>,
+    now: DateTime<Utc>,
+    half_life: i64,
+) -> Fairshare {
+    let rows: Vec<(String, String, f64)> = usage
+        .iter()
         .map(|u| {
             let age = (now - u.updated_at).num_seconds();
             (
-                u.account,
-                u.user_name,
+                u.account.clone(),
+                u.user_name.clone(),
                 priority::decay(u.raw_usage, age, half_life),
             )
         })
         .collect();
-    let associations = usage::usage_associations(pool).await?;
-    let default_accounts = usage::usage_default_accounts(pool)
-        .await?
-        .into_iter()
-        .collect();
-    let table = priority::fairshare_table(&accounts, &rows, &associations);
+    let table = priority::fairshare_table(accounts, &rows, associations);
     let factors = table
         .iter()
         .map(|r| ((r.account.clone(), r.user.clone()), r.fairshare))
         .collect();
-    Ok(Fairshare {
+    Fairshare {
         rows: table,
         factors,
         default_accounts,
-    })
+    }
 }

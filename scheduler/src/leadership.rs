@@ -32,6 +32,8 @@ pub async fn run_loop(
     let mut renew = tokio::time::interval(config.renew_interval);
     let mut cycle_timer = tokio::time::interval(config.cycle_interval);
     let mut listener = listen(&pool).await;
+    // The snapshot the leader keeps between cycles; a new term starts from a full read.
+    let mut cache = cycle::SnapshotCache::new();
     tokio::pin!(shutdown);
     loop {
         let mut run_cycle = false;
@@ -50,6 +52,7 @@ pub async fn run_loop(
                         tracing::info!(term = t, instance = %config.instance_id, "became leader");
                         term = Some(t);
                         led_since = Instant::now();
+                        cache = cycle::SnapshotCache::new();
                         run_cycle = true;
                     }
                     (Some(t), Ok(None)) | (Some(t), Err(_)) => {
@@ -91,7 +94,7 @@ pub async fn run_loop(
             }
         }
         if let (Some(t), true) = (term, run_cycle) {
-            match cycle::run_cycle(&pool, t, &config.planner).await {
+            match cycle::run_cycle(&pool, t, &config.planner, &mut cache).await {
                 Ok(cycle::Outcome::Committed { started }) if started > 0 => {
                     tracing::info!(term = t, started, "cycle committed");
                 }

@@ -7,7 +7,9 @@
 //! * [`fairshare`]: usage charging at job end, decay, and the fairshare factors.
 //! * [`sim`]: the discrete-event trace replay through the planner.
 //! * [`trace`]: workload trace readers for the simulator.
-//! * [`cycle`]: one scheduling cycle: load a snapshot, plan, commit the plan in one
+//! * [`snapshot`]: the leader's in-memory snapshot, refreshed each cycle with only the
+//!   rows changed since the previous one.
+//! * [`cycle`]: one scheduling cycle: refresh the snapshot, plan, commit the plan in one
 //!   transaction that checks the term, locks the affected node rows and writes the
 //!   allocations (the database's partial unique index refuses any GPU held twice).
 //!
@@ -21,6 +23,7 @@ pub mod leadership;
 pub mod planner;
 pub mod reconcile;
 pub mod sim;
+pub mod snapshot;
 pub mod trace;
 
 use std::future::Future;

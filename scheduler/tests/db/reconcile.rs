@@ -2,6 +2,7 @@
 //! NODE_FAIL, gangs as a whole), return to service, stuck allocations, and the fencing
 //! term on every write.
 
+use crate::register;
 use berth_db::{allocation, job, lease, node};
 use berth_scheduler::reconcile::{reconcile, ReconcileSettings, ReturnToService};
 use berth_scheduler::LEASE_ROLE;
@@ -16,23 +17,6 @@ fn settings(rts: ReturnToService) -> ReconcileSettings {
         return_to_service: rts,
         completing_timeout: Duration::from_secs(120),
     }
-}
-
-async fn register(pool: &PgPool, name: &str) -> i64 {
-    let mut tx = pool.begin().await.unwrap();
-    let gpus: Vec<node::GpuInsert> = (0..4)
-        .map(|i| node::GpuInsert {
-            index: i,
-            uuid: format!("GPU-{name}-{i}"),
-            model: "NVIDIA H100 80GB HBM3".into(),
-            memory_mib: 81559,
-        })
-        .collect();
-    let id = node::node_register_in_tx(&mut tx, name, "host", 8, 1024, &[], &gpus)
-        .await
-        .unwrap();
-    tx.commit().await.unwrap();
-    id
 }
 
 /// A running job on `nodes` (2 GPUs each), placed under `term`.

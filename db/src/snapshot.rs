@@ -1,0 +1,340 @@
+//! What the scheduler's leader reads to keep its in-memory snapshot current: every row it
+//! needs at first, then only the rows changed since its previous read.
+//!
+//! Change tracking (migration `20261130012001_change_tracking`): `jobs`, `nodes`, `gpus`,
+//! `allocations` and `job_preemptions` rows carry `change_xid`, the 64-bit id of the last
+//! transaction that changed something the scheduler reads in them (not a pending job's
+//! reason, expected start or priority, nor heartbeats and GPU samples). A read runs in one
+//! `REPEATABLE READ READ ONLY` transaction ([`read_begin`]) and records its
+//! `pg_current_snapshot()`; the next read asks for the rows whose `change_xid` that
+//! snapshot could not see — those committed since, including by transactions that were
+//! already running then. Small tables are re-read whole when their mark in
+//! `change_marks` moved ([`read_changed_tables`]); a deletion from a tracked table marks
+//! `deleted`, on which the reader starts over.
+
+use crate::DbError;
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, Postgres, Transaction};
+
+/// Opens the read: a `REPEATABLE READ READ ONLY` transaction (every query in it sees the
+/// same committed state) and its snapshot in PostgreSQL's text form (`xmin:xmax:xip,…`),
+/// to pass as `since` to the next read's `_changed` queries.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_begin(
+    pool: &crate::Pool,
+) -> Result<(Transaction<'static, Postgres>, String), DbError> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        .execute(&mut *tx)
+        .await?;
+    let snapshot = sqlx::query_scalar!(r#"SELECT pg_current_snapshot()::text AS "s!""#)
+        .fetch_one(&mut *tx)
+        .await?;
+    Ok((tx, snapshot))
+}
+
+/// A snapshot that saw no transaction: the `_changed` queries return every row with it.
+pub const SINCE_EVER: &str = "1:1:";
+
+/// The small tables whose mark moved since the snapshot `since` (of `partitions`, `qos`,
+/// `accounts`, `users`, `usage`, and `deleted` when a row was deleted from a tracked
+/// table).
+///
+/// # Errors
+/// [`DbError`] from the driver (a malformed `since` is a [`DbError::Sqlx`]).
+pub async fn read_changed_tables(
+    conn: &mut PgConnection,
+    since: &str,
+) -> Result<Vec<String>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT table_name FROM change_marks
+           WHERE NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
+        since
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// A job as the scheduler reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedJobRow {
+    /// Id.
+    pub id: i64,
+    /// Name (for `singleton`).
+    pub name: String,
+    /// User.
+    pub user_name: String,
+    /// Account as submitted.
+    pub account: Option<String>,
+    /// Partition.
+    pub partition: String,
+    /// QOS as submitted.
+    pub qos: Option<String>,
+    /// State (Slurm's long name).
+    pub state: String,
+    /// Held.
+    pub hold: bool,
+    /// Nodes.
+    pub num_nodes: i32,
+    /// Tasks.
+    pub num_tasks: i32,
+    /// CPUs per task.
+    pub cpus_per_task: i32,
+    /// GPUs per node.
+    pub gpus_per_node: i32,
+    /// GPU model wanted.
+    pub gpu_type: Option<String>,
+    /// `--exclusive`.
+    pub exclusive: bool,
+    /// Every GPU of each node.
+    pub whole_node: bool,
+    /// Time limit, seconds.
+    pub time_limit: Option<i64>,
+    /// `--constraint` (from the spec).
+    pub constraint: Option<String>,
+    /// Array master id (a task row).
+    pub array_job_id: Option<i64>,
+    /// Array task index.
+    pub array_task_id: Option<i32>,
+    /// The current run.
+    pub restart_count: i32,
+    /// Submitted.
+    pub submit_time: DateTime<Utc>,
+    /// The current run's start.
+    pub start_time: Option<DateTime<Utc>>,
+    /// `--nice`.
+    pub nice: i32,
+    /// Administrator's priority adjustment.
+    pub priority_adjust: i64,
+    /// `--begin`.
+    pub begin_time: Option<DateTime<Utc>>,
+    /// `--dependency`, verbatim.
+    pub dependency: Option<String>,
+    /// Array master: task indices not started yet.
+    pub array_pending: Option<String>,
+    /// Array `%LIMIT`.
+    pub array_max_running: Option<i32>,
+}
+
+/// Every job the scheduler keeps: PENDING (held ones too), RUNNING, SUSPENDED and
+/// COMPLETING.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_jobs_all(conn: &mut PgConnection) -> Result<Vec<SchedJobRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedJobRow,
+        r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
+                  cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
+                  spec->>'constraint' AS constraint, array_job_id, array_task_id,
+                  restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
+                  dependency, array_pending, array_max_running
+           FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Every job changed since the snapshot `since`, in any state.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_jobs_changed(
+    conn: &mut PgConnection,
+    since: &str,
+) -> Result<Vec<SchedJobRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedJobRow,
+        r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
+                  cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
+                  spec->>'constraint' AS constraint, array_job_id, array_task_id,
+                  restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
+                  dependency, array_pending, array_max_running
+           FROM jobs
+           WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
+             AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
+        since
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// A node as the scheduler reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedNodeRow {
+    /// Id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// Administrative or failure state (`UP` = available).
+    pub state: String,
+    /// Features.
+    pub features: Vec<String>,
+}
+
+/// Every node changed since the snapshot `since` (every node with [`SINCE_EVER`]).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_nodes_changed(
+    conn: &mut PgConnection,
+    since: &str,
+) -> Result<Vec<SchedNodeRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedNodeRow,
+        r#"SELECT id, name, state, features FROM nodes
+           WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
+             AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
+        since
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// A GPU as the scheduler reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedGpuRow {
+    /// Its node.
+    pub node_id: i64,
+    /// Index on the node.
+    pub index: i32,
+    /// Model name.
+    pub model: String,
+    /// The node still reports it.
+    pub present: bool,
+}
+
+/// Every GPU changed since the snapshot `since` (every GPU, present or not, with
+/// [`SINCE_EVER`]).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_gpus_changed(
+    conn: &mut PgConnection,
+    since: &str,
+) -> Result<Vec<SchedGpuRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedGpuRow,
+        r#"SELECT node_id, index, model, present FROM gpus
+           WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
+             AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
+        since
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// An allocation as the scheduler reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedAllocationRow {
+    /// Id.
+    pub id: i64,
+    /// The job.
+    pub job_id: i64,
+    /// The job's run it belongs to.
+    pub run: i32,
+    /// The node.
+    pub node_id: i64,
+    /// GPU indices held.
+    pub gpu_indices: Vec<i32>,
+    /// The node is held whole.
+    pub exclusive: bool,
+    /// When it was made (the run's start on this node).
+    pub created_at: DateTime<Utc>,
+    /// Released (the run's processes are gone from the node).
+    pub released: bool,
+    /// The job's time limit now, seconds.
+    pub time_limit: Option<i64>,
+}
+
+/// Every live allocation.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_allocations_all(
+    conn: &mut PgConnection,
+) -> Result<Vec<SchedAllocationRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedAllocationRow,
+        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.exclusive, a.created_at,
+                  false AS "released!", j.time_limit
+           FROM allocations a JOIN jobs j ON j.id = a.job_id
+           WHERE a.released_at IS NULL"#
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Every allocation changed since the snapshot `since`, released or not.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_allocations_changed(
+    conn: &mut PgConnection,
+    since: &str,
+) -> Result<Vec<SchedAllocationRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedAllocationRow,
+        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.exclusive, a.created_at,
+                  a.released_at IS NOT NULL AS "released!", j.time_limit
+           FROM allocations a JOIN jobs j ON j.id = a.job_id
+           WHERE a.change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
+             AND NOT pg_visible_in_snapshot(a.change_xid::text::xid8, $1::text::pg_snapshot)"#,
+        since
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// A preemption as the scheduler reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedPreemptionRow {
+    /// The victim.
+    pub job_id: i64,
+    /// The victim's run.
+    pub run: i32,
+    /// The job it makes room for.
+    pub preemptor: i64,
+    /// When the victim's grace time ends.
+    pub kill_at: DateTime<Utc>,
+    /// The victim's processes are gone.
+    pub done: bool,
+}
+
+/// Every preemption not done.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_preemptions_all(
+    conn: &mut PgConnection,
+) -> Result<Vec<SchedPreemptionRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedPreemptionRow,
+        r#"SELECT job_id, run, preemptor, kill_at, false AS "done!"
+           FROM job_preemptions WHERE done_at IS NULL"#
+    )
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Every preemption changed since the snapshot `since`, done or not.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_preemptions_changed(
+    conn: &mut PgConnection,
+    since: &str,
+) -> Result<Vec<SchedPreemptionRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedPreemptionRow,
+        r#"SELECT job_id, run, preemptor, kill_at, done_at IS NOT NULL AS "done!"
+           FROM job_preemptions
+           WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
+             AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
+        since
+    )
+    .fetch_all(conn)
+    .await?)
+}

@@ -1,0 +1,660 @@
+//! The leader's in-memory snapshot, refreshed incrementally from the database.
+//!
+//! The first refresh of a term reads every row the planner needs: jobs not ended, nodes
+//! and GPUs, live allocations, preemptions in flight, partitions, QOS, accounts, users'
+//! default accounts and fairshare usage. Every later refresh reads only what changed since
+//! the previous one (see [`berth_db::snapshot`]: rows stamped with the id of the
+//! transaction that changed them, compared with the previous read's
+//! `pg_current_snapshot()`), applies it to the rows it holds, and builds the planner's
+//! [`Snapshot`] from them. Each refresh runs in one `REPEATABLE READ` transaction, so the
+//! planner sees one consistent state of the database.
+//!
+//! What is still computed each cycle: fairshare factors (usage decays with time), the
+//! dependency state of pending jobs with a `--dependency` (their targets are read, being
+//! possibly ended jobs the snapshot does not keep), and the priority inputs of each
+//! pending job.
+
+use crate::dependency::{self, Dependency, Target};
+use crate::fairshare;
+use crate::planner::{
+    AccountLimits, ArrayTasks, DependencyState, NodeView, PendingJob, PlannerConfig, PreemptMode,
+    QosLimits, QosPreemption, RunningAlloc, RunningJob, Snapshot, TresLimits,
+};
+use berth_core::array::IndexSet;
+use berth_core::priority::ShareAccount;
+use berth_db::account::{self, AccountRow};
+use berth_db::partition::{self, PartitionRow};
+use berth_db::qos::{self, QosRow};
+use berth_db::snapshot::{
+    self as read, SchedAllocationRow, SchedGpuRow, SchedJobRow, SchedNodeRow, SchedPreemptionRow,
+};
+use berth_db::usage::{self, UsageRow};
+use berth_db::{job, DbError, Pool};
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+/// The most task indices of one array looked at per cycle.
+const ARRAY_LOOKAHEAD: usize = 1024;
+
+/// What the last refresh read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RefreshStats {
+    /// It read everything (the first refresh, or one after a deletion).
+    pub full: bool,
+    /// Rows read from jobs, nodes, GPUs, allocations and preemptions.
+    pub rows: usize,
+    /// Small tables re-read whole (partitions, QOS, accounts, users, usage).
+    pub tables: usize,
+}
+
+/// A snapshot and what the commit needs besides the plan.
+pub struct CycleInput {
+    /// The planner's input.
+    pub snapshot: Snapshot,
+    /// Each pending job's fairshare association account (for the priority record).
+    pub accounts: HashMap<i64, String>,
+}
+
+/// The rows the leader holds between cycles (see the module docs).
+#[derive(Debug, Default)]
+pub struct SnapshotCache {
+    /// The previous read's `pg_current_snapshot()`; `None` before the first.
+    since: Option<String>,
+    /// Jobs PENDING (held too), RUNNING, SUSPENDED, COMPLETING, by id.
+    jobs: BTreeMap<i64, SchedJobRow>,
+    nodes: HashMap<i64, SchedNodeRow>,
+    gpus: HashMap<(i64, i32), SchedGpuRow>,
+    /// Live allocations, by id.
+    allocations: BTreeMap<i64, SchedAllocationRow>,
+    /// Preemptions not done, by (victim, run).
+    preemptions: HashMap<(i64, i32), SchedPreemptionRow>,
+    partitions: Vec<PartitionRow>,
+    qos: Vec<QosRow>,
+    accounts: Vec<AccountRow>,
+    /// user → default account.
+    default_accounts: HashMap<String, String>,
+    usage: Vec<UsageRow>,
+    /// What the last refresh read.
+    pub last: RefreshStats,
+}
+
+/// A job state the cache keeps.
+fn kept(state: &str) -> bool {
+    matches!(state, "PENDING" | "RUNNING" | "SUSPENDED" | "COMPLETING")
+}
+
+fn running_state(state: &str) -> bool {
+    matches!(state, "RUNNING" | "SUSPENDED" | "COMPLETING")
+}
+
+fn epoch(t: DateTime<Utc>) -> i64 {
+    t.timestamp()
+}
+
+impl SnapshotCache {
+    /// An empty cache: its first refresh reads everything.
+    pub fn new() -> Self {
+        SnapshotCache::default()
+    }
+
+    /// Brings the cache up to date with the database (everything on the first call, the
+    /// changes since the previous call afterwards) and builds the planner's snapshot as of
+    /// `now`. After an error the next call reads everything again.
+    ///
+    /// # Errors
+    /// [`DbError`] from the driver.
+    pub async fn refresh(
+        &mut self,
+        pool: &Pool,
+        now: DateTime<Utc>,
+        config: &PlannerConfig,
+    ) -> Result<CycleInput, DbError> {
+        let since = self.since.take();
+        let (mut tx, snapshot) = read::read_begin(pool).await?;
+        let changed = match &since {
+            Some(since) => Some(read::read_changed_tables(&mut tx, since).await?),
+            None => None,
+        };
+        match (since, changed) {
+            (Some(since), Some(tables)) if !tables.iter().any(|t| t == "deleted") => {
+                self.read_changes(&mut tx, &since, &tables).await?;
+            }
+            _ => self.read_all(&mut tx).await?,
+        }
+        let deps = Dependencies::load(&mut tx, self).await?;
+        tx.commit().await?;
+        self.since = Some(snapshot);
+        Ok(self.build(now, config, &deps))
+    }
+
+    async fn read_all(&mut self, conn: &mut PgConnection) -> Result<(), DbError> {
+        self.jobs = read::read_jobs_all(conn)
+            .await?
+            .into_iter()
+            .map(|j| (j.id, j))
+            .collect();
+        self.nodes = read::read_nodes_changed(conn, read::SINCE_EVER)
+            .await?
+            .into_iter()
+            .map(|n| (n.id, n))
+            .collect();
+        self.gpus = read::read_gpus_changed(conn, read::SINCE_EVER)
+            .await?
+            .into_iter()
+            .map(|g| ((g.node_id, g.index), g))
+            .collect();
+        self.allocations = read::read_allocations_all(conn)
+            .await?
+            .into_iter()
+            .map(|a| (a.id, a))
+            .collect();
+        self.preemptions = read::read_preemptions_all(conn)
+            .await?
+            .into_iter()
+            .map(|p| ((p.job_id, p.run), p))
+            .collect();
+        let rows = self.jobs.len()
+            + self.nodes.len()
+            + self.gpus.len()
+            + self.allocations.len()
+            + self.preemptions.len();
+        let tables = ["partitions", "qos", "accounts", "users", "usage"];
+        for t in tables {
+            self.read_table(conn, t).await?;
+        }
+        self.last = RefreshStats {
+            full: true,
+            rows,
+            tables: tables.len(),
+        };
+        Ok(())
+    }
+
+    async fn read_table(&mut self, conn: &mut PgConnection, table: &str) -> Result<(), DbError> {
+        match table {
+            "partitions" => self.partitions = partition::partition_list(&mut *conn).await?,
+            "qos" => self.qos = qos::qos_list(&mut *conn).await?,
+            "accounts" => self.accounts = account::account_list(&mut *conn, None).await?,
+            "users" => {
+                self.default_accounts = usage::usage_default_accounts(&mut *conn)
+                    .await?
+                    .into_iter()
+                    .collect()
+            }
+            "usage" => self.usage = usage::usage_list(&mut *conn).await?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn read_changes(
+        &mut self,
+        conn: &mut PgConnection,
+        since: &str,
+        tables: &[String],
+    ) -> Result<(), DbError> {
+        let jobs = read::read_jobs_changed(conn, since).await?;
+        let nodes = read::read_nodes_changed(conn, since).await?;
+        let gpus = read::read_gpus_changed(conn, since).await?;
+        let allocations = read::read_allocations_changed(conn, since).await?;
+        let preemptions = read::read_preemptions_changed(conn, since).await?;
+        self.last = RefreshStats {
+            full: false,
+            rows: jobs.len() + nodes.len() + gpus.len() + allocations.len() + preemptions.len(),
+            tables: tables.len(),
+        };
+        for t in tables {
+            self.read_table(conn, t).await?;
+        }
+        let mut time_limits: HashMap<i64, Option<i64>> = HashMap::new();
+        for j in jobs {
+            time_limits.insert(j.id, j.time_limit);
+            if kept(&j.state) {
+                self.jobs.insert(j.id, j);
+            } else {
+                self.jobs.remove(&j.id);
+            }
+        }
+        for n in nodes {
+            self.nodes.insert(n.id, n);
+        }
+        for g in gpus {
+            self.gpus.insert((g.node_id, g.index), g);
+        }
+        for a in allocations {
+            if a.released {
+                self.allocations.remove(&a.id);
+            } else {
+                self.allocations.insert(a.id, a);
+            }
+        }
+        // A job's time limit may change while it runs (`scontrol update TimeLimit`).
+        if !time_limits.is_empty() {
+            for a in self.allocations.values_mut() {
+                if let Some(limit) = time_limits.get(&a.job_id) {
+                    a.time_limit = *limit;
+                }
+            }
+        }
+        for p in preemptions {
+            if p.done {
+                self.preemptions.remove(&(p.job_id, p.run));
+            } else {
+                self.preemptions.insert((p.job_id, p.run), p);
+            }
+        }
+        Ok(())
+    }
+
+    /// The account a job is charged to: its own, else its user's default, else `root`.
+    fn account_of<'a>(&'a self, job: &'a SchedJobRow) -> &'a str {
+        job.account
+            .as_deref()
+            .or_else(|| {
+                self.default_accounts
+                    .get(&job.user_name)
+                    .map(String::as_str)
+            })
+            .unwrap_or("root")
+    }
+
+    fn build(&self, now: DateTime<Utc>, config: &PlannerConfig, deps: &Dependencies) -> CycleInput {
+        // Fairshare: associations are users' default accounts, jobs not ended, usage rows.
+        let mut associations: BTreeSet<(&str, &str)> = self
+            .default_accounts
+            .iter()
+            .map(|(u, a)| (a.as_str(), u.as_str()))
+            .collect();
+        associations.extend(
+            self.jobs
+                .values()
+                .map(|j| (self.account_of(j), j.user_name.as_str())),
+        );
+        associations.extend(
+            self.usage
+                .iter()
+                .map(|u| (u.account.as_str(), u.user_name.as_str())),
+        );
+        let associations: Vec<(String, String)> = associations
+            .into_iter()
+            .map(|(a, u)| (a.to_string(), u.to_string()))
+            .collect();
+        let tree: Vec<ShareAccount> = self
+            .accounts
+            .iter()
+            .map(|a| ShareAccount {
+                name: a.name.clone(),
+                parent: a.parent.clone(),
+                shares: a.shares.max(0) as u32,
+            })
+            .collect();
+        let share = fairshare::compute(
+            &tree,
+            &self.usage,
+            &associations,
+            self.default_accounts.clone(),
+            now,
+            config.half_life,
+        );
+
+        // Allocations whose run a preemption is stopping end at its kill time at the
+        // latest; their preemptors wait for them.
+        let live_runs: HashSet<(i64, i32)> = self
+            .allocations
+            .values()
+            .map(|a| (a.job_id, a.run))
+            .collect();
+        let in_flight: Vec<&SchedPreemptionRow> = self
+            .preemptions
+            .values()
+            .filter(|p| live_runs.contains(&(p.job_id, p.run)))
+            .collect();
+        let kill_at: HashMap<(i64, i32), i64> = in_flight
+            .iter()
+            .map(|p| ((p.job_id, p.run), epoch(p.kill_at)))
+            .collect();
+        let preemptors: HashSet<i64> = in_flight.iter().map(|p| p.preemptor).collect();
+
+        let partition_by_name: HashMap<&str, &PartitionRow> = self
+            .partitions
+            .iter()
+            .map(|p| (p.name.as_str(), p))
+            .collect();
+        let qos_priority: HashMap<&str, u32> = self
+            .qos
+            .iter()
+            .map(|q| (q.name.as_str(), q.priority.max(0) as u32))
+            .collect();
+
+        // Nodes by name, each with its present GPUs by index.
+        let mut gpus_by_node: HashMap<i64, Vec<(u32, String)>> = HashMap::new();
+        for g in self.gpus.values().filter(|g| g.present) {
+            gpus_by_node
+                .entry(g.node_id)
+                .or_default()
+                .push((g.index as u32, g.model.clone()));
+        }
+        let mut nodes: Vec<NodeView> = self
+            .nodes
+            .values()
+            .map(|n| {
+                let mut gpus = gpus_by_node.remove(&n.id).unwrap_or_default();
+                gpus.sort_by_key(|g| g.0);
+                NodeView {
+                    id: n.id,
+                    name: n.name.clone(),
+                    available: n.state == "UP",
+                    gpus,
+                    features: n.features.clone(),
+                }
+            })
+            .collect();
+        nodes.sort_by(|a, b| a.name.cmp(&b.name));
+
+        let running = self
+            .allocations
+            .values()
+            .map(|a| RunningAlloc {
+                job_id: a.job_id,
+                node_id: a.node_id,
+                gpus: a.gpu_indices.iter().map(|g| *g as u32).collect(),
+                exclusive: a.exclusive,
+                end: match (
+                    a.time_limit.map(|l| epoch(a.created_at).saturating_add(l)),
+                    kill_at.get(&(a.job_id, a.run)),
+                ) {
+                    (Some(end), Some(kill)) => Some(end.min(*kill)),
+                    (end, kill) => kill.copied().or(end),
+                },
+            })
+            .collect();
+
+        // GPUs each job's current run holds, and running tasks per array.
+        let mut gpus_held: HashMap<(i64, i32), u32> = HashMap::new();
+        for a in self.allocations.values() {
+            *gpus_held.entry((a.job_id, a.run)).or_default() += a.gpu_indices.len() as u32;
+        }
+        let mut array_running: HashMap<i64, u32> = HashMap::new();
+        for j in self.jobs.values().filter(|j| running_state(&j.state)) {
+            if let Some(master) = j.array_job_id {
+                *array_running.entry(master).or_default() += 1;
+            }
+        }
+
+        let mut accounts = HashMap::new();
+        let pending = self
+            .jobs
+            .values()
+            .filter(|j| j.state == "PENDING" && !j.hold)
+            .map(|j| {
+                let mut dependency = deps.state(j, j.array_task_id.map(|t| t as u32));
+                let array = j.array_pending.as_deref().map(|p| {
+                    let set = IndexSet::parse(p).unwrap_or_default();
+                    let running = array_running.get(&j.id).copied().unwrap_or(0);
+                    let room = j
+                        .array_max_running
+                        .map_or(ARRAY_LOOKAHEAD, |m| {
+                            (m as u32).saturating_sub(running) as usize
+                        })
+                        .min(ARRAY_LOOKAHEAD);
+                    let mut ready = Vec::new();
+                    let mut all_never = true;
+                    for i in set.iter().take(ARRAY_LOOKAHEAD) {
+                        if ready.len() >= room.max(1) {
+                            all_never = false;
+                            break;
+                        }
+                        match deps.state(j, Some(i)) {
+                            DependencyState::Satisfied => {
+                                ready.push(i);
+                                all_never = false;
+                            }
+                            DependencyState::Waiting => all_never = false,
+                            DependencyState::Never => {}
+                        }
+                    }
+                    dependency = if !ready.is_empty() {
+                        DependencyState::Satisfied
+                    } else if all_never {
+                        DependencyState::Never
+                    } else {
+                        DependencyState::Waiting
+                    };
+                    ArrayTasks {
+                        ready,
+                        remaining: set.count(),
+                        running,
+                        max_running: j.array_max_running.map(|m| m as u32),
+                    }
+                });
+                let partition = partition_by_name.get(j.partition.as_str());
+                let account = self.account_of(j).to_string();
+                let fairshare = share.factor(&account, &j.user_name);
+                accounts.insert(j.id, account.clone());
+                PendingJob {
+                    id: j.id,
+                    submit_time: epoch(j.submit_time),
+                    partition_nodes: partition.map(|p| p.nodes.clone()).unwrap_or_default(),
+                    partition_tier: partition.map_or(1, |p| p.priority_tier.max(0) as u32),
+                    qos_priority: qos_priority
+                        .get(j.qos.as_deref().unwrap_or("normal"))
+                        .copied()
+                        .unwrap_or(0),
+                    fairshare,
+                    nice: j.nice,
+                    adjust: j.priority_adjust,
+                    nodes: j.num_nodes as u32,
+                    gpus_per_node: j.gpus_per_node as u32,
+                    gpu_type: j.gpu_type.clone(),
+                    constraint: j.constraint.clone(),
+                    exclusive: j.exclusive,
+                    whole_node: j.whole_node,
+                    time_limit: j.time_limit,
+                    held: None,
+                    begin: j.begin_time.map(epoch),
+                    dependency,
+                    array,
+                    user: j.user_name.clone(),
+                    account,
+                    qos: j.qos.clone().unwrap_or_else(|| "normal".to_string()),
+                    cpus: (j.num_tasks.max(1) as u32).saturating_mul(j.cpus_per_task.max(1) as u32),
+                    partition_max_time: partition.and_then(|p| p.max_time),
+                    partition_max_nodes: partition
+                        .and_then(|p| p.max_nodes)
+                        .map(|n| n.max(0) as u32),
+                    preempting: preemptors.contains(&j.id),
+                }
+            })
+            .collect();
+        let running_jobs = self
+            .jobs
+            .values()
+            .filter(|j| running_state(&j.state))
+            .map(|r| RunningJob {
+                account: self.account_of(r).to_string(),
+                job_id: r.id,
+                user: r.user_name.clone(),
+                qos: r.qos.clone().unwrap_or_else(|| "normal".to_string()),
+                cpus: (r.num_tasks.max(1) as u32).saturating_mul(r.cpus_per_task.max(1) as u32),
+                gpus: gpus_held
+                    .get(&(r.id, r.restart_count))
+                    .copied()
+                    .unwrap_or(0),
+                nodes: r.num_nodes.max(0) as u32,
+                start: r.start_time.map_or(0, epoch),
+            })
+            .collect();
+        let tres = |v: &serde_json::Value| -> TresLimits {
+            serde_json::from_value(v.clone()).unwrap_or_default()
+        };
+        let qos_limits = self
+            .qos
+            .iter()
+            .map(|q| {
+                (
+                    q.name.clone(),
+                    QosLimits {
+                        max_tres_per_user: tres(&q.max_tres_per_user),
+                        max_tres_per_account: tres(&q.max_tres_per_account),
+                        grp_tres: tres(&q.grp_tres),
+                        max_jobs_per_user: q.max_jobs_per_user.map(|m| m.max(0) as u32),
+                        max_wall: q.max_wall,
+                    },
+                )
+            })
+            .collect();
+        let account_limits = self
+            .accounts
+            .iter()
+            .map(|a| {
+                (
+                    a.name.clone(),
+                    AccountLimits {
+                        parent: a.parent.clone(),
+                        grp_tres: tres(&a.grp_tres),
+                    },
+                )
+            })
+            .collect();
+        let qos_preemption = self
+            .qos
+            .iter()
+            .map(|q| {
+                (
+                    q.name.clone(),
+                    QosPreemption {
+                        priority: q.priority.max(0) as u32,
+                        preempt: q.preempt.clone(),
+                        mode: if q.preempt_mode == "REQUEUE" {
+                            PreemptMode::Requeue
+                        } else {
+                            PreemptMode::Cancel
+                        },
+                        grace_time: q.grace_time,
+                        exempt_time: q.preempt_exempt_time,
+                    },
+                )
+            })
+            .collect();
+        CycleInput {
+            snapshot: Snapshot {
+                now: epoch(now),
+                nodes,
+                running,
+                pending,
+                partition_tier_max: self
+                    .partitions
+                    .iter()
+                    .map(|p| p.priority_tier.max(0) as u32)
+                    .max()
+                    .unwrap_or(1),
+                qos_priority_max: qos_priority.values().copied().max().unwrap_or(0),
+                qos_limits,
+                running_jobs,
+                qos_preemption,
+                accounts: account_limits,
+            },
+            accounts,
+        }
+    }
+}
+
+/// Dependency state of every pending job with a `--dependency` (array masters: per task
+/// index), from the jobs they name.
+struct Dependencies {
+    parsed: HashMap<i64, Dependency>,
+    targets: Vec<Target>,
+    singleton_blocked: HashSet<i64>,
+}
+
+impl Dependencies {
+    /// Parses the pending jobs' dependencies, reads the jobs they name (which may have
+    /// ended) and finds the `singleton` jobs that must wait for an earlier job of the same
+    /// user and name.
+    async fn load(conn: &mut PgConnection, cache: &SnapshotCache) -> Result<Self, DbError> {
+        let pending = cache
+            .jobs
+            .values()
+            .filter(|j| j.state == "PENDING" && !j.hold);
+        let parsed: HashMap<i64, Dependency> = pending
+            .filter_map(|j| {
+                let d = j.dependency.as_deref()?;
+                match dependency::parse(d) {
+                    Ok(d) => Some((j.id, d)),
+                    Err(e) => {
+                        tracing::warn!(job.id = j.id, error = %e, "unreadable dependency ignored");
+                        None
+                    }
+                }
+            })
+            .collect();
+        let ids: Vec<i64> = parsed
+            .values()
+            .flat_map(Dependency::job_ids)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let targets = if ids.is_empty() {
+            Vec::new()
+        } else {
+            job::job_dependency_targets(&mut *conn, &ids)
+                .await?
+                .into_iter()
+                .map(|t| Target {
+                    id: t.id,
+                    array_job_id: t.array_job_id,
+                    array_task_id: t.array_task_id.map(|x| x as u32),
+                    has_pending_tasks: t.array_pending.is_some(),
+                    state: t.state,
+                })
+                .collect()
+        };
+        // `singleton`: an earlier job not ended, of the same user and name (not the job's
+        // own array master), blocks it.
+        let singles: Vec<&SchedJobRow> = parsed
+            .iter()
+            .filter(|(_, d)| d.singleton())
+            .filter_map(|(id, _)| cache.jobs.get(id))
+            .collect();
+        let mut singleton_blocked = HashSet::new();
+        if !singles.is_empty() {
+            let mut first: HashMap<(&str, &str), Vec<i64>> = HashMap::new();
+            for j in cache.jobs.values() {
+                first
+                    .entry((j.user_name.as_str(), j.name.as_str()))
+                    .or_default()
+                    .push(j.id);
+            }
+            for j in singles {
+                let active = first
+                    .get(&(j.user_name.as_str(), j.name.as_str()))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                if active
+                    .iter()
+                    .any(|id| *id < j.id && j.array_job_id != Some(*id))
+                {
+                    singleton_blocked.insert(j.id);
+                }
+            }
+        }
+        Ok(Dependencies {
+            parsed,
+            targets,
+            singleton_blocked,
+        })
+    }
+
+    fn state(&self, job: &SchedJobRow, task: Option<u32>) -> DependencyState {
+        match self.parsed.get(&job.id) {
+            Some(d) => dependency::evaluate(
+                d,
+                task,
+                &self.targets,
+                self.singleton_blocked.contains(&job.id),
+            ),
+            None => DependencyState::Satisfied,
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The leader's snapshot cache: after each kind of change, an incremental refresh gives
+//! the same snapshot as a full read, and it reads only the rows that changed (not the
+//! pending jobs the scheduler just annotated, nor heartbeats), including rows written by a
+//! transaction that was still open at the previous refresh.
+
+use crate::register;
+use berth_db::{allocation, job, lease, node, qos};
+use berth_scheduler::cycle::{self, Outcome, SnapshotCache};
+use berth_scheduler::planner::{PlannerConfig, Snapshot};
+use berth_scheduler::snapshot::RefreshStats;
+use berth_scheduler::LEASE_ROLE;
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+fn insert(user: &str, gpus: i32) -> job::JobInsert {
+    job::JobInsert {
+        name: "train".into(),
+        user_name: user.into(),
+        account: None,
+        partition: "gpu".into(),
+        qos: None,
+        num_nodes: 1,
+        num_tasks: 1,
+        cpus_per_task: 1,
+        gpus_per_node: gpus,
+        gpu_type: None,
+        exclusive: false,
+        whole_node: false,
+        mem_mib: None,
+        time_limit: Some(600),
+        hold: false,
+        script: "#!/bin/sh\ntrue\n".into(),
+        submit_dir: None,
+        work_dir: None,
+        stdout_pattern: "slurm-%j.out".into(),
+        stderr_pattern: None,
+        environment: serde_json::json!({}),
+        spec: serde_json::json!({ "constraint": null }),
+        reason: None,
+        nice: 0,
+        begin_time: None,
+        dependency: None,
+        array_pending: None,
+        array_max_running: None,
+        array_task_count: None,
+    }
+}
+
+async fn submit(pool: &PgPool, user: &str, gpus: i32) -> i64 {
+    let mut tx = pool.begin().await.unwrap();
+    let id = job::job_insert_in_tx(&mut tx, &insert(user, gpus))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    id
+}
+
+/// Refreshes `cache`, reads everything afresh, checks both snapshots are equal and
+/// returns what the refresh read.
+async fn check(
+    pool: &PgPool,
+    cache: &mut SnapshotCache,
+    now: DateTime<Utc>,
+) -> (RefreshStats, Snapshot) {
+    let config = PlannerConfig::default();
+    let incremental = cache.refresh(pool, now, &config).await.unwrap().snapshot;
+    let full = SnapshotCache::new()
+        .refresh(pool, now, &config)
+        .await
+        .unwrap()
+        .snapshot;
+    assert_eq!(
+        incremental, full,
+        "incremental snapshot differs from a full read"
+    );
+    (cache.last, incremental)
+}
+
+fn read(rows: usize, tables: usize) -> RefreshStats {
+    RefreshStats {
+        full: false,
+        rows,
+        tables,
+    }
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn incremental_refresh_reads_only_changes_and_matches_a_full_read(pool: PgPool) {
+    let n1 = register(&pool, "n1").await;
+    register(&pool, "n2").await;
+    let now = Utc::now();
+    let mut cache = SnapshotCache::new();
+
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert!(stats.full);
+    assert_eq!(snap.nodes.len(), 2);
+
+    // Nothing changed: nothing read.
+    let (stats, _) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(0, 0));
+
+    // A heartbeat with GPU samples is monitoring, not a change the scheduler reads.
+    node::node_heartbeat(
+        &pool,
+        n1,
+        &[0, 1],
+        &[50, 60],
+        &[100, 200],
+        &[300.0, 310.0],
+        &[40, 41],
+    )
+    .await
+    .unwrap();
+    let (stats, _) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(0, 0));
+
+    // One submission: one row.
+    let small = submit(&pool, "alice", 2).await;
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    assert_eq!(
+        snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [small]
+    );
+
+    // A cycle starts the small job and leaves a too-big one pending with its reason and
+    // priority written back; the next refresh reads the started job and its allocation,
+    // not the job it only annotated.
+    let big = submit(&pool, "bob", 8).await;
+    let term = lease::lease_acquire(&pool, LEASE_ROLE, "test", 30.0)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut leader = SnapshotCache::new();
+    let outcome = cycle::run_cycle(&pool, term, &PlannerConfig::default(), &mut leader)
+        .await
+        .unwrap();
+    assert_eq!(outcome, Outcome::Committed { started: 1 });
+    let annotated = job::job_get(&pool, big).await.unwrap().unwrap();
+    assert!(annotated.reason.is_some());
+    assert!(annotated.priority.is_some());
+    let (stats, _) = check(&pool, &mut cache, now).await;
+    assert_eq!(
+        stats,
+        read(3, 0),
+        "the new big job, the started job, its allocation"
+    );
+    let (stats, snap) = check(&pool, &mut leader, now).await;
+    assert_eq!(stats, read(2, 0), "the started job and its allocation");
+    assert_eq!(snap.running.len(), 1);
+    assert_eq!(snap.running_jobs[0].gpus, 2);
+    let started = snap.running[0].clone();
+    assert_eq!(started.job_id, small);
+
+    // Raising a running job's time limit moves its allocation's end.
+    job::job_update_running_time_limit(&pool, small, 7200)
+        .await
+        .unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    assert_eq!(
+        snap.running[0].end.unwrap() - started.end.unwrap(),
+        7200 - 600
+    );
+
+    // Draining a node; changing a QOS (a small table, re-read whole).
+    let mut tx = pool.begin().await.unwrap();
+    node::node_admin_drain_in_tx(&mut tx, "n2", "maintenance")
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut normal = qos::qos_get(&pool, "normal").await.unwrap().unwrap();
+    normal.max_jobs_per_user = Some(3);
+    qos::qos_upsert(&pool, &normal).await.unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 1));
+    assert!(
+        !snap
+            .nodes
+            .iter()
+            .find(|n| n.name == "n2")
+            .unwrap()
+            .available
+    );
+    assert_eq!(snap.qos_limits["normal"].max_jobs_per_user, Some(3));
+
+    // Holding the pending job takes it out of the queue.
+    job::job_hold(&pool, big, "JobHeldUser").await.unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    assert!(snap.pending.is_empty());
+
+    // The running job ends: it and its allocation leave the snapshot.
+    let mut tx = pool.begin().await.unwrap();
+    job::job_finish_in_tx(&mut tx, small, 0, "COMPLETED", None, Some(0), None)
+        .await
+        .unwrap()
+        .unwrap();
+    allocation::allocation_release_job_in_tx(&mut tx, small, 0)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(2, 0));
+    assert!(snap.running.is_empty() && snap.running_jobs.is_empty());
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_transaction_open_across_a_refresh_is_read_once_it_commits(pool: PgPool) {
+    register(&pool, "n1").await;
+    let now = Utc::now();
+    let mut cache = SnapshotCache::new();
+    check(&pool, &mut cache, now).await;
+
+    // A submission whose transaction has its id before the refresh but commits after it.
+    let mut open = pool.begin().await.unwrap();
+    let late = job::job_insert_in_tx(&mut open, &insert("alice", 1))
+        .await
+        .unwrap();
+    // Meanwhile another submission commits.
+    let early = submit(&pool, "bob", 1).await;
+    assert!(late < early);
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    assert_eq!(
+        snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [early]
+    );
+    open.commit().await.unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    assert_eq!(
+        snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [late, early]
+    );
+
+    // A transaction that rolls back leaves nothing to read.
+    let mut aborted = pool.begin().await.unwrap();
+    job::job_insert_in_tx(&mut aborted, &insert("carol", 1))
+        .await
+        .unwrap();
+    aborted.rollback().await.unwrap();
+    let (stats, _) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(0, 0));
+
+    // A row deleted by hand (no Berth code deletes jobs) makes the next refresh read all.
+    sqlx::query("DELETE FROM jobs WHERE id = $1")
+        .bind(early)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert!(stats.full);
+    assert_eq!(
+        snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [late]
+    );
+}
