@@ -411,3 +411,114 @@ async fn a_node_running_only_cpu_jobs_is_mixed_not_idle() {
     let (_, out, _) = c.cli(&c.token, &["nodes", "-N"]);
     assert!(out.contains("mix"), "{out}");
 }
+
+/// `[qos.NAME]` and `[partitions.NAME]` in the server's configuration file: applied when
+/// the api starts (the scheduler honours them like API-defined ones), and a bad definition
+/// stops the api with an error naming the table and field, writing nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qos_and_partitions_defined_in_the_configuration_file() {
+    // `scheduler_config` lands at the end of `[scheduler]`; the tables after it are the
+    // file's own top-level tables.
+    let c = TestCluster::start(Options {
+        workers: 1,
+        scheduler_config: "
+[qos.urgent]
+priority = 500
+preempt = [\"normal\"]
+preempt_mode = \"REQUEUE\"
+max_tres_per_user = { gpu = 2 }
+
+[partitions.short]
+nodes = [\"node-1\"]
+default_time = 120
+max_time = 600
+priority_tier = 3
+allowed_qos = [\"urgent\"]
+",
+        ..Options::default()
+    })
+    .await;
+    let ursula = c.token_for("ursula", Role::User);
+    let (s, q) = c
+        .call(Method::GET, "/v1/qos/urgent", Some(&ursula), None)
+        .await;
+    assert_eq!(s, 200, "{q}");
+    assert_eq!(q["spec"]["priority"], 500);
+    assert_eq!(q["spec"]["preempt"], json!(["normal"]));
+    assert_eq!(q["spec"]["max_tres_per_user"], json!({"gpu": 2}));
+    let (s, p) = c
+        .call(Method::GET, "/v1/partitions/short", Some(&ursula), None)
+        .await;
+    assert_eq!(s, 200, "{p}");
+    assert_eq!(p["max_time"], 600);
+    assert_eq!(p["allowed_qos"], json!(["urgent"]));
+    let (s, p) = c
+        .call(Method::GET, "/v1/partitions/gpu", Some(&ursula), None)
+        .await;
+    assert_eq!((s, p["is_default"].as_bool()), (200, Some(true)), "{p}");
+
+    // The partition takes only its QOS; its jobs get its DefaultTime and run, and the
+    // QOS's per-user GPU limit holds the second 2-GPU job back.
+    match c
+        .try_submit("#!/bin/bash\ntrue\n", &["-p", "short", "--gres=gpu:1"])
+        .await
+    {
+        Err((_, p)) => assert_eq!(p.field.as_deref(), Some("--qos"), "{p:?}"),
+        Ok(id) => panic!("job {id} was taken without the partition's QOS"),
+    }
+    let first = c
+        .submit(
+            "#!/bin/bash\nsleep 600\n",
+            &["-p", "short", "--qos=urgent", "--gres=gpu:2"],
+        )
+        .await;
+    let second = c
+        .submit(
+            "#!/bin/bash\nsleep 600\n",
+            &["-p", "short", "--qos=urgent", "--gres=gpu:2"],
+        )
+        .await;
+    let j = c
+        .wait_for(first, 60, |j| j.state == JobState::Running)
+        .await;
+    assert_eq!(j.time_limit, Some(120));
+    let j = c
+        .wait_for(second, 30, |j| {
+            j.reason.as_deref() == Some("QOSMaxGRESPerUser")
+        })
+        .await;
+    assert_eq!(j.state, JobState::Pending);
+
+    // A file whose QOS preempts an unknown QOS: the api exits naming the field, and
+    // nothing of that file is written.
+    let bad = c.dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[qos.gold]\npriority = 1\n[qos.silver]\npreempt = [\"bronze\"]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(crate::cluster::berth_bin())
+        .args([
+            "server",
+            "--role",
+            "api",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+        ])
+        .arg(&bad)
+        .env("DATABASE_URL", &c.db_url)
+        .env("BERTH_JWT_SECRET", "a-test-secret-of-enough-length")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("qos.silver.preempt: no QOS bronze"),
+        "{stderr}"
+    );
+    let (s, _) = c
+        .call(Method::GET, "/v1/qos/gold", Some(&ursula), None)
+        .await;
+    assert_eq!(s, 404, "nothing of a refused file is written");
+}

@@ -191,6 +191,59 @@ fn seconds_field(v: u64, field: &str) -> Result<i64, ApiError> {
     Ok(v as i64)
 }
 
+/// Checks a QOS definition (`known`: the QOS names `preempt` may name) and turns it into
+/// the row to store.
+///
+/// # Errors
+/// [`ApiError::BadRequest`] naming the field.
+pub(crate) fn qos_row(name: &str, spec: &QosSpec, known: &[String]) -> Result<QosRow, ApiError> {
+    if !valid_name(name) {
+        return Err(ApiError::bad_field(
+            "name",
+            "a QOS name is 1-64 letters, digits, `_`, `.` or `-`",
+        ));
+    }
+    if !(spec.usage_factor.is_finite() && spec.usage_factor >= 0.0) {
+        return Err(ApiError::bad_field("usage_factor", "must be a number ≥ 0"));
+    }
+    if spec.max_wall == Some(0) {
+        return Err(ApiError::bad_field("max_wall", "must be at least 1 second"));
+    }
+    for p in &spec.preempt {
+        if p == name {
+            return Err(ApiError::bad_field(
+                "preempt",
+                "a QOS cannot preempt itself",
+            ));
+        }
+        if !known.iter().any(|q| q == p) {
+            return Err(ApiError::bad_field("preempt", format!("no QOS {p}")));
+        }
+    }
+    Ok(QosRow {
+        name: name.to_string(),
+        description: spec.description.clone(),
+        priority: i32_field(Some(spec.priority), "priority")?.unwrap_or(0),
+        usage_factor: spec.usage_factor,
+        max_tres_per_user: serde_json::to_value(spec.max_tres_per_user).unwrap_or_default(),
+        max_tres_per_account: serde_json::to_value(spec.max_tres_per_account).unwrap_or_default(),
+        grp_tres: serde_json::to_value(spec.grp_tres).unwrap_or_default(),
+        max_jobs_per_user: i32_field(spec.max_jobs_per_user, "max_jobs_per_user")?,
+        max_submit_jobs_per_user: i32_field(
+            spec.max_submit_jobs_per_user,
+            "max_submit_jobs_per_user",
+        )?,
+        max_wall: spec
+            .max_wall
+            .map(|w| seconds_field(w, "max_wall"))
+            .transpose()?,
+        preempt: spec.preempt.clone(),
+        preempt_mode: spec.preempt_mode.as_str().to_string(),
+        grace_time: seconds_field(spec.grace_time, "grace_time")?,
+        preempt_exempt_time: seconds_field(spec.preempt_exempt_time, "preempt_exempt_time")?,
+    })
+}
+
 /// Create or replace a QOS (admin or operator).
 ///
 /// The body is the QOS's whole definition; absent fields take their defaults. QOS named
@@ -214,52 +267,12 @@ pub async fn qos_put(
     caller.require_unscoped()?;
     caller.require_staff()?;
     let Json(spec) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
-    if !valid_name(&name) {
-        return Err(ApiError::bad_field(
-            "name",
-            "a QOS name is 1-64 letters, digits, `_`, `.` or `-`",
-        ));
-    }
-    if !(spec.usage_factor.is_finite() && spec.usage_factor >= 0.0) {
-        return Err(ApiError::bad_field("usage_factor", "must be a number ≥ 0"));
-    }
-    if spec.max_wall == Some(0) {
-        return Err(ApiError::bad_field("max_wall", "must be at least 1 second"));
-    }
-    let known = qos::qos_list(&state.pool).await?;
-    for p in &spec.preempt {
-        if *p == name {
-            return Err(ApiError::bad_field(
-                "preempt",
-                "a QOS cannot preempt itself",
-            ));
-        }
-        if !known.iter().any(|q| q.name == *p) {
-            return Err(ApiError::bad_field("preempt", format!("no QOS {p}")));
-        }
-    }
-    let row = QosRow {
-        name: name.clone(),
-        description: spec.description.clone(),
-        priority: i32_field(Some(spec.priority), "priority")?.unwrap_or(0),
-        usage_factor: spec.usage_factor,
-        max_tres_per_user: serde_json::to_value(spec.max_tres_per_user).unwrap_or_default(),
-        max_tres_per_account: serde_json::to_value(spec.max_tres_per_account).unwrap_or_default(),
-        grp_tres: serde_json::to_value(spec.grp_tres).unwrap_or_default(),
-        max_jobs_per_user: i32_field(spec.max_jobs_per_user, "max_jobs_per_user")?,
-        max_submit_jobs_per_user: i32_field(
-            spec.max_submit_jobs_per_user,
-            "max_submit_jobs_per_user",
-        )?,
-        max_wall: spec
-            .max_wall
-            .map(|w| seconds_field(w, "max_wall"))
-            .transpose()?,
-        preempt: spec.preempt.clone(),
-        preempt_mode: spec.preempt_mode.as_str().to_string(),
-        grace_time: seconds_field(spec.grace_time, "grace_time")?,
-        preempt_exempt_time: seconds_field(spec.preempt_exempt_time, "preempt_exempt_time")?,
-    };
+    let known: Vec<String> = qos::qos_list(&state.pool)
+        .await?
+        .into_iter()
+        .map(|q| q.name)
+        .collect();
+    let row = qos_row(&name, &spec, &known)?;
     let created = qos::qos_upsert(&state.pool, &row).await?;
     let status = if created {
         StatusCode::CREATED

@@ -22,6 +22,7 @@
 
 pub mod audit;
 pub mod auth;
+pub mod definitions;
 pub mod error;
 pub mod fairshare;
 pub mod identity;
@@ -74,6 +75,8 @@ pub struct ApiConfig {
     pub oidc: Vec<oidc::OidcIssuer>,
     /// Serve HTTPS with this certificate and key (plain HTTP when `None`).
     pub tls: Option<tls::TlsFiles>,
+    /// QOS and partitions from the configuration file, applied at start-up.
+    pub definitions: definitions::Definitions,
 }
 
 /// Errors starting or running the api.
@@ -94,6 +97,9 @@ pub enum ServeError {
     /// No usable token key (neither a secret nor a public key, or a bad key).
     #[error("token keys: {0}")]
     Keys(String),
+    /// A `[qos.NAME]` or `[partitions.NAME]` definition could not be applied.
+    #[error("{0}")]
+    Definitions(String),
 }
 
 /// What every handler shares.
@@ -305,6 +311,9 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         .run(&pool)
         .await
         .map_err(ServeError::Migrate)?;
+    definitions::apply(&pool, &config.definitions)
+        .await
+        .map_err(ServeError::Definitions)?;
     let (node_events, _) = broadcast::channel(1024);
     tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
     let limiters = limits::RateLimiters::new(config.limits.clone());

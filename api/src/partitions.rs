@@ -53,11 +53,16 @@ fn seconds(v: Option<u64>, field: &str) -> Result<Option<i64>, ApiError> {
     }
 }
 
-/// Checks a definition and turns it into the row to store.
-async fn partition_row(
-    state: &AppState,
+/// Checks a definition and turns it into the row to store. Accounts and QOS it names
+/// must exist (or, for QOS, be among `more_qos`: ones defined alongside it).
+///
+/// # Errors
+/// [`ApiError::BadRequest`] naming the field; [`ApiError`] from the database.
+pub(crate) async fn partition_row(
+    pool: &berth_db::Pool,
     name: &str,
     spec: PartitionSpec,
+    more_qos: &[String],
 ) -> Result<PartitionRow, ApiError> {
     if !valid_name(name) || name.starts_with('-') {
         return Err(ApiError::bad_field(
@@ -82,7 +87,7 @@ async fn partition_row(
         ));
     }
     for a in &spec.allowed_accounts {
-        if account::account_get(&state.pool, a).await?.is_none() {
+        if account::account_get(pool, a).await?.is_none() {
             return Err(ApiError::bad_field(
                 "allowed_accounts",
                 format!("no account {a}"),
@@ -90,7 +95,7 @@ async fn partition_row(
         }
     }
     for q in &spec.allowed_qos {
-        if qos::qos_get(&state.pool, q).await?.is_none() {
+        if !more_qos.contains(q) && qos::qos_get(pool, q).await?.is_none() {
             return Err(ApiError::bad_field("allowed_qos", format!("no QOS {q}")));
         }
     }
@@ -142,7 +147,7 @@ pub async fn partition_put(
     caller.require_unscoped()?;
     caller.require_staff()?;
     let Json(spec) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
-    let row = partition_row(&state, &name, spec).await?;
+    let row = partition_row(&state.pool, &name, spec, &[]).await?;
     let mut tx = state.pool.begin().await.map_err(DbError::from)?;
     let created = partition::partition_put_in_tx(&mut tx, &row).await?;
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "partition").await?;

@@ -166,6 +166,7 @@ async fn run_cluster(
         limits: Default::default(),
         oidc: Vec::new(),
         tls: None,
+        definitions: Default::default(),
     };
     let stop = shutdown.clone();
     tasks.push((

@@ -52,15 +52,29 @@
 //! [scheduler.billing_weights]   # TRESBillingWeights, per CPU / GPU second
 //! cpu = 1
 //! gpu = 32
+//!
+//! [qos.high]                    # a QOS, as PUT /v1/qos/high takes it
+//! priority = 100
+//! preempt = ["normal"]
+//! preempt_mode = "REQUEUE"
+//! max_tres_per_user = { gpu = 16 }
+//!
+//! [partitions.debug]            # a partition, as PUT /v1/partitions/debug takes it
+//! nodes = ["gpu01", "gpu02"]
+//! max_time = 3600
+//! allowed_qos = ["normal", "high"]
 //! ```
 
 use crate::shutdown::Shutdown;
 use anyhow::{anyhow, bail, Context};
 use berth_api::ApiConfig;
 use berth_core::priority::{BillingWeights, PriorityWeights};
+use berth_core::qos::QosSpec;
+use berth_core::wire::PartitionSpec;
 use berth_scheduler::planner::{PlannerConfig, QueueOrder};
 use berth_scheduler::SchedulerConfig;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -84,6 +98,14 @@ pub struct ServerConfigFile {
     /// The scheduler role's settings.
     #[serde(default)]
     pub scheduler: SchedulerSection,
+    /// QOS defined here (`[qos.NAME]`, the body of `PUT /v1/qos/{name}`), applied by the
+    /// api at start-up.
+    #[serde(default)]
+    pub qos: BTreeMap<String, QosSpec>,
+    /// Partitions defined here (`[partitions.NAME]`, the body of `PUT
+    /// /v1/partitions/{name}`), applied by the api at start-up.
+    #[serde(default)]
+    pub partitions: BTreeMap<String, PartitionSpec>,
 }
 
 /// `[api]`.
@@ -231,6 +253,8 @@ pub struct ServerConfig {
     pub jwt_public_key: Option<PathBuf>,
     /// The scheduler role's settings.
     pub scheduler: SchedulerConfig,
+    /// QOS and partitions to apply when the api starts.
+    pub definitions: berth_api::definitions::Definitions,
 }
 
 /// Parses a server configuration file's text; errors name `path` and the key.
@@ -364,6 +388,10 @@ impl ServerConfig {
                 return_to_service,
                 completing_timeout: Duration::from_secs(s.completing_timeout_seconds),
             },
+            definitions: berth_api::definitions::Definitions {
+                qos: file.qos,
+                partitions: file.partitions,
+            },
         })
     }
 
@@ -459,6 +487,7 @@ pub async fn run_server(
             limits: config.limits.clone(),
             oidc: config.oidc.clone(),
             tls: config.tls.clone(),
+            definitions: config.definitions.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {
@@ -553,6 +582,40 @@ instance_id = "sched-a"
             err.contains("return_to_service") && err.contains("b.toml"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn qos_and_partition_tables_parse_as_the_rest_bodies() {
+        let text = r#"
+database_url = "postgres://db"
+[qos.high]
+priority = 100
+preempt = ["normal"]
+preempt_mode = "REQUEUE"
+max_tres_per_user = { gpu = 16 }
+[partitions.debug]
+nodes = ["gpu01"]
+max_time = 3600
+"#;
+        let file = parse_server_config(text, Path::new("b.toml")).unwrap();
+        let c = ServerConfig::resolve(file, None, no_env, None).unwrap();
+        let high = &c.definitions.qos["high"];
+        assert_eq!(high.priority, 100);
+        assert_eq!(high.preempt_mode, berth_core::qos::PreemptMode::Requeue);
+        assert_eq!(high.max_tres_per_user.gpu, Some(16));
+        assert_eq!(high.usage_factor, 1.0, "absent fields take their defaults");
+        let debug = &c.definitions.partitions["debug"];
+        assert_eq!(debug.max_time, Some(3600));
+        assert_eq!(debug.priority_tier, 1);
+        let err = parse_server_config(
+            "[qos.high]
+prio = 1
+",
+            Path::new("b.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("b.toml") && err.contains("prio"), "{err}");
     }
 
     #[test]

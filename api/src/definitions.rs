@@ -1,0 +1,129 @@
+//! QOS and partitions defined in the server's configuration file (`[qos.NAME]` and
+//! `[partitions.NAME]` tables, as Slurm's slurm.conf defines partitions), applied when the
+//! api starts.
+//!
+//! Each table holds the same definition `PUT /v1/qos/{name}` and `PUT
+//! /v1/partitions/{name}` take (absent fields take their defaults) and is checked the same
+//! way. They are written in one transaction: either every definition applies or none does
+//! and the api does not start, with an error naming the table and field. A definition
+//! replaces what the API set for that name at every start; QOS and partitions the file does
+//! not name are left as they are. The scheduler reads the change at its next cycle.
+
+use crate::error::ApiError;
+use crate::fairshare::qos_row;
+use crate::partitions::partition_row;
+use berth_core::qos::QosSpec;
+use berth_core::wire::PartitionSpec;
+use berth_db::{notify, partition, qos, DbError, Pool};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The QOS and partitions a configuration file defines, by name.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Definitions {
+    /// `[qos.NAME]` tables.
+    #[serde(default)]
+    pub qos: BTreeMap<String, QosSpec>,
+    /// `[partitions.NAME]` tables.
+    #[serde(default)]
+    pub partitions: BTreeMap<String, PartitionSpec>,
+}
+
+impl Definitions {
+    /// Nothing defined.
+    pub fn is_empty(&self) -> bool {
+        self.qos.is_empty() && self.partitions.is_empty()
+    }
+}
+
+/// `table.field: detail` for a definition's error.
+fn named(table: &str, e: ApiError) -> String {
+    match e {
+        ApiError::BadRequest {
+            field: Some(field),
+            detail,
+            ..
+        } => format!("{table}.{field}: {detail}"),
+        other => format!("{table}: {other}"),
+    }
+}
+
+/// Checks and writes `definitions` (QOS first, so partitions may allow QOS defined beside
+/// them, and QOS may preempt each other). Returns how many were written.
+///
+/// # Errors
+/// A message naming the table and field (`qos.high.preempt: no QOS gold`), or the
+/// database error; nothing is written then.
+pub async fn apply(pool: &Pool, definitions: &Definitions) -> Result<usize, String> {
+    if definitions.is_empty() {
+        return Ok(0);
+    }
+    let db = |e: DbError| format!("applying [qos] and [partitions]: {e}");
+    let defaults: Vec<&String> = definitions
+        .partitions
+        .iter()
+        .filter(|(_, p)| p.is_default)
+        .map(|(n, _)| n)
+        .collect();
+    if defaults.len() > 1 {
+        return Err(format!(
+            "partitions: {} are all is_default = true; one partition is the default",
+            defaults
+                .iter()
+                .map(|n| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut known: Vec<String> = qos::qos_list(pool)
+        .await
+        .map_err(db)?
+        .into_iter()
+        .map(|q| q.name)
+        .collect();
+    known.extend(definitions.qos.keys().cloned());
+    let mut qos_rows = Vec::new();
+    for (name, spec) in &definitions.qos {
+        qos_rows.push(qos_row(name, spec, &known).map_err(|e| named(&format!("qos.{name}"), e))?);
+    }
+    let defined_qos: Vec<String> = definitions.qos.keys().cloned().collect();
+    let mut partition_rows = Vec::new();
+    for (name, spec) in &definitions.partitions {
+        partition_rows.push(
+            partition_row(pool, name, spec.clone(), &defined_qos)
+                .await
+                .map_err(|e| named(&format!("partitions.{name}"), e))?,
+        );
+    }
+    let mut tx = pool.begin().await.map_err(|e| db(e.into()))?;
+    for row in &qos_rows {
+        qos::qos_upsert(&mut *tx, row).await.map_err(db)?;
+    }
+    for row in &partition_rows {
+        partition::partition_put_in_tx(&mut tx, row)
+            .await
+            .map_err(db)?;
+    }
+    if partition::partition_get(&mut *tx, None)
+        .await
+        .map_err(db)?
+        .is_none()
+    {
+        return Err(
+            "partitions: no partition would be the default; set is_default = true on one"
+                .to_string(),
+        );
+    }
+    notify::notify(&mut *tx, notify::JOBS_CHANNEL, "definitions")
+        .await
+        .map_err(db)?;
+    tx.commit().await.map_err(|e| db(e.into()))?;
+    let written = qos_rows.len() + partition_rows.len();
+    tracing::info!(
+        qos = qos_rows.len(),
+        partitions = partition_rows.len(),
+        "QOS and partitions from the configuration applied"
+    );
+    Ok(written)
+}
