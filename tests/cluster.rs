@@ -518,11 +518,12 @@ impl TestCluster {
             }
             if Instant::now() > deadline {
                 panic!(
-                    "job {id} did not get there in {secs} s; it is {:?} ({:?})\nscheduler:\n{}\nnode-1:\n{}",
+                    "job {id} did not get there in {secs} s; it is {:?} ({:?})\nscheduler:\n{}\nnode-1:\n{}\ndatabase sessions:\n{}",
                     job.state,
                     job.reason,
                     self.log("scheduler-0"),
-                    self.log("node-1")
+                    self.log("node-1"),
+                    self.db_activity().await
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -575,6 +576,30 @@ impl TestCluster {
             status,
             serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
         )
+    }
+
+    /// The cluster database's sessions (state, wait event, open transaction's age, query)
+    /// and any lock not granted, to explain a stall when a wait times out.
+    pub async fn db_activity(&self) -> String {
+        let Ok(pool) = sqlx::PgPool::connect(&self.db_url).await else {
+            return "  (database unreachable)".into();
+        };
+        let lines: Vec<String> = sqlx::query_scalar(
+            "SELECT format('  pid %s %s wait %s:%s xact %s s: %s', pid, state, wait_event_type,
+                           wait_event, round(EXTRACT(EPOCH FROM now() - xact_start)::numeric, 1),
+                           left(query, 200))
+             FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()
+             UNION ALL
+             SELECT format('  pid %s waits for %s %s, blocked by %s', pid, locktype, mode,
+                           pg_blocking_pids(pid))
+             FROM pg_locks WHERE NOT granted",
+        )
+        .fetch_all(&pool)
+        .await
+        .unwrap_or_else(|e| vec![format!("  (could not read: {e})")]);
+        pool.close().await;
+        lines.join("\n")
     }
 
     /// A direct connection to the cluster's database, for checks users cannot make.
