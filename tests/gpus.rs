@@ -134,3 +134,29 @@ async fn a_gpu_stuck_at_zero_under_a_job_drains_the_node_and_the_job_keeps_runni
     .await;
     assert_eq!(c.job(id).await.state, JobState::Running);
 }
+
+/// A node reporting GPU topology (`8xH100/2`: GPUs 0–3 and 4–7 in two domains, as the two
+/// NUMA nodes of an HGX board): the node view shows each GPU's domain, and a 4-GPU job
+/// placed after a 1-GPU job gets the untouched domain, not GPUs 1–4.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_get_gpus_of_one_topology_domain() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "8xH100/2",
+        ..Default::default()
+    })
+    .await;
+    let nodes: NodeList = c.get("/v1/nodes").await;
+    let domains: Vec<Option<u32>> = nodes.items[0].gpus.iter().map(|g| g.domain).collect();
+    assert_eq!(domains, [0, 0, 0, 0, 1, 1, 1, 1].map(Some).to_vec());
+    let one = c
+        .submit("#!/bin/bash\nsleep 300\n", &["--gres=gpu:1", "-t", "5"])
+        .await;
+    let one = c.wait_for(one, 60, |j| j.state == JobState::Running).await;
+    assert_eq!(one.allocations[0].gpus, [0]);
+    let four = c
+        .submit("#!/bin/bash\nsleep 300\n", &["--gres=gpu:4", "-t", "5"])
+        .await;
+    let four = c.wait_for(four, 60, |j| j.state == JobState::Running).await;
+    assert_eq!(four.allocations[0].gpus, [4, 5, 6, 7]);
+}

@@ -44,6 +44,13 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
                 model: g.model.clone(),
                 memory_mib: i64::try_from(g.memory_mib)
                     .map_err(|_| ApiError::bad_field("gpus.memory_mib", "too large"))?,
+                domain: g
+                    .domain
+                    .map(|d| {
+                        i32::try_from(d)
+                            .map_err(|_| ApiError::bad_field("gpus.domain", "too large"))
+                    })
+                    .transpose()?,
             })
         })
         .collect::<Result<_, ApiError>>()?;

@@ -163,6 +163,7 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
                 uuid: g.uuid.clone(),
                 model: g.model.clone(),
                 memory_mib: to_u64(g.memory_mib),
+                domain: g.domain.map(to_u32),
                 job_id: g.job_id,
                 utilization_pct: g.utilization_pct.map(to_u32),
                 memory_used_mib: g.memory_used_mib.map(to_u64),

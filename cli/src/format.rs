@@ -414,6 +414,7 @@ mod tests {
                     uuid: format!("GPU-{i}"),
                     model: "NVIDIA H100 80GB HBM3".into(),
                     memory_mib: 81_559,
+                    domain: None,
                     job_id: None,
                     utilization_pct: None,
                     memory_used_mib: None,

@@ -215,7 +215,8 @@ enum Command {
         /// The node name (default: this host's name).
         #[arg(long)]
         name: Option<String>,
-        /// Simulate GPUs instead of using NVML: `8`, `8xH100`, `4xA100`.
+        /// Simulate GPUs instead of using NVML: `8`, `8xH100`, `4xA100`; `8xH100/2` also
+        /// reports two topology domains (GPUs 0-3 and 4-7).
         #[arg(long)]
         simulate_gpus: Option<String>,
         /// Where job scripts and scratch directories live.

@@ -203,6 +203,11 @@ pub struct GpuInfo {
     pub model: String,
     /// Total memory, MiB.
     pub memory_mib: u64,
+    /// Topology domain: GPUs of the node with the same number are close (the NUMA node of
+    /// the GPU's PCI device under NVML; `--gpus 8xH100/2` domains when simulated). The
+    /// scheduler gives a job GPUs of one domain when it can. Absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<u32>,
 }
 
 /// A GPU in a node view, with its latest sample and holder.
@@ -216,6 +221,9 @@ pub struct Gpu {
     pub model: String,
     /// Total memory, MiB.
     pub memory_mib: u64,
+    /// Topology domain (see [`GpuInfo::domain`]), when the node reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub domain: Option<u32>,
     /// The job holding it, if any.
     pub job_id: Option<i64>,
     /// Latest utilisation, percent.

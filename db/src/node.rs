@@ -41,6 +41,8 @@ pub struct GpuRow {
     pub model: String,
     /// Memory, MiB.
     pub memory_mib: i64,
+    /// Topology domain (GPUs with the same number are close).
+    pub domain: Option<i32>,
     /// The job holding it through a live allocation.
     pub job_id: Option<i64>,
     /// Latest utilisation, percent.
@@ -60,6 +62,8 @@ pub struct GpuInsert {
     pub model: String,
     /// Memory, MiB.
     pub memory_mib: i64,
+    /// Topology domain.
+    pub domain: Option<i32>,
 }
 
 /// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
@@ -96,17 +100,20 @@ pub async fn node_register_in_tx(
     let uuids: Vec<String> = gpus.iter().map(|g| g.uuid.clone()).collect();
     let models: Vec<String> = gpus.iter().map(|g| g.model.clone()).collect();
     let memory: Vec<i64> = gpus.iter().map(|g| g.memory_mib).collect();
+    let domains: Vec<Option<i32>> = gpus.iter().map(|g| g.domain).collect();
     sqlx::query!(
-        r#"INSERT INTO gpus (node_id, index, uuid, model, memory_mib, present)
-           SELECT $1, g.index, g.uuid, g.model, g.memory_mib, true
-           FROM UNNEST($2::int[], $3::text[], $4::text[], $5::bigint[]) AS g(index, uuid, model, memory_mib)
+        r#"INSERT INTO gpus (node_id, index, uuid, model, memory_mib, domain, present)
+           SELECT $1, g.index, g.uuid, g.model, g.memory_mib, g.domain, true
+           FROM UNNEST($2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[])
+                AS g(index, uuid, model, memory_mib, domain)
            ON CONFLICT (node_id, index) DO UPDATE SET uuid = EXCLUDED.uuid, model = EXCLUDED.model,
-               memory_mib = EXCLUDED.memory_mib, present = true"#,
+               memory_mib = EXCLUDED.memory_mib, domain = EXCLUDED.domain, present = true"#,
         id,
         &indices,
         &uuids,
         &models,
-        &memory
+        &memory,
+        &domains as &[Option<i32>]
     )
     .execute(&mut *conn)
     .await?;
@@ -159,7 +166,7 @@ pub async fn node_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeRow>, DbError>
 pub async fn gpu_list(ex: impl PgExecutor<'_>, node: Option<i64>) -> Result<Vec<GpuRow>, DbError> {
     Ok(sqlx::query_as!(
         GpuRow,
-        r#"SELECT g.node_id, g.index, g.uuid, g.model, g.memory_mib, g.utilization_pct,
+        r#"SELECT g.node_id, g.index, g.uuid, g.model, g.memory_mib, g.domain, g.utilization_pct,
                   g.memory_used_mib,
                   (SELECT a.job_id FROM allocation_gpus ag JOIN allocations a ON a.id = ag.allocation_id
                    WHERE ag.node_id = g.node_id AND ag.gpu_index = g.index AND ag.released_at IS NULL

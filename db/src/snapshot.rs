@@ -202,6 +202,8 @@ pub struct SchedGpuRow {
     pub index: i32,
     /// Model name.
     pub model: String,
+    /// Topology domain.
+    pub domain: Option<i32>,
     /// The node still reports it.
     pub present: bool,
 }
@@ -217,7 +219,7 @@ pub async fn read_gpus_changed(
 ) -> Result<Vec<SchedGpuRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedGpuRow,
-        r#"SELECT node_id, index, model, present FROM gpus
+        r#"SELECT node_id, index, model, domain, present FROM gpus
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
         since

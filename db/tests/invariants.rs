@@ -12,6 +12,7 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
             uuid: format!("GPU-test-{i}"),
             model: "NVIDIA H100 80GB HBM3".into(),
             memory_mib: 81559,
+            domain: None,
         })
         .collect();
     let node_id = node::node_register_in_tx(&mut tx, "n1", "host", 8, 1024, &[], &gpus)

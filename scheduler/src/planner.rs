@@ -51,7 +51,7 @@ use berth_core::priority::{
     self, BillingWeights, PriorityFactors, PriorityInputs, PriorityWeights,
 };
 pub use berth_core::qos::PreemptMode;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// "Never": the end of an interval with no time limit.
 pub const FOREVER: i64 = i64::MAX;
@@ -312,6 +312,11 @@ pub struct Snapshot {
     /// The account tree with each account's `GrpTRES`, by account name (an account
     /// missing here has no limit and no ancestors).
     pub accounts: HashMap<String, AccountLimits>,
+    /// GPU topology of the nodes that report it: node id → (GPU index, domain). GPUs of
+    /// one domain are close (one NUMA node or NVLink island); a job that fits in one
+    /// domain gets its GPUs there (the domain with the fewest usable GPUs that holds
+    /// them), else from as few domains as it can.
+    pub gpu_domains: HashMap<i64, Vec<(u32, u32)>>,
 }
 
 /// What the running jobs (and the starts of this pass) hold, per user, account and QOS,
@@ -641,6 +646,43 @@ fn lowest_bits(mask: u128, n: u32) -> u128 {
     out
 }
 
+/// `n` of the `usable` GPUs of a node whose GPUs fall in topology `domains` (masks; empty
+/// when unknown): within the one domain that holds them with the fewest usable GPUs to
+/// spare (best fit, so bigger groups stay whole for bigger jobs), else from the domains
+/// with the most usable GPUs first (as few domains as possible); lowest indices within a
+/// domain. Without domains, the `n` lowest. `usable` must hold at least `n`.
+fn pick_gpus(usable: u128, n: u32, domains: &[u128]) -> u128 {
+    if domains.is_empty() {
+        return lowest_bits(usable, n);
+    }
+    let best = domains
+        .iter()
+        .map(|d| usable & d)
+        .filter(|free| free.count_ones() >= n)
+        .min_by_key(|free| free.count_ones());
+    if let Some(free) = best {
+        return lowest_bits(free, n);
+    }
+    let mut order: Vec<u128> = domains.iter().map(|d| usable & d).collect();
+    // Most usable first; ties keep domain order (stable sort).
+    order.sort_by_key(|free| std::cmp::Reverse(free.count_ones()));
+    let mut chosen = 0u128;
+    let mut left = n;
+    for free in order {
+        let take = free.count_ones().min(left);
+        chosen |= lowest_bits(free, take);
+        left -= take;
+        if left == 0 {
+            break;
+        }
+    }
+    // GPUs outside every listed domain (a partial report) come last.
+    if left > 0 {
+        chosen |= lowest_bits(usable & !chosen, left);
+    }
+    chosen
+}
+
 /// A candidate list's nodes by what they can give at `now`, kept as intervals are
 /// added. Buckets are numbered by GPU count; within one, nodes are in name order.
 #[derive(Debug, Default)]
@@ -681,6 +723,9 @@ struct Timeline<'a> {
     indexes: Vec<NowIndex>,
     /// Per node: the indexes it is in, with its GPUs of each list's wanted type.
     indexed_in: Vec<Vec<(usize, u128)>>,
+    /// Per node: its GPUs by topology domain (masks, in domain order); empty when it
+    /// reports fewer than two domains.
+    domains: Vec<Vec<u128>>,
     /// Tests only: every fit scans intervals, every placement sorts all fits, and
     /// [`Timeline::earliest`] tries every interval end (the plain algorithms the fast
     /// ones must agree with).
@@ -709,7 +754,22 @@ impl<'a> Timeline<'a> {
             reference: false,
             indexes: Vec::new(),
             indexed_in: vec![Vec::new(); snapshot.nodes.len()],
+            domains: vec![Vec::new(); snapshot.nodes.len()],
         };
+        for (i, node) in snapshot.nodes.iter().enumerate() {
+            let Some(of) = snapshot.gpu_domains.get(&node.id) else {
+                continue;
+            };
+            let mut by_domain: BTreeMap<u32, u128> = BTreeMap::new();
+            for (p, (g, _)) in node.gpus.iter().enumerate().take(128) {
+                if let Some((_, d)) = of.iter().find(|(index, _)| index == g) {
+                    *by_domain.entry(*d).or_default() |= 1 << p;
+                }
+            }
+            if by_domain.len() > 1 {
+                t.domains[i] = by_domain.into_values().collect();
+            }
+        }
         let mut by_name: Vec<usize> = (0..snapshot.nodes.len()).collect();
         by_name.sort_by(|a, b| snapshot.nodes[*a].name.cmp(&snapshot.nodes[*b].name));
         for (r, i) in by_name.into_iter().enumerate() {
@@ -944,7 +1004,13 @@ impl<'a> Timeline<'a> {
             if self.now_exclusive[i] {
                 return None;
             }
-            return Self::fit_mask(typed, job, self.now_busy[i], self.now_any[i]);
+            return Self::fit_mask(
+                typed,
+                job,
+                self.now_busy[i],
+                self.now_any[i],
+                &self.domains[i],
+            );
         }
         let mut busy = 0u128;
         let mut any = false;
@@ -963,12 +1029,19 @@ impl<'a> Timeline<'a> {
                 any = true;
             }
         }
-        Self::fit_mask(typed, job, busy, any)
+        Self::fit_mask(typed, job, busy, any, &self.domains[i])
     }
 
     /// The job's GPUs on a node of GPUs `typed` where `busy` are held (`any`: something
-    /// is held there at all).
-    fn fit_mask(typed: u128, job: &PendingJob, busy: u128, any: bool) -> Option<(u32, u128)> {
+    /// is held there at all; `domains`: the node's GPUs by topology domain, see
+    /// [`pick_gpus`]).
+    fn fit_mask(
+        typed: u128,
+        job: &PendingJob,
+        busy: u128,
+        any: bool,
+        domains: &[u128],
+    ) -> Option<(u32, u128)> {
         if (job.exclusive || job.whole_node) && any {
             return None;
         }
@@ -976,8 +1049,12 @@ impl<'a> Timeline<'a> {
             return Some((typed.count_ones(), typed));
         }
         let usable = typed & !busy;
-        (usable.count_ones() >= job.gpus_per_node)
-            .then(|| (usable.count_ones(), lowest_bits(usable, job.gpus_per_node)))
+        (usable.count_ones() >= job.gpus_per_node).then(|| {
+            (
+                usable.count_ones(),
+                pick_gpus(usable, job.gpus_per_node, domains),
+            )
+        })
     }
 
     /// Chooses `job.nodes` nodes for the job over `[t, t + limit)`. Starts (`packed`)

@@ -329,11 +329,21 @@ impl SnapshotCache {
 
         // Nodes by name, each with its present GPUs by index.
         let mut gpus_by_node: HashMap<i64, Vec<(u32, String)>> = HashMap::new();
+        let mut gpu_domains: HashMap<i64, Vec<(u32, u32)>> = HashMap::new();
         for g in self.gpus.values().filter(|g| g.present) {
             gpus_by_node
                 .entry(g.node_id)
                 .or_default()
                 .push((g.index as u32, g.model.clone()));
+            if let Some(d) = g.domain {
+                gpu_domains
+                    .entry(g.node_id)
+                    .or_default()
+                    .push((g.index as u32, d.max(0) as u32));
+            }
+        }
+        for d in gpu_domains.values_mut() {
+            d.sort_unstable();
         }
         let mut nodes: Vec<NodeView> = self
             .nodes
@@ -554,6 +564,7 @@ impl SnapshotCache {
                 running_jobs,
                 qos_preemption,
                 accounts: account_limits,
+                gpu_domains,
             },
             accounts,
         }

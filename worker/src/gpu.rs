@@ -229,6 +229,10 @@ impl GpuBackend for NvmlBackend {
                     .memory_info()
                     .map(|memory| memory.total / (1024 * 1024))
                     .unwrap_or(0),
+                domain: device
+                    .pci_info()
+                    .ok()
+                    .and_then(|pci| numa_node(&pci.bus_id)),
             });
         }
         gpus
@@ -256,6 +260,26 @@ impl GpuBackend for NvmlBackend {
         }
         samples
     }
+}
+
+/// The NUMA node of the PCI device `bus_id` (NVML's `00000000:17:00.0`), from sysfs
+/// (`/sys/bus/pci/devices/0000:17:00.0/numa_node`); `None` when the machine has one node
+/// (the file says -1) or it cannot be read.
+fn numa_node(bus_id: &str) -> Option<u32> {
+    let bus_id = bus_id.trim_end_matches('\0').to_ascii_lowercase();
+    // sysfs names the PCI domain with 4 hex digits, NVML with 8.
+    let short = match bus_id.split_once(':') {
+        Some((domain, rest)) if domain.len() > 4 => {
+            format!("{}:{rest}", &domain[domain.len() - 4..])
+        }
+        _ => bus_id,
+    };
+    std::fs::read_to_string(format!("/sys/bus/pci/devices/{short}/numa_node"))
+        .ok()?
+        .trim()
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| u32::try_from(n).ok())
 }
 
 /// A known GPU model: short name, full name as NVML reports it, memory (MiB), board
@@ -339,6 +363,7 @@ impl SimulatedBackend {
                 uuid: simulated_uuid(node_name, index),
                 model: model_name.clone(),
                 memory_mib,
+                domain: None,
             })
             .collect();
         SimulatedBackend {
@@ -363,17 +388,28 @@ impl SimulatedBackend {
             .unwrap_or_default()
     }
 
-    /// Parses `"N"` (N H100s) or `"NxMODEL"` (`"8xH100"`, `"4xA100"`, `"2xL4"`).
+    /// Parses `"N"` (N H100s) or `"NxMODEL"` (`"8xH100"`, `"4xA100"`, `"2xL4"`), with an
+    /// optional `/D`: the GPUs in D topology domains of consecutive indices (`8xH100/2`:
+    /// GPUs 0–3 in domain 0, 4–7 in domain 1, as the two NUMA nodes of an HGX board).
     ///
     /// # Errors
     /// [`WorkerError::InvalidGpuSpec`] when the count is missing or not a number up to
-    /// 1024, or the model is empty.
+    /// 1024, the model is empty, or D is not a divisor of the count.
     pub fn parse(spec: &str, node_name: &str) -> Result<Self, WorkerError> {
         let invalid = |reason: &str| WorkerError::InvalidGpuSpec {
             spec: spec.to_string(),
             reason: reason.to_string(),
         };
-        let text = spec.trim();
+        let (text, domains) = match spec.trim().split_once('/') {
+            Some((gpus, domains)) => {
+                let domains: u32 = domains
+                    .trim()
+                    .parse()
+                    .map_err(|_| invalid("expected a domain count after `/`, as in `8xH100/2`"))?;
+                (gpus.trim(), Some(domains))
+            }
+            None => (spec.trim(), None),
+        };
         let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         if digits == 0 {
             return Err(invalid("expected a GPU count, as in `8` or `8xH100`"));
@@ -395,7 +431,19 @@ impl SimulatedBackend {
         } else {
             return Err(invalid("expected `N` or `NxMODEL`, as in `8xH100`"));
         };
-        Ok(SimulatedBackend::new(count, model, node_name))
+        let mut backend = SimulatedBackend::new(count, model, node_name);
+        if let Some(domains) = domains {
+            if domains == 0 || !count.is_multiple_of(domains) {
+                return Err(invalid(
+                    "the domain count after `/` must divide the GPU count (`8xH100/2`)",
+                ));
+            }
+            let per = count / domains;
+            for g in &mut backend.gpus {
+                g.domain = Some(g.index / per);
+            }
+        }
+        Ok(backend)
     }
 }
 
@@ -477,6 +525,30 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn topology_domains_split_consecutive_indices() {
+        let gpus = SimulatedBackend::parse("8xH100/2", "n")
+            .unwrap()
+            .inventory();
+        let domains: Vec<Option<u32>> = gpus.iter().map(|g| g.domain).collect();
+        assert_eq!(domains, [0, 0, 0, 0, 1, 1, 1, 1].map(Some).to_vec());
+        assert!(SimulatedBackend::parse("8xH100", "n")
+            .unwrap()
+            .inventory()
+            .iter()
+            .all(|g| g.domain.is_none()));
+        for bad in ["8xH100/3", "8xH100/0", "8xH100/x"] {
+            let err = SimulatedBackend::parse(bad, "n").unwrap_err().to_string();
+            assert!(err.contains(bad), "{err}");
+        }
+    }
+
+    #[test]
+    fn nvml_bus_ids_map_to_sysfs_names() {
+        // No such device here: the lookup is None rather than an error.
+        assert_eq!(numa_node("00000000:FF:1F.7"), None);
+    }
 
     #[test]
     fn parses_count_and_model() {

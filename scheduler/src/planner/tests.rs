@@ -1646,3 +1646,62 @@ proptest! {
         }
     }
 }
+
+/// Topology: on a node reporting two domains of 4 GPUs (0–3, 4–7) with GPU 0 held, a
+/// 4-GPU job gets the whole free domain (not 1–4), a 2-GPU job the domain with the fewest
+/// usable GPUs that holds it (best fit), and a job larger than any domain takes the
+/// emptiest domain first. Without topology the lowest indices are taken.
+#[test]
+fn gpus_come_from_one_topology_domain_when_they_fit() {
+    let gpus_of = |p: &Plan, id: i64| -> Vec<u32> {
+        p.starts.iter().find(|s| s.job_id == id).unwrap().placements[0]
+            .gpus
+            .clone()
+    };
+    let domains: HashMap<i64, Vec<(u32, u32)>> =
+        HashMap::from([(1, (0..8).map(|g| (g, g / 4)).collect())]);
+    let mut four = job(1, 1, 4);
+    four.adjust = 100;
+    let snap = Snapshot {
+        now: 0,
+        nodes: vec![node(1, 8)],
+        running: vec![busy(90, 1, 0..1, 1000)],
+        pending: vec![four.clone(), job(2, 1, 2)],
+        gpu_domains: domains.clone(),
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(gpus_of(&p, 1), [4, 5, 6, 7]);
+    assert_eq!(gpus_of(&p, 2), [1, 2]);
+
+    let plain = Snapshot {
+        gpu_domains: HashMap::new(),
+        ..snap.clone()
+    };
+    let p = plan(&plain, &PlannerConfig::default());
+    assert_eq!(gpus_of(&p, 1), [1, 2, 3, 4]);
+
+    let six = Snapshot {
+        pending: vec![job(3, 1, 6)],
+        running: vec![busy(90, 1, 0..1, 1000), busy(91, 1, 4..5, 1000)],
+        ..snap
+    };
+    // Domain 0 has 3 usable (1–3), domain 1 has 3 (5–7): equal, so domain order.
+    let p = plan(&six, &PlannerConfig::default());
+    assert_eq!(gpus_of(&p, 3), [1, 2, 3, 5, 6, 7]);
+}
+
+#[test]
+fn pick_gpus_spans_as_few_domains_as_it_can() {
+    let d = [0b0000_1111u128, 0b0011_0000, 0b1100_0000];
+    // Usable: GPU 0 in domain 0, 4–5 in domain 1, 6–7 in domain 2.
+    let usable = 0b1111_0001u128;
+    // 3 GPUs fit no domain: the emptiest domains first (1, then 2), not GPU 0.
+    assert_eq!(pick_gpus(usable, 3, &d), 0b0111_0000);
+    // 2 GPUs fit domains 1 and 2 (2 usable each): the first of them, not GPUs 0 and 4.
+    assert_eq!(pick_gpus(usable, 2, &d), 0b0011_0000);
+    // 1 GPU: the domain with the fewest usable that holds it (domain 0).
+    assert_eq!(pick_gpus(usable, 1, &d), 0b0000_0001);
+    // No domains: the lowest.
+    assert_eq!(pick_gpus(usable, 3, &[]), 0b0011_0001);
+}
