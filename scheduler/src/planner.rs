@@ -53,6 +53,39 @@ use berth_core::priority::{
 pub use berth_core::qos::PreemptMode;
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+/// Hashes a job id with one multiply (Fibonacci hashing) and a shift: sets of job ids are
+/// probed for every interval a preemption weighs, where SipHash was most of the time. Job
+/// ids are the database's sequence numbers, not input a user chooses.
+#[derive(Debug, Default, Clone, Copy)]
+struct JobIdHasher(u64);
+
+impl std::hash::Hasher for JobIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A set of job ids.
+type JobIds = HashSet<i64, std::hash::BuildHasherDefault<JobIdHasher>>;
+
+/// A map by job id.
+type JobIdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<JobIdHasher>>;
+
 /// "Never": the end of an interval with no time limit.
 pub const FOREVER: i64 = i64::MAX;
 
@@ -691,7 +724,7 @@ struct Timeline<'a> {
     ends: BTreeSet<i64>,
     /// Jobs whose intervals [`Timeline::fit`] passes over (candidate victims of a
     /// preemption being weighed).
-    ignoring: HashSet<i64>,
+    ignoring: JobIds,
     /// The snapshot's `now`.
     now: i64,
     /// Per node, what its intervals hold over `now` when it has no other kind (see
@@ -737,7 +770,7 @@ impl<'a> Timeline<'a> {
             nodes: &snapshot.nodes,
             intervals: vec![Vec::new(); snapshot.nodes.len()],
             ends: BTreeSet::new(),
-            ignoring: HashSet::new(),
+            ignoring: JobIds::default(),
             now: snapshot.now,
             now_busy: vec![0; snapshot.nodes.len()],
             now_any: vec![false; snapshot.nodes.len()],
@@ -1569,13 +1602,14 @@ impl FirstAble {
 }
 
 /// The running jobs `job` may preempt to start now, and where it would then run; `None`
-/// when its QOS preempts nothing, or not even every candidate would make room.
+/// when its QOS preempts nothing, or not even every candidate would make room. The plain
+/// way (tests): every step a full placement; [`Preemptions::weigh`] decides the same.
 fn preemption_for(
     snapshot: &Snapshot,
     timeline: &mut Timeline<'_>,
     cands: &[(usize, u128)],
     job: &PendingJob,
-    taken: &HashSet<i64>,
+    taken: &JobIds,
 ) -> Option<(Vec<Preemption>, Chosen)> {
     let mine = snapshot.qos_preemption.get(&job.qos)?;
     if mine.preempt.is_empty() {
@@ -1643,6 +1677,172 @@ fn preemption_for(
     Some((victims, placement))
 }
 
+/// What a pass keeps to weigh preemptions quickly: [`preemption_for`] with each preempting
+/// QOS's candidate victims listed and ordered once, the nodes of each running job, the
+/// shapes that found no room, and a count of the candidate nodes the job fits on that is
+/// brought up to date for a victim's nodes only, instead of a placement over every node
+/// at each step.
+///
+/// A failure is remembered like [`NowCache`]'s: within a pass the candidates only shrink
+/// (victims taken) and the timeline only gains intervals, so a job of a shape and QOS that
+/// found no room with a window ending at `e` finds none with a window ending at or after
+/// `e`.
+#[derive(Debug, Default)]
+struct Preemptions<'a> {
+    /// Preempting QOS → (how many victims were taken when it was last filtered, its
+    /// candidates in the order they are tried; those taken since are passed over).
+    candidates: HashMap<&'a str, (usize, Vec<&'a RunningJob>)>,
+    /// Running job → its nodes (timeline index); built at the first weighing.
+    nodes_of: Option<JobIdMap<Vec<usize>>>,
+    /// (shape number, QOS) → the earliest window end with which it found no room.
+    no_room: HashMap<(usize, &'a str), i64>,
+}
+
+impl<'a> Preemptions<'a> {
+    /// [`preemption_for`] for a job of the shape numbered `shape` (candidate nodes
+    /// `cands`).
+    fn weigh(
+        &mut self,
+        snapshot: &'a Snapshot,
+        timeline: &mut Timeline<'_>,
+        shape: usize,
+        cands: &[(usize, u128)],
+        job: &'a PendingJob,
+        taken: &JobIds,
+    ) -> Option<(Vec<Preemption>, Chosen)> {
+        let mine = snapshot.qos_preemption.get(&job.qos)?;
+        if mine.preempt.is_empty() {
+            return None;
+        }
+        let now = snapshot.now;
+        let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let room_key = (shape, job.qos.as_str());
+        if self.no_room.get(&room_key).is_some_and(|e| end >= *e) {
+            return None;
+        }
+        let none = QosPreemption::default();
+        let setting = |qos: &str| snapshot.qos_preemption.get(qos).unwrap_or(&none);
+        let (filtered, candidates) = self.candidates.entry(job.qos.as_str()).or_insert_with(|| {
+            let mut candidates: Vec<&RunningJob> = snapshot
+                .running_jobs
+                .iter()
+                .filter(|r| {
+                    r.qos != job.qos
+                        && mine.preempt.contains(&r.qos)
+                        && !setting(&r.qos).preempt.contains(&job.qos)
+                        && now >= r.start.saturating_add(setting(&r.qos).exempt_time)
+                })
+                .collect();
+            candidates.sort_by_key(|r| (setting(&r.qos).priority, -r.start, -r.job_id));
+            (0, candidates)
+        });
+        if taken.len() >= *filtered + 64 {
+            candidates.retain(|r| !taken.contains(&r.job_id));
+            *filtered = taken.len();
+        }
+        let nodes_of = self.nodes_of.get_or_insert_with(|| {
+            let index: HashMap<i64, usize> = snapshot
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.id, i))
+                .collect();
+            let mut nodes_of: JobIdMap<Vec<usize>> = JobIdMap::default();
+            for a in &snapshot.running {
+                if let Some(&i) = index.get(&a.node_id) {
+                    nodes_of.entry(a.job_id).or_default().push(i);
+                }
+            }
+            nodes_of
+        });
+        // The job's fit on each candidate node now (reservations counted) with the victims
+        // so far ignored, and on how many it fits: it fits when `want` of them do.
+        let want = job.nodes as usize;
+        let mut typed_of: Vec<Option<u128>> = vec![None; timeline.nodes.len()];
+        let mut fitting: Vec<Option<(u32, u128)>> = vec![None; timeline.nodes.len()];
+        let mut count = 0usize;
+        for &(i, typed) in cands {
+            typed_of[i] = Some(typed);
+            fitting[i] = timeline.fit(i, typed, job, now, end, true);
+            count += usize::from(fitting[i].is_some());
+        }
+        // Weighs the victim's nodes again after it was ignored or counted again (`back`):
+        // a victim counted again makes no node fit that did not, so one on no fitting node
+        // changes nothing.
+        let mut refit = |timeline: &Timeline<'_>, victim: i64, back: bool| {
+            let nodes = nodes_of.get(&victim).map_or(&[][..], Vec::as_slice);
+            if back && nodes.iter().all(|i| fitting[*i].is_none()) {
+                return count >= want;
+            }
+            for &i in nodes {
+                let Some(typed) = typed_of[i] else { continue };
+                let fit = timeline.fit(i, typed, job, now, end, true);
+                count = count + usize::from(fit.is_some()) - usize::from(fitting[i].is_some());
+                fitting[i] = fit;
+            }
+            count >= want
+        };
+        let mut chosen: Vec<&RunningJob> = Vec::new();
+        let mut fits = false;
+        for r in candidates.iter() {
+            if taken.contains(&r.job_id) {
+                continue;
+            }
+            chosen.push(r);
+            timeline.ignoring.insert(r.job_id);
+            if refit(timeline, r.job_id, false) {
+                fits = true;
+                break;
+            }
+        }
+        if !fits {
+            timeline.ignoring.clear();
+            let e = self.no_room.entry(room_key).or_insert(end);
+            *e = (*e).min(end);
+            return None;
+        }
+        // Keep only the victims it cannot fit without, the most valuable looked at first.
+        let mut kept = vec![true; chosen.len()];
+        for (k, r) in chosen.iter().enumerate().rev() {
+            timeline.ignoring.remove(&r.job_id);
+            if refit(timeline, r.job_id, true) {
+                kept[k] = false;
+            } else {
+                timeline.ignoring.insert(r.job_id);
+                refit(timeline, r.job_id, false);
+            }
+        }
+        timeline.ignoring.clear();
+        // [`Timeline::place`]'s choice (best fit first, then name) among the fits.
+        let mut best: Vec<(u32, u32, usize, u128)> = cands
+            .iter()
+            .filter_map(|&(i, _)| {
+                let (usable, mask) = fitting[i]?;
+                Some((usable, timeline.rank[i], i, mask))
+            })
+            .collect();
+        best.sort_unstable();
+        let placement: Chosen = best
+            .into_iter()
+            .take(want)
+            .map(|(_, _, i, mask)| (i, mask))
+            .collect();
+        debug_assert_eq!(placement.len(), want);
+        let victims = chosen
+            .iter()
+            .zip(kept)
+            .filter(|(_, kept)| *kept)
+            .map(|(r, _)| Preemption {
+                victim: r.job_id,
+                preemptor: job.id,
+                mode: setting(&r.qos).mode,
+                grace_time: setting(&r.qos).grace_time,
+            })
+            .collect();
+        Some((victims, placement))
+    }
+}
+
 /// Plans the next starts. Deterministic: the same snapshot gives the same plan.
 pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
     plan_with(snapshot, config, false)
@@ -1683,7 +1883,8 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
     out.pending.reserve(snapshot.pending.len());
     let mut reserved = 0usize;
     let mut fifo_blocked = false;
-    let mut victims_taken: HashSet<i64> = HashSet::new();
+    let mut victims_taken = JobIds::default();
+    let mut preemptions = Preemptions::default();
     // Each job shape seen → its number, with how many nodes its partition names (of the
     // snapshot's) and its candidate list once it has one; the shape is hashed once per
     // job, the rest looked up by number.
@@ -1881,9 +2082,12 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         // Blocked: preempt for it when its QOS may, holding what the victims free (for an
         // array, what its next task needs).
         if !job.preempting {
-            if let Some((victims, chosen)) =
+            let weighed = if reference {
                 preemption_for(snapshot, &mut timeline, cands, job, &victims_taken)
-            {
+            } else {
+                preemptions.weigh(snapshot, &mut timeline, shape, cands, job, &victims_taken)
+            };
+            if let Some((victims, chosen)) = weighed {
                 let grace = victims.iter().map(|v| v.grace_time).max().unwrap_or(0);
                 let end = timeline.hold(&chosen, job, now, true);
                 out.reservations.push(Reservation {
