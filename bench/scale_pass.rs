@@ -6,14 +6,17 @@
 //! ```sh
 //! cargo run --release -p berth-scheduler --example scale_pass            # 10000 100000 20000
 //! cargo run --release -p berth-scheduler --example scale_pass -- 1000 10000 2000
+//! cargo run --release -p berth-scheduler --example scale_pass -- 10000 100000 20000 10
 //! ```
-//! Arguments: nodes (8 GPUs each), pending jobs, running jobs. Job sizes follow the
+//! Arguments: nodes (8 GPUs each), pending jobs, running jobs, and the percentage of
+//! pending jobs in QOS `high`, which may preempt the running jobs (QOS `normal`, exempt
+//! for their first 10 minutes; default 0: no preemption). Job sizes follow the
 //! Tiresias 60-job mix (GPUs 1 × 50%, 2, 4, 8 × 1/6 each), plus gangs of whole nodes
 //! (2 × 8 GPUs 3%, 4 × 8 GPUs 1%); time limits 10 min–24 h; 200 users in 20 accounts
 //! with random fairshare; deterministic (a fixed-seed xorshift).
 
 use berth_scheduler::planner::{
-    plan, NodeView, PendingJob, PlannerConfig, RunningAlloc, RunningJob, Snapshot,
+    plan, NodeView, PendingJob, PlannerConfig, QosPreemption, RunningAlloc, RunningJob, Snapshot,
 };
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
@@ -60,8 +63,8 @@ fn main() {
             .and_then(|a| a.parse().ok())
             .unwrap_or(d)
     };
-    let (node_count, pending_count, running_count) =
-        (arg(1, 10_000), arg(2, 100_000), arg(3, 20_000));
+    let (node_count, pending_count, running_count, high_percent) =
+        (arg(1, 10_000), arg(2, 100_000), arg(3, 20_000), arg(4, 0));
     let now = 1_800_000_000i64;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let nodes: Vec<NodeView> = (0..node_count)
@@ -134,14 +137,23 @@ fn main() {
                 id,
                 submit_time: now - rng.below(7 * 86_400) as i64,
                 partition_tier: 1,
-                qos_priority: 0,
                 fairshare: (rng.below(1000) as f64) / 1000.0,
                 nodes: n,
                 gpus_per_node: g,
                 time_limit: Some(600 + rng.below(86_400 - 600) as i64),
                 user: format!("u{user}"),
                 account: format!("a{}", user % 20),
-                qos: "normal".into(),
+                qos: if (id as usize) % 100 < high_percent {
+                    "high"
+                } else {
+                    "normal"
+                }
+                .into(),
+                qos_priority: if (id as usize) % 100 < high_percent {
+                    100
+                } else {
+                    0
+                },
                 cpus: n * g * 8,
                 ..Default::default()
             };
@@ -149,7 +161,7 @@ fn main() {
             job
         })
         .collect();
-    let snapshot = Snapshot {
+    let mut snapshot = Snapshot {
         now,
         nodes,
         running,
@@ -157,8 +169,26 @@ fn main() {
         running_jobs,
         ..Default::default()
     };
+    if high_percent > 0 {
+        snapshot.qos_priority_max = 100;
+        snapshot.qos_preemption.insert(
+            "high".into(),
+            QosPreemption {
+                priority: 100,
+                preempt: vec!["normal".into()],
+                ..Default::default()
+            },
+        );
+        snapshot.qos_preemption.insert(
+            "normal".into(),
+            QosPreemption {
+                exempt_time: 600,
+                ..Default::default()
+            },
+        );
+    }
     println!(
-        "cluster {node_count} nodes × 8 GPUs; running {placed} jobs on {busy} GPUs ({:.0}%); pending {pending_count}",
+        "cluster {node_count} nodes × 8 GPUs; running {placed} jobs on {busy} GPUs ({:.0}%); pending {pending_count} ({high_percent}% may preempt)",
         f64::from(busy) / (node_count as f64 * 8.0) * 100.0
     );
     println!(
@@ -171,10 +201,11 @@ fn main() {
     let out = plan(&snapshot, &config);
     let took = t.elapsed();
     println!(
-        "pass: {:.1} ms; {} starts, {} reservations, {} waiting",
+        "pass: {:.1} ms; {} starts, {} reservations, {} preemptions, {} waiting",
         took.as_secs_f64() * 1e3,
         out.starts.len(),
         out.reservations.len(),
+        out.preemptions.len(),
         out.pending.len()
     );
     println!(

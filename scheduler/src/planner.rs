@@ -53,6 +53,39 @@ use berth_core::priority::{
 pub use berth_core::qos::PreemptMode;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+/// Hashes a job id with one multiply (Fibonacci hashing) and a shift: sets of job ids are
+/// probed for every interval a preemption weighs, where SipHash was most of the time. Job
+/// ids are the database's sequence numbers, not input a user chooses.
+#[derive(Debug, Default, Clone, Copy)]
+struct JobIdHasher(u64);
+
+impl std::hash::Hasher for JobIdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = h ^ (h >> 29);
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A set of job ids.
+type JobIds = HashSet<i64, std::hash::BuildHasherDefault<JobIdHasher>>;
+
+/// A map by job id.
+type JobIdMap<V> = HashMap<i64, V, std::hash::BuildHasherDefault<JobIdHasher>>;
+
 /// "Never": the end of an interval with no time limit.
 pub const FOREVER: i64 = i64::MAX;
 
@@ -238,6 +271,17 @@ pub struct QosLimits {
     pub max_wall: Option<i64>,
 }
 
+impl QosLimits {
+    /// Whether any limit counts what running jobs hold (all but `MaxWall`).
+    fn counts(&self) -> bool {
+        let none = TresLimits::default();
+        self.max_jobs_per_user.is_some()
+            || self.max_tres_per_user != none
+            || self.max_tres_per_account != none
+            || self.grp_tres != none
+    }
+}
+
 /// An account's place in the tree and its association limit (Slurm's `GrpTRES` of the
 /// account: what all running jobs charged to it and its sub-accounts may hold).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -327,18 +371,23 @@ struct Tally<'a> {
     chains: HashMap<&'a str, Vec<(&'a str, &'a TresLimits)>>,
     /// account with a `GrpTRES` → (jobs, cpus, gpus, nodes) of its subtree.
     assoc: HashMap<&'a str, [u64; 4]>,
+    /// The QOS with a limit that counts what running jobs hold: only theirs are tallied.
+    counted: HashSet<&'a str>,
     /// (qos, user) → (jobs, cpus, gpus, nodes).
-    user: HashMap<(String, String), [u64; 4]>,
+    user: HashMap<(&'a str, &'a str), [u64; 4]>,
     /// (qos, account) → (jobs, cpus, gpus, nodes).
-    account: HashMap<(String, String), [u64; 4]>,
+    account: HashMap<(&'a str, &'a str), [u64; 4]>,
     /// qos → (jobs, cpus, gpus, nodes).
-    group: HashMap<String, [u64; 4]>,
+    group: HashMap<&'a str, [u64; 4]>,
 }
 
 impl<'a> Tally<'a> {
     /// An empty tally over the account tree of `accounts` (a cycle in the parents, which
-    /// the database does not allow, ends the walk up).
-    fn new(accounts: &'a HashMap<String, AccountLimits>) -> Self {
+    /// the database does not allow, ends the walk up) and the QOS limits `qos`.
+    fn new(
+        accounts: &'a HashMap<String, AccountLimits>,
+        qos: &'a HashMap<String, QosLimits>,
+    ) -> Self {
         let mut chains = HashMap::new();
         for name in accounts.keys() {
             let mut chain = Vec::new();
@@ -359,11 +408,24 @@ impl<'a> Tally<'a> {
         }
         Tally {
             chains,
+            counted: qos
+                .iter()
+                .filter(|(_, l)| l.counts())
+                .map(|(q, _)| q.as_str())
+                .collect(),
             ..Tally::default()
         }
     }
 
-    fn add(&mut self, qos: &str, user: &str, account: &str, cpus: u32, gpus: u32, nodes: u32) {
+    fn add(
+        &mut self,
+        qos: &'a str,
+        user: &'a str,
+        account: &'a str,
+        cpus: u32,
+        gpus: u32,
+        nodes: u32,
+    ) {
         let v = [1, u64::from(cpus), u64::from(gpus), u64::from(nodes)];
         if let Some(chain) = self.chains.get(account) {
             for (a, _) in chain {
@@ -372,14 +434,13 @@ impl<'a> Tally<'a> {
                 }
             }
         }
+        if !self.counted.contains(qos) {
+            return;
+        }
         for slot in [
-            self.user
-                .entry((qos.to_string(), user.to_string()))
-                .or_default(),
-            self.account
-                .entry((qos.to_string(), account.to_string()))
-                .or_default(),
-            self.group.entry(qos.to_string()).or_default(),
+            self.user.entry((qos, user)).or_default(),
+            self.account.entry((qos, account)).or_default(),
+            self.group.entry(qos).or_default(),
         ] {
             for (a, b) in slot.iter_mut().zip(v) {
                 *a += b;
@@ -390,17 +451,21 @@ impl<'a> Tally<'a> {
     /// The Slurm reason a start of `job` taking `gpus` GPUs in all would break a limit
     /// of its QOS or of its account's association with, if any.
     fn blocks(&self, job: &PendingJob, limits: &QosLimits, gpus: u64) -> Option<&'static str> {
+        let chain = self.chains.get(job.account.as_str());
+        if chain.is_none() && !limits.counts() {
+            return None;
+        }
         let need = [1u64, u64::from(job.cpus), gpus, u64::from(job.nodes)];
         let zero = [0u64; 4];
         let user = self
             .user
-            .get(&(job.qos.clone(), job.user.clone()))
+            .get(&(job.qos.as_str(), job.user.as_str()))
             .unwrap_or(&zero);
         let account = self
             .account
-            .get(&(job.qos.clone(), job.account.clone()))
+            .get(&(job.qos.as_str(), job.account.as_str()))
             .unwrap_or(&zero);
-        let group = self.group.get(&job.qos).unwrap_or(&zero);
+        let group = self.group.get(job.qos.as_str()).unwrap_or(&zero);
         let over = |have: &[u64; 4], i: usize, max: Option<u64>| {
             max.is_some_and(|m| have[i] + need[i] > m)
         };
@@ -446,7 +511,7 @@ impl<'a> Tally<'a> {
                 return Some(reasons[2]);
             }
         }
-        for (a, tres) in self.chains.get(job.account.as_str()).into_iter().flatten() {
+        for (a, tres) in chain.into_iter().flatten() {
             let have = self.assoc.get(a).unwrap_or(&zero);
             if over(have, 1, tres.cpu) {
                 return Some("AssocGrpCpuLimit");
@@ -548,21 +613,24 @@ impl Plan {
 /// The priority of every job in the snapshot (the inputs that depend on the whole queue
 /// — cluster GPUs, highest tier and QOS priority — come from the snapshot).
 pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, PriorityFactors> {
+    snapshot
+        .pending
+        .iter()
+        .map(|j| j.id)
+        .zip(pending_priorities(snapshot, config))
+        .collect()
+}
+
+/// [`priorities`], in the order of `snapshot.pending`.
+fn pending_priorities<'s>(
+    snapshot: &'s Snapshot,
+    config: &'s PlannerConfig,
+) -> impl Iterator<Item = PriorityFactors> + 's {
     let cluster_gpus: u32 = snapshot.nodes.iter().map(|n| n.gpus.len() as u32).sum();
-    let max_tier = snapshot
-        .pending
-        .iter()
-        .map(|j| j.partition_tier)
-        .chain([snapshot.partition_tier_max])
-        .max()
-        .unwrap_or(1);
-    let max_qos = snapshot
-        .pending
-        .iter()
-        .map(|j| j.qos_priority)
-        .chain([snapshot.qos_priority_max])
-        .max()
-        .unwrap_or(0);
+    let (max_tier, max_qos) = snapshot.pending.iter().fold(
+        (snapshot.partition_tier_max, snapshot.qos_priority_max),
+        |(tier, qos), j| (tier.max(j.partition_tier), qos.max(j.qos_priority)),
+    );
     // A whole-node job (`--exclusive` without a GPU count) is sized by the largest node
     // of its partition, computed once per partition node list.
     let mut largest: HashMap<&[String], u32> = HashMap::new();
@@ -579,7 +647,7 @@ pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, P
                     .unwrap_or(0)
             });
     }
-    let node_gpus = |j: &PendingJob| -> u32 {
+    let node_gpus = move |j: &PendingJob| -> u32 {
         if j.whole_node {
             largest
                 .get(j.partition_nodes.as_slice())
@@ -589,27 +657,23 @@ pub fn priorities(snapshot: &Snapshot, config: &PlannerConfig) -> HashMap<i64, P
             j.gpus_per_node
         }
     };
-    snapshot
-        .pending
-        .iter()
-        .map(|j| {
-            let eligible = j.begin.map_or(j.submit_time, |b| b.max(j.submit_time));
-            let inputs = PriorityInputs {
-                age_seconds: snapshot.now - eligible,
-                max_age_seconds: config.max_age,
-                fairshare: j.fairshare,
-                job_gpus: j.nodes.saturating_mul(node_gpus(j)),
-                cluster_gpus,
-                partition_tier: j.partition_tier,
-                max_partition_tier: max_tier,
-                qos_priority: j.qos_priority,
-                max_qos_priority: max_qos,
-                nice: j.nice,
-                adjust: j.adjust,
-            };
-            (j.id, priority::priority(&config.weights, &inputs))
-        })
-        .collect()
+    snapshot.pending.iter().map(move |j| {
+        let eligible = j.begin.map_or(j.submit_time, |b| b.max(j.submit_time));
+        let inputs = PriorityInputs {
+            age_seconds: snapshot.now - eligible,
+            max_age_seconds: config.max_age,
+            fairshare: j.fairshare,
+            job_gpus: j.nodes.saturating_mul(node_gpus(j)),
+            cluster_gpus,
+            partition_tier: j.partition_tier,
+            max_partition_tier: max_tier,
+            qos_priority: j.qos_priority,
+            max_qos_priority: max_qos,
+            nice: j.nice,
+            adjust: j.adjust,
+        };
+        priority::priority(&config.weights, &inputs)
+    })
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -702,7 +766,7 @@ struct Timeline<'a> {
     ends: BTreeSet<i64>,
     /// Jobs whose intervals [`Timeline::fit`] passes over (candidate victims of a
     /// preemption being weighed).
-    ignoring: HashSet<i64>,
+    ignoring: JobIds,
     /// The snapshot's `now`.
     now: i64,
     /// Per node, what its intervals hold over `now` when it has no other kind (see
@@ -712,8 +776,13 @@ struct Timeline<'a> {
     now_busy: Vec<u128>,
     now_any: Vec<bool>,
     now_exclusive: Vec<bool>,
+    /// Per node: the intervals the `now_*` summary does not describe (reservations,
+    /// intervals starting after `now`), and the union of their masks.
+    later: Vec<Vec<Interval>>,
+    later_busy: Vec<u128>,
     /// Per node: it has an interval the `now_*` summary does not describe (a
-    /// reservation, or one starting after `now`); fits on it scan its intervals.
+    /// reservation, or one starting after `now`): fits on it at `now` also weigh its
+    /// `later` intervals, and at other times scan all of them.
     slow: Vec<bool>,
     /// Per node: its position in name order (ties by index), the tie-break of
     /// [`Timeline::place`].
@@ -726,9 +795,11 @@ struct Timeline<'a> {
     /// Per node: its GPUs by topology domain (masks, in domain order); empty when it
     /// reports fewer than two domains.
     domains: Vec<Vec<u128>>,
-    /// Tests only: every fit scans intervals, every placement sorts all fits, and
-    /// [`Timeline::earliest`] tries every interval end (the plain algorithms the fast
-    /// ones must agree with).
+    /// The node of every interval added, in order (what [`FirstAble`] catches up on).
+    changed: Vec<usize>,
+    /// Tests only: every fit scans intervals, every placement sorts all fits, and every
+    /// earliest start tries every interval end ([`Timeline::earliest_scan`]: the plain
+    /// algorithms the fast ones must agree with).
     reference: bool,
 }
 
@@ -744,17 +815,20 @@ impl<'a> Timeline<'a> {
             nodes: &snapshot.nodes,
             intervals: vec![Vec::new(); snapshot.nodes.len()],
             ends: BTreeSet::new(),
-            ignoring: HashSet::new(),
+            ignoring: JobIds::default(),
             now: snapshot.now,
             now_busy: vec![0; snapshot.nodes.len()],
             now_any: vec![false; snapshot.nodes.len()],
             now_exclusive: vec![false; snapshot.nodes.len()],
+            later: vec![Vec::new(); snapshot.nodes.len()],
+            later_busy: vec![0; snapshot.nodes.len()],
             slow: vec![false; snapshot.nodes.len()],
             rank: vec![0; snapshot.nodes.len()],
             reference: false,
             indexes: Vec::new(),
             indexed_in: vec![Vec::new(); snapshot.nodes.len()],
             domains: vec![Vec::new(); snapshot.nodes.len()],
+            changed: Vec::new(),
         };
         for (i, node) in snapshot.nodes.iter().enumerate() {
             let Some(of) = snapshot.gpu_domains.get(&node.id) else {
@@ -804,14 +878,16 @@ impl<'a> Timeline<'a> {
         exclusive: bool,
         res: bool,
     ) {
-        self.intervals[node].push(Interval {
+        let interval = Interval {
             job,
             start,
             end,
             mask,
             exclusive,
             reservation: res,
-        });
+        };
+        self.intervals[node].push(interval);
+        self.changed.push(node);
         let was_slow = self.slow[node];
         let indexed = !self.indexed_in[node].is_empty();
         if indexed && !was_slow {
@@ -819,6 +895,8 @@ impl<'a> Timeline<'a> {
         }
         if res || start > self.now {
             self.slow[node] = true;
+            self.later[node].push(interval);
+            self.later_busy[node] |= mask;
         } else if end > self.now {
             // Begins at or before `now` and ends after it: it overlaps every window
             // `[now, e)` with `e > now`.
@@ -922,7 +1000,17 @@ impl<'a> Timeline<'a> {
                 }
             }
         }
+        // A node with reservations has at least the GPUs that neither the intervals over
+        // `now` nor any later one hold: when even that key comes after the `want` best fits
+        // found, it cannot be chosen, and is not weighed.
+        let found = (best.len() == want).then(|| best.last().map(|b| (b.0, b.1)));
         for &(i, typed) in &index.slow {
+            if let Some(Some(worst)) = found {
+                let least = (typed & !(self.now_busy[i] | self.later_busy[i])).count_ones();
+                if (least.max(floor as u32), self.rank[i]) > worst {
+                    continue;
+                }
+            }
             if let Some((usable, chosen)) = self.fit(i, typed, job, now, end, true) {
                 best.push((usable, self.rank[i], i, chosen));
             }
@@ -993,24 +1081,28 @@ impl<'a> Timeline<'a> {
         end: i64,
         res: bool,
     ) -> Option<(u32, u128)> {
-        if t == self.now
-            && end > self.now
-            && !self.slow[i]
-            && self.ignoring.is_empty()
-            && !self.reference
-        {
-            // Every interval of the node begins at or before `now`: those that overlap
-            // `[now, end)` are exactly those summarised in `now_*`.
+        if t == self.now && end > self.now && self.ignoring.is_empty() && !self.reference {
+            // The intervals of the node that begin at or before `now` and overlap
+            // `[now, end)` are exactly those summarised in `now_*`; the others are in
+            // `later`.
             if self.now_exclusive[i] {
                 return None;
             }
-            return Self::fit_mask(
-                typed,
-                job,
-                self.now_busy[i],
-                self.now_any[i],
-                &self.domains[i],
-            );
+            let mut busy = self.now_busy[i];
+            let mut any = self.now_any[i];
+            for iv in &self.later[i] {
+                if iv.reservation && !res {
+                    continue;
+                }
+                if iv.start < end && t < iv.end {
+                    if iv.exclusive {
+                        return None;
+                    }
+                    busy |= iv.mask;
+                    any = true;
+                }
+            }
+            return Self::fit_mask(typed, job, busy, any, &self.domains[i]);
         }
         let mut busy = 0u128;
         let mut any = false;
@@ -1153,110 +1245,83 @@ impl<'a> Timeline<'a> {
         (nodes.len() == want).then_some(nodes)
     }
 
-    /// The job's earliest start on `cands`: the first of `now` and the interval ends after
-    /// it at which [`Timeline::place`] (reservations counted, fixed node order) finds room,
-    /// with that placement.
-    fn earliest(
-        &self,
-        cands: &[(usize, u128)],
-        job: &PendingJob,
-        now: i64,
-    ) -> Option<(i64, Vec<(usize, u128)>)> {
-        let want = job.nodes as usize;
+    /// The first of `now` and node `i`'s interval ends at which it can hold the job
+    /// ([`FOREVER`]: never), for a node that is not `slow` and a time limit of at least a
+    /// second. Every interval of such a node begins at or before `now`, so it overlaps a
+    /// window `[t, t + limit)` (`t` at or after `now`) exactly while `t` is before its end,
+    /// whatever the limit: the node's fit only improves, at its own interval ends.
+    fn first_able(&self, i: usize, typed: u128, job: &PendingJob) -> i64 {
         let limit = job.time_limit.unwrap_or(FOREVER);
-        if self.reference
-            || now != self.now
-            || limit < 1
-            || want == 0
-            || cands.len() < want
-            || !self.ignoring.is_empty()
-        {
-            return self.earliest_scan(cands, job, now);
-        }
-        // Rather than fitting every node at every interval end (tens of thousands of
-        // them), find for each node the times at which it starts and stops being able
-        // to hold the job: the overlap of an interval with `[t, t + limit)` changes only
-        // where `t` passes the interval's end or comes within `limit` of its start, so
-        // between those points a node's fit stays as it is. The first time at which
-        // `want` nodes can hold the job is the answer.
-        let feasible = |i: usize, typed: u128, t: i64| {
+        let feasible = |t: i64| {
             self.fit(i, typed, job, t, t.saturating_add(limit), true)
                 .is_some()
         };
-        let mut times: Option<Vec<i64>> = None;
-        // (time, +1 a node becomes able, -1 it stops being able)
-        let mut events: Vec<(i64, i32)> = Vec::new();
-        for &(i, typed) in cands {
-            if !self.slow[i] {
-                // Every interval begins at or before `now` (and the window is at least a
-                // second long), so it overlaps `[t, t + limit)` exactly while `t` is before
-                // its end: the node's fit only improves, at its own interval ends.
-                if feasible(i, typed, now) {
-                    events.push((now, 1));
-                    continue;
-                }
-                let mut after = now;
-                loop {
-                    let next = self.intervals[i]
-                        .iter()
-                        .map(|iv| iv.end)
-                        .filter(|e| *e > after && *e != FOREVER)
-                        .min();
-                    let Some(t) = next else { break };
-                    if feasible(i, typed, t) {
-                        events.push((t, 1));
-                        break;
-                    }
-                    after = t;
-                }
-                continue;
-            }
-            let times = times.get_or_insert_with(|| {
-                std::iter::once(now)
-                    .chain(self.ends.range(now + 1..).copied())
-                    .collect()
-            });
-            // Indices into `times` where one of the node's intervals starts or stops
-            // overlapping the window.
-            let mut points: Vec<usize> = vec![0];
-            for iv in &self.intervals[i] {
-                points.push(times.partition_point(|t| t.saturating_add(limit) <= iv.start));
-                points.push(times.partition_point(|t| *t < iv.end));
-            }
-            points.sort_unstable();
-            points.dedup();
-            let mut able = false;
-            for k in points {
-                let Some(&t) = times.get(k) else { break };
-                let now_able = feasible(i, typed, t);
-                if now_able != able {
-                    events.push((t, if now_able { 1 } else { -1 }));
-                    able = now_able;
-                }
-            }
+        if feasible(self.now) {
+            return self.now;
         }
-        events.sort_unstable();
-        let mut able = 0i64;
-        let mut k = 0;
-        while k < events.len() {
-            let t = events[k].0;
-            while k < events.len() && events[k].0 == t {
-                able += i64::from(events[k].1);
-                k += 1;
+        let mut after = self.now;
+        loop {
+            let next = self.intervals[i]
+                .iter()
+                .map(|iv| iv.end)
+                .filter(|e| *e > after && *e != FOREVER)
+                .min();
+            let Some(t) = next else { return FOREVER };
+            if feasible(t) {
+                return t;
             }
-            if able >= want as i64 {
-                let placed = self.place(cands, job, t, true, false).map(|p| (t, p));
-                debug_assert!(placed.is_some(), "earliest: no room at {t} after all");
-                if placed.is_some() {
-                    return placed;
-                }
-                return self.earliest_scan(cands, job, now);
-            }
+            after = t;
         }
-        None
     }
 
-    /// [`Timeline::earliest`] by trying every time in turn.
+    /// The times at which slow node `i` starts (+1) or stops (-1) being able to hold the
+    /// job, among `now` and the interval ends after it, up to `bound`, pushed to `events`.
+    /// An interval's overlap with `[t, t + limit)` changes only where `t` passes the
+    /// interval's end or comes within `limit` of its start, so the node's fit is weighed
+    /// at those times only.
+    fn able_changes(
+        &self,
+        i: usize,
+        typed: u128,
+        job: &PendingJob,
+        bound: i64,
+        events: &mut Vec<(i64, i32)>,
+    ) {
+        let now = self.now;
+        let limit = job.time_limit.unwrap_or(FOREVER);
+        // The first time, of `now` and the interval ends after it, at or after `x`.
+        let first_at = |x: i64| {
+            if x <= now {
+                Some(now)
+            } else {
+                self.ends.range(x..).next().copied()
+            }
+        };
+        let mut points: Vec<i64> = vec![now];
+        for iv in &self.intervals[i] {
+            // The window reaches the interval from `t + limit > start` on.
+            let reach = i128::from(iv.start) - i128::from(limit) + 1;
+            let reach = reach.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+            points.extend(first_at(reach));
+            points.extend(first_at(iv.end));
+        }
+        points.sort_unstable();
+        points.dedup();
+        let mut able = false;
+        for t in points.into_iter().take_while(|t| *t <= bound) {
+            let now_able = self
+                .fit(i, typed, job, t, t.saturating_add(limit), true)
+                .is_some();
+            if now_able != able {
+                events.push((t, if now_able { 1 } else { -1 }));
+                able = now_able;
+            }
+        }
+    }
+
+    /// The job's earliest start on `cands` the plain way: the first of `now` and the
+    /// interval ends after it at which [`Timeline::place`] (reservations counted, fixed
+    /// node order) finds room, with that placement.
     fn earliest_scan(
         &self,
         cands: &[(usize, u128)],
@@ -1359,24 +1424,34 @@ impl<'a> Shape<'a> {
 /// ending at or after `e`, for the rest of the pass. Placements weighing a preemption
 /// (with intervals ignored) never go through here.
 #[derive(Debug, Default)]
-struct NowCache<'a> {
-    /// (candidate list, shape) → the earliest window end with which it did not fit now,
-    /// reservations counted.
-    no_fit: HashMap<(usize, Shape<'a>), i64>,
+struct NowCache {
+    /// Per shape (its number in the pass): the earliest window end with which it did not
+    /// fit now, reservations counted.
+    no_fit: Vec<Option<i64>>,
     /// The same with reservations ignored.
-    no_fit_ignoring: HashMap<(usize, Shape<'a>), i64>,
-    /// (candidate list, shape) → nodes on which it last fitted now, reservations ignored:
-    /// when they all still fit, it still does.
-    fit_ignoring: HashMap<(usize, Shape<'a>), Vec<(usize, u128)>>,
+    no_fit_ignoring: Vec<Option<i64>>,
+    /// Per shape: nodes on which it last fitted now, reservations ignored: when they all
+    /// still fit, it still does.
+    fit_ignoring: Vec<Option<Chosen>>,
 }
 
-impl<'a> NowCache<'a> {
-    /// [`Timeline::place`] now, reservations counted, best fit first.
+/// Lowers a shape's "did not fit with a window ending at `end`".
+fn note_no_fit(slots: &mut Vec<Option<i64>>, shape: usize, end: i64) {
+    if slots.len() <= shape {
+        slots.resize(shape + 1, None);
+    }
+    let e = slots[shape].get_or_insert(end);
+    *e = (*e).min(end);
+}
+
+impl NowCache {
+    /// [`Timeline::place`] now, reservations counted, best fit first, for a job of the
+    /// shape numbered `shape` (every job of it has the candidate list `list`).
     fn place(
         &mut self,
         timeline: &Timeline<'_>,
         list: usize,
-        shape: &Shape<'a>,
+        shape: usize,
         cands: &[(usize, u128)],
         job: &PendingJob,
     ) -> Option<Chosen> {
@@ -1386,24 +1461,28 @@ impl<'a> NowCache<'a> {
         if timeline.reference {
             return timeline.place(cands, job, timeline.now, true, true);
         }
-        let key = (list, *shape);
-        if self.no_fit.get(&key).is_some_and(|e| end >= *e) {
+        if self
+            .no_fit
+            .get(shape)
+            .copied()
+            .flatten()
+            .is_some_and(|e| end >= e)
+        {
             return None;
         }
         let placed = timeline.place_now(list, cands, job);
         if placed.is_none() {
-            let e = self.no_fit.entry(key).or_insert(end);
-            *e = (*e).min(end);
+            note_no_fit(&mut self.no_fit, shape, end);
         }
         placed
     }
 
-    /// Whether the job would fit now if it were not for reservations.
+    /// Whether the job (of the shape numbered `shape`) would fit now if it were not for
+    /// reservations.
     fn fits_ignoring_reservations(
         &mut self,
         timeline: &Timeline<'_>,
-        list: usize,
-        shape: &Shape<'a>,
+        shape: usize,
         cands: &[(usize, u128)],
         job: &PendingJob,
     ) -> bool {
@@ -1412,11 +1491,16 @@ impl<'a> NowCache<'a> {
         if timeline.reference {
             return timeline.place(cands, job, now, false, true).is_some();
         }
-        let key = (list, *shape);
-        if self.no_fit_ignoring.get(&key).is_some_and(|e| end >= *e) {
+        if self
+            .no_fit_ignoring
+            .get(shape)
+            .copied()
+            .flatten()
+            .is_some_and(|e| end >= e)
+        {
             return false;
         }
-        if let Some(nodes) = self.fit_ignoring.get(&key) {
+        if let Some(Some(nodes)) = self.fit_ignoring.get(shape) {
             if nodes
                 .iter()
                 .all(|(i, typed)| timeline.fit(*i, *typed, job, now, end, false).is_some())
@@ -1426,26 +1510,177 @@ impl<'a> NowCache<'a> {
         }
         match timeline.fits_now_ignoring_reservations(cands, job) {
             Some(nodes) => {
-                self.fit_ignoring.insert(key, nodes);
+                if self.fit_ignoring.len() <= shape {
+                    self.fit_ignoring.resize(shape + 1, None);
+                }
+                self.fit_ignoring[shape] = Some(nodes);
                 true
             }
             None => {
-                let e = self.no_fit_ignoring.entry(key).or_insert(end);
-                *e = (*e).min(end);
+                note_no_fit(&mut self.no_fit_ignoring, shape, end);
                 false
             }
         }
     }
 }
 
+/// The earliest starts of a pass's reservations, kept per candidate list and fit (what
+/// [`Timeline::fit_mask`] reads of a job: exclusive, whole node, GPUs per node) across
+/// the pass: each node's first able time ([`Timeline::first_able`]) for the nodes that are
+/// not `slow`, brought up to date for the nodes that gained an interval since, so that a
+/// reservation weighs the few `slow` nodes one by one and reads the others' times instead
+/// of sweeping every node's intervals.
+#[derive(Debug, Default)]
+struct FirstAble {
+    /// (candidate list, exclusive, whole node, GPUs per node) → its first able times.
+    lists: HashMap<(usize, bool, bool, u32), FirstAbleTimes>,
+}
+
+/// One candidate list's first able times for one fit.
+#[derive(Debug)]
+struct FirstAbleTimes {
+    /// How much of [`Timeline::changed`] they have caught up on.
+    synced: usize,
+    /// Per node: its first able time; [`FOREVER`] for never, for a `slow` node and for a
+    /// node not in the list.
+    first: Vec<i64>,
+}
+
+impl FirstAble {
+    /// The job's earliest start on the candidate list `list` (`cands`): the first of `now`
+    /// and the interval ends after it at which [`Timeline::place`] (reservations counted,
+    /// fixed node order) finds room, with that placement; the same as
+    /// [`Timeline::earliest_scan`].
+    fn earliest(
+        &mut self,
+        timeline: &Timeline<'_>,
+        list: usize,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<(i64, Chosen)> {
+        let now = timeline.now;
+        let want = job.nodes as usize;
+        let limit = job.time_limit.unwrap_or(FOREVER);
+        if timeline.reference
+            || now == FOREVER
+            || limit < 1
+            || want == 0
+            || cands.len() < want
+            || !timeline.ignoring.is_empty()
+        {
+            return timeline.earliest_scan(cands, job, now);
+        }
+        let typed_in = |i: usize| {
+            timeline.indexed_in[i]
+                .iter()
+                .find(|(k, _)| *k == list)
+                .map(|(_, typed)| *typed)
+        };
+        let FirstAbleTimes { synced, first } = self
+            .lists
+            .entry((list, job.exclusive, job.whole_node, job.gpus_per_node))
+            .or_insert_with(|| {
+                let mut first = vec![FOREVER; timeline.nodes.len()];
+                for &(i, typed) in cands {
+                    if !timeline.slow[i] {
+                        first[i] = timeline.first_able(i, typed, job);
+                    }
+                }
+                FirstAbleTimes {
+                    synced: timeline.changed.len(),
+                    first,
+                }
+            });
+        for &i in &timeline.changed[*synced..] {
+            if let Some(typed) = typed_in(i) {
+                first[i] = if timeline.slow[i] {
+                    FOREVER
+                } else {
+                    timeline.first_able(i, typed, job)
+                };
+            }
+        }
+        *synced = timeline.changed.len();
+        // By the `want`-th first able time of the nodes that are not slow, `want` nodes can
+        // hold the job (those never stop being able), so the start is no later.
+        let mut soonest: std::collections::BinaryHeap<i64> =
+            std::collections::BinaryHeap::with_capacity(want + 1);
+        for &f in first.iter().filter(|f| **f != FOREVER) {
+            if soonest.len() < want {
+                soonest.push(f);
+            } else if soonest.peek().is_some_and(|worst| f < *worst) {
+                soonest.pop();
+                soonest.push(f);
+            }
+        }
+        let bound = if soonest.len() == want {
+            soonest.peek().copied().unwrap_or(FOREVER)
+        } else {
+            FOREVER
+        };
+        // (time, +1 a node becomes able, -1 it stops being able)
+        let mut events: Vec<(i64, i32)> = first
+            .iter()
+            .filter(|f| **f != FOREVER && **f <= bound)
+            .map(|f| (*f, 1))
+            .collect();
+        let slow = &timeline.indexes[list].slow;
+        for &(i, typed) in slow {
+            timeline.able_changes(i, typed, job, bound, &mut events);
+        }
+        events.sort_unstable();
+        let mut able = 0i64;
+        let mut k = 0;
+        while k < events.len() {
+            let t = events[k].0;
+            while k < events.len() && events[k].0 == t {
+                able += i64::from(events[k].1);
+                k += 1;
+            }
+            if able < want as i64 {
+                continue;
+            }
+            // The nodes able at `t` in [`Timeline::place`]'s fixed order: fewest GPUs of
+            // the wanted type, then name.
+            let end = t.saturating_add(limit);
+            let mut fits: Vec<(u32, u32, usize, u128)> = Vec::new();
+            let able_at = first
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| **f <= t)
+                .filter_map(|(i, _)| Some((i, typed_in(i)?)))
+                .chain(slow.iter().copied());
+            for (i, typed) in able_at {
+                if let Some((_, chosen)) = timeline.fit(i, typed, job, t, end, true) {
+                    fits.push((typed.count_ones(), timeline.rank[i], i, chosen));
+                }
+            }
+            debug_assert!(fits.len() >= want, "earliest: no room at {t} after all");
+            if fits.len() < want {
+                return timeline.earliest_scan(cands, job, now);
+            }
+            fits.sort_unstable();
+            return Some((
+                t,
+                fits.into_iter()
+                    .take(want)
+                    .map(|(_, _, i, m)| (i, m))
+                    .collect(),
+            ));
+        }
+        None
+    }
+}
+
 /// The running jobs `job` may preempt to start now, and where it would then run; `None`
-/// when its QOS preempts nothing, or not even every candidate would make room.
+/// when its QOS preempts nothing, or not even every candidate would make room. The plain
+/// way (tests): every step a full placement; [`Preemptions::weigh`] decides the same.
 fn preemption_for(
     snapshot: &Snapshot,
     timeline: &mut Timeline<'_>,
     cands: &[(usize, u128)],
     job: &PendingJob,
-    taken: &HashSet<i64>,
+    taken: &JobIds,
 ) -> Option<(Vec<Preemption>, Chosen)> {
     let mine = snapshot.qos_preemption.get(&job.qos)?;
     if mine.preempt.is_empty() {
@@ -1513,6 +1748,172 @@ fn preemption_for(
     Some((victims, placement))
 }
 
+/// What a pass keeps to weigh preemptions quickly: [`preemption_for`] with each preempting
+/// QOS's candidate victims listed and ordered once, the nodes of each running job, the
+/// shapes that found no room, and a count of the candidate nodes the job fits on that is
+/// brought up to date for a victim's nodes only, instead of a placement over every node
+/// at each step.
+///
+/// A failure is remembered like [`NowCache`]'s: within a pass the candidates only shrink
+/// (victims taken) and the timeline only gains intervals, so a job of a shape and QOS that
+/// found no room with a window ending at `e` finds none with a window ending at or after
+/// `e`.
+#[derive(Debug, Default)]
+struct Preemptions<'a> {
+    /// Preempting QOS → (how many victims were taken when it was last filtered, its
+    /// candidates in the order they are tried; those taken since are passed over).
+    candidates: HashMap<&'a str, (usize, Vec<&'a RunningJob>)>,
+    /// Running job → its nodes (timeline index); built at the first weighing.
+    nodes_of: Option<JobIdMap<Vec<usize>>>,
+    /// (shape number, QOS) → the earliest window end with which it found no room.
+    no_room: HashMap<(usize, &'a str), i64>,
+}
+
+impl<'a> Preemptions<'a> {
+    /// [`preemption_for`] for a job of the shape numbered `shape` (candidate nodes
+    /// `cands`).
+    fn weigh(
+        &mut self,
+        snapshot: &'a Snapshot,
+        timeline: &mut Timeline<'_>,
+        shape: usize,
+        cands: &[(usize, u128)],
+        job: &'a PendingJob,
+        taken: &JobIds,
+    ) -> Option<(Vec<Preemption>, Chosen)> {
+        let mine = snapshot.qos_preemption.get(&job.qos)?;
+        if mine.preempt.is_empty() {
+            return None;
+        }
+        let now = snapshot.now;
+        let end = now.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let room_key = (shape, job.qos.as_str());
+        if self.no_room.get(&room_key).is_some_and(|e| end >= *e) {
+            return None;
+        }
+        let none = QosPreemption::default();
+        let setting = |qos: &str| snapshot.qos_preemption.get(qos).unwrap_or(&none);
+        let (filtered, candidates) = self.candidates.entry(job.qos.as_str()).or_insert_with(|| {
+            let mut candidates: Vec<&RunningJob> = snapshot
+                .running_jobs
+                .iter()
+                .filter(|r| {
+                    r.qos != job.qos
+                        && mine.preempt.contains(&r.qos)
+                        && !setting(&r.qos).preempt.contains(&job.qos)
+                        && now >= r.start.saturating_add(setting(&r.qos).exempt_time)
+                })
+                .collect();
+            candidates.sort_by_key(|r| (setting(&r.qos).priority, -r.start, -r.job_id));
+            (0, candidates)
+        });
+        if taken.len() >= *filtered + 64 {
+            candidates.retain(|r| !taken.contains(&r.job_id));
+            *filtered = taken.len();
+        }
+        let nodes_of = self.nodes_of.get_or_insert_with(|| {
+            let index: HashMap<i64, usize> = snapshot
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.id, i))
+                .collect();
+            let mut nodes_of: JobIdMap<Vec<usize>> = JobIdMap::default();
+            for a in &snapshot.running {
+                if let Some(&i) = index.get(&a.node_id) {
+                    nodes_of.entry(a.job_id).or_default().push(i);
+                }
+            }
+            nodes_of
+        });
+        // The job's fit on each candidate node now (reservations counted) with the victims
+        // so far ignored, and on how many it fits: it fits when `want` of them do.
+        let want = job.nodes as usize;
+        let mut typed_of: Vec<Option<u128>> = vec![None; timeline.nodes.len()];
+        let mut fitting: Vec<Option<(u32, u128)>> = vec![None; timeline.nodes.len()];
+        let mut count = 0usize;
+        for &(i, typed) in cands {
+            typed_of[i] = Some(typed);
+            fitting[i] = timeline.fit(i, typed, job, now, end, true);
+            count += usize::from(fitting[i].is_some());
+        }
+        // Weighs the victim's nodes again after it was ignored or counted again (`back`):
+        // a victim counted again makes no node fit that did not, so one on no fitting node
+        // changes nothing.
+        let mut refit = |timeline: &Timeline<'_>, victim: i64, back: bool| {
+            let nodes = nodes_of.get(&victim).map_or(&[][..], Vec::as_slice);
+            if back && nodes.iter().all(|i| fitting[*i].is_none()) {
+                return count >= want;
+            }
+            for &i in nodes {
+                let Some(typed) = typed_of[i] else { continue };
+                let fit = timeline.fit(i, typed, job, now, end, true);
+                count = count + usize::from(fit.is_some()) - usize::from(fitting[i].is_some());
+                fitting[i] = fit;
+            }
+            count >= want
+        };
+        let mut chosen: Vec<&RunningJob> = Vec::new();
+        let mut fits = false;
+        for r in candidates.iter() {
+            if taken.contains(&r.job_id) {
+                continue;
+            }
+            chosen.push(r);
+            timeline.ignoring.insert(r.job_id);
+            if refit(timeline, r.job_id, false) {
+                fits = true;
+                break;
+            }
+        }
+        if !fits {
+            timeline.ignoring.clear();
+            let e = self.no_room.entry(room_key).or_insert(end);
+            *e = (*e).min(end);
+            return None;
+        }
+        // Keep only the victims it cannot fit without, the most valuable looked at first.
+        let mut kept = vec![true; chosen.len()];
+        for (k, r) in chosen.iter().enumerate().rev() {
+            timeline.ignoring.remove(&r.job_id);
+            if refit(timeline, r.job_id, true) {
+                kept[k] = false;
+            } else {
+                timeline.ignoring.insert(r.job_id);
+                refit(timeline, r.job_id, false);
+            }
+        }
+        timeline.ignoring.clear();
+        // [`Timeline::place`]'s choice (best fit first, then name) among the fits.
+        let mut best: Vec<(u32, u32, usize, u128)> = cands
+            .iter()
+            .filter_map(|&(i, _)| {
+                let (usable, mask) = fitting[i]?;
+                Some((usable, timeline.rank[i], i, mask))
+            })
+            .collect();
+        best.sort_unstable();
+        let placement: Chosen = best
+            .into_iter()
+            .take(want)
+            .map(|(_, _, i, mask)| (i, mask))
+            .collect();
+        debug_assert_eq!(placement.len(), want);
+        let victims = chosen
+            .iter()
+            .zip(kept)
+            .filter(|(_, kept)| *kept)
+            .map(|(r, _)| Preemption {
+                victim: r.job_id,
+                preemptor: job.id,
+                mode: setting(&r.qos).mode,
+                grace_time: setting(&r.qos).grace_time,
+            })
+            .collect();
+        Some((victims, placement))
+    }
+}
+
 /// Plans the next starts. Deterministic: the same snapshot gives the same plan.
 pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
     plan_with(snapshot, config, false)
@@ -1523,34 +1924,53 @@ pub fn plan(snapshot: &Snapshot, config: &PlannerConfig) -> Plan {
 /// each time in turn.
 fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Plan {
     let now = snapshot.now;
-    let prio = priorities(snapshot, config);
-    // Each job with its priority, looked up once (not at every comparison of the sort).
-    let mut order: Vec<(i64, &PendingJob)> = snapshot
+    // The queue: each job's sort key (its place in `pending` last, so that the unstable
+    // sort keeps equal jobs in that order) with its priority, then the jobs.
+    let mut keys: Vec<(i64, i64, i64, usize, i64)> = snapshot
         .pending
         .iter()
-        .map(|j| (prio[&j.id].priority, j))
+        .zip(pending_priorities(snapshot, config))
+        .enumerate()
+        .map(|(k, (j, f))| {
+            let p = f.priority;
+            match config.order {
+                QueueOrder::Multifactor => (p.saturating_neg(), j.submit_time, j.id, k, p),
+                QueueOrder::Submit => (0, j.submit_time, j.id, k, p),
+            }
+        })
         .collect();
-    match config.order {
-        QueueOrder::Multifactor => order.sort_by_key(|(p, j)| (-p, j.submit_time, j.id)),
-        QueueOrder::Submit => order.sort_by_key(|(_, j)| (j.submit_time, j.id)),
-    }
+    keys.sort_unstable();
+    let order = keys
+        .into_iter()
+        .map(|(_, _, _, k, p)| (p, &snapshot.pending[k]));
     let mut timeline = Timeline::new(snapshot);
     timeline.reference = reference;
-    let mut tally = Tally::new(&snapshot.accounts);
+    let mut tally = Tally::new(&snapshot.accounts, &snapshot.qos_limits);
     for r in &snapshot.running_jobs {
         tally.add(&r.qos, &r.user, &r.account, r.cpus, r.gpus, r.nodes);
     }
     let no_limits = QosLimits::default();
     let mut out = Plan::default();
+    out.pending.reserve(snapshot.pending.len());
     let mut reserved = 0usize;
     let mut fifo_blocked = false;
-    let mut victims_taken: HashSet<i64> = HashSet::new();
-    // Partition node list → how many nodes it names (of the snapshot's).
+    let mut victims_taken = JobIds::default();
+    let mut preemptions = Preemptions::default();
+    // Each job shape seen → its number, with how many nodes its partition names (of the
+    // snapshot's) and its candidate list once it has one; the shape is hashed once per
+    // job, the rest looked up by number.
+    let mut shapes: HashMap<Shape<'_>, usize> = HashMap::new();
+    let mut shape_seen: Vec<(usize, Option<usize>)> = Vec::new();
+    // Partition node list → how many nodes it names (for a new shape).
     let mut members_of: HashMap<&[String], usize> = HashMap::new();
-    // What decides a job's candidate nodes → its list in `cand_lists`.
+    // What decides a job's candidate nodes → its list in `cand_lists` (for a new shape).
     let mut cand_index: HashMap<CandidateKey<'_>, usize> = HashMap::new();
     let mut cand_lists: Vec<Vec<(usize, u128)>> = Vec::new();
+    // Per candidate list: its largest node's GPUs of the wanted type (what a whole-node
+    // job's limits are checked against).
+    let mut largest: Vec<u32> = Vec::new();
     let mut now_cache = NowCache::default();
+    let mut first_able = FirstAble::default();
     for (priority, job) in order {
         macro_rules! wait {
             ($reason:expr, $expected:expr) => {
@@ -1600,35 +2020,48 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
             wait!("QOSMaxWallDurationPerJobLimit", None);
             continue;
         }
-        let members = *members_of
-            .entry(job.partition_nodes.as_slice())
-            .or_insert_with(|| {
-                snapshot
-                    .nodes
-                    .iter()
-                    .filter(|n| {
-                        job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name)
-                    })
-                    .count()
-            });
+        let shape_key = Shape::of(job);
+        let shape = *shapes.entry(shape_key).or_insert_with(|| {
+            let members = *members_of
+                .entry(job.partition_nodes.as_slice())
+                .or_insert_with(|| {
+                    snapshot
+                        .nodes
+                        .iter()
+                        .filter(|n| {
+                            job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name)
+                        })
+                        .count()
+                });
+            shape_seen.push((members, None));
+            shape_seen.len() - 1
+        });
+        let (members, seen_list) = shape_seen[shape];
         if job.nodes as usize > members {
             wait!("PartitionNodeLimit", None);
             continue;
         }
-        let shape = Shape::of(job);
-        let next = cand_lists.len();
-        let list = if reference {
-            next
-        } else {
-            *cand_index.entry(shape.candidates).or_insert(next)
-        };
-        if list == next {
-            let cands = timeline.candidates(job);
-            if !reference {
-                timeline.index_list(&cands);
+        let list = match seen_list.filter(|_| !reference) {
+            Some(list) => list,
+            None => {
+                let next = cand_lists.len();
+                let list = if reference {
+                    next
+                } else {
+                    *cand_index.entry(shape_key.candidates).or_insert(next)
+                };
+                if list == next {
+                    let cands = timeline.candidates(job);
+                    if !reference {
+                        timeline.index_list(&cands);
+                    }
+                    largest.push(cands.iter().map(|(_, m)| m.count_ones()).max().unwrap_or(0));
+                    cand_lists.push(cands);
+                }
+                shape_seen[shape].1 = Some(list);
+                list
             }
-            cand_lists.push(cands);
-        }
+        };
         let cands = &cand_lists[list];
         if cands.len() < job.nodes as usize || job.nodes == 0 {
             wait!("ReqNodeNotAvail", None);
@@ -1639,14 +2072,13 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
             continue;
         }
         // Array tasks: start as many ready tasks as fit, within the throttle.
-        let (tasks, room) = match &job.array {
-            Some(a) => {
-                let room = a
-                    .max_running
-                    .map_or(u64::MAX, |m| u64::from(m.saturating_sub(a.running)));
-                (a.ready.iter().map(|t| Some(*t)).collect::<Vec<_>>(), room)
-            }
-            None => (vec![None], 1),
+        let (tasks, room): (&[u32], u64) = match &job.array {
+            Some(a) => (
+                &a.ready,
+                a.max_running
+                    .map_or(u64::MAX, |m| u64::from(m.saturating_sub(a.running))),
+            ),
+            None => (&[0], 1),
         };
         if room == 0 {
             wait!("JobArrayTaskLimit", None);
@@ -1659,17 +2091,17 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         // against the largest candidate nodes (it cannot take more), and charged with the
         // GPUs it is given.
         let gpus_needed = if job.whole_node {
-            let largest = cands.iter().map(|(_, m)| m.count_ones()).max().unwrap_or(0);
-            u64::from(job.nodes) * u64::from(largest)
+            u64::from(job.nodes) * u64::from(largest[list])
         } else {
             u64::from(job.nodes.saturating_mul(job.gpus_per_node))
         };
-        for task in tasks.iter().take(room.min(tasks.len() as u64) as usize) {
+        for &task in tasks.iter().take(room.min(tasks.len() as u64) as usize) {
+            let task = job.array.as_ref().map(|_| task);
             if let Some(reason) = tally.blocks(job, limits, gpus_needed) {
                 limited = Some(reason);
                 break;
             }
-            match now_cache.place(&timeline, list, &shape, cands, job) {
+            match now_cache.place(&timeline, list, shape, cands, job) {
                 Some(chosen) => {
                     timeline.hold(&chosen, job, now, false);
                     let placements = timeline.placements(&chosen);
@@ -1684,7 +2116,7 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
                     );
                     out.starts.push(Start {
                         job_id: job.id,
-                        array_task_id: *task,
+                        array_task_id: task,
                         placements,
                         exclusive: job.exclusive || job.whole_node,
                         priority,
@@ -1721,9 +2153,12 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         // Blocked: preempt for it when its QOS may, holding what the victims free (for an
         // array, what its next task needs).
         if !job.preempting {
-            if let Some((victims, chosen)) =
+            let weighed = if reference {
                 preemption_for(snapshot, &mut timeline, cands, job, &victims_taken)
-            {
+            } else {
+                preemptions.weigh(snapshot, &mut timeline, shape, cands, job, &victims_taken)
+            };
+            if let Some((victims, chosen)) = weighed {
                 let grace = victims.iter().map(|v| v.grace_time).max().unwrap_or(0);
                 let end = timeline.hold(&chosen, job, now, true);
                 out.reservations.push(Reservation {
@@ -1744,14 +2179,14 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
             wait!("Resources", None);
             continue;
         }
-        let reason = if now_cache.fits_ignoring_reservations(&timeline, list, &shape, cands, job) {
+        let reason = if now_cache.fits_ignoring_reservations(&timeline, shape, cands, job) {
             "Priority"
         } else {
             "Resources"
         };
         let mut expected = None;
         if reserved < config.backfill_depth || job.preempting {
-            if let Some((t, chosen)) = timeline.earliest(cands, job, now) {
+            if let Some((t, chosen)) = first_able.earliest(&timeline, list, cands, job) {
                 let end = timeline.hold(&chosen, job, t, true);
                 out.reservations.push(Reservation {
                     job_id: job.id,

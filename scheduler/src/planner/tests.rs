@@ -1578,6 +1578,15 @@ proptest! {
         let fast = plan_with(&snap, &config, false);
         let plain = plan_with(&snap, &config, true);
         prop_assert_eq!(fast, plain);
+        // The same with GPU topology on every other node (domains of 3 GPUs).
+        let mut topo = snap;
+        topo.gpu_domains = topo
+            .nodes
+            .iter()
+            .filter(|n| n.id % 2 == 0)
+            .map(|n| (n.id, n.gpus.iter().map(|(g, _)| (*g, g / 3)).collect()))
+            .collect();
+        prop_assert_eq!(plan_with(&topo, &config, false), plan_with(&topo, &config, true));
     }
 
     /// Association limits hold: whenever a pass starts jobs charged to an account's
@@ -1704,4 +1713,200 @@ fn pick_gpus_spans_as_few_domains_as_it_can() {
     assert_eq!(pick_gpus(usable, 1, &d), 0b0000_0001);
     // No domains: the lowest.
     assert_eq!(pick_gpus(usable, 3, &[]), 0b0011_0001);
+}
+
+/// A generated TRES limit set: cpu, gpu, node (each maybe none).
+type TresCase = (Option<u64>, Option<u64>, Option<u64>);
+
+/// A generated QOS's limits: MaxTRESPerUser, MaxTRESPerAccount, GrpTRES, MaxJobsPerUser,
+/// MaxWall (a pending job of the QOS, in turn, and seconds added to its time limit, so
+/// that some jobs are right at the limit, a second over or a second under).
+type QosLimitCase = (
+    TresCase,
+    TresCase,
+    TresCase,
+    Option<u32>,
+    Option<(usize, i64)>,
+);
+
+fn arb_tres() -> impl Strategy<Value = TresCase> {
+    (
+        proptest::option::weighted(0.4, 0u64..16),
+        proptest::option::weighted(0.4, 0u64..14),
+        proptest::option::weighted(0.4, 0u64..5),
+    )
+}
+
+fn arb_qos_limits() -> impl Strategy<Value = QosLimitCase> {
+    (
+        arb_tres(),
+        arb_tres(),
+        arb_tres(),
+        proptest::option::weighted(0.3, 0u32..4),
+        proptest::option::weighted(0.3, (0usize..30, -1i64..2)),
+    )
+}
+
+fn tres((cpu, gpu, node): TresCase) -> TresLimits {
+    TresLimits { cpu, gpu, node }
+}
+
+/// The users of generated jobs (pending first, then running), by index.
+const PROP_USERS: [&str; 3] = ["alice", "bob", "carol"];
+
+/// A generated cluster with QOS limits on normal, high and low, each job (pending and
+/// running) given one of three users, each running job some CPUs and nodes, and the
+/// pending jobs picked by `unlimited` (in turn) no time limit. `open`: every node is up
+/// and no job names a partition or a constraint, so that more of them start.
+fn build_limited_cluster(
+    case: &ClusterCase,
+    limits: &[QosLimitCase; 3],
+    users: &[u8],
+    running_size: &[(u32, u32)],
+    unlimited: &[bool],
+    open: bool,
+) -> Snapshot {
+    let (nodes, running, shapes, jobs, _) = case;
+    let mut snap = build_cluster(nodes, running, shapes, jobs);
+    if open {
+        for n in &mut snap.nodes {
+            n.available = true;
+        }
+        for j in &mut snap.pending {
+            j.partition_nodes.clear();
+            j.constraint = None;
+        }
+    }
+    let user = |k: usize| PROP_USERS[usize::from(users[k % users.len()]) % PROP_USERS.len()];
+    for (k, j) in snap.pending.iter_mut().enumerate() {
+        j.user = user(k).to_string();
+        if unlimited[k % unlimited.len()] {
+            j.time_limit = None;
+        }
+    }
+    let pending = snap.pending.len();
+    for (k, r) in snap.running_jobs.iter_mut().enumerate() {
+        r.user = user(pending + k).to_string();
+        let (cpus, nodes) = running_size[k % running_size.len()];
+        r.cpus = cpus;
+        r.nodes = nodes;
+    }
+    for (qos, (per_user, per_account, grp, max_jobs, max_wall)) in
+        ["normal", "high", "low"].into_iter().zip(limits.iter())
+    {
+        snap.qos_limits.insert(
+            qos.to_string(),
+            QosLimits {
+                max_tres_per_user: tres(*per_user),
+                max_tres_per_account: tres(*per_account),
+                grp_tres: tres(*grp),
+                max_jobs_per_user: *max_jobs,
+                max_wall: max_wall.map(|(k, delta)| {
+                    let mine: Vec<&PendingJob> =
+                        snap.pending.iter().filter(|j| j.qos == qos).collect();
+                    let base = mine
+                        .get(k % mine.len().max(1))
+                        .and_then(|j| j.time_limit)
+                        .unwrap_or(100);
+                    (base + delta).max(0)
+                }),
+            },
+        );
+    }
+    snap
+}
+
+proptest! {
+    /// QOS limits hold: in every scope a QOS limit counts (the QOS per user for
+    /// MaxTRESPerUser and MaxJobsPerUser, per account for MaxTRESPerAccount, the whole
+    /// QOS for GrpTRES) where this pass starts anything, the running jobs plus the
+    /// starts (one job per start, an array task included; its CPUs, the GPUs actually
+    /// placed, whole-node jobs included, and its nodes) stay within the limit. So a start
+    /// never takes a scope over a limit, nor adds to one the running jobs alone already
+    /// had over it. And no job starts with a time limit above its QOS's MaxWall (or none).
+    #[test]
+    fn qos_limits_are_respected(
+        (case, limits, users, running_size, unlimited, open, (backfill, depth, submit)) in (
+            arb_cluster(),
+            [arb_qos_limits(), arb_qos_limits(), arb_qos_limits()],
+            proptest::collection::vec(0u8..3, 1..48),
+            proptest::collection::vec((0u32..8, 1u32..3), 1..12),
+            proptest::collection::vec(prop::bool::weighted(0.15), 1..8),
+            prop::bool::weighted(0.7),
+            (prop::bool::weighted(0.85), 0usize..6, any::<bool>()),
+        )
+    ) {
+        let snap =
+            build_limited_cluster(&case, &limits, &users, &running_size, &unlimited, open);
+        let config = PlannerConfig {
+            backfill,
+            backfill_depth: depth,
+            order: if submit { QueueOrder::Submit } else { QueueOrder::Multifactor },
+            ..PlannerConfig::default()
+        };
+        let p = plan(&snap, &config);
+        // (scope, qos, user or account or "") → (started here, [jobs, cpus, gpus, nodes]).
+        let mut held: HashMap<(&str, &str, &str), (bool, [u64; 4])> = HashMap::new();
+        let mut charge = |qos, user, account, started: bool, v: [u64; 4]| {
+            for key in [("user", qos, user), ("account", qos, account), ("group", qos, "")] {
+                let slot = held.entry(key).or_default();
+                slot.0 |= started;
+                for (a, b) in slot.1.iter_mut().zip(v) {
+                    *a += b;
+                }
+            }
+        };
+        for r in &snap.running_jobs {
+            charge(
+                r.qos.as_str(),
+                r.user.as_str(),
+                r.account.as_str(),
+                false,
+                [1, u64::from(r.cpus), u64::from(r.gpus), u64::from(r.nodes)],
+            );
+        }
+        for st in &p.starts {
+            let j = snap.pending.iter().find(|j| j.id == st.job_id).unwrap();
+            let limits = &snap.qos_limits[&j.qos];
+            if let Some(wall) = limits.max_wall {
+                prop_assert!(
+                    j.time_limit.is_some_and(|t| t <= wall),
+                    "job {} started with time limit {:?} over {} MaxWall {}",
+                    j.id, j.time_limit, j.qos, wall
+                );
+            }
+            let gpus: u64 = st.placements.iter().map(|pl| pl.gpus.len() as u64).sum();
+            charge(
+                j.qos.as_str(),
+                j.user.as_str(),
+                j.account.as_str(),
+                true,
+                [1, u64::from(j.cpus), gpus, st.placements.len() as u64],
+            );
+        }
+        for ((scope, qos, who), (started, [jobs, cpus, gpus, node_count])) in &held {
+            if !started {
+                continue;
+            }
+            let limits = &snap.qos_limits[*qos];
+            let (max, max_jobs) = match *scope {
+                "user" => (&limits.max_tres_per_user, limits.max_jobs_per_user),
+                "account" => (&limits.max_tres_per_account, None),
+                _ => (&limits.grp_tres, None),
+            };
+            for (what, used, limit) in [
+                ("jobs", *jobs, max_jobs.map(u64::from)),
+                ("cpu", *cpus, max.cpu),
+                ("gpu", *gpus, max.gpu),
+                ("node", *node_count, max.node),
+            ] {
+                if let Some(limit) = limit {
+                    prop_assert!(
+                        used <= limit,
+                        "QOS {qos}, {scope} {who:?}: {what} {used} over the limit {limit}"
+                    );
+                }
+            }
+        }
+    }
 }
