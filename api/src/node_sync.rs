@@ -51,9 +51,29 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
                             .map_err(|_| ApiError::bad_field("gpus.domain", "too large"))
                     })
                     .transpose()?,
+                kind: g.kind.as_str().to_string(),
+                parent: g
+                    .parent
+                    .map(|p| {
+                        i32::try_from(p)
+                            .map_err(|_| ApiError::bad_field("gpus.parent", "too large"))
+                    })
+                    .transpose()?,
             })
         })
         .collect::<Result<_, ApiError>>()?;
+    if let Some(bad) = gpus
+        .iter()
+        .find(|g| (g.kind == "gpu") != g.parent.is_none())
+    {
+        return Err(ApiError::bad_field(
+            "gpus.parent",
+            format!(
+                "device {}: a MIG instance or shard names the GPU it is part of; a whole GPU names none",
+                bad.index
+            ),
+        ));
+    }
     let mut seen = HashSet::new();
     if let Some(dup) = gpus.iter().find(|g| !seen.insert(g.index)) {
         return Err(ApiError::bad_field(

@@ -49,8 +49,9 @@ pub fn parse_submission(req: &JobCreate) -> Result<(JobSpec, String), ApiError> 
     Ok((spec, batch.script))
 }
 
-/// Generic resources this cluster schedules (`--gres` names): GPUs only.
-pub const KNOWN_GRES: &[&str] = &["gpu"];
+/// Generic resources this cluster schedules (`--gres` names): GPUs (whole or MIG
+/// instances) and GPU shards.
+pub const KNOWN_GRES: &[&str] = &["gpu", "shard"];
 
 /// Refuses `--gres` entries naming a resource no node offers, as Slurm refuses an
 /// "Invalid generic resource (gres) specification" at submission (a job asking for one
@@ -165,6 +166,18 @@ pub async fn submit_job(
 
     let (spec, script) = parse_submission(req)?;
     check_gres(spec.gres.as_deref())?;
+    if spec
+        .gres
+        .as_deref()
+        .and_then(berth_core::resources::gres_shards)
+        .is_some()
+        && (spec.gpus_per_node.is_some() || spec.gpus.is_some() || spec.gpus_per_task.is_some())
+    {
+        return Err(ApiError::bad_field(
+            "--gres",
+            "a job asks for GPUs or for GPU shards, not both",
+        ));
+    }
     let partition = partition::partition_get(pool, spec.partition.as_deref())
         .await?
         .ok_or_else(|| match &spec.partition {
@@ -237,6 +250,7 @@ pub async fn submit_job(
         gpus_per_node: i32::try_from(request.gpus_per_node)
             .map_err(|_| ApiError::bad_field("--gpus-per-node", "too large"))?,
         gpu_type: request.gpu_type.clone(),
+        gres: if request.shards { "shard" } else { "gpu" }.to_string(),
         exclusive: request.exclusive,
         whole_node: request.whole_node,
         mem_mib: spec.mem_mib.map(|m| m as i64),
@@ -376,9 +390,10 @@ async fn check_satisfiable(
         let wanted = request.gpu_type.as_deref().map(str::to_lowercase);
         let mut matching: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
         for g in node::gpu_list(pool, None).await? {
-            if wanted
-                .as_deref()
-                .is_none_or(|t| g.model.to_lowercase().contains(t))
+            if (g.kind == "shard") == request.shards
+                && wanted
+                    .as_deref()
+                    .is_none_or(|t| g.model.to_lowercase().contains(t))
             {
                 *matching.entry(g.node_id).or_default() += 1;
             }
@@ -390,10 +405,19 @@ async fn check_satisfiable(
         if fitting < request.nodes as usize {
             return Err(ApiError::Unprocessable {
                 detail: format!(
-                    "{} node(s) with {} {}GPU(s) each requested, but partition {} has {} such node(s)",
+                    "{} node(s) with {} {}{} each requested, but partition {} has {} such node(s)",
                     request.nodes,
                     request.gpus_per_node,
-                    request.gpu_type.as_deref().map(|t| format!("{t} ")).unwrap_or_default(),
+                    request
+                        .gpu_type
+                        .as_deref()
+                        .map(|t| format!("{t} "))
+                        .unwrap_or_default(),
+                    if request.shards {
+                        "GPU shard(s)"
+                    } else {
+                        "GPU(s)"
+                    },
                     partition.name,
                     fitting
                 ),

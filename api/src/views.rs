@@ -5,7 +5,7 @@ use berth_core::identity::{is_secret_name, MASK};
 use berth_core::pattern::{self, PatternValues};
 use berth_core::spec::JobSpec;
 use berth_core::state::{JobState, NodeState};
-use berth_core::wire::{Gpu, Job, JobAllocation, Node, Partition};
+use berth_core::wire::{Gpu, GpuKind, Job, JobAllocation, Node, Partition};
 use berth_db::allocation::JobAllocationRow;
 use berth_db::job::JobRow;
 use berth_db::node::{GpuRow, NodeRow};
@@ -164,6 +164,8 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
                 model: g.model.clone(),
                 memory_mib: to_u64(g.memory_mib),
                 domain: g.domain.map(to_u32),
+                kind: GpuKind::parse(&g.kind).unwrap_or_default(),
+                parent: g.parent.map(to_u32),
                 job_id: g.job_id,
                 utilization_pct: g.utilization_pct.map(to_u32),
                 memory_used_mib: g.memory_used_mib.map(to_u64),

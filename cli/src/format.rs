@@ -415,6 +415,8 @@ mod tests {
                     model: "NVIDIA H100 80GB HBM3".into(),
                     memory_mib: 81_559,
                     domain: None,
+                    kind: Default::default(),
+                    parent: None,
                     job_id: None,
                     utilization_pct: None,
                     memory_used_mib: None,

@@ -20,6 +20,26 @@ pub struct ResourceRequest {
     pub exclusive: bool,
     /// `--exclusive` with no GPU option: the job takes every GPU of each node.
     pub whole_node: bool,
+    /// `--gres=shard:N`: `gpus_per_node` counts GPU shares (Slurm's `shard` GRES), not
+    /// GPUs.
+    pub shards: bool,
+}
+
+/// The shards per node a `--gres` list asks for (`shard:2`, `gres/shard:2`, `shard` for
+/// one); `None` without a shard entry.
+pub fn gres_shards(gres: &str) -> Option<u32> {
+    gres.split(',').find_map(|item| {
+        let item = item.strip_prefix("gres/").unwrap_or(item);
+        let mut parts = item.split(':');
+        if parts.next() != Some("shard") {
+            return None;
+        }
+        // `shard`, `shard:N`, `shard:TYPE`, `shard:TYPE:N`, as `--gres` items go.
+        match parts.next_back() {
+            Some(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => n.parse().ok(),
+            _ => Some(1),
+        }
+    })
 }
 
 fn div_ceil(a: u32, b: u32) -> u32 {
@@ -64,20 +84,50 @@ impl JobSpec {
         };
         let asked_gpus =
             self.gpus_per_node.is_some() || self.gpus_per_task.is_some() || self.gpus.is_some();
+        let shards = if asked_gpus {
+            None
+        } else {
+            self.gres.as_deref().and_then(gres_shards)
+        };
         ResourceRequest {
             nodes,
             ntasks,
             cpus_per_task: self.cpus_per_task.unwrap_or(1),
-            gpus_per_node,
-            gpu_type: self.gpu_type.clone(),
+            gpus_per_node: shards.unwrap_or(gpus_per_node),
+            gpu_type: if shards.is_some() {
+                None
+            } else {
+                self.gpu_type.clone()
+            },
             exclusive: self.exclusive,
-            whole_node: self.exclusive && !asked_gpus,
+            whole_node: self.exclusive && !asked_gpus && shards.is_none(),
+            shards: shards.is_some(),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shard_requests_count_shares_not_gpus() {
+        assert_eq!(super::gres_shards("shard:2"), Some(2));
+        assert_eq!(super::gres_shards("gres/shard:3"), Some(3));
+        assert_eq!(super::gres_shards("shard"), Some(1));
+        assert_eq!(super::gres_shards("gpu:2"), None);
+        let spec = crate::spec::JobSpec {
+            gres: Some("shard:2".into()),
+            ..Default::default()
+        };
+        let r = spec.resource_request();
+        assert_eq!((r.gpus_per_node, r.shards, r.whole_node), (2, true, false));
+        let gpus = crate::spec::JobSpec {
+            gres: Some("gpu:1".into()),
+            gpus_per_node: Some(1),
+            ..Default::default()
+        };
+        assert!(!gpus.resource_request().shards);
+    }
+
     use super::*;
 
     #[test]

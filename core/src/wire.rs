@@ -192,7 +192,49 @@ pub struct OutputQuery {
     pub follow: bool,
 }
 
-/// A GPU as a node reports it.
+/// What kind of device a node offers for GPU requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuKind {
+    /// A whole GPU.
+    #[default]
+    Gpu,
+    /// A MIG instance of a GPU in MIG mode (`CUDA_VISIBLE_DEVICES` names its `MIG-…`
+    /// UUID); requested as a GPU, its profile (`3g.40gb`) as the type:
+    /// `--gres=gpu:3g.40gb:1`.
+    Mig,
+    /// A share of a GPU (Slurm's `shard` GRES: several jobs on one GPU), requested with
+    /// `--gres=shard:N`; `CUDA_VISIBLE_DEVICES` names its GPU.
+    Shard,
+}
+
+impl GpuKind {
+    /// `gpu`, `mig` or `shard`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GpuKind::Gpu => "gpu",
+            GpuKind::Mig => "mig",
+            GpuKind::Shard => "shard",
+        }
+    }
+
+    /// Parses [`GpuKind::as_str`]'s names.
+    pub fn parse(s: &str) -> Option<GpuKind> {
+        match s {
+            "gpu" => Some(GpuKind::Gpu),
+            "mig" => Some(GpuKind::Mig),
+            "shard" => Some(GpuKind::Shard),
+            _ => None,
+        }
+    }
+
+    fn is_gpu(&self) -> bool {
+        *self == GpuKind::Gpu
+    }
+}
+
+/// A GPU (or a MIG instance or shard of one) as a node reports it: a device the
+/// scheduler places jobs on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct GpuInfo {
     /// The device index on the node (what `CUDA_VISIBLE_DEVICES` names).
@@ -208,6 +250,13 @@ pub struct GpuInfo {
     /// scheduler gives a job GPUs of one domain when it can. Absent when unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<u32>,
+    /// Whole GPU (the default), MIG instance or shard.
+    #[serde(default, skip_serializing_if = "GpuKind::is_gpu")]
+    pub kind: GpuKind,
+    /// For a MIG instance or a shard: the index of the physical GPU it is part of (whose
+    /// `/dev/nvidiaN` the job may open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
 }
 
 /// A GPU in a node view, with its latest sample and holder.
@@ -224,6 +273,12 @@ pub struct Gpu {
     /// Topology domain (see [`GpuInfo::domain`]), when the node reports one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub domain: Option<u32>,
+    /// Whole GPU, MIG instance or shard.
+    #[serde(default, skip_serializing_if = "GpuKind::is_gpu")]
+    pub kind: GpuKind,
+    /// The physical GPU of a MIG instance or shard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<u32>,
     /// The job holding it, if any.
     pub job_id: Option<i64>,
     /// Latest utilisation, percent.

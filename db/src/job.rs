@@ -95,6 +95,8 @@ pub struct JobRow {
     /// The 64-bit id of the last transaction that changed what the scheduler reads in
     /// this row (see [`crate::snapshot`]).
     pub change_xid: i64,
+    /// What `gpus_per_node` counts: `gpu` (whole GPUs or MIG instances) or `shard`.
+    pub gres: String,
 }
 
 /// A new job, ready to store.
@@ -158,6 +160,8 @@ pub struct JobInsert {
     pub array_max_running: Option<i32>,
     /// Tasks in the array.
     pub array_task_count: Option<i32>,
+    /// What `gpus_per_node` counts: `gpu` or `shard`.
+    pub gres: String,
 }
 
 /// Stores a new PENDING job and its `submitted` event; returns its id.
@@ -171,9 +175,9 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
               cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib, time_limit,
               hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern, environment,
               spec, reason, nice, begin_time, dependency, array_pending, array_max_running,
-              array_task_count)
+              array_task_count, gres)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                   $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)
+                   $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
            RETURNING id"#,
         job.name,
         job.user_name,
@@ -204,6 +208,7 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
         job.array_pending,
         job.array_max_running,
         job.array_task_count,
+        job.gres,
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -577,12 +582,12 @@ pub async fn job_array_split_in_tx(
               num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
               time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
               environment, spec, array_job_id, array_task_id, submit_time, nice,
-              priority_adjust, begin_time, dependency, array_max_running, array_task_count)
+              priority_adjust, begin_time, dependency, array_max_running, array_task_count, gres)
            SELECT name, user_name, account, partition, qos, 'PENDING', reason, num_nodes,
               num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
               time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
               environment, spec, id, $2, submit_time, nice, priority_adjust, begin_time,
-              dependency, array_max_running, array_task_count
+              dependency, array_max_running, array_task_count, gres
            FROM jobs WHERE id = $1
            RETURNING id"#,
         master,

@@ -43,6 +43,10 @@ pub struct GpuRow {
     pub memory_mib: i64,
     /// Topology domain (GPUs with the same number are close).
     pub domain: Option<i32>,
+    /// `gpu`, `mig` or `shard`.
+    pub kind: String,
+    /// The physical GPU of a MIG instance or shard.
+    pub parent: Option<i32>,
     /// The job holding it through a live allocation.
     pub job_id: Option<i64>,
     /// Latest utilisation, percent.
@@ -64,6 +68,10 @@ pub struct GpuInsert {
     pub memory_mib: i64,
     /// Topology domain.
     pub domain: Option<i32>,
+    /// `gpu`, `mig` or `shard`.
+    pub kind: String,
+    /// The physical GPU of a MIG instance or shard.
+    pub parent: Option<i32>,
 }
 
 /// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
@@ -101,19 +109,25 @@ pub async fn node_register_in_tx(
     let models: Vec<String> = gpus.iter().map(|g| g.model.clone()).collect();
     let memory: Vec<i64> = gpus.iter().map(|g| g.memory_mib).collect();
     let domains: Vec<Option<i32>> = gpus.iter().map(|g| g.domain).collect();
+    let kinds: Vec<String> = gpus.iter().map(|g| g.kind.clone()).collect();
+    let parents: Vec<Option<i32>> = gpus.iter().map(|g| g.parent).collect();
     sqlx::query!(
-        r#"INSERT INTO gpus (node_id, index, uuid, model, memory_mib, domain, present)
-           SELECT $1, g.index, g.uuid, g.model, g.memory_mib, g.domain, true
-           FROM UNNEST($2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[])
-                AS g(index, uuid, model, memory_mib, domain)
+        r#"INSERT INTO gpus (node_id, index, uuid, model, memory_mib, domain, kind, parent, present)
+           SELECT $1, g.index, g.uuid, g.model, g.memory_mib, g.domain, g.kind, g.parent, true
+           FROM UNNEST($2::int[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::text[],
+                       $8::int[])
+                AS g(index, uuid, model, memory_mib, domain, kind, parent)
            ON CONFLICT (node_id, index) DO UPDATE SET uuid = EXCLUDED.uuid, model = EXCLUDED.model,
-               memory_mib = EXCLUDED.memory_mib, domain = EXCLUDED.domain, present = true"#,
+               memory_mib = EXCLUDED.memory_mib, domain = EXCLUDED.domain, kind = EXCLUDED.kind,
+               parent = EXCLUDED.parent, present = true"#,
         id,
         &indices,
         &uuids,
         &models,
         &memory,
-        &domains as &[Option<i32>]
+        &domains as &[Option<i32>],
+        &kinds,
+        &parents as &[Option<i32>]
     )
     .execute(&mut *conn)
     .await?;
@@ -166,7 +180,8 @@ pub async fn node_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeRow>, DbError>
 pub async fn gpu_list(ex: impl PgExecutor<'_>, node: Option<i64>) -> Result<Vec<GpuRow>, DbError> {
     Ok(sqlx::query_as!(
         GpuRow,
-        r#"SELECT g.node_id, g.index, g.uuid, g.model, g.memory_mib, g.domain, g.utilization_pct,
+        r#"SELECT g.node_id, g.index, g.uuid, g.model, g.memory_mib, g.domain, g.kind, g.parent,
+                  g.utilization_pct,
                   g.memory_used_mib,
                   (SELECT a.job_id FROM allocation_gpus ag JOIN allocations a ON a.id = ag.allocation_id
                    WHERE ag.node_id = g.node_id AND ag.gpu_index = g.index AND ag.released_at IS NULL

@@ -94,6 +94,8 @@ pub struct SchedJobRow {
     pub time_limit: Option<i64>,
     /// `--constraint` (from the spec).
     pub constraint: Option<String>,
+    /// What its GPU count is of: `gpu` (whole GPUs or MIG instances) or `shard`.
+    pub gres: String,
     /// Array master id (a task row).
     pub array_job_id: Option<i64>,
     /// Array task index.
@@ -128,7 +130,7 @@ pub async fn read_jobs_all(conn: &mut PgConnection) -> Result<Vec<SchedJobRow>, 
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running
            FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#
@@ -149,7 +151,7 @@ pub async fn read_jobs_changed(
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running
            FROM jobs
@@ -204,6 +206,8 @@ pub struct SchedGpuRow {
     pub model: String,
     /// Topology domain.
     pub domain: Option<i32>,
+    /// `gpu`, `mig` or `shard`.
+    pub kind: String,
     /// The node still reports it.
     pub present: bool,
 }
@@ -219,7 +223,7 @@ pub async fn read_gpus_changed(
 ) -> Result<Vec<SchedGpuRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedGpuRow,
-        r#"SELECT node_id, index, model, domain, present FROM gpus
+        r#"SELECT node_id, index, model, domain, kind, present FROM gpus
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
         since

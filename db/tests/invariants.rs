@@ -13,6 +13,8 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
             model: "NVIDIA H100 80GB HBM3".into(),
             memory_mib: 81559,
             domain: None,
+            kind: "gpu".into(),
+            parent: None,
         })
         .collect();
     let node_id = node::node_register_in_tx(&mut tx, "n1", "host", 8, 1024, &[], &gpus)
@@ -48,6 +50,7 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
         array_pending: None,
         array_max_running: None,
         array_task_count: None,
+        gres: "gpu".into(),
     };
     let a = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
     let b = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();

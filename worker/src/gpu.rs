@@ -7,7 +7,7 @@
 //! devices jobs hold. [`detect_backend`] picks one.
 
 use crate::WorkerError;
-use berth_core::wire::{GpuInfo, GpuSample};
+use berth_core::wire::{GpuInfo, GpuKind, GpuSample};
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
 use nvml_wrapper::Nvml;
 use rand::Rng;
@@ -233,6 +233,8 @@ impl GpuBackend for NvmlBackend {
                     .pci_info()
                     .ok()
                     .and_then(|pci| numa_node(&pci.bus_id)),
+                kind: GpuKind::Gpu,
+                parent: None,
             });
         }
         gpus
@@ -364,6 +366,8 @@ impl SimulatedBackend {
                 model: model_name.clone(),
                 memory_mib,
                 domain: None,
+                kind: GpuKind::Gpu,
+                parent: None,
             })
             .collect();
         SimulatedBackend {

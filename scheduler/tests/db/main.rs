@@ -17,6 +17,8 @@ async fn register(pool: &PgPool, name: &str) -> i64 {
             model: "NVIDIA H100 80GB HBM3".into(),
             memory_mib: 81559,
             domain: None,
+            kind: "gpu".into(),
+            parent: None,
         })
         .collect();
     let id = node::node_register_in_tx(&mut tx, name, "host", 8, 1024, &[], &gpus)

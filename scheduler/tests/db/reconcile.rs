@@ -51,6 +51,7 @@ async fn running_job(pool: &PgPool, nodes: &[i64], spec: serde_json::Value, term
         array_pending: None,
         array_max_running: None,
         array_task_count: None,
+        gres: "gpu".into(),
     };
     let mut tx = pool.begin().await.unwrap();
     let id = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();

@@ -43,6 +43,7 @@ fn insert(user: &str, gpus: i32) -> job::JobInsert {
         array_pending: None,
         array_max_running: None,
         array_task_count: None,
+        gres: "gpu".into(),
     }
 }
 
