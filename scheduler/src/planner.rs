@@ -220,6 +220,9 @@ pub struct PendingJob {
     pub gpus_per_node: u32,
     /// GPU model substring wanted (case-insensitive).
     pub gpu_type: Option<String>,
+    /// `--gres=shard:N`: `gpus_per_node` counts GPU shards (only a node's shard devices
+    /// are given); otherwise only GPUs and MIG instances are.
+    pub shards: bool,
     /// `--constraint`: features, `&` (all) and `|` (any).
     pub constraint: Option<String>,
     /// `--exclusive`.
@@ -361,6 +364,9 @@ pub struct Snapshot {
     /// domain gets its GPUs there (the domain with the fewest usable GPUs that holds
     /// them), else from as few domains as it can.
     pub gpu_domains: HashMap<i64, Vec<(u32, u32)>>,
+    /// Devices that are GPU shards (Slurm's `shard` GRES): node id → their indices. Only
+    /// jobs asking for shards get them, and those get nothing else.
+    pub shards: HashMap<i64, Vec<u32>>,
 }
 
 /// What the running jobs (and the starts of this pass) hold, per user, account and QOS,
@@ -795,6 +801,8 @@ struct Timeline<'a> {
     /// Per node: its GPUs by topology domain (masks, in domain order); empty when it
     /// reports fewer than two domains.
     domains: Vec<Vec<u128>>,
+    /// Per node: the mask of its devices that are GPU shards.
+    shard_mask: Vec<u128>,
     /// The node of every interval added, in order (what [`FirstAble`] catches up on).
     changed: Vec<usize>,
     /// Tests only: every fit scans intervals, every placement sorts all fits, and every
@@ -828,9 +836,19 @@ impl<'a> Timeline<'a> {
             indexes: Vec::new(),
             indexed_in: vec![Vec::new(); snapshot.nodes.len()],
             domains: vec![Vec::new(); snapshot.nodes.len()],
+            shard_mask: vec![0; snapshot.nodes.len()],
             changed: Vec::new(),
         };
         for (i, node) in snapshot.nodes.iter().enumerate() {
+            if let Some(shards) = snapshot.shards.get(&node.id) {
+                t.shard_mask[i] = node
+                    .gpus
+                    .iter()
+                    .take(128)
+                    .enumerate()
+                    .filter(|(_, (g, _))| shards.contains(g))
+                    .fold(0u128, |m, (p, _)| m | 1 << p);
+            }
             let Some(of) = snapshot.gpu_domains.get(&node.id) else {
                 continue;
             };
@@ -1059,6 +1077,11 @@ impl<'a> Timeline<'a> {
                         None => true,
                     })
                     .fold(0u128, |m, (p, _)| m | 1 << p);
+                let typed = if job.shards {
+                    typed & self.shard_mask[i]
+                } else {
+                    typed & !self.shard_mask[i]
+                };
                 if job.whole_node {
                     Some((i, all))
                 } else {
@@ -1384,6 +1407,7 @@ struct CandidateKey<'a> {
     partition_nodes: &'a [String],
     constraint: Option<&'a str>,
     gpu_type: Option<&'a str>,
+    shards: bool,
     whole_node: bool,
     gpus_per_node: u32,
 }
@@ -1404,6 +1428,7 @@ impl<'a> Shape<'a> {
                 partition_nodes: &job.partition_nodes,
                 constraint: job.constraint.as_deref(),
                 gpu_type: job.gpu_type.as_deref(),
+                shards: job.shards,
                 whole_node: job.whole_node,
                 gpus_per_node: job.gpus_per_node,
             },

@@ -330,7 +330,11 @@ impl SnapshotCache {
         // Nodes by name, each with its present GPUs by index.
         let mut gpus_by_node: HashMap<i64, Vec<(u32, String)>> = HashMap::new();
         let mut gpu_domains: HashMap<i64, Vec<(u32, u32)>> = HashMap::new();
+        let mut shards: HashMap<i64, Vec<u32>> = HashMap::new();
         for g in self.gpus.values().filter(|g| g.present) {
+            if g.kind == "shard" {
+                shards.entry(g.node_id).or_default().push(g.index as u32);
+            }
             gpus_by_node
                 .entry(g.node_id)
                 .or_default()
@@ -344,6 +348,9 @@ impl SnapshotCache {
         }
         for d in gpu_domains.values_mut() {
             d.sort_unstable();
+        }
+        for s in shards.values_mut() {
+            s.sort_unstable();
         }
         let mut nodes: Vec<NodeView> = self
             .nodes
@@ -457,6 +464,7 @@ impl SnapshotCache {
                     nodes: j.num_nodes as u32,
                     gpus_per_node: j.gpus_per_node as u32,
                     gpu_type: j.gpu_type.clone(),
+                    shards: j.gres == "shard",
                     constraint: j.constraint.clone(),
                     exclusive: j.exclusive,
                     whole_node: j.whole_node,
@@ -565,6 +573,7 @@ impl SnapshotCache {
                 qos_preemption,
                 accounts: account_limits,
                 gpu_domains,
+                shards,
             },
             accounts,
         }

@@ -1578,7 +1578,8 @@ proptest! {
         let fast = plan_with(&snap, &config, false);
         let plain = plan_with(&snap, &config, true);
         prop_assert_eq!(fast, plain);
-        // The same with GPU topology on every other node (domains of 3 GPUs).
+        // The same with GPU topology on every other node (domains of 3 GPUs), every
+        // third node offering shards, and every fourth job asking for shards.
         let mut topo = snap;
         topo.gpu_domains = topo
             .nodes
@@ -1586,6 +1587,15 @@ proptest! {
             .filter(|n| n.id % 2 == 0)
             .map(|n| (n.id, n.gpus.iter().map(|(g, _)| (*g, g / 3)).collect()))
             .collect();
+        topo.shards = topo
+            .nodes
+            .iter()
+            .filter(|n| n.id % 3 == 0)
+            .map(|n| (n.id, n.gpus.iter().map(|(g, _)| *g).collect()))
+            .collect();
+        for j in topo.pending.iter_mut().filter(|j| j.id % 4 == 0) {
+            j.shards = true;
+        }
         prop_assert_eq!(plan_with(&topo, &config, false), plan_with(&topo, &config, true));
     }
 
@@ -1909,4 +1919,46 @@ proptest! {
             }
         }
     }
+}
+
+/// Shards: a node offering its 2 GPUs as 4 shards each (devices 0–7) gives them only to
+/// jobs asking for shards, several jobs per GPU; GPU jobs never get shards, and wait
+/// when the whole GPUs are taken.
+#[test]
+fn shard_devices_go_only_to_shard_jobs() {
+    let mut gpu_job = job(1, 1, 2);
+    gpu_job.adjust = 10;
+    let mut waits = job(2, 1, 1);
+    waits.adjust = 5;
+    let shard = |id| PendingJob {
+        shards: true,
+        ..job(id, 1, 3)
+    };
+    let snap = Snapshot {
+        now: 0,
+        nodes: vec![node(1, 2), node(2, 8)],
+        pending: vec![gpu_job, waits, shard(3), shard(4)],
+        shards: HashMap::from([(2, (0..8).collect())]),
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    let on = |id: i64| {
+        p.starts
+            .iter()
+            .find(|s| s.job_id == id)
+            .map(|s| (s.placements[0].node_id, s.placements[0].gpus.clone()))
+    };
+    assert_eq!(on(1), Some((1, vec![0, 1])));
+    assert_eq!(on(2), None, "a GPU job does not take shards");
+    assert_eq!(p.waiting(2).unwrap().reason, "Resources");
+    assert_eq!(on(3), Some((2, vec![0, 1, 2])));
+    assert_eq!(on(4), Some((2, vec![3, 4, 5])));
+    // A shard job on a cluster without shards can never run.
+    let none = Snapshot {
+        pending: vec![shard(5)],
+        shards: HashMap::new(),
+        ..snap
+    };
+    let p = plan(&none, &PlannerConfig::default());
+    assert!(p.starts.is_empty());
 }
