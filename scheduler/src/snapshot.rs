@@ -261,7 +261,7 @@ impl SnapshotCache {
 
     fn build(&self, now: DateTime<Utc>, config: &PlannerConfig, deps: &Dependencies) -> CycleInput {
         // Fairshare: associations are users' default accounts, jobs not ended, usage rows.
-        let mut associations: BTreeSet<(&str, &str)> = self
+        let mut associations: HashSet<(&str, &str)> = self
             .default_accounts
             .iter()
             .map(|(u, a)| (a.as_str(), u.as_str()))
@@ -276,10 +276,11 @@ impl SnapshotCache {
                 .iter()
                 .map(|u| (u.account.as_str(), u.user_name.as_str())),
         );
-        let associations: Vec<(String, String)> = associations
+        let mut associations: Vec<(String, String)> = associations
             .into_iter()
             .map(|(a, u)| (a.to_string(), u.to_string()))
             .collect();
+        associations.sort_unstable();
         let tree: Vec<ShareAccount> = self
             .accounts
             .iter()
