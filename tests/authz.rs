@@ -106,6 +106,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_update",
         "job_hold",
         "job_release",
+        "job_top",
         "job_requeue",
         "job_task_cancel",
         "job_priority",
@@ -167,7 +168,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         return Some(403);
     }
     // A submit-scoped token is for CI pipelines that submit and manage their own runs:
-    // it may write under /v1/jobs (submit, cancel, hold, release, update, requeue, cancel
+    // it may write under /v1/jobs (submit, cancel, hold, release, top, update, requeue, cancel
     // an array task, run steps); the worker routes there still refuse it (below).
     let job_write = matches!(
         op,
@@ -177,6 +178,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_update"
             | "job_hold"
             | "job_release"
+            | "job_top"
             | "job_requeue"
             | "job_task_cancel"
             | "step_create"
@@ -230,6 +232,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_update"
             | "job_hold"
             | "job_release"
+            | "job_top"
             | "job_requeue"
             | "job_task_cancel"
             | "job_priority"
@@ -308,7 +311,9 @@ async fn prepare(
     const HELD: &str = "#!/bin/bash\n#SBATCH --hold\ntrue\n";
     let job = match op {
         // Pending, not held, and not about to start.
-        "job_hold" | "job_update" => fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await,
+        "job_hold" | "job_update" | "job_top" => {
+            fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await
+        }
         "job_release" | "job_cancel" => fresh(HELD).await,
         "job_task_cancel" => {
             fresh("#!/bin/bash\n#SBATCH --hold\n#SBATCH --array=0-3\ntrue\n").await

@@ -401,3 +401,92 @@ async fn kill_invalid_depend_cancels_what_can_never_run() {
     );
     assert_eq!(c.output(on_failure).await, "cleanup\n");
 }
+
+/// `scontrol top`: with the node busy, three pending 8-GPU jobs of one user wait in
+/// submit order; topping the last makes it first among them (its priority above
+/// theirs, theirs lowered by a share, another user's job untouched), and it is the one
+/// that starts when the node frees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn top_moves_a_job_ahead_of_its_users_other_jobs() {
+    let c = s4_cluster().await;
+    let blocker = c
+        .submit("#!/bin/bash\nsleep 600\n", &["--gres=gpu:8", "-t", "10"])
+        .await;
+    c.wait_for(blocker, 60, |j| j.state == JobState::Running)
+        .await;
+    let mut mine = Vec::new();
+    for _ in 0..3 {
+        mine.push(
+            c.submit("#!/bin/bash\nsleep 1\n", &["--gres=gpu:8", "-t", "5"])
+                .await,
+        );
+    }
+    let bob = c.token_for("bob", berth_core::auth::Role::User);
+    let (s, other) = c
+        .call(
+            reqwest::Method::POST,
+            "/v1/jobs",
+            Some(&bob),
+            Some(
+                serde_json::json!({"script": "#!/bin/bash\n#SBATCH --gres=gpu:8 -t 5\nsleep 1\n"}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 201, "{other}");
+    let other = other["id"].as_i64().unwrap();
+    for id in mine.iter().chain([&other]) {
+        c.wait_for(*id, 30, |j| j.priority.is_some()).await;
+    }
+    let last = mine[2];
+    let (code, out, err) = c.cli(&c.token, &["scontrol", "top", &last.to_string()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let topped = c.job(last).await;
+    assert!(topped.nice < 0, "{topped:?}");
+    for id in &mine[..2] {
+        assert!(c.job(*id).await.nice > 0);
+    }
+    assert_eq!(
+        c.job(other).await.nice,
+        0,
+        "another user's job is untouched"
+    );
+    // The next pass recomputes priorities: the topped job is first among alice's.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let first = c.job(last).await.priority;
+        let rest = [c.job(mine[0]).await.priority, c.job(mine[1]).await.priority];
+        if rest.iter().all(|p| *p < first) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "topped {first:?}, others {rest:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Topping a job already first changes nothing; a running job cannot be topped.
+    let (code, out, err) = c.cli(&c.token, &["top", &last.to_string()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(c.job(last).await.nice, topped.nice);
+    let (code, _, err) = c.cli(&c.token, &["top", &blocker.to_string()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("not PENDING"), "{err}");
+    // When the node frees, the topped job runs before alice's others.
+    let (s, _) = c
+        .call(
+            reqwest::Method::POST,
+            &format!("/v1/jobs/{blocker}/cancel"),
+            Some(&c.token),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200);
+    let ran = c.wait_ended(last, 90).await;
+    for id in &mine[..2] {
+        let j = c.job(*id).await;
+        assert!(
+            j.start_time.is_none() || j.start_time >= ran.start_time,
+            "job {id} started before the topped one: {j:?}"
+        );
+    }
+}

@@ -92,6 +92,45 @@ pub async fn job_release(
     view(&state, &caller, id).await
 }
 
+/// Move a pending job to the top of its user's queue (scontrol top).
+///
+/// Among the pending jobs of the same user, partition, account and QOS, the job goes
+/// first: its nice is lowered just enough to put its priority above theirs, and the
+/// nice of those that were ahead raised by an equal share of that (Slurm's method: the
+/// user's jobs together gain nothing on anyone else's). The job's owner may do this (in
+/// Slurm only with `SchedulerParameters=enable_user_top`), as may admins and operators.
+/// A job already first is left as it is. Priorities are recomputed by the next
+/// scheduling pass.
+#[utoipa::path(post, path = "/v1/jobs/{id}/top", tag = "jobs", operation_id = "job_top",
+    params(("id" = i64, Path, description = "Job id (an array's id moves all its pending tasks)")),
+    responses((status = 200, description = "The job, first in its user's queue", body = Job),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem),
+              (status = 409, description = "The job is not pending", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_top(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Job>, ApiError> {
+    let row = visible_job(&state, &caller, id).await?;
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let outcome = job::job_top_in_tx(&mut tx, id).await?;
+    tx.commit().await.map_err(DbError::from)?;
+    match outcome {
+        job::TopOutcome::NotPending => return Err(not_pending(&row)),
+        job::TopOutcome::AlreadyFirst => {}
+        job::TopOutcome::Moved { delta, others } => tracing::info!(
+            job.id = id,
+            by = %caller.name,
+            nice_delta = delta,
+            passed = others.len(),
+            "job moved to the top of its user's queue"
+        ),
+    }
+    view(&state, &caller, id).await
+}
+
 /// Update a pending or running job.
 ///
 /// Changes nice, the time limit, the begin time or (admins and operators) the priority

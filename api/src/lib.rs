@@ -166,6 +166,7 @@ pub fn router(state: AppState) -> Router {
             get(fairshare::qos_get).put(fairshare::qos_put),
         )
         .route("/v1/jobs/{id}/release", post(job_control::job_release))
+        .route("/v1/jobs/{id}/top", post(job_control::job_top))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
         .route("/v1/jobs/{id}/stats", get(stats::job_stats))

@@ -115,6 +115,7 @@ impl Modify for ProblemResponses {
         routes::job_cancel,
         job_control::job_hold,
         job_control::job_release,
+        job_control::job_top,
         job_control::job_update,
         job_control::job_task_cancel,
         fairshare::job_priority,

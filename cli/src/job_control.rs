@@ -1,5 +1,5 @@
-//! `berth hold`, `berth release` and `berth update job ID key=value…` (scontrol's `hold`,
-//! `release` and `update job`).
+//! `berth hold`, `berth release`, `berth top` and `berth update job ID key=value…`
+//! (scontrol's `hold`, `release`, `top` and `update job`).
 
 use crate::client::{Client, ClientError};
 use anyhow::bail;
@@ -16,6 +16,12 @@ impl Client {
     /// `POST /v1/jobs/{id}/release`.
     pub async fn job_release(&self, id: i64) -> Result<Job, ClientError> {
         let url = self.url(&format!("/v1/jobs/{id}/release"));
+        self.json(self.http.post(&url), format!("POST {url}")).await
+    }
+
+    /// `POST /v1/jobs/{id}/top`.
+    pub async fn job_top(&self, id: i64) -> Result<Job, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{id}/top"));
         self.json(self.http.post(&url), format!("POST {url}")).await
     }
 
@@ -83,6 +89,12 @@ pub async fn hold(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
 /// `berth release ID…`.
 pub async fn release(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
     each(ids, async |id| client.job_release(id).await).await
+}
+
+/// `berth top ID…`: each job first among its user's pending jobs of the same partition,
+/// account and QOS (the last one given ends up first, as with `scontrol top`).
+pub async fn top(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
+    each(ids, async |id| client.job_top(id).await).await
 }
 
 /// `berth update job ID key=value…`.

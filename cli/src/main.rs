@@ -125,6 +125,14 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
+    /// Move pending jobs to the top of your queue (scontrol top): ahead of your other
+    /// pending jobs in the same partition, account and QOS, by nice values, without
+    /// gaining on other users.
+    Top {
+        /// Job ids (the last one given ends up first).
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
     /// Fairshare of every association (sshare).
     Share {
         /// Print JSON.
@@ -603,6 +611,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         } => berth::fairshare::qos_set(&client(url, token)?, &name, &assignments).await,
         Command::Hold { ids } => berth::job_control::hold(&client(url, token)?, &ids).await,
         Command::Release { ids } => berth::job_control::release(&client(url, token)?, &ids).await,
+        Command::Top { ids } => berth::job_control::top(&client(url, token)?, &ids).await,
         Command::Update {
             what: UpdateCommand::Job { id, assignments },
         } => berth::job_control::update_job(&client(url, token)?, id, &assignments).await,

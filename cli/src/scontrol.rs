@@ -136,6 +136,26 @@ pub async fn run(
             let id = job_id_arg(args.get(2))?;
             commands::show_job(&client()?, id, false).await
         }
+        [verb @ ("hold" | "release" | "top"), ..] => {
+            let Some(list) = args.get(1) else {
+                bail!("scontrol {verb}: which job? (scontrol {verb} JOBID[,JOBID…])");
+            };
+            let ids = list
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(|id| {
+                    id.trim()
+                        .parse::<i64>()
+                        .with_context(|| format!("not a job id: {id:?}"))
+                })
+                .collect::<anyhow::Result<Vec<i64>>>()?;
+            let client = client()?;
+            match *verb {
+                "hold" => crate::job_control::hold(&client, &ids).await,
+                "release" => crate::job_control::release(&client, &ids).await,
+                _ => crate::job_control::top(&client, &ids).await,
+            }
+        }
         ["requeue", ..] => {
             let Some(list) = args.get(1) else {
                 bail!("scontrol requeue: which job? (scontrol requeue JOBID)");
@@ -186,11 +206,14 @@ pub async fn run(
                 crate::admin::scontrol_update_node(&client()?, &words).await
             }
         },
-        [] => bail!("scontrol: a command is needed (show hostnames, show job, requeue, update)"),
+        [] => bail!(
+            "scontrol: a command is needed (show hostnames, show job, hold, release, top, \
+             requeue, update)"
+        ),
         _ => bail!(
             "scontrol {}: not supported by Berth (supported: show hostnames|hostname|hostlist, \
-             show job|node|partition, requeue, update JobId=|NodeName=, create|update|delete \
-             PartitionName=)",
+             show job|node|partition, hold, release, top, requeue, update JobId=|NodeName=, \
+             create|update|delete PartitionName=)",
             args.join(" ")
         ),
     }

@@ -707,6 +707,85 @@ pub async fn job_update_pending(
     .rows_affected())
 }
 
+/// What [`job_top_in_tx`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TopOutcome {
+    /// The job was not pending (or does not exist).
+    NotPending,
+    /// It was already first among its peers (or has none): nothing changed.
+    AlreadyFirst,
+    /// Its nice went down by `delta`, each of `others` peers' up by a share of it.
+    Moved {
+        /// How much the job's nice went down.
+        delta: i64,
+        /// The peers that had a higher priority.
+        others: Vec<i64>,
+    },
+}
+
+/// Slurm's `scontrol top`: moves pending job `id` ahead of the other pending jobs of the
+/// same user, partition, account and QOS by adjusting nice values, as Slurm does: the
+/// job's nice goes down by what puts its last computed priority one above its highest
+/// peer's, and the nice of each peer that was ahead goes up by an equal share of that, so
+/// the user's jobs together gain nothing on anyone else's. Locks the peer rows (in id
+/// order). Priorities are those the scheduler wrote last (a job not yet prioritised
+/// counts as 0); the next cycle computes the new ones.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_top_in_tx(conn: &mut PgConnection, id: i64) -> Result<TopOutcome, DbError> {
+    let Some(job) = job_lock_in_tx(conn, id).await? else {
+        return Ok(TopOutcome::NotPending);
+    };
+    if job.state != "PENDING" {
+        return Ok(TopOutcome::NotPending);
+    }
+    let peers = sqlx::query!(
+        r#"SELECT id, COALESCE(priority, 0) AS "priority!" FROM jobs
+           WHERE state = 'PENDING' AND id <> $1 AND user_name = $2 AND partition = $3
+             AND account IS NOT DISTINCT FROM $4 AND qos IS NOT DISTINCT FROM $5
+           ORDER BY id FOR UPDATE"#,
+        id,
+        job.user_name,
+        job.partition,
+        job.account,
+        job.qos
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let mine = job.priority.unwrap_or(0);
+    let ahead: Vec<(i64, i64)> = peers
+        .iter()
+        .filter(|p| p.priority >= mine)
+        .map(|p| (p.id, p.priority))
+        .collect();
+    let Some(highest) = ahead.iter().map(|(_, p)| *p).max() else {
+        return Ok(TopOutcome::AlreadyFirst);
+    };
+    let delta = highest.saturating_sub(mine).saturating_add(1);
+    let n = ahead.len() as i64;
+    let share = delta.saturating_add(n - 1) / n;
+    let clamp = |v: i64| v.clamp(-(i32::MAX as i64 - 2), i32::MAX as i64 - 2) as i32;
+    sqlx::query!(
+        "UPDATE jobs SET nice = $2 WHERE id = $1",
+        id,
+        clamp(i64::from(job.nice) - delta)
+    )
+    .execute(&mut *conn)
+    .await?;
+    let others: Vec<i64> = ahead.iter().map(|(id, _)| *id).collect();
+    sqlx::query!(
+        r#"UPDATE jobs SET nice = LEAST(GREATEST(nice::bigint + $2, -2147483645), 2147483645)::int
+           WHERE id = ANY($1)"#,
+        &others,
+        share
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(TopOutcome::Moved { delta, others })
+}
+
 /// Changes the time limit (seconds) of a running job (and its array's running tasks):
 /// their nodes enforce it from their next sync, counted from each run's start. Returns
 /// how many rows changed.
