@@ -111,6 +111,11 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             None
         },
         gpu_minors: backend.device_minors(),
+        devices: registration
+            .gpus
+            .iter()
+            .map(crate::launch::NodeDevice::from)
+            .collect(),
     };
     let devices = settings
         .cgroups
