@@ -161,7 +161,8 @@ enum Command {
     },
     /// Show this machine's GPUs as a worker sees them: inventory, MIG modes, samples.
     Gpus {
-        /// Simulated GPUs instead of NVML (`8xH100`).
+        /// Simulated GPUs instead of NVML (`8xH100`, `2xA100:mig=3g.40gb*2`,
+        /// `8xH100:shards=2`; as `berth worker --simulate-gpus`).
         #[arg(long)]
         simulate_gpus: Option<String>,
         /// Fail when NVML does not load (instead of simulating).
@@ -223,8 +224,11 @@ enum Command {
         /// The node name (default: this host's name).
         #[arg(long)]
         name: Option<String>,
-        /// Simulate GPUs instead of using NVML: `8`, `8xH100`, `4xA100`; `8xH100/2` also
-        /// reports two topology domains (GPUs 0-3 and 4-7).
+        /// Simulate GPUs instead of using NVML: `N[xMODEL][:mig=PROFILE*K|:shards=S][/D]`.
+        /// `8`, `8xH100`, `4xA100`; `2xA100:mig=3g.40gb*2` splits each GPU into 2 MIG
+        /// instances (4 devices); `8xH100:shards=2` offers each GPU as 2 shards
+        /// (`--gres=shard:N`); `/D`, last, puts the GPUs in D topology domains
+        /// (`8xH100/2`: GPUs 0-3 and 4-7; `8xH100:shards=2/2`).
         #[arg(long)]
         simulate_gpus: Option<String>,
         /// Where job scripts and scratch directories live.
@@ -300,8 +304,9 @@ enum Command {
         /// How many workers (node-1 … node-N).
         #[arg(long, default_value_t = 1)]
         workers: u32,
-        /// Each worker's simulated GPUs (`8xH100`); default: NVML if present, else 8
-        /// simulated H100s.
+        /// Each worker's simulated GPUs (`8xH100`, `2xA100:mig=3g.40gb*2`,
+        /// `8xH100:shards=2`; as `berth worker --simulate-gpus`); default: NVML if present,
+        /// else 8 simulated H100s.
         #[arg(long)]
         gpus: Option<String>,
         /// Submit the single-GPU example, show its output, then keep running.

@@ -111,6 +111,11 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             None
         },
         gpu_minors: backend.device_minors(),
+        devices: registration
+            .gpus
+            .iter()
+            .map(crate::launch::NodeDevice::from)
+            .collect(),
     };
     let devices = settings
         .cgroups
@@ -305,7 +310,7 @@ struct Agent {
 /// GPUs at 0 % under a running job for `gpu_stuck_after`. Each is reported once.
 #[derive(Default)]
 struct Health {
-    /// The GPU indices the node registered with: one missing from the samples is lost.
+    /// The device indices the node registered with: one missing from the samples is lost.
     registered: Vec<u32>,
     reported: HashSet<GpuFault>,
     /// Since when each busy GPU has been at 0 %.
@@ -338,7 +343,11 @@ impl Health {
                     kind: GpuFaultKind::Lost,
                     xid: None,
                 }),
-                Some(sample) if busy.contains(&index) && sample.utilization_pct == 0 => {
+                Some(sample)
+                    if busy.contains(&index)
+                        && sample.utilization_pct == 0
+                        && backend.utilization_measured(index) =>
+                {
                     let since = *self.zero_since.entry(index).or_insert(now);
                     if now.duration_since(since) >= stuck_after {
                         found.push(GpuFault {

@@ -11,7 +11,9 @@
 //! GPU devices: a job may open only its own GPUs' character devices (`/dev/nvidiaN`,
 //! major [`NVIDIA_MAJOR`], minor the GPU's minor number) where the host has the v1
 //! `devices` hierarchy: the job's group there denies (`devices.deny`, `c 195:N rwm`) every
-//! GPU of the node that the job does not hold ([`denied_gpu_minors`]); the control
+//! GPU of the node that the job holds no device of ([`denied_gpu_minors`]: a MIG instance
+//! or shard opens its GPU's `/dev/nvidiaN`, so jobs sharing a GPU can open it alike; MIG
+//! instances are not told apart by their `/dev/nvidia-caps` devices); the control
 //! devices (`/dev/nvidiactl` 195:255, `/dev/nvidia-modeset` 195:254, `/dev/nvidia-uvm`,
 //! other majors) stay allowed. Opening another job's GPU then fails with EPERM. On a
 //! cgroup v2 host the same rule is a BPF device program attached to the job's group
@@ -31,13 +33,21 @@ const PERIOD_US: u64 = 100_000;
 /// The major number of NVIDIA's character devices (`/dev/nvidia0` is 195:0).
 pub const NVIDIA_MAJOR: u32 = 195;
 
-/// The minor numbers of the GPUs a job must not open: those of `node_gpus` (the node's
-/// GPUs as (index, minor number) pairs) whose index is not in `allowed` (the job's GPU
-/// indices on this node), sorted, each once.
-pub fn denied_gpu_minors(node_gpus: &[(u32, u32)], allowed: &[u32]) -> Vec<u32> {
-    let mut minors: Vec<u32> = node_gpus
+/// The minor numbers of the GPUs a job must not open: those of `node_devices` (the node's
+/// devices as (device index, minor number) pairs; a MIG instance or shard has its parent
+/// GPU's minor) that the job does not hold (`allowed`, its device indices on this node),
+/// less those of the devices it holds: a job with one shard or MIG instance of GPU 0 may
+/// open `/dev/nvidia0` even though the other shards of GPU 0 are not its. Sorted, each
+/// once.
+pub fn denied_gpu_minors(node_devices: &[(u32, u32)], allowed: &[u32]) -> Vec<u32> {
+    let held: Vec<u32> = node_devices
         .iter()
-        .filter(|(index, _)| !allowed.contains(index))
+        .filter(|(index, _)| allowed.contains(index))
+        .map(|&(_, minor)| minor)
+        .collect();
+    let mut minors: Vec<u32> = node_devices
+        .iter()
+        .filter(|(index, minor)| !allowed.contains(index) && !held.contains(minor))
         .map(|&(_, minor)| minor)
         .collect();
     minors.sort_unstable();
@@ -345,6 +355,21 @@ mod tests {
         assert_eq!(denied_gpu_minors(&node, &[0, 3]), vec![0, 5]);
         // An index the node does not have denies nothing more.
         assert_eq!(denied_gpu_minors(&node, &[9]), vec![0, 1, 4, 5]);
+    }
+
+    #[test]
+    fn a_shard_or_mig_instance_opens_its_whole_gpu_device() {
+        // 2 GPUs offered as 2 shards each: shards 0, 1 on GPU 0 (minor 0), 2, 3 on GPU 1.
+        let shards = [(0, 0), (1, 0), (2, 1), (3, 1)];
+        assert_eq!(denied_gpu_minors(&shards, &[1]), vec![1]);
+        assert_eq!(denied_gpu_minors(&shards, &[0, 1]), vec![1]);
+        assert_eq!(denied_gpu_minors(&shards, &[1, 2]), Vec::<u32>::new());
+        assert_eq!(denied_gpu_minors(&shards, &[]), vec![0, 1]);
+        // NVML: GPU 1 whole (minor 3), GPU 0 (minor 2) in MIG mode, its instances 2 and 3.
+        let mig = [(1, 3), (2, 2), (3, 2)];
+        assert_eq!(denied_gpu_minors(&mig, &[3]), vec![3]);
+        assert_eq!(denied_gpu_minors(&mig, &[1]), vec![2]);
+        assert_eq!(denied_gpu_minors(&mig, &[1, 2]), Vec::<u32>::new());
     }
 
     #[test]

@@ -1,9 +1,15 @@
-//! GPU backends: what GPUs a node has ([`GpuBackend::inventory`], sent when the worker
-//! registers) and how busy they are ([`GpuBackend::sample`], sent with every sync).
+//! GPU backends: what devices a node offers ([`GpuBackend::inventory`], sent when the
+//! worker registers) and how busy they are ([`GpuBackend::sample`], sent with every sync).
 //!
-//! [`NvmlBackend`] reads real NVIDIA devices through NVML. [`SimulatedBackend`] stands in
-//! for nodes without GPUs (development, tests, `berth dev` on a laptop): a fixed set of
-//! devices of a known model with stable UUIDs and plausible metrics that follow which
+//! A device is a whole GPU, a MIG instance of a GPU in MIG mode, or a shard (a share of a
+//! GPU that several jobs use at once, Slurm's `shard` GRES); each has its own index on the
+//! node, and MIG instances and shards name their physical GPU as `parent`.
+//!
+//! [`NvmlBackend`] reads real NVIDIA devices through NVML, and offers the MIG instances of
+//! a GPU in MIG mode (listed by `nvidia-smi -L`, [`parse_nvidia_smi_list`]) instead of the
+//! GPU. [`SimulatedBackend`] stands in for nodes without GPUs (development, tests, `berth
+//! dev` on a laptop): a fixed set of devices of a known model, optionally split into MIG
+//! instances or shards, with stable UUIDs and plausible metrics that follow which
 //! devices jobs hold. [`detect_backend`] picks one.
 
 use crate::WorkerError;
@@ -16,30 +22,38 @@ use rand::Rng;
 pub trait GpuBackend: Send + Sync {
     /// `"nvml"` or `"simulated"`, for logs.
     fn kind(&self) -> &'static str;
-    /// The node's GPUs, by index.
+    /// The node's devices (whole GPUs, MIG instances, shards), by index.
     fn inventory(&self) -> Vec<GpuInfo>;
-    /// A sample of every GPU that answers; `busy` lists the indices that running jobs
-    /// hold (the simulated backend makes those look busy; NVML measures). A GPU of the
-    /// inventory missing from the samples is lost.
+    /// A sample of every device that answers; `busy` lists the device indices that
+    /// running jobs hold (the simulated backend makes those look busy; NVML measures). A
+    /// device of the inventory missing from the samples is lost.
     fn sample(&self, busy: &[u32]) -> Vec<GpuSample>;
-    /// XID errors seen so far, as (GPU index, XID code): NVML's critical XID events, or
-    /// the simulated backend's injected ones.
+    /// XID errors seen so far, as (device index, XID code): NVML's critical XID events
+    /// (on a GPU in MIG mode, one per MIG instance offered), or the simulated backend's
+    /// injected ones.
     fn xid_errors(&self) -> Vec<(u32, u32)> {
         Vec::new()
     }
-    /// Each GPU's character device minor number, as (GPU index, minor): `/dev/nvidia{minor}`
-    /// (major 195), what a job's device group denies. By default the minor is the index
-    /// (the simulated backend); NVML reports each device's own.
+    /// Each device's character device minor number, as (device index, minor):
+    /// `/dev/nvidia{minor}` (major 195), what a job's device group denies. A MIG instance
+    /// or shard has its parent GPU's. By default the minor is the (parent) GPU's index
+    /// (the simulated backend); NVML reports each GPU's own.
     fn device_minors(&self) -> Vec<(u32, u32)> {
         self.inventory()
             .iter()
-            .map(|gpu| (gpu.index, gpu.index))
+            .map(|gpu| (gpu.index, gpu.parent.unwrap_or(gpu.index)))
             .collect()
+    }
+    /// Whether the samples of device `index` measure its utilisation (so 0 % under a job
+    /// means stuck). True by default; NVML cannot measure a MIG instance's.
+    fn utilization_measured(&self, index: u32) -> bool {
+        let _ = index;
+        true
     }
 }
 
 /// Picks the backend for this machine: simulated GPUs when `simulate` is given (`"8"`,
-/// `"8xH100"`, `"4xA100"`), else NVML if the library loads, else 8 simulated H100s.
+/// `"8xH100"`, `"2xA100:mig=3g.40gb*2"`, see [`SimulatedBackend::parse`]), else NVML if the library loads, else 8 simulated H100s.
 /// Simulated UUIDs are derived from this machine's host name; the worker itself uses
 /// [`detect_backend_for_node`] with its node name, so several simulated workers on one
 /// machine get distinct UUIDs.
@@ -75,11 +89,178 @@ pub fn detect_backend_for_node(
 
 /// Real NVIDIA GPUs, read through NVML (`libnvidia-ml.so`). A background thread waits
 /// for critical XID events on every device and keeps them for [`GpuBackend::xid_errors`].
+///
+/// A GPU whose MIG mode is enabled is not offered itself: its MIG instances are, as
+/// `nvidia-smi -L` lists them when the backend is made (NVML's MIG calls are not in the
+/// wrapper), with indices after the physical GPUs' (count, count + 1, … in GPU order).
+/// Changing the MIG layout takes a worker restart. Without `nvidia-smi` (or when it fails)
+/// such a GPU offers nothing.
 #[derive(Debug)]
 pub struct NvmlBackend {
     /// NVML lives as long as the process (the event thread borrows it).
     nvml: &'static Nvml,
     xids: std::sync::Arc<std::sync::Mutex<Vec<(u32, u32)>>>,
+    /// The physical GPUs in MIG mode (not offered whole).
+    mig_gpus: Vec<u32>,
+    /// The MIG instances offered, by index.
+    mig: Vec<MigInstance>,
+}
+
+/// A MIG instance an [`NvmlBackend`] offers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigInstance {
+    /// Its device index on the node (after the physical GPUs').
+    pub index: u32,
+    /// The physical GPU's NVML index.
+    pub parent: u32,
+    /// `MIG-…`, what `CUDA_VISIBLE_DEVICES` names.
+    pub uuid: String,
+    /// The profile (`3g.40gb`).
+    pub profile: String,
+    /// The GPU's name as `nvidia-smi` gives it (`NVIDIA A100-SXM4-80GB`).
+    pub gpu_name: String,
+}
+
+/// A GPU as `nvidia-smi -L` lists it, with its MIG devices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedGpu {
+    /// `GPU 0:` (NVML's index).
+    pub index: u32,
+    /// `NVIDIA A100-SXM4-80GB`.
+    pub name: String,
+    /// `GPU-…`.
+    pub uuid: String,
+    /// Its MIG devices, in the listed order.
+    pub mig: Vec<ListedMig>,
+}
+
+/// A MIG device as `nvidia-smi -L` lists it under its GPU.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedMig {
+    /// The profile (`3g.40gb`, `1g.10gb+me`, `1c.3g.40gb`).
+    pub profile: String,
+    /// `Device N:`, its number on the GPU.
+    pub device: u32,
+    /// `MIG-…` (`MIG-GPU-…/gi/ci` from drivers before R470).
+    pub uuid: String,
+}
+
+/// Parses `nvidia-smi -L`: `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)` lines, each
+/// followed by its MIG devices, indented: `  MIG 3g.40gb     Device  0: (UUID: MIG-…)`.
+/// Other lines (and MIG lines before any GPU) are skipped.
+pub fn parse_nvidia_smi_list(text: &str) -> Vec<ListedGpu> {
+    fn uuid_of(text: &str) -> Option<(&str, String)> {
+        let at = text.rfind("(UUID:")?;
+        let uuid = text[at + "(UUID:".len()..]
+            .trim()
+            .trim_end_matches(')')
+            .trim();
+        (!uuid.is_empty()).then(|| (text[..at].trim(), uuid.to_string()))
+    }
+    let mut gpus: Vec<ListedGpu> = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("GPU ") {
+            let Some((index, rest)) = rest.split_once(':') else {
+                continue;
+            };
+            let (Ok(index), Some((name, uuid))) = (index.trim().parse(), uuid_of(rest)) else {
+                continue;
+            };
+            gpus.push(ListedGpu {
+                index,
+                name: name.to_string(),
+                uuid,
+                mig: Vec::new(),
+            });
+        } else if let Some(rest) = line.strip_prefix("MIG ") {
+            let Some((head, uuid)) = uuid_of(rest) else {
+                continue;
+            };
+            let mut words = head.split_whitespace();
+            let (Some(profile), Some("Device"), Some(device)) =
+                (words.next(), words.next(), words.next())
+            else {
+                continue;
+            };
+            let Ok(device) = device.trim_end_matches(':').parse() else {
+                continue;
+            };
+            if let Some(gpu) = gpus.last_mut() {
+                gpu.mig.push(ListedMig {
+                    profile: profile.to_string(),
+                    device,
+                    uuid,
+                });
+            }
+        }
+    }
+    gpus
+}
+
+/// The MIG instances a node offers: for each GPU in MIG mode (`in_mig_mode`, as (NVML
+/// index, UUID when NVML gives it), in index order), the MIG devices `listing` (`nvidia-smi
+/// -L`, parsed; `Err` with why it could not be read) shows under it (found by UUID, else by
+/// index), numbered from `count` (the physical GPU count) on. A GPU that the listing lacks,
+/// or every GPU when there is no listing, offers nothing (logged).
+pub fn mig_instances(
+    count: u32,
+    in_mig_mode: &[(u32, Option<String>)],
+    listing: Result<&[ListedGpu], &str>,
+) -> Vec<MigInstance> {
+    let mut instances = Vec::new();
+    for (index, uuid) in in_mig_mode {
+        let listed = match listing {
+            Ok(gpus) => gpus
+                .iter()
+                .find(|gpu| uuid.as_deref() == Some(gpu.uuid.as_str()))
+                .or_else(|| gpus.iter().find(|gpu| gpu.index == *index)),
+            Err(why) => {
+                tracing::warn!(gpu.index = index, error = why, "GPU in MIG mode but nvidia-smi cannot list its MIG instances; offering nothing of it");
+                continue;
+            }
+        };
+        let Some(listed) = listed else {
+            tracing::warn!(
+                gpu.index = index,
+                "GPU in MIG mode but nvidia-smi does not list it; offering nothing of it"
+            );
+            continue;
+        };
+        if listed.mig.is_empty() {
+            tracing::warn!(
+                gpu.index = index,
+                "GPU in MIG mode without MIG instances; offering nothing of it"
+            );
+        }
+        for mig in &listed.mig {
+            instances.push(MigInstance {
+                index: count + instances.len() as u32,
+                parent: *index,
+                uuid: mig.uuid.clone(),
+                profile: mig.profile.clone(),
+                gpu_name: listed.name.clone(),
+            });
+        }
+    }
+    instances
+}
+
+/// Runs `nvidia-smi -L`; `Err` says why it gave no listing.
+fn nvidia_smi_list() -> Result<String, String> {
+    let output = std::process::Command::new("nvidia-smi")
+        .arg("-L")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|err| format!("running nvidia-smi -L: {err}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "nvidia-smi -L failed ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// Waits for critical XID events on every device of `nvml` and records them as (index,
@@ -145,13 +326,53 @@ impl NvmlBackend {
         let _ = std::thread::Builder::new()
             .name("nvml-xid".into())
             .spawn(move || watch_xids(nvml, watched));
-        Ok(NvmlBackend { nvml, xids })
+        let mut backend = NvmlBackend {
+            nvml,
+            xids,
+            mig_gpus: Vec::new(),
+            mig: Vec::new(),
+        };
+        let in_mig_mode: Vec<(u32, Option<String>)> = backend
+            .mig_modes()
+            .into_iter()
+            .filter(|(_, mode)| *mode == Some(true))
+            .map(|(index, _)| {
+                let uuid = nvml
+                    .device_by_index(index)
+                    .and_then(|device| device.uuid())
+                    .ok();
+                (index, uuid)
+            })
+            .collect();
+        if !in_mig_mode.is_empty() {
+            let listing = nvidia_smi_list().map(|text| parse_nvidia_smi_list(&text));
+            backend.mig = mig_instances(
+                backend.device_count(),
+                &in_mig_mode,
+                match &listing {
+                    Ok(gpus) => Ok(gpus),
+                    Err(why) => Err(why),
+                },
+            );
+            backend.mig_gpus = in_mig_mode.into_iter().map(|(index, _)| index).collect();
+        }
+        Ok(backend)
+    }
+
+    /// The physical GPUs offered whole (those not in MIG mode).
+    fn whole_gpus(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.device_count()).filter(|index| !self.mig_gpus.contains(index))
+    }
+
+    /// The MIG instances offered (empty without GPUs in MIG mode).
+    pub fn mig_instances(&self) -> &[MigInstance] {
+        &self.mig
     }
 
     /// Each GPU's MIG mode: `Some(true)` when MIG is enabled now, `Some(false)` when
     /// disabled, `None` when the device does not support MIG. (Listing the MIG devices
-    /// themselves needs NVML calls the wrapper does not offer yet; `nvidia-smi -L` shows
-    /// them.)
+    /// themselves needs NVML calls the wrapper does not offer yet; the backend reads
+    /// `nvidia-smi -L`.)
     pub fn mig_modes(&self) -> Vec<(u32, Option<bool>)> {
         (0..self.device_count())
             .map(|index| {
@@ -185,33 +406,56 @@ impl GpuBackend for NvmlBackend {
     }
 
     fn xid_errors(&self) -> Vec<(u32, u32)> {
-        self.xids
+        let xids = self
+            .xids
             .lock()
             .map(|xids| xids.clone())
-            .unwrap_or_default()
-    }
-
-    fn device_minors(&self) -> Vec<(u32, u32)> {
-        (0..self.device_count())
-            .map(|index| {
-                let minor = self
-                    .nvml
-                    .device_by_index(index)
-                    .and_then(|device| device.minor_number());
-                match minor {
-                    Ok(minor) => (index, minor),
-                    Err(err) => {
-                        tracing::warn!(gpu.index = index, error = %err, "NVML has no minor number; assuming the index");
-                        (index, index)
-                    }
+            .unwrap_or_default();
+        // An XID on a GPU in MIG mode concerns each of its instances.
+        xids.into_iter()
+            .flat_map(|(index, code)| {
+                let instances: Vec<(u32, u32)> = self
+                    .mig
+                    .iter()
+                    .filter(|mig| mig.parent == index)
+                    .map(|mig| (mig.index, code))
+                    .collect();
+                if instances.is_empty() {
+                    vec![(index, code)]
+                } else {
+                    instances
                 }
             })
             .collect()
     }
 
+    fn device_minors(&self) -> Vec<(u32, u32)> {
+        let minor = |index: u32| {
+            let minor = self
+                .nvml
+                .device_by_index(index)
+                .and_then(|device| device.minor_number());
+            match minor {
+                Ok(minor) => minor,
+                Err(err) => {
+                    tracing::warn!(gpu.index = index, error = %err, "NVML has no minor number; assuming the index");
+                    index
+                }
+            }
+        };
+        self.whole_gpus()
+            .map(|index| (index, minor(index)))
+            .chain(self.mig.iter().map(|mig| (mig.index, minor(mig.parent))))
+            .collect()
+    }
+
+    fn utilization_measured(&self, index: u32) -> bool {
+        !self.mig.iter().any(|mig| mig.index == index)
+    }
+
     fn inventory(&self) -> Vec<GpuInfo> {
         let mut gpus = Vec::new();
-        for index in 0..self.device_count() {
+        for index in self.whole_gpus() {
             let device = match self.nvml.device_by_index(index) {
                 Ok(device) => device,
                 Err(err) => {
@@ -237,12 +481,34 @@ impl GpuBackend for NvmlBackend {
                 parent: None,
             });
         }
+        for mig in &self.mig {
+            let device = self.nvml.device_by_index(mig.parent).ok();
+            let gpu_name = device
+                .as_ref()
+                .and_then(|device| device.name().ok())
+                .unwrap_or_else(|| mig.gpu_name.clone());
+            gpus.push(GpuInfo {
+                index: mig.index,
+                uuid: mig.uuid.clone(),
+                model: format!("{gpu_name} MIG {}", mig.profile),
+                memory_mib: mig_profile_memory_mib(&mig.profile).unwrap_or(0),
+                domain: device
+                    .as_ref()
+                    .and_then(|device| device.pci_info().ok())
+                    .and_then(|pci| numa_node(&pci.bus_id)),
+                kind: GpuKind::Mig,
+                parent: Some(mig.parent),
+            });
+        }
         gpus
     }
 
+    /// Whole GPUs as NVML measures them. A MIG instance's utilisation and memory in use
+    /// are not measured (0; [`GpuBackend::utilization_measured`] says so): it gets its GPU's
+    /// temperature and an equal share of its GPU's power; none when its GPU does not answer.
     fn sample(&self, _busy: &[u32]) -> Vec<GpuSample> {
         let mut samples = Vec::new();
-        for index in 0..self.device_count() {
+        for index in self.whole_gpus() {
             let Ok(device) = self.nvml.device_by_index(index) else {
                 continue;
             };
@@ -260,6 +526,29 @@ impl GpuBackend for NvmlBackend {
                 temperature_c: device.temperature(TemperatureSensor::Gpu).unwrap_or(0),
             });
         }
+        for &parent in &self.mig_gpus {
+            let instances: Vec<&MigInstance> =
+                self.mig.iter().filter(|mig| mig.parent == parent).collect();
+            if instances.is_empty() {
+                continue;
+            }
+            let Ok(device) = self.nvml.device_by_index(parent) else {
+                continue;
+            };
+            let power_w = device
+                .power_usage()
+                .map(|milliwatts| f64::from(milliwatts) / 1000.0 / instances.len() as f64)
+                .unwrap_or(0.0);
+            let temperature_c = device.temperature(TemperatureSensor::Gpu).unwrap_or(0);
+            samples.extend(instances.iter().map(|mig| GpuSample {
+                index: mig.index,
+                utilization_pct: 0,
+                memory_used_mib: 0,
+                power_w: round_watts(power_w),
+                temperature_c,
+            }));
+        }
+        samples.sort_by_key(|sample| sample.index);
         samples
     }
 }
@@ -308,14 +597,17 @@ const UNKNOWN_MODEL_POWER_W: f64 = 300.0;
 /// Simulated GPUs: `count` devices of one model with UUIDs derived from the node name and
 /// index (`GPU-sim-…`, stable across restarts), whose samples show the devices that jobs
 /// hold as busy (70–100 % utilisation, most of the memory, high power and temperature)
-/// and the others as idle.
+/// and the others as idle. [`SimulatedBackend::parse`] can split each GPU into MIG
+/// instances (`MIG-sim-…` UUIDs) or shards; samples are then per instance or shard, each
+/// with its share of the GPU's power.
 ///
 /// Faults can be injected for tests through a file ([`SimulatedBackend::with_fault_file`]),
-/// one per line: `xid INDEX CODE` (an XID error), `lost INDEX` (the GPU stops answering:
-/// no samples), `stuck INDEX` (0 % utilisation even when busy).
+/// one per line, by device index: `xid INDEX CODE` (an XID error), `lost INDEX` (the
+/// device stops answering: no samples), `stuck INDEX` (0 % utilisation even when busy).
 #[derive(Debug, Clone)]
 pub struct SimulatedBackend {
     gpus: Vec<GpuInfo>,
+    /// Board power of one device, watts (a GPU's, divided among its instances or shards).
     power_w: f64,
     fault_file: Option<std::path::PathBuf>,
 }
@@ -362,7 +654,7 @@ impl SimulatedBackend {
         let gpus = (0..count)
             .map(|index| GpuInfo {
                 index,
-                uuid: simulated_uuid(node_name, index),
+                uuid: simulated_uuid("GPU", node_name, index),
                 model: model_name.clone(),
                 memory_mib,
                 domain: None,
@@ -392,13 +684,31 @@ impl SimulatedBackend {
             .unwrap_or_default()
     }
 
-    /// Parses `"N"` (N H100s) or `"NxMODEL"` (`"8xH100"`, `"4xA100"`, `"2xL4"`), with an
-    /// optional `/D`: the GPUs in D topology domains of consecutive indices (`8xH100/2`:
-    /// GPUs 0–3 in domain 0, 4–7 in domain 1, as the two NUMA nodes of an HGX board).
+    /// Parses a `--simulate-gpus` spec, `N[xMODEL][:mig=PROFILE*K|:shards=S][/D]`:
+    ///
+    /// * `N` (N H100s) or `NxMODEL` (`8xH100`, `4xA100`, `2xL4`): N physical GPUs (at most
+    ///   1024);
+    /// * `:mig=PROFILE*K`: each GPU split into K MIG instances of PROFILE (K from 1 to 7;
+    ///   PROFILE as `nvidia-smi` names it, `3g.40gb`, `1g.10gb+me`): `2xA100:mig=3g.40gb*2`
+    ///   is 4 devices, indices 0–3, kind [`GpuKind::Mig`], GPU `index / K` as parent, model
+    ///   `NVIDIA A100-SXM4-80GB MIG 3g.40gb`, memory from the profile (40 × 1024 MiB) and
+    ///   `MIG-sim-…` UUIDs;
+    /// * `:shards=S`: each GPU offered as S shards (Slurm's `shard` GRES, S from 1 to 128):
+    ///   `2xH100:shards=4` is 8 devices, kind [`GpuKind::Shard`], GPU `index / S` as
+    ///   parent, with that GPU's model, memory and UUID;
+    /// * `/D`, last: the physical GPUs in D topology domains of consecutive indices
+    ///   (`8xH100/2`: GPUs 0–3 in domain 0, 4–7 in domain 1, as the two NUMA nodes of an
+    ///   HGX board); MIG instances and shards are in their GPU's domain
+    ///   (`8xH100:shards=2/2`).
+    ///
+    /// `mig` and `shards` exclude each other. Devices are numbered GPU by GPU: the
+    /// instances or shards of GPU 0 first.
     ///
     /// # Errors
-    /// [`WorkerError::InvalidGpuSpec`] when the count is missing or not a number up to
-    /// 1024, the model is empty, or D is not a divisor of the count.
+    /// [`WorkerError::InvalidGpuSpec`], naming the spec, when the count is missing or not a
+    /// number up to 1024, the model is empty, an option is unknown, repeated or malformed
+    /// (a profile without its memory, `3g.40gb`; K or S out of range), both `mig` and
+    /// `shards` are given, or D is not a divisor of the GPU count.
     pub fn parse(spec: &str, node_name: &str) -> Result<Self, WorkerError> {
         let invalid = |reason: &str| WorkerError::InvalidGpuSpec {
             spec: spec.to_string(),
@@ -406,24 +716,28 @@ impl SimulatedBackend {
         };
         let (text, domains) = match spec.trim().split_once('/') {
             Some((gpus, domains)) => {
-                let domains: u32 = domains
-                    .trim()
-                    .parse()
-                    .map_err(|_| invalid("expected a domain count after `/`, as in `8xH100/2`"))?;
+                let domains: u32 = domains.trim().parse().map_err(|_| {
+                    invalid(
+                        "expected a domain count after `/`, which comes last, as in `8xH100/2` \
+                         or `8xH100:shards=2/2`",
+                    )
+                })?;
                 (gpus.trim(), Some(domains))
             }
             None => (spec.trim(), None),
         };
-        let digits = text.len() - text.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let mut parts = text.split(':');
+        let gpus = parts.next().unwrap_or_default().trim();
+        let digits = gpus.len() - gpus.trim_start_matches(|c: char| c.is_ascii_digit()).len();
         if digits == 0 {
             return Err(invalid("expected a GPU count, as in `8` or `8xH100`"));
         }
-        let count: u32 = text[..digits]
+        let count: u32 = gpus[..digits]
             .parse()
             .ok()
             .filter(|count| *count <= 1024)
             .ok_or_else(|| invalid("the GPU count must be at most 1024"))?;
-        let rest = &text[digits..];
+        let rest = &gpus[digits..];
         let model = if rest.is_empty() {
             "H100"
         } else if let Some(model) = rest.strip_prefix(['x', 'X']) {
@@ -435,20 +749,149 @@ impl SimulatedBackend {
         } else {
             return Err(invalid("expected `N` or `NxMODEL`, as in `8xH100`"));
         };
-        let mut backend = SimulatedBackend::new(count, model, node_name);
+        let mut split: Option<DeviceSplit> = None;
+        for option in parts {
+            let parsed = match option.trim().split_once('=') {
+                Some(("mig", value)) => {
+                    let (profile, per_gpu) = value.trim().rsplit_once('*').ok_or_else(|| {
+                        invalid("expected `mig=PROFILE*K`, as in `2xA100:mig=3g.40gb*2`")
+                    })?;
+                    let profile = profile.trim();
+                    let memory_mib = mig_profile_memory_mib(profile).ok_or_else(|| {
+                        invalid("expected a MIG profile such as `3g.40gb` or `1g.10gb` before `*`")
+                    })?;
+                    let per_gpu = per_gpu
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|k| (1..=MAX_MIG_PER_GPU).contains(k))
+                        .ok_or_else(|| {
+                            invalid("the MIG instances per GPU (after `*`) must be 1 to 7")
+                        })?;
+                    DeviceSplit::Mig {
+                        profile: profile.to_string(),
+                        memory_mib,
+                        per_gpu,
+                    }
+                }
+                Some(("shards", value)) => DeviceSplit::Shards(
+                    value
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|s| (1..=MAX_SHARDS_PER_GPU).contains(s))
+                        .ok_or_else(|| {
+                            invalid("the shards per GPU (`shards=S`) must be 1 to 128")
+                        })?,
+                ),
+                _ => {
+                    return Err(invalid(
+                        "expected `:mig=PROFILE*K` or `:shards=S` after the GPUs, as in \
+                         `2xA100:mig=3g.40gb*2` or `8xH100:shards=2`",
+                    ))
+                }
+            };
+            if split.is_some() {
+                return Err(invalid(
+                    "give one of `:mig=PROFILE*K` and `:shards=S`, once (a GPU is split one way)",
+                ));
+            }
+            split = Some(parsed);
+        }
         if let Some(domains) = domains {
             if domains == 0 || !count.is_multiple_of(domains) {
                 return Err(invalid(
                     "the domain count after `/` must divide the GPU count (`8xH100/2`)",
                 ));
             }
+        }
+        let mut backend = SimulatedBackend::new(count, model, node_name);
+        if let Some(domains) = domains {
             let per = count / domains;
             for g in &mut backend.gpus {
                 g.domain = Some(g.index / per);
             }
         }
+        match split {
+            None => {}
+            Some(DeviceSplit::Mig {
+                profile,
+                memory_mib,
+                per_gpu,
+            }) => {
+                backend.gpus = backend
+                    .gpus
+                    .iter()
+                    .flat_map(|gpu| (0..per_gpu).map(move |k| (gpu, k)))
+                    .map(|(gpu, k)| {
+                        let index = gpu.index * per_gpu + k;
+                        GpuInfo {
+                            index,
+                            uuid: simulated_uuid("MIG", &format!("{node_name}/mig"), index),
+                            model: format!("{} MIG {profile}", gpu.model),
+                            memory_mib,
+                            domain: gpu.domain,
+                            kind: GpuKind::Mig,
+                            parent: Some(gpu.index),
+                        }
+                    })
+                    .collect();
+                backend.power_w /= f64::from(per_gpu);
+            }
+            Some(DeviceSplit::Shards(per_gpu)) => {
+                backend.gpus = backend
+                    .gpus
+                    .iter()
+                    .flat_map(|gpu| {
+                        (0..per_gpu).map(move |s| GpuInfo {
+                            index: gpu.index * per_gpu + s,
+                            kind: GpuKind::Shard,
+                            parent: Some(gpu.index),
+                            ..gpu.clone()
+                        })
+                    })
+                    .collect();
+                backend.power_w /= f64::from(per_gpu);
+            }
+        }
         Ok(backend)
     }
+}
+
+/// How a simulated spec splits each GPU.
+enum DeviceSplit {
+    /// `:mig=PROFILE*K`.
+    Mig {
+        profile: String,
+        memory_mib: u64,
+        per_gpu: u32,
+    },
+    /// `:shards=S`.
+    Shards(u32),
+}
+
+/// The most MIG instances one GPU holds (A100, H100: seven 1g slices).
+const MAX_MIG_PER_GPU: u32 = 7;
+/// The most shards a simulated GPU is offered as.
+const MAX_SHARDS_PER_GPU: u32 = 128;
+
+/// The memory of a MIG instance of `profile`, MiB, from the profile's name as
+/// `nvidia-smi` gives it: `3g.40gb` → 40 × 1024, `1g.10gb+me` → 10 × 1024,
+/// `1c.3g.40gb` (a compute instance) → 40 × 1024. `None` when the name does not end in
+/// `.<N>gb` (before an optional `+…`) with N > 0, or another part is not `<N>g`/`<N>c`.
+pub fn mig_profile_memory_mib(profile: &str) -> Option<u64> {
+    let base = profile.split('+').next()?;
+    let (slices, memory) = base.rsplit_once('.')?;
+    let slices_ok = slices.split('.').all(|part| {
+        part.strip_suffix(['g', 'c'])
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    });
+    let gib: u64 = memory
+        .strip_suffix("gb")
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?
+        .parse()
+        .ok()?;
+    (slices_ok && gib > 0).then(|| gib * 1024)
 }
 
 impl GpuBackend for SimulatedBackend {
@@ -506,13 +949,14 @@ fn round_watts(watts: f64) -> f64 {
     (watts * 10.0).round() / 10.0
 }
 
-/// A UUID-shaped, stable identifier for simulated GPU `index` of `node_name`:
-/// `GPU-sim-xxxxxxxx-xxxx-xxxx-xxxxxxxxxxxx` from two FNV-1a hashes.
-fn simulated_uuid(node_name: &str, index: u32) -> String {
+/// A UUID-shaped, stable identifier for simulated device `index` of `node_name`:
+/// `{prefix}-sim-xxxxxxxx-xxxx-xxxx-xxxxxxxxxxxx` (`GPU-sim-…`, `MIG-sim-…`) from two
+/// FNV-1a hashes.
+fn simulated_uuid(prefix: &str, node_name: &str, index: u32) -> String {
     let a = fnv1a(format!("{node_name}/{index}").as_bytes());
     let b = fnv1a(format!("{index}/{node_name}/berth").as_bytes());
     format!(
-        "GPU-sim-{:08x}-{:04x}-{:04x}-{:012x}",
+        "{prefix}-sim-{:08x}-{:04x}-{:04x}-{:012x}",
         a >> 32,
         (a >> 16) & 0xffff,
         a & 0xffff,
@@ -546,6 +990,241 @@ mod tests {
             let err = SimulatedBackend::parse(bad, "n").unwrap_err().to_string();
             assert!(err.contains(bad), "{err}");
         }
+    }
+
+    #[test]
+    fn mig_specs_split_each_gpu_into_instances() {
+        let backend = SimulatedBackend::parse("2xA100:mig=3g.40gb*2", "node-1").unwrap();
+        let devices = backend.inventory();
+        assert_eq!(
+            devices
+                .iter()
+                .map(|d| (d.index, d.kind, d.parent))
+                .collect::<Vec<_>>(),
+            vec![
+                (0, GpuKind::Mig, Some(0)),
+                (1, GpuKind::Mig, Some(0)),
+                (2, GpuKind::Mig, Some(1)),
+                (3, GpuKind::Mig, Some(1)),
+            ]
+        );
+        assert!(devices
+            .iter()
+            .all(|d| d.model == "NVIDIA A100-SXM4-80GB MIG 3g.40gb" && d.memory_mib == 40 * 1024));
+        assert!(devices.iter().all(|d| d.uuid.starts_with("MIG-sim-")));
+        let mut uuids: Vec<&str> = devices.iter().map(|d| d.uuid.as_str()).collect();
+        uuids.sort_unstable();
+        uuids.dedup();
+        assert_eq!(uuids.len(), 4);
+        // Stable per node and index, distinct between nodes.
+        let again = SimulatedBackend::parse("2xA100:mig=3g.40gb*2", "node-1").unwrap();
+        assert_eq!(again.inventory(), devices);
+        let other = SimulatedBackend::parse("2xA100:mig=3g.40gb*2", "node-2").unwrap();
+        assert_ne!(other.inventory()[0].uuid, devices[0].uuid);
+        // Isolation goes by the parent GPU's device.
+        assert_eq!(
+            backend.device_minors(),
+            vec![(0, 0), (1, 0), (2, 1), (3, 1)]
+        );
+        // Domains by parent GPU.
+        let domains: Vec<Option<u32>> = SimulatedBackend::parse("4xH100:mig=1g.10gb*7/2", "n")
+            .unwrap()
+            .inventory()
+            .iter()
+            .map(|d| d.domain)
+            .collect();
+        assert_eq!(domains.len(), 28);
+        assert_eq!(domains[13], Some(0));
+        assert_eq!(domains[14], Some(1));
+    }
+
+    #[test]
+    fn shard_specs_offer_each_gpu_several_times() {
+        let gpus = SimulatedBackend::parse("8xH100", "node-1")
+            .unwrap()
+            .inventory();
+        let backend = SimulatedBackend::parse("8xH100:shards=2/2", "node-1").unwrap();
+        let shards = backend.inventory();
+        assert_eq!(shards.len(), 16);
+        for shard in &shards {
+            let parent = shard.index / 2;
+            assert_eq!(shard.kind, GpuKind::Shard);
+            assert_eq!(shard.parent, Some(parent));
+            assert_eq!(shard.uuid, gpus[parent as usize].uuid);
+            assert_eq!(shard.model, "NVIDIA H100 80GB HBM3");
+            assert_eq!(shard.memory_mib, 81559);
+            assert_eq!(shard.domain, Some(parent / 4));
+        }
+        assert_eq!(backend.device_minors()[5], (5, 2));
+        // A plain spec's GPUs are whole, with no parent.
+        assert!(gpus
+            .iter()
+            .all(|g| g.kind == GpuKind::Gpu && g.parent.is_none()));
+    }
+
+    #[test]
+    fn mig_profiles_give_their_memory() {
+        assert_eq!(mig_profile_memory_mib("3g.40gb"), Some(40 * 1024));
+        assert_eq!(mig_profile_memory_mib("1g.10gb+me"), Some(10 * 1024));
+        assert_eq!(mig_profile_memory_mib("1c.3g.40gb"), Some(40 * 1024));
+        assert_eq!(mig_profile_memory_mib("7g.80gb"), Some(80 * 1024));
+        for bad in [
+            "3g", "40gb", "3g.gb", "3g.0gb", "g.40gb", "3x.40gb", "3g.40", "",
+        ] {
+            assert_eq!(mig_profile_memory_mib(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn bad_mig_and_shard_specs_are_refused_by_name() {
+        for bad in [
+            "2xA100:mig=3g.40gb",
+            "2xA100:mig=3g*2",
+            "2xA100:mig=3g.40gb*0",
+            "2xA100:mig=3g.40gb*8",
+            "2xA100:mig=*2",
+            "2xA100:mig=3g.40gb*2:shards=2",
+            "2xA100:shards=2:shards=2",
+            "2xA100:shards=0",
+            "2xA100:shards=x",
+            "2xA100:shards=129",
+            "2xA100:fraction=2",
+            "2xA100:",
+            "8xH100/2:shards=2",
+            "8xH100:shards=2/3",
+        ] {
+            let err = SimulatedBackend::parse(bad, "n").unwrap_err();
+            assert!(
+                matches!(err, WorkerError::InvalidGpuSpec { .. }),
+                "{bad:?} should be refused"
+            );
+            let message = err.to_string();
+            assert!(message.contains(bad), "{message}");
+        }
+    }
+
+    #[test]
+    fn shard_and_mig_samples_and_faults_go_by_device_index() {
+        let dir = std::env::temp_dir().join(format!("berth-gpu-shards-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("faults");
+        std::fs::write(&file, "lost 3\nxid 2 79\n").unwrap();
+        let backend = SimulatedBackend::parse("2xH100:shards=2", "n")
+            .unwrap()
+            .with_fault_file(&file);
+        let samples = backend.sample(&[1]);
+        assert_eq!(
+            samples.iter().map(|s| s.index).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert_eq!(samples[0].utilization_pct, 0);
+        assert!(samples[1].utilization_pct >= 70);
+        // Each shard draws a share of its GPU's 700 W.
+        assert!(
+            samples[1].power_w <= 350.0 * 0.95 + 0.1,
+            "{}",
+            samples[1].power_w
+        );
+        assert_eq!(backend.xid_errors(), vec![(2, 79)]);
+        let mig = SimulatedBackend::parse("1xA100:mig=3g.40gb*2", "n").unwrap();
+        let samples = mig.sample(&[0]);
+        assert_eq!(samples.len(), 2);
+        assert!(samples[0].memory_used_mib <= 40 * 1024);
+        assert!(mig.utilization_measured(0));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `nvidia-smi -L` on a machine with GPU 0 in MIG mode (two 3g.40gb instances) and
+    /// GPU 1 whole.
+    const SMI_ONE_MIG_ONE_WHOLE: &str = "\
+GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77)
+  MIG 3g.40gb     Device  0: (UUID: MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f)
+  MIG 3g.40gb     Device  1: (UUID: MIG-cba663e8-9bed-5b7c-8ca2-f2c5aa3e0b1f)
+GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-0e2a7d3c-1b4f-4f6a-9c5e-2d8b7a6f1e03)
+";
+
+    #[test]
+    fn parses_nvidia_smi_listings() {
+        let gpus = parse_nvidia_smi_list(SMI_ONE_MIG_ONE_WHOLE);
+        assert_eq!(gpus.len(), 2);
+        assert_eq!(gpus[0].index, 0);
+        assert_eq!(gpus[0].name, "NVIDIA A100-SXM4-80GB");
+        assert_eq!(gpus[0].uuid, "GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77");
+        assert_eq!(
+            gpus[0].mig,
+            vec![
+                ListedMig {
+                    profile: "3g.40gb".into(),
+                    device: 0,
+                    uuid: "MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f".into(),
+                },
+                ListedMig {
+                    profile: "3g.40gb".into(),
+                    device: 1,
+                    uuid: "MIG-cba663e8-9bed-5b7c-8ca2-f2c5aa3e0b1f".into(),
+                },
+            ]
+        );
+        assert_eq!(gpus[1].index, 1);
+        assert_eq!(gpus[1].uuid, "GPU-0e2a7d3c-1b4f-4f6a-9c5e-2d8b7a6f1e03");
+        assert!(gpus[1].mig.is_empty());
+
+        // Drivers before R470 name MIG devices `MIG-GPU-…/gi/ci`; blank lines and a MIG
+        // line before any GPU are skipped.
+        let old = "  MIG 1g.5gb Device 0: (UUID: MIG-orphan)\n\n\
+GPU 0: A100-SXM4-40GB (UUID: GPU-aaaa)\n  MIG 1g.5gb Device 0: (UUID: MIG-GPU-aaaa/7/0)\n\
+  MIG 1g.5gb+me Device 1: (UUID: MIG-GPU-aaaa/8/0)\n";
+        let gpus = parse_nvidia_smi_list(old);
+        assert_eq!(gpus.len(), 1);
+        assert_eq!(gpus[0].mig.len(), 2);
+        assert_eq!(gpus[0].mig[0].uuid, "MIG-GPU-aaaa/7/0");
+        assert_eq!(gpus[0].mig[1].profile, "1g.5gb+me");
+        assert_eq!(gpus[0].mig[1].device, 1);
+        assert!(parse_nvidia_smi_list("").is_empty());
+        assert!(parse_nvidia_smi_list("No devices found.\n").is_empty());
+    }
+
+    #[test]
+    fn mig_instances_follow_the_physical_gpus() {
+        let listing = parse_nvidia_smi_list(SMI_ONE_MIG_ONE_WHOLE);
+        let uuid = Some("GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77".to_string());
+        let instances = mig_instances(2, &[(0, uuid)], Ok(&listing));
+        assert_eq!(
+            instances,
+            vec![
+                MigInstance {
+                    index: 2,
+                    parent: 0,
+                    uuid: "MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f".into(),
+                    profile: "3g.40gb".into(),
+                    gpu_name: "NVIDIA A100-SXM4-80GB".into(),
+                },
+                MigInstance {
+                    index: 3,
+                    parent: 0,
+                    uuid: "MIG-cba663e8-9bed-5b7c-8ca2-f2c5aa3e0b1f".into(),
+                    profile: "3g.40gb".into(),
+                    gpu_name: "NVIDIA A100-SXM4-80GB".into(),
+                },
+            ]
+        );
+        // Found by UUID even where the listing numbers GPUs differently; by index when
+        // NVML gave no UUID.
+        let renumbered: Vec<ListedGpu> = listing
+            .iter()
+            .cloned()
+            .map(|mut gpu| {
+                gpu.index = 1 - gpu.index;
+                gpu
+            })
+            .collect();
+        let uuid = Some("GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77".to_string());
+        assert_eq!(mig_instances(2, &[(0, uuid)], Ok(&renumbered))[0].parent, 0);
+        assert_eq!(mig_instances(2, &[(0, None)], Ok(&listing)).len(), 2);
+        // GPU 1 has no instances; a GPU not listed or no listing at all offers nothing.
+        assert!(mig_instances(2, &[(1, None)], Ok(&listing)).is_empty());
+        assert!(mig_instances(2, &[(5, None)], Ok(&listing)).is_empty());
+        assert!(mig_instances(2, &[(0, None)], Err("nvidia-smi: not found")).is_empty());
     }
 
     #[test]

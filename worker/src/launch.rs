@@ -26,7 +26,7 @@ use crate::WorkerError;
 use berth_core::hostlist;
 use berth_core::pattern::{self, PatternValues};
 use berth_core::spec::OpenMode;
-use berth_core::wire::{Assignment, JobReport, OutputStream, ReportKind};
+use berth_core::wire::{Assignment, GpuInfo, GpuKind, JobReport, OutputStream, ReportKind};
 use chrono::Utc;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
@@ -78,9 +78,96 @@ pub struct LaunchSettings {
     pub allow_root_jobs: bool,
     /// The node's cgroup layout, when jobs get memory and CPU limits.
     pub cgroups: Option<crate::cgroup::Hierarchy>,
-    /// The node's GPUs as (index, device minor number): a job's device group denies those
-    /// it does not hold ([`crate::cgroup::denied_gpu_minors`]).
+    /// The node's devices as (device index, minor number of the GPU's `/dev/nvidiaN`; a
+    /// MIG instance's or shard's is its GPU's): a job's device group denies the GPUs it
+    /// holds no device of ([`crate::cgroup::denied_gpu_minors`]).
     pub gpu_minors: Vec<(u32, u32)>,
+    /// The node's devices, for naming them to jobs ([`HeldDevices`]); a device index not
+    /// here is taken for a whole GPU.
+    pub devices: Vec<NodeDevice>,
+}
+
+/// A device of this node, as jobs' environments name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeDevice {
+    /// The device index (what assignments name).
+    pub index: u32,
+    /// Whole GPU, MIG instance or shard.
+    pub kind: GpuKind,
+    /// The physical GPU of a MIG instance or shard.
+    pub parent: Option<u32>,
+    /// `GPU-…` or `MIG-…`.
+    pub uuid: String,
+}
+
+impl From<&GpuInfo> for NodeDevice {
+    fn from(gpu: &GpuInfo) -> Self {
+        NodeDevice {
+            index: gpu.index,
+            kind: gpu.kind,
+            parent: gpu.parent,
+            uuid: gpu.uuid.clone(),
+        }
+    }
+}
+
+/// The devices a job (or step task) holds on this node, as its environment names them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HeldDevices {
+    /// `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` entries: a whole GPU's index, a MIG
+    /// instance's `MIG-…` UUID, a shard's GPU index; in the order held, each once.
+    pub visible: Vec<String>,
+    /// The physical GPU indices (`SLURM_JOB_GPUS`, `SLURM_STEP_GPUS`): whole GPUs, and the
+    /// GPUs of MIG instances and shards; in the order held, each once.
+    pub physical: Vec<u32>,
+    /// How many whole GPUs and MIG instances (`SLURM_GPUS_ON_NODE`).
+    pub gpus: usize,
+    /// How many shards (`SLURM_SHARDS_ON_NODE`).
+    pub shards: usize,
+}
+
+impl HeldDevices {
+    /// `held` (device indices) named with `devices` (the node's); an index not among
+    /// `devices` is a whole GPU of that index (as every device was before MIG and shards).
+    pub fn new(devices: &[NodeDevice], held: &[u32]) -> Self {
+        let mut named = HeldDevices::default();
+        for &index in held {
+            let device = devices.iter().find(|device| device.index == index);
+            let kind = device.map_or(GpuKind::Gpu, |device| device.kind);
+            let gpu = device.and_then(|device| device.parent).unwrap_or(index);
+            let visible = match (kind, device) {
+                (GpuKind::Mig, Some(device)) => device.uuid.clone(),
+                _ => gpu.to_string(),
+            };
+            match kind {
+                GpuKind::Shard => named.shards += 1,
+                GpuKind::Gpu | GpuKind::Mig => named.gpus += 1,
+            }
+            if !named.visible.contains(&visible) {
+                named.visible.push(visible);
+            }
+            if !named.physical.contains(&gpu) {
+                named.physical.push(gpu);
+            }
+        }
+        named
+    }
+
+    /// `CUDA_VISIBLE_DEVICES`' value; `None` when nothing is held.
+    pub fn visible_list(&self) -> Option<String> {
+        (!self.visible.is_empty()).then(|| self.visible.join(","))
+    }
+
+    /// `SLURM_JOB_GPUS`' value; `None` when nothing is held.
+    pub fn physical_list(&self) -> Option<String> {
+        (!self.physical.is_empty()).then(|| {
+            self.physical
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+    }
 }
 
 /// The name of a job run's cgroup under `berth/`: this worker's state directory (so two
@@ -1523,7 +1610,10 @@ fn open_output(
 /// The batch script's environment: `inherited` (the worker's own) without the worker's
 /// credentials, overlaid with the submission environment, then Slurm's variables
 /// (`SLURM_JOB_ID`, `SLURM_JOB_NODELIST` compressed, `CUDA_VISIBLE_DEVICES` …) and
-/// Berth's (`BERTH_JOB_ID`, `BERTH_API`). Variables that do not apply (array ids for a
+/// Berth's (`BERTH_JOB_ID`, `BERTH_API`). The job's devices are named as [`HeldDevices`]
+/// says: `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` by GPU index, MIG UUID or a
+/// shard's GPU index, `SLURM_JOB_GPUS` by physical GPU index, `SLURM_GPUS_ON_NODE` counts
+/// GPUs and MIG instances, `SLURM_SHARDS_ON_NODE` shards. Variables that do not apply (array ids for a
 /// job that is not an array task, GPU lists for a job without GPUs) are removed even
 /// when inherited. `SLURM_TASK_PID` is set by the batch shell itself.
 pub fn job_environment(
@@ -1562,14 +1652,8 @@ pub fn job_environment(
     };
     let num_nodes = assignment.nodes.len().max(1).to_string();
     let ntasks = assignment.ntasks.to_string();
-    let gpus = (!assignment.gpus.is_empty()).then(|| {
-        assignment
-            .gpus
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    });
+    let held = HeldDevices::new(&settings.devices, &assignment.gpus);
+    let visible = held.visible_list();
     let submit_dir = assignment
         .submit_dir
         .clone()
@@ -1600,13 +1684,14 @@ pub fn job_environment(
         "SLURM_CPUS_PER_TASK",
         assignment.cpus_per_task.map(|n| n.to_string()),
     );
+    set("SLURM_GPUS_ON_NODE", Some(held.gpus.to_string()));
     set(
-        "SLURM_GPUS_ON_NODE",
-        Some(assignment.gpus.len().to_string()),
+        "SLURM_SHARDS_ON_NODE",
+        (held.shards > 0).then(|| held.shards.to_string()),
     );
-    set("SLURM_JOB_GPUS", gpus.clone());
-    set("CUDA_VISIBLE_DEVICES", gpus.clone());
-    set("GPU_DEVICE_ORDINAL", gpus);
+    set("SLURM_JOB_GPUS", held.physical_list());
+    set("CUDA_VISIBLE_DEVICES", visible.clone());
+    set("GPU_DEVICE_ORDINAL", visible);
     set("SLURM_SUBMIT_DIR", Some(submit_dir));
     set("SLURM_SUBMIT_HOST", Some(submit_host));
     set("SLURMD_NODENAME", Some(settings.node_name.clone()));
@@ -1689,6 +1774,7 @@ mod tests {
             allow_root_jobs: false,
             cgroups: None,
             gpu_minors: Vec::new(),
+            devices: Vec::new(),
         }
     }
 
@@ -2058,5 +2144,90 @@ mod tests {
         assert_eq!(env["SLURM_CPUS_PER_TASK"], "8");
         assert_eq!(env["SLURM_JOB_NODELIST"], "node-2");
         assert_eq!(env["SLURM_CLUSTER_NAME"], "berth");
+    }
+
+    /// The devices of a simulated node of `spec`.
+    fn node_devices(spec: &str) -> Vec<NodeDevice> {
+        use crate::gpu::GpuBackend;
+        crate::gpu::SimulatedBackend::parse(spec, "node-2")
+            .unwrap()
+            .inventory()
+            .iter()
+            .map(NodeDevice::from)
+            .collect()
+    }
+
+    #[test]
+    fn held_devices_name_gpus_mig_instances_and_shard_gpus() {
+        // Whole GPUs: by index, in the order held, as before devices had kinds (also for
+        // indices the node does not list).
+        let whole = node_devices("4xH100");
+        let held = HeldDevices::new(&whole, &[3, 1]);
+        assert_eq!(held.visible, ["3", "1"]);
+        assert_eq!(held.physical, [3, 1]);
+        assert_eq!((held.gpus, held.shards), (2, 0));
+        assert_eq!(
+            HeldDevices::new(&[], &[1, 3]).visible_list().as_deref(),
+            Some("1,3")
+        );
+        assert_eq!(HeldDevices::new(&whole, &[]), HeldDevices::default());
+        assert_eq!(HeldDevices::new(&whole, &[]).visible_list(), None);
+
+        // MIG instances: by UUID; their GPUs each once.
+        let mig = node_devices("2xA100:mig=3g.40gb*2");
+        let held = HeldDevices::new(&mig, &[0, 1, 2]);
+        assert_eq!(
+            held.visible,
+            [
+                mig[0].uuid.clone(),
+                mig[1].uuid.clone(),
+                mig[2].uuid.clone()
+            ]
+        );
+        assert!(held.visible.iter().all(|v| v.starts_with("MIG-sim-")));
+        assert_eq!(held.physical_list().as_deref(), Some("0,1"));
+        assert_eq!((held.gpus, held.shards), (3, 0));
+
+        // Shards: by their GPU's index, each GPU once.
+        let shards = node_devices("4xH100:shards=4");
+        let held = HeldDevices::new(&shards, &[4, 5, 6, 13]);
+        assert_eq!(held.visible_list().as_deref(), Some("1,3"));
+        assert_eq!(held.physical_list().as_deref(), Some("1,3"));
+        assert_eq!((held.gpus, held.shards), (0, 4));
+    }
+
+    #[test]
+    fn environment_names_mig_instances_and_shard_gpus() {
+        let dir = PathBuf::from("/tmp/work");
+        let mut settings = settings(&dir);
+        settings.devices = node_devices("2xA100:mig=3g.40gb*2");
+        let mut job = assignment(6, "true", &dir);
+        job.gpus = vec![2, 3];
+        let inherited = [("SLURM_SHARDS_ON_NODE".to_string(), "9".to_string())];
+        let env = job_environment(&settings, &job, &dir, inherited);
+        let visible = format!("{},{}", settings.devices[2].uuid, settings.devices[3].uuid);
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], visible);
+        assert_eq!(env["GPU_DEVICE_ORDINAL"], visible);
+        assert_eq!(env["SLURM_JOB_GPUS"], "1");
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "2");
+        assert!(!env.contains_key("SLURM_SHARDS_ON_NODE"));
+
+        settings.devices = node_devices("8xH100:shards=2/2");
+        job.gpus = vec![6, 7, 8];
+        let env = job_environment(&settings, &job, &dir, []);
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], "3,4");
+        assert_eq!(env["GPU_DEVICE_ORDINAL"], "3,4");
+        assert_eq!(env["SLURM_JOB_GPUS"], "3,4");
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "0");
+        assert_eq!(env["SLURM_SHARDS_ON_NODE"], "3");
+
+        // A whole-GPU node names its GPUs as it always did.
+        settings.devices = node_devices("4xH100");
+        job.gpus = vec![1, 3];
+        let env = job_environment(&settings, &job, &dir, []);
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], "1,3");
+        assert_eq!(env["SLURM_JOB_GPUS"], "1,3");
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "2");
+        assert!(!env.contains_key("SLURM_SHARDS_ON_NODE"));
     }
 }

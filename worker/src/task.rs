@@ -19,8 +19,8 @@
 
 use crate::cgroup::JobCgroup;
 use crate::launch::{
-    job_bin_dir, signal_group, write_signal_reason, LaunchSettings, RunFiles, StopReason, Waiter,
-    SECRET_VARIABLES,
+    job_bin_dir, signal_group, write_signal_reason, HeldDevices, LaunchSettings, RunFiles,
+    StopReason, Waiter, SECRET_VARIABLES,
 };
 use crate::output::{OutputTail, OutputUploader};
 use berth_core::hostlist;
@@ -513,20 +513,13 @@ pub fn unreported_tasks(settings: &LaunchSettings) -> (Vec<TaskRecord>, Vec<Step
     (adoptable, lost)
 }
 
-fn join(values: &[u32]) -> String {
-    values
-        .iter()
-        .map(u32::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// A step task's environment: `inherited` (the worker's) without its credentials,
 /// overlaid with `srun`'s environment, then the task's variables: `SLURM_STEP_ID`,
 /// `SLURM_PROCID`, `SLURM_LOCALID`, `SLURM_NODEID`, `SLURM_NTASKS`, `SLURM_STEP_NODELIST`,
-/// `SLURM_STEP_GPUS` and `SLURM_JOB_GPUS` (physical indices), `CUDA_VISIBLE_DEVICES`
-/// (the task's GPUs: its own with `--gpus-per-task`, else every GPU of the job on this
-/// node), `SLURMD_NODENAME`; `PATH` starts with the job's client commands on this node.
+/// `SLURM_STEP_GPUS` and `SLURM_JOB_GPUS` (physical GPU indices: a MIG instance's or
+/// shard's GPU), `SLURM_GPUS_ON_NODE` and `SLURM_SHARDS_ON_NODE` (the job's devices here),
+/// `CUDA_VISIBLE_DEVICES` (the task's devices: its own with `--gpus-per-task`, else every
+/// device of the job on this node; as [`HeldDevices`] names them), `SLURMD_NODENAME`; `PATH` starts with the job's client commands on this node.
 pub fn task_environment(
     settings: &LaunchSettings,
     launch: &StepTaskLaunch,
@@ -553,7 +546,9 @@ pub fn task_environment(
     let ntasks = launch.ntasks.to_string();
     let nodelist = hostlist::compress(&launch.step_nodes);
     let step_id = key.step_id.to_string();
-    let gpus = (!launch.gpus.is_empty()).then(|| join(&launch.gpus));
+    let visible = HeldDevices::new(&settings.devices, &launch.gpus).visible_list();
+    let step = HeldDevices::new(&settings.devices, &launch.step_gpus);
+    let job = HeldDevices::new(&settings.devices, &launch.job_gpus);
     set("SLURM_STEP_ID", Some(step_id.clone()));
     set("SLURM_STEPID", Some(step_id));
     set("SLURM_PROCID", Some(key.task_id.to_string()));
@@ -571,20 +566,15 @@ pub fn task_environment(
         "SLURM_STEP_TASKS_PER_NODE",
         Some(launch.tasks_on_node.to_string()),
     );
+    set("SLURM_STEP_GPUS", step.physical_list());
+    set("SLURM_JOB_GPUS", job.physical_list());
+    set("SLURM_GPUS_ON_NODE", Some(job.gpus.to_string()));
     set(
-        "SLURM_STEP_GPUS",
-        (!launch.step_gpus.is_empty()).then(|| join(&launch.step_gpus)),
+        "SLURM_SHARDS_ON_NODE",
+        (job.shards > 0).then(|| job.shards.to_string()),
     );
-    set(
-        "SLURM_JOB_GPUS",
-        (!launch.job_gpus.is_empty()).then(|| join(&launch.job_gpus)),
-    );
-    set(
-        "SLURM_GPUS_ON_NODE",
-        Some(launch.job_gpus.len().to_string()),
-    );
-    set("CUDA_VISIBLE_DEVICES", gpus.clone());
-    set("GPU_DEVICE_ORDINAL", gpus);
+    set("CUDA_VISIBLE_DEVICES", visible.clone());
+    set("GPU_DEVICE_ORDINAL", visible);
     set(
         "SLURM_CPUS_PER_TASK",
         launch.cpus_per_task.map(|c| c.to_string()),
@@ -631,6 +621,7 @@ mod tests {
             allow_root_jobs: false,
             cgroups: None,
             gpu_minors: Vec::new(),
+            devices: Vec::new(),
         }
     }
 
@@ -694,6 +685,42 @@ mod tests {
         assert!(!env.contains_key("BERTH_NODE_TOKEN"));
         let env = task_environment(&settings(), &launch(0, 0, vec![]), None, []);
         assert!(!env.contains_key("CUDA_VISIBLE_DEVICES"));
+    }
+
+    #[test]
+    fn tasks_name_mig_instances_and_shard_gpus() {
+        use crate::gpu::GpuBackend;
+        let devices = |spec: &str| -> Vec<crate::launch::NodeDevice> {
+            crate::gpu::SimulatedBackend::parse(spec, "node-2")
+                .unwrap()
+                .inventory()
+                .iter()
+                .map(crate::launch::NodeDevice::from)
+                .collect()
+        };
+        // 4 GPUs as 2 shards each: the job holds shards 4-7 (GPUs 2, 3), the step 4, 5
+        // (GPU 2), this task shard 5.
+        let mut settings = settings();
+        settings.devices = devices("4xH100:shards=2");
+        let mut task = launch(0, 0, vec![5]);
+        task.step_gpus = vec![4, 5];
+        task.job_gpus = vec![4, 5, 6, 7];
+        let env = task_environment(&settings, &task, None, []);
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], "2");
+        assert_eq!(env["GPU_DEVICE_ORDINAL"], "2");
+        assert_eq!(env["SLURM_STEP_GPUS"], "2");
+        assert_eq!(env["SLURM_JOB_GPUS"], "2,3");
+        assert_eq!(env["SLURM_SHARDS_ON_NODE"], "4");
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "0");
+
+        // 4 GPUs as 2 MIG instances each: the job holds instances 4-7 (GPUs 2, 3).
+        settings.devices = devices("4xA100:mig=3g.40gb*2");
+        let env = task_environment(&settings, &task, None, []);
+        assert_eq!(env["CUDA_VISIBLE_DEVICES"], settings.devices[5].uuid);
+        assert_eq!(env["SLURM_STEP_GPUS"], "2");
+        assert_eq!(env["SLURM_JOB_GPUS"], "2,3");
+        assert_eq!(env["SLURM_GPUS_ON_NODE"], "4");
+        assert!(!env.contains_key("SLURM_SHARDS_ON_NODE"));
     }
 
     #[tokio::test]
