@@ -160,3 +160,106 @@ async fn jobs_get_gpus_of_one_topology_domain() {
     let four = c.wait_for(four, 60, |j| j.state == JobState::Running).await;
     assert_eq!(four.allocations[0].gpus, [4, 5, 6, 7]);
 }
+
+/// GPU shards (`--simulate-gpus 2xH100:shards=4`: each GPU offered as 4 shards): jobs
+/// asking `--gres=shard:2` share the GPUs, two per GPU, each seeing its GPU in
+/// `CUDA_VISIBLE_DEVICES`; a fifth waits; a whole-GPU request is refused at submission,
+/// as no node offers whole GPUs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shard_jobs_share_gpus() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "2xH100:shards=4",
+        ..Default::default()
+    })
+    .await;
+    let nodes: NodeList = c.get("/v1/nodes").await;
+    let kinds: Vec<(berth_core::wire::GpuKind, Option<u32>)> = nodes.items[0]
+        .gpus
+        .iter()
+        .map(|g| (g.kind, g.parent))
+        .collect();
+    assert_eq!(kinds.len(), 8);
+    assert!(kinds
+        .iter()
+        .enumerate()
+        .all(|(i, k)| *k == (berth_core::wire::GpuKind::Shard, Some(i as u32 / 4))));
+    match c.try_submit("#!/bin/bash\ntrue\n", &["--gres=gpu:1"]).await {
+        Err((422, p)) => assert_eq!(p.field.as_deref(), Some("--gres"), "{p:?}"),
+        other => panic!("a GPU job on a shards-only cluster: {other:?}"),
+    }
+    let script = "#!/bin/bash\necho visible=$CUDA_VISIBLE_DEVICES\nsleep 300\n";
+    let mut ids = Vec::new();
+    for _ in 0..5 {
+        ids.push(c.submit(script, &["--gres=shard:2", "-t", "5"]).await);
+    }
+    let mut seen = Vec::new();
+    for id in &ids[..4] {
+        let j = c.wait_for(*id, 60, |j| j.state == JobState::Running).await;
+        let gpus = j.allocations[0].gpus.clone();
+        assert_eq!(gpus.len(), 2);
+        let parent = gpus[0] / 4;
+        assert!(gpus.iter().all(|g| g / 4 == parent), "{gpus:?}");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let out = c.output(*id).await;
+            if out.contains("visible=") {
+                assert!(out.contains(&format!("visible={parent}\n")), "{out}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "no output from job {id}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        seen.push(parent);
+    }
+    seen.sort_unstable();
+    assert_eq!(seen, [0, 0, 1, 1], "two jobs per GPU");
+    let fifth = c
+        .wait_for(ids[4], 30, |j| j.reason.as_deref() == Some("Resources"))
+        .await;
+    assert_eq!(fifth.state, JobState::Pending);
+}
+
+/// MIG instances (`--simulate-gpus 1xA100:mig=3g.40gb*2`): asked for as GPUs of the
+/// profile's type, each job gets one instance and sees it by its `MIG-…` UUID.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mig_instances_are_gpus_of_their_profile() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "1xA100:mig=3g.40gb*2",
+        ..Default::default()
+    })
+    .await;
+    let nodes: NodeList = c.get("/v1/nodes").await;
+    let gpus = &nodes.items[0].gpus;
+    assert_eq!(gpus.len(), 2);
+    assert!(gpus.iter().all(|g| g.kind == berth_core::wire::GpuKind::Mig
+        && g.parent == Some(0)
+        && g.model.contains("3g.40gb")
+        && g.uuid.starts_with("MIG-")));
+    let script = "#!/bin/bash\necho visible=$CUDA_VISIBLE_DEVICES\nsleep 300\n";
+    let a = c.submit(script, &["--gres=gpu:3g.40gb:1", "-t", "5"]).await;
+    let b = c.submit(script, &["--gres=gpu:3g.40gb:1", "-t", "5"]).await;
+    for id in [a, b] {
+        let j = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+        let held = j.allocations[0].gpus[0];
+        let uuid = &gpus.iter().find(|g| g.index == held).unwrap().uuid;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let out = c.output(id).await;
+            if out.contains("visible=") {
+                assert!(out.contains(&format!("visible={uuid}\n")), "{out}");
+                break;
+            }
+            assert!(Instant::now() < deadline, "no output from job {id}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    match c
+        .try_submit("#!/bin/bash\ntrue\n", &["--gres=gpu:1g.10gb:1"])
+        .await
+    {
+        Err((422, p)) => assert_eq!(p.field.as_deref(), Some("--gres"), "{p:?}"),
+        other => panic!("a profile no node offers: {other:?}"),
+    }
+}
