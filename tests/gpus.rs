@@ -263,3 +263,31 @@ async fn mig_instances_are_gpus_of_their_profile() {
         other => panic!("a profile no node offers: {other:?}"),
     }
 }
+
+/// `berth worker --gpu-shards 2` offers any backend's whole GPUs as shards (here two
+/// simulated H100s: four shards), as a gres.conf `Name=shard` line does in Slurm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_offers_its_gpus_as_shards() {
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 1,
+            gpus: "2xH100",
+            ..Default::default()
+        },
+        &["--gpu-shards", "2"],
+    )
+    .await;
+    let nodes: NodeList = c.get("/v1/nodes").await;
+    let parents: Vec<Option<u32>> = nodes.items[0].gpus.iter().map(|g| g.parent).collect();
+    assert_eq!(parents, [Some(0), Some(0), Some(1), Some(1)]);
+    let id = c
+        .submit(
+            "#!/bin/bash\necho visible=$CUDA_VISIBLE_DEVICES shards=$SLURM_SHARDS_ON_NODE\n",
+            &["--gres=shard:2", "-t", "5"],
+        )
+        .await;
+    let j = c.wait_ended(id, 60).await;
+    assert_eq!(j.state, JobState::Completed, "{j:?}");
+    let out = c.output(id).await;
+    assert!(out.contains("visible=0 shards=2"), "{out}");
+}

@@ -231,6 +231,10 @@ enum Command {
         /// (`8xH100/2`: GPUs 0-3 and 4-7; `8xH100:shards=2/2`).
         #[arg(long)]
         simulate_gpus: Option<String>,
+        /// Offer each whole GPU (NVML or simulated) as this many shards, Slurm's `shard`
+        /// GRES (gres.conf `Name=shard`): jobs ask `--gres=shard:N` and share the GPU.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=128))]
+        gpu_shards: Option<u32>,
         /// Where job scripts and scratch directories live.
         #[arg(long, default_value = "/var/lib/berth/worker")]
         state_dir: PathBuf,
@@ -635,6 +639,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             api,
             name,
             simulate_gpus,
+            gpu_shards,
             state_dir,
             kill_wait,
             bootstrap_token,
@@ -660,6 +665,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
+            config.gpu_shards = gpu_shards;
             config.kill_wait = Duration::from_secs(kill_wait);
             if let Some(path) = &cli.ca_file {
                 config.ca_pem = Some(

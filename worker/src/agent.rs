@@ -68,6 +68,10 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         ),
         None => detect_backend_for_node(None, &config.name)?,
     };
+    let backend: Box<dyn GpuBackend> = match config.gpu_shards {
+        Some(shards) => Box::new(crate::gpu::ShardedBackend::new(backend, shards)?),
+        None => backend,
+    };
     let client = ApiClient::with_ca(&config.api_url, &config.token, config.ca_pem.as_deref())?;
     let registration = NodeRegister {
         name: config.name.clone(),

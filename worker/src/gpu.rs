@@ -87,6 +87,147 @@ pub fn detect_backend_for_node(
     }
 }
 
+/// Any backend's whole GPUs offered as `shards` shards each (Slurm's `shard` GRES, as a
+/// node's gres.conf `Name=shard Count=…` does): whole GPU `g` becomes devices
+/// `g × shards … g × shards + shards − 1` of kind shard with parent `g` (its model, UUID,
+/// memory and domain); the inner backend's MIG instances stay as they are, renumbered
+/// after the shards. Samples, XID errors and minor numbers of a GPU are those of each of
+/// its shards (power split among them).
+pub struct ShardedBackend {
+    inner: Box<dyn GpuBackend>,
+    shards: u32,
+    /// Inner index → the outer indices it becomes.
+    map: Vec<(u32, Vec<u32>)>,
+}
+
+impl ShardedBackend {
+    /// Wraps `inner`, each whole GPU as `shards` shards (1..=128).
+    ///
+    /// # Errors
+    /// [`WorkerError::InvalidGpuSpec`] when `shards` is 0 or over 128.
+    pub fn new(inner: Box<dyn GpuBackend>, shards: u32) -> Result<Self, WorkerError> {
+        if !(1..=128).contains(&shards) {
+            return Err(WorkerError::InvalidGpuSpec {
+                spec: format!("--gpu-shards {shards}"),
+                reason: "shards per GPU must be 1 to 128".into(),
+            });
+        }
+        let inventory = inner.inventory();
+        let wholes = inventory
+            .iter()
+            .filter(|g| g.kind == GpuKind::Gpu)
+            .map(|g| g.index + 1)
+            .max()
+            .unwrap_or(0);
+        let mut next_other = wholes * shards;
+        let mut map = Vec::new();
+        for g in &inventory {
+            let outer: Vec<u32> = if g.kind == GpuKind::Gpu {
+                (g.index * shards..(g.index + 1) * shards).collect()
+            } else {
+                next_other += 1;
+                vec![next_other - 1]
+            };
+            map.push((g.index, outer));
+        }
+        Ok(ShardedBackend { inner, shards, map })
+    }
+
+    fn outer(&self, inner: u32) -> &[u32] {
+        self.map
+            .iter()
+            .find(|(i, _)| *i == inner)
+            .map(|(_, o)| o.as_slice())
+            .unwrap_or_default()
+    }
+
+    fn inner_of(&self, outer: u32) -> Option<u32> {
+        self.map
+            .iter()
+            .find(|(_, o)| o.contains(&outer))
+            .map(|(i, _)| *i)
+    }
+}
+
+impl GpuBackend for ShardedBackend {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    fn inventory(&self) -> Vec<GpuInfo> {
+        let mut out = Vec::new();
+        for g in self.inner.inventory() {
+            for &index in self.outer(g.index) {
+                let mut d = g.clone();
+                d.index = index;
+                if g.kind == GpuKind::Gpu {
+                    d.kind = GpuKind::Shard;
+                    d.parent = Some(g.index);
+                }
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    fn sample(&self, busy: &[u32]) -> Vec<GpuSample> {
+        let mut inner_busy: Vec<u32> = busy.iter().filter_map(|b| self.inner_of(*b)).collect();
+        inner_busy.sort_unstable();
+        inner_busy.dedup();
+        let mut out = Vec::new();
+        for s in self.inner.sample(&inner_busy) {
+            let outer = self.outer(s.index);
+            for &index in outer {
+                let mut d = s.clone();
+                d.index = index;
+                d.power_w = s.power_w / outer.len().max(1) as f64;
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    fn xid_errors(&self) -> Vec<(u32, u32)> {
+        self.inner
+            .xid_errors()
+            .into_iter()
+            .flat_map(|(i, code)| {
+                self.outer(i)
+                    .iter()
+                    .map(move |o| (*o, code))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    fn device_minors(&self) -> Vec<(u32, u32)> {
+        self.inner
+            .device_minors()
+            .into_iter()
+            .flat_map(|(i, minor)| {
+                self.outer(i)
+                    .iter()
+                    .map(move |o| (*o, minor))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    fn utilization_measured(&self, index: u32) -> bool {
+        self.inner_of(index)
+            .is_none_or(|i| self.inner.utilization_measured(i))
+    }
+}
+
+impl std::fmt::Debug for ShardedBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedBackend")
+            .field("inner", &self.inner.kind())
+            .field("shards", &self.shards)
+            .finish()
+    }
+}
+
 /// Real NVIDIA GPUs, read through NVML (`libnvidia-ml.so`). A background thread waits
 /// for critical XID events on every device and keeps them for [`GpuBackend::xid_errors`].
 ///
@@ -973,6 +1114,50 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sharded_backend_splits_whole_gpus_and_maps_samples_errors_and_minors() {
+        let dir = std::env::temp_dir().join(format!("berth-shards-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let faults = dir.join("faults");
+        std::fs::write(&faults, "xid 1 79\n").unwrap();
+        let inner = SimulatedBackend::parse("2xH100/2", "n")
+            .unwrap()
+            .with_fault_file(&faults);
+        let b = ShardedBackend::new(Box::new(inner), 3).unwrap();
+        let inv = b.inventory();
+        let shape: Vec<(u32, GpuKind, Option<u32>, Option<u32>)> = inv
+            .iter()
+            .map(|g| (g.index, g.kind, g.parent, g.domain))
+            .collect();
+        assert_eq!(
+            shape,
+            (0..6)
+                .map(|i| (i, GpuKind::Shard, Some(i / 3), Some(i / 3)))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(inv[4].uuid, inv[3].uuid, "shards carry their GPU's UUID");
+        // A job on shard 4 makes GPU 1 busy: its three shards sample busy, GPU 0's idle.
+        let samples = b.sample(&[4]);
+        assert_eq!(samples.len(), 6);
+        assert!(samples[3..].iter().all(|s| s.utilization_pct >= 70));
+        assert!(samples[..3].iter().all(|s| s.utilization_pct < 70));
+        assert_eq!(b.xid_errors(), vec![(3, 79), (4, 79), (5, 79)]);
+        assert_eq!(
+            b.device_minors(),
+            vec![(0, 0), (1, 0), (2, 0), (3, 1), (4, 1), (5, 1)]
+        );
+        // MIG instances are not sharded.
+        let mig = ShardedBackend::new(
+            Box::new(SimulatedBackend::parse("1xA100:mig=3g.40gb*2", "n").unwrap()),
+            4,
+        )
+        .unwrap();
+        assert!(mig.inventory().iter().all(|g| g.kind == GpuKind::Mig));
+        assert_eq!(mig.inventory().len(), 2);
+        assert!(ShardedBackend::new(Box::new(SimulatedBackend::new(1, "H100", "n")), 0).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     #[test]
     fn topology_domains_split_consecutive_indices() {

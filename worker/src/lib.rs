@@ -70,6 +70,10 @@ pub struct WorkerConfig {
     /// Simulated GPUs: `"8"`, `"8xH100"`, `"4xA100"`. `None`: NVML if it loads, else 8
     /// simulated H100s.
     pub simulate_gpus: Option<String>,
+    /// Offer each whole GPU as this many shards (Slurm's `shard` GRES, gres.conf's
+    /// `Name=shard Count=…`; jobs ask `--gres=shard:N`), NVML or simulated. `None`: whole
+    /// GPUs.
+    pub gpu_shards: Option<u32>,
     /// Where job scripts and scratch working directories live
     /// (`{state_dir}/jobs/{job_id}.{run}/`).
     pub state_dir: PathBuf,
@@ -112,6 +116,7 @@ impl WorkerConfig {
             token: token.into(),
             name: name.into(),
             simulate_gpus: None,
+            gpu_shards: None,
             state_dir: state_dir.into(),
             kill_wait: Duration::from_secs(30),
             poll_wait_seconds: 10,
