@@ -471,6 +471,48 @@ async fn top_moves_a_job_ahead_of_its_users_other_jobs() {
     let (code, _, err) = c.cli(&c.token, &["top", &blocker.to_string()]);
     assert_ne!(code, 0);
     assert!(err.contains("not PENDING"), "{err}");
+    // A held job has no priority to compare: refused, nothing changed (hold, top,
+    // release must not jump the queue).
+    let held = c
+        .submit(
+            "#!/bin/bash
+true
+",
+            &["--hold", "--gres=gpu:8", "-t", "5"],
+        )
+        .await;
+    let (code, _, err) = c.cli(&c.token, &["top", &held.to_string()]);
+    assert_ne!(code, 0);
+    assert!(err.contains("held"), "{err}");
+    assert_eq!(c.job(held).await.nice, 0);
+    // Tops of two jobs at once never fail (they lock in one order).
+    let (path0, path1) = (
+        format!("/v1/jobs/{}/top", mine[0]),
+        format!("/v1/jobs/{}/top", mine[1]),
+    );
+    for _ in 0..5 {
+        let (a, b) = tokio::join!(
+            c.call(reqwest::Method::POST, &path0, Some(&c.token), None),
+            c.call(reqwest::Method::POST, &path1, Some(&c.token), None)
+        );
+        assert_eq!((a.0, b.0), (200, 200), "{a:?} {b:?}");
+    }
+    // An ordered list: the first given ends up first.
+    let (code, out, err) = c.cli(
+        &c.token,
+        &[
+            "scontrol",
+            "top",
+            &format!("{},{},{}", last, mine[0], mine[1]),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (pl, p0, p1) = (
+        c.job(last).await.priority,
+        c.job(mine[0]).await.priority,
+        c.job(mine[1]).await.priority,
+    );
+    assert!(pl > p0 && p0 > p1, "{pl:?} {p0:?} {p1:?}");
     // When the node frees, the topped job runs before alice's others.
     let (s, _) = c
         .call(

@@ -94,19 +94,20 @@ pub async fn job_release(
 
 /// Move a pending job to the top of its user's queue (scontrol top).
 ///
-/// Among the pending jobs of the same user, partition, account and QOS, the job goes
-/// first: its nice is lowered just enough to put its priority above theirs, and the
-/// nice of those that were ahead raised by an equal share of that (Slurm's method: the
-/// user's jobs together gain nothing on anyone else's). The job's owner may do this (in
-/// Slurm only with `SchedulerParameters=enable_user_top`), as may admins and operators.
-/// A job already first is left as it is. Priorities are recomputed by the next
-/// scheduling pass.
+/// Among the pending (unheld) jobs of the same user, partition, account and QOS, the
+/// job goes first: its nice is lowered just enough to put its priority above theirs, and
+/// the nice of those that were ahead raised by an equal share of that (Slurm's method:
+/// the user's jobs together gain nothing on anyone else's). Whoever may hold the job may
+/// top it (its owner, its account's coordinators, admins and operators; Slurm needs
+/// `SchedulerParameters=enable_user_top` for users). A job already first is left as it
+/// is; 409 for a held job or one the scheduler has not prioritised yet, and when a peer
+/// is too far ahead (an admin adjustment) for nice values to reorder them.
 #[utoipa::path(post, path = "/v1/jobs/{id}/top", tag = "jobs", operation_id = "job_top",
     params(("id" = i64, Path, description = "Job id (an array's id moves all its pending tasks)")),
     responses((status = 200, description = "The job, first in its user's queue", body = Job),
               (status = 401, description = "No or bad credentials", body = Problem),
               (status = 404, description = "No such job (or not yours)", body = Problem),
-              (status = 409, description = "The job is not pending", body = Problem)),
+              (status = 409, description = "Not pending, held, not prioritised yet, or a peer out of reach", body = Problem)),
     security(("bearer" = [])))]
 pub async fn job_top(
     State(state): State<AppState>,
@@ -119,6 +120,23 @@ pub async fn job_top(
     tx.commit().await.map_err(DbError::from)?;
     match outcome {
         job::TopOutcome::NotPending => return Err(not_pending(&row)),
+        job::TopOutcome::NoPriority => {
+            return Err(ApiError::Conflict {
+                code: "job_not_prioritized",
+                detail: format!(
+                "job {id} is held or has no priority yet (the next scheduling pass gives it one)"
+            ),
+            })
+        }
+        job::TopOutcome::OutOfReach { peer } => {
+            return Err(ApiError::Conflict {
+                code: "top_out_of_reach",
+                detail: format!(
+                    "job {peer} is too far ahead for nice values to reorder (an administrator's \
+                     priority adjustment); nothing changed"
+                ),
+            })
+        }
         job::TopOutcome::AlreadyFirst => {}
         job::TopOutcome::Moved { delta, others } => tracing::info!(
             job.id = id,

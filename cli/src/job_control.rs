@@ -91,10 +91,12 @@ pub async fn release(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
     each(ids, async |id| client.job_release(id).await).await
 }
 
-/// `berth top ID…`: each job first among its user's pending jobs of the same partition,
-/// account and QOS (the last one given ends up first, as with `scontrol top`).
+/// `berth top ID…`: the jobs first among their user's pending jobs of the same
+/// partition, account and QOS, in the order given (`scontrol top`'s ordered job list: the
+/// last is topped first, the first last, so the first ends up first).
 pub async fn top(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
-    each(ids, async |id| client.job_top(id).await).await
+    let reversed: Vec<i64> = ids.iter().rev().copied().collect();
+    each(&reversed, async |id| client.job_top(id).await).await
 }
 
 /// `berth update job ID key=value…`.

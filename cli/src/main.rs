@@ -129,7 +129,7 @@ enum Command {
     /// pending jobs in the same partition, account and QOS, by nice values, without
     /// gaining on other users.
     Top {
-        /// Job ids (the last one given ends up first).
+        /// Job ids, in the order wanted (the first ends up first).
         #[arg(required = true)]
         ids: Vec<i64>,
     },

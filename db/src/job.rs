@@ -712,6 +712,15 @@ pub async fn job_update_pending(
 pub enum TopOutcome {
     /// The job was not pending (or does not exist).
     NotPending,
+    /// The job is held, or the scheduler has not given it a priority yet: there is
+    /// nothing to compare.
+    NoPriority,
+    /// Putting it first would take a nice value out of range (a peer is far ahead, by an
+    /// administrator's priority adjustment): nothing changed.
+    OutOfReach {
+        /// The peer out of reach.
+        peer: i64,
+    },
     /// It was already first among its peers (or has none): nothing changed.
     AlreadyFirst,
     /// Its nice went down by `delta`, each of `others` peers' up by a share of it.
@@ -723,28 +732,31 @@ pub enum TopOutcome {
     },
 }
 
-/// Slurm's `scontrol top`: moves pending job `id` ahead of the other pending jobs of the
-/// same user, partition, account and QOS by adjusting nice values, as Slurm does: the
-/// job's nice goes down by what puts its last computed priority one above its highest
-/// peer's, and the nice of each peer that was ahead goes up by an equal share of that, so
-/// the user's jobs together gain nothing on anyone else's. Locks the peer rows (in id
-/// order). Priorities are those the scheduler wrote last (a job not yet prioritised
-/// counts as 0); the next cycle computes the new ones.
+/// The range of nice values (Slurm's: ±(2³¹ − 3)).
+pub const NICE_LIMIT: i64 = i32::MAX as i64 - 2;
+
+/// Slurm's `scontrol top`: moves pending job `id` ahead of the other pending, unheld,
+/// prioritised jobs of the same user, partition, account and QOS by adjusting nice
+/// values, as Slurm does: the job's nice goes down by what puts its priority one above
+/// its highest peer's, and the nice of each peer that was ahead goes up by an equal share
+/// of that, so the user's jobs together gain nothing on anyone else's. The stored
+/// priorities move with the nice values (the next pass computes the same), so tops in
+/// quick succession compose. The job and its peers are locked in id order (two tops
+/// never deadlock).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 #[instrument(skip(conn), err)]
 pub async fn job_top_in_tx(conn: &mut PgConnection, id: i64) -> Result<TopOutcome, DbError> {
-    let Some(job) = job_lock_in_tx(conn, id).await? else {
+    let Some(job) = job_get(&mut *conn, id).await? else {
         return Ok(TopOutcome::NotPending);
     };
-    if job.state != "PENDING" {
-        return Ok(TopOutcome::NotPending);
-    }
-    let peers = sqlx::query!(
-        r#"SELECT id, COALESCE(priority, 0) AS "priority!" FROM jobs
-           WHERE state = 'PENDING' AND id <> $1 AND user_name = $2 AND partition = $3
-             AND account IS NOT DISTINCT FROM $4 AND qos IS NOT DISTINCT FROM $5
+    let rows = sqlx::query!(
+        r#"SELECT id, state, hold, nice, priority, user_name, partition, account, qos FROM jobs
+           WHERE id = $1
+              OR (state = 'PENDING' AND NOT hold AND priority IS NOT NULL AND user_name = $2
+                  AND partition = $3 AND account IS NOT DISTINCT FROM $4
+                  AND qos IS NOT DISTINCT FROM $5)
            ORDER BY id FOR UPDATE"#,
         id,
         job.user_name,
@@ -754,32 +766,58 @@ pub async fn job_top_in_tx(conn: &mut PgConnection, id: i64) -> Result<TopOutcom
     )
     .fetch_all(&mut *conn)
     .await?;
-    let mine = job.priority.unwrap_or(0);
-    let ahead: Vec<(i64, i64)> = peers
+    let Some(me) = rows.iter().find(|r| r.id == id) else {
+        return Ok(TopOutcome::NotPending);
+    };
+    if me.state != "PENDING" {
+        return Ok(TopOutcome::NotPending);
+    }
+    let Some(mine) = me.priority.filter(|_| !me.hold) else {
+        return Ok(TopOutcome::NoPriority);
+    };
+    // Peers as they are now (locked): same user, partition, account and QOS.
+    let ahead: Vec<(i64, i64, i32)> = rows
         .iter()
-        .filter(|p| p.priority >= mine)
-        .map(|p| (p.id, p.priority))
+        .filter(|r| {
+            r.id != id
+                && r.state == "PENDING"
+                && !r.hold
+                && r.user_name == me.user_name
+                && r.partition == me.partition
+                && r.account == me.account
+                && r.qos == me.qos
+        })
+        .filter_map(|r| Some((r.id, r.priority?, r.nice)))
+        .filter(|(_, p, _)| *p >= mine)
         .collect();
-    let Some(highest) = ahead.iter().map(|(_, p)| *p).max() else {
+    let Some(&(top_peer, highest, _)) = ahead.iter().max_by_key(|(_, p, _)| *p) else {
         return Ok(TopOutcome::AlreadyFirst);
     };
     let delta = highest.saturating_sub(mine).saturating_add(1);
     let n = ahead.len() as i64;
     let share = delta.saturating_add(n - 1) / n;
-    let clamp = |v: i64| v.clamp(-(i32::MAX as i64 - 2), i32::MAX as i64 - 2) as i32;
+    let new_nice = i64::from(me.nice).saturating_sub(delta);
+    if new_nice < -NICE_LIMIT
+        || ahead
+            .iter()
+            .any(|(_, _, nice)| i64::from(*nice).saturating_add(share) > NICE_LIMIT)
+    {
+        return Ok(TopOutcome::OutOfReach { peer: top_peer });
+    }
     sqlx::query!(
-        "UPDATE jobs SET nice = $2 WHERE id = $1",
+        "UPDATE jobs SET nice = $2, priority = priority + $3 WHERE id = $1",
         id,
-        clamp(i64::from(job.nice) - delta)
+        new_nice as i32,
+        delta
     )
     .execute(&mut *conn)
     .await?;
-    let others: Vec<i64> = ahead.iter().map(|(id, _)| *id).collect();
+    let others: Vec<i64> = ahead.iter().map(|(id, _, _)| *id).collect();
     sqlx::query!(
-        r#"UPDATE jobs SET nice = LEAST(GREATEST(nice::bigint + $2, -2147483645), 2147483645)::int
+        r#"UPDATE jobs SET nice = nice + $2::int, priority = priority - $2::bigint
            WHERE id = ANY($1)"#,
         &others,
-        share
+        share as i32
     )
     .execute(&mut *conn)
     .await?;

@@ -208,6 +208,8 @@ pub struct SchedGpuRow {
     pub domain: Option<i32>,
     /// `gpu`, `mig` or `shard`.
     pub kind: String,
+    /// The physical GPU of a MIG instance or shard.
+    pub parent: Option<i32>,
     /// The node still reports it.
     pub present: bool,
 }
@@ -223,7 +225,7 @@ pub async fn read_gpus_changed(
 ) -> Result<Vec<SchedGpuRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedGpuRow,
-        r#"SELECT node_id, index, model, domain, kind, present FROM gpus
+        r#"SELECT node_id, index, model, domain, kind, parent, present FROM gpus
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
         since
