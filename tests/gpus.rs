@@ -265,7 +265,8 @@ async fn mig_instances_are_gpus_of_their_profile() {
 }
 
 /// `berth worker --gpu-shards 2` offers any backend's whole GPUs as shards (here two
-/// simulated H100s: four shards), as a gres.conf `Name=shard` line does in Slurm.
+/// simulated H100s: four shards), as a gres.conf `Name=shard` line does in Slurm; a
+/// job's shards come from one GPU.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_offers_its_gpus_as_shards() {
     let c = TestCluster::start_with_worker_args(
@@ -280,6 +281,15 @@ async fn a_worker_offers_its_gpus_as_shards() {
     let nodes: NodeList = c.get("/v1/nodes").await;
     let parents: Vec<Option<u32>> = nodes.items[0].gpus.iter().map(|g| g.parent).collect();
     assert_eq!(parents, [Some(0), Some(0), Some(1), Some(1)]);
+    // One shard of GPU 0 is taken; a 2-shard job then gets GPU 1's two shards, not
+    // shards of both GPUs.
+    let small = c
+        .submit("#!/bin/bash\nsleep 300\n", &["--gres=shard:1", "-t", "5"])
+        .await;
+    let small = c
+        .wait_for(small, 60, |j| j.state == JobState::Running)
+        .await;
+    assert_eq!(small.allocations[0].gpus, [0]);
     let id = c
         .submit(
             "#!/bin/bash\necho visible=$CUDA_VISIBLE_DEVICES shards=$SLURM_SHARDS_ON_NODE\n",
@@ -288,6 +298,7 @@ async fn a_worker_offers_its_gpus_as_shards() {
         .await;
     let j = c.wait_ended(id, 60).await;
     assert_eq!(j.state, JobState::Completed, "{j:?}");
+    assert_eq!(j.allocations[0].gpus, [2, 3]);
     let out = c.output(id).await;
-    assert!(out.contains("visible=0 shards=2"), "{out}");
+    assert!(out.contains("visible=1 shards=2"), "{out}");
 }

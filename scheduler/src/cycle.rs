@@ -71,6 +71,12 @@ pub async fn commit_with_priorities(
     records: &[(i64, PriorityRecord)],
 ) -> Result<Outcome, DbError> {
     let mut tx = pool.begin().await?;
+    // A row an api transaction holds (a job being updated, a node syncing) must not stall
+    // the cycle past the lease: wait at most this long for any lock, else fail the cycle
+    // (the next one retries).
+    sqlx::query("SET LOCAL lock_timeout = '1500ms'")
+        .execute(&mut *tx)
+        .await?;
     if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
         return Ok(Outcome::Deposed);
     }
@@ -166,17 +172,19 @@ pub async fn commit_with_priorities(
             Err(e) => return Err(e),
         }
     }
-    let ids: Vec<i64> = plan.pending.iter().map(|w| w.job_id).collect();
-    let reasons: Vec<String> = plan.pending.iter().map(|w| w.reason.clone()).collect();
-    let expected: Vec<Option<DateTime<Utc>>> = plan
-        .pending
+    // In id order, the order other writers lock job rows in.
+    let mut waiting: Vec<&planner::Waiting> = plan.pending.iter().collect();
+    waiting.sort_by_key(|w| w.job_id);
+    let ids: Vec<i64> = waiting.iter().map(|w| w.job_id).collect();
+    let reasons: Vec<String> = waiting.iter().map(|w| w.reason.clone()).collect();
+    let expected: Vec<Option<DateTime<Utc>>> = waiting
         .iter()
         .map(|w| {
             w.expected_start
                 .and_then(|t| Utc.timestamp_opt(t, 0).single())
         })
         .collect();
-    let priorities: Vec<i64> = plan.pending.iter().map(|w| w.priority).collect();
+    let priorities: Vec<i64> = waiting.iter().map(|w| w.priority).collect();
     if !records.is_empty() {
         let record_ids: Vec<i64> = records.iter().map(|(id, _)| *id).collect();
         let values: Vec<serde_json::Value> = records

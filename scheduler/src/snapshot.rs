@@ -34,6 +34,10 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+/// Shards are grouped by their GPU as topology domains numbered from here (apart from
+/// the NUMA domains of the node's other devices).
+const SHARD_DOMAIN: u32 = 1 << 20;
+
 /// The most task indices of one array looked at per cycle.
 const ARRAY_LOOKAHEAD: usize = 1024;
 
@@ -336,15 +340,21 @@ impl SnapshotCache {
             if g.kind == "shard" {
                 shards.entry(g.node_id).or_default().push(g.index as u32);
             }
+            // A shard's domain is its GPU, so that a job's shards come from one GPU and
+            // small shard jobs fill a GPU before taking the next (best fit among GPUs).
+            let domain = match (g.kind.as_str(), g.parent) {
+                ("shard", Some(parent)) => Some(SHARD_DOMAIN | parent.max(0) as u32),
+                _ => g.domain.map(|d| d.max(0) as u32),
+            };
             gpus_by_node
                 .entry(g.node_id)
                 .or_default()
                 .push((g.index as u32, g.model.clone()));
-            if let Some(d) = g.domain {
+            if let Some(d) = domain {
                 gpu_domains
                     .entry(g.node_id)
                     .or_default()
-                    .push((g.index as u32, d.max(0) as u32));
+                    .push((g.index as u32, d));
             }
         }
         for d in gpu_domains.values_mut() {

@@ -256,4 +256,11 @@ async fn a_transaction_open_across_a_refresh_is_read_once_it_commits(pool: PgPoo
         snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(),
         [late]
     );
+
+    // So does a TRUNCATE, which row triggers do not see.
+    let (stats, _) = check(&pool, &mut cache, now).await;
+    assert!(!stats.full);
+    sqlx::query("TRUNCATE usage").execute(&pool).await.unwrap();
+    let (stats, _) = check(&pool, &mut cache, now).await;
+    assert!(stats.full);
 }
