@@ -220,6 +220,28 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         .await;
     assert_eq!(s, 400, "{problem}");
     assert_eq!(problem["field"], "gpus.index", "{problem}");
+    // More devices than the scheduler places on, or a shard without its GPU: 400 too.
+    let many: Vec<serde_json::Value> = (0..129)
+        .map(|i| json!({"index": i, "uuid": format!("GPU-{i}"), "model": "H100", "memory_mib": 1024}))
+        .collect();
+    let orphan = json!({"index": 0, "uuid": "GPU-s", "model": "H100", "memory_mib": 1024,
+                        "kind": "shard"});
+    for (gpus, field) in [(json!(many), "gpus"), (json!([orphan]), "gpus.parent")] {
+        let (s, problem) = c
+            .call(
+                Method::POST,
+                "/v1/nodes/register",
+                Some(&creds[2]),
+                Some(json!({"name": "pool-1", "hostname": "pool-1", "cpus": 8,
+                            "memory_mib": 1024, "gpus": gpus})),
+            )
+            .await;
+        assert_eq!(
+            (s, problem["field"].as_str()),
+            (400, Some(field)),
+            "{problem}"
+        );
+    }
     let (_, nodes) = c.call(Method::GET, "/v1/nodes", Some(&c.token), None).await;
     let node = nodes["items"]
         .as_array()

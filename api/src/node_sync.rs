@@ -17,6 +17,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// The longest a sync may be held, seconds.
 pub const MAX_WAIT_SECONDS: u32 = 60;
 
+/// The most devices a node may register: the scheduler places jobs on at most this many
+/// per node.
+pub const MAX_NODE_DEVICES: usize = 128;
+
 /// Registers (or re-registers) a node with its inventory.
 ///
 /// # Errors
@@ -62,6 +66,15 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             })
         })
         .collect::<Result<_, ApiError>>()?;
+    if gpus.len() > MAX_NODE_DEVICES {
+        return Err(ApiError::bad_field(
+            "gpus",
+            format!(
+                "{} devices: a node offers at most {MAX_NODE_DEVICES} (GPUs, MIG instances and shards)",
+                gpus.len()
+            ),
+        ));
+    }
     if let Some(bad) = gpus
         .iter()
         .find(|g| (g.kind == "gpu") != g.parent.is_none())

@@ -130,6 +130,15 @@ impl ShardedBackend {
             };
             map.push((g.index, outer));
         }
+        let devices: usize = map.iter().map(|(_, o)| o.len()).sum();
+        if devices > MAX_DEVICES {
+            return Err(WorkerError::InvalidGpuSpec {
+                spec: format!("--gpu-shards {shards}"),
+                reason: format!(
+                    "{devices} devices: a node offers at most {MAX_DEVICES} (GPUs, MIG instances and shards)"
+                ),
+            });
+        }
         Ok(ShardedBackend { inner, shards, map })
     }
 
@@ -995,9 +1004,19 @@ impl SimulatedBackend {
                 backend.power_w /= f64::from(per_gpu);
             }
         }
+        if backend.gpus.len() > MAX_DEVICES {
+            return Err(invalid(&format!(
+                "{} devices: a node offers at most {MAX_DEVICES} (GPUs, MIG instances and shards)",
+                backend.gpus.len()
+            )));
+        }
         Ok(backend)
     }
 }
+
+/// The most devices (GPUs, MIG instances, shards) a node offers: what the scheduler
+/// places on (and the api accepts at registration).
+pub const MAX_DEVICES: usize = 128;
 
 /// How a simulated spec splits each GPU.
 enum DeviceSplit {
@@ -1277,6 +1296,9 @@ mod tests {
             "2xA100:",
             "8xH100/2:shards=2",
             "8xH100:shards=2/3",
+            // More than 128 devices on a node.
+            "8xH100:shards=32",
+            "129xH100",
         ] {
             let err = SimulatedBackend::parse(bad, "n").unwrap_err();
             assert!(
