@@ -327,12 +327,18 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
         "NumNodes={} NumTasks={}",
         job.num_nodes, job.num_tasks
     ));
+    // A `--gres=shard:N` job holds shards (device indices of shards), not GPUs.
+    let gres = if job.spec.resource_request().shards {
+        "shard"
+    } else {
+        "gpu"
+    };
     if job.gpus_per_node > 0 {
-        lines.push(format!("TresPerNode=gres/gpu:{}", job.gpus_per_node));
+        lines.push(format!("TresPerNode=gres/{gres}:{}", job.gpus_per_node));
     }
     for allocation in &job.allocations {
         lines.push(format!(
-            "  Nodes={} GRES=gpu:{}(IDX:{})",
+            "  Nodes={} GRES={gres}:{}(IDX:{})",
             allocation.node,
             allocation.gpus.len(),
             gpu_index_ranges(&allocation.gpus)
@@ -575,5 +581,10 @@ mod tests {
             pending.contains("StartTime=Unknown EndTime=Unknown"),
             "{pending}"
         );
+        // A shard job holds shards, and says so.
+        j.spec.gres = Some("shard:2".into());
+        let text = scontrol_job(&j, at(100_000));
+        assert!(text.contains("TresPerNode=gres/shard:2"), "{text}");
+        assert!(text.contains("GRES=shard:2(IDX:0-1)"), "{text}");
     }
 }
