@@ -311,8 +311,12 @@ async fn prepare(
     const HELD: &str = "#!/bin/bash\n#SBATCH --hold\ntrue\n";
     let job = match op {
         // Pending, not held, and not about to start.
-        "job_hold" | "job_update" | "job_top" => {
-            fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await
+        "job_hold" | "job_update" => fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await,
+        // The same, once the scheduler has given it a priority (top compares them).
+        "job_top" => {
+            let id = fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await;
+            c.wait_for(id, 60, |j| j.priority.is_some()).await;
+            id
         }
         "job_release" | "job_cancel" => fresh(HELD).await,
         "job_task_cancel" => {

@@ -27,6 +27,17 @@ async fn everything_survives_a_database_restart_and_no_report_is_lost() {
         )
         .await;
     c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    // RUNNING is the scheduler's placement; wait until the worker has launched the job
+    // (its output file exists), or the outage could keep it from ever hearing of it.
+    let out_file = c.dir.join(format!("slurm-{id}.out"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !out_file.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the worker never launched job {id}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     pg.down();
     let down = Instant::now();
@@ -52,7 +63,6 @@ async fn everything_survives_a_database_restart_and_no_report_is_lost() {
     }
     // The job keeps running and ends during the outage (its output file says so); its
     // exit report waits in the worker until the api can take it.
-    let out_file = c.dir.join(format!("slurm-{id}.out"));
     let deadline = Instant::now() + Duration::from_secs(30);
     while !std::fs::read_to_string(&out_file)
         .unwrap_or_default()
