@@ -2,30 +2,8 @@
 //! per GPU held, with the partial unique index that forbids double allocation).
 
 use crate::DbError;
-use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use tracing::instrument;
-
-/// A live allocation, as the scheduler's snapshot needs it.
-#[derive(Debug, Clone)]
-pub struct LiveAllocationRow {
-    /// Allocation id.
-    pub id: i64,
-    /// The job.
-    pub job_id: i64,
-    /// Its run.
-    pub run: i32,
-    /// The node.
-    pub node_id: i64,
-    /// GPU indices held.
-    pub gpu_indices: Vec<i32>,
-    /// The node is not shared.
-    pub exclusive: bool,
-    /// When the allocation was made.
-    pub created_at: DateTime<Utc>,
-    /// The job's time limit, seconds.
-    pub time_limit: Option<i64>,
-}
 
 /// An allocation with its node's name, for job views.
 #[derive(Debug, Clone)]
@@ -81,24 +59,6 @@ pub async fn allocation_insert_in_tx(
     .execute(&mut *conn)
     .await?;
     Ok(id)
-}
-
-/// Every live allocation.
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn allocation_live_list(
-    ex: impl PgExecutor<'_>,
-) -> Result<Vec<LiveAllocationRow>, DbError> {
-    Ok(sqlx::query_as!(
-        LiveAllocationRow,
-        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.exclusive, a.created_at, j.time_limit
-           FROM allocations a JOIN jobs j ON j.id = a.job_id
-           WHERE a.released_at IS NULL
-           ORDER BY a.id"#
-    )
-    .fetch_all(ex)
-    .await?)
 }
 
 /// The allocations of the given jobs' current runs, by job then node index.

@@ -323,19 +323,6 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
     .await?)
 }
 
-/// Pending jobs that are not held, by ascending id (submit order).
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn job_pending_list(ex: impl PgExecutor<'_>) -> Result<Vec<JobRow>, DbError> {
-    Ok(sqlx::query_as!(
-        JobRow,
-        r#"SELECT * FROM jobs WHERE state = 'PENDING' AND NOT hold ORDER BY id"#
-    )
-    .fetch_all(ex)
-    .await?)
-}
-
 /// Cancels a job that has not ended: a pending one ends at once; a running one is marked
 /// CANCELLED and keeps its allocation until its node reports the processes gone. Returns
 /// the row after the change, or `None` when the job had already ended (or does not exist).
@@ -491,54 +478,6 @@ pub async fn job_dependency_targets(
     )
     .fetch_all(ex)
     .await?)
-}
-
-/// Jobs not ended yet of the given users (parallel slices of user and job name), for
-/// `--dependency=singleton`: (id, user, name).
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn job_singleton_active(
-    ex: impl PgExecutor<'_>,
-    users: &[String],
-    names: &[String],
-) -> Result<Vec<(i64, String, String)>, DbError> {
-    let rows = sqlx::query!(
-        r#"SELECT j.id, j.user_name, j.name FROM jobs j
-           JOIN UNNEST($1::text[], $2::text[]) AS k(user_name, name)
-             ON k.user_name = j.user_name AND k.name = j.name
-           WHERE j.state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#,
-        users,
-        names
-    )
-    .fetch_all(ex)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (r.id, r.user_name, r.name))
-        .collect())
-}
-
-/// Running tasks per array, for the arrays `masters`: (array id, count).
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn job_array_running_counts(
-    ex: impl PgExecutor<'_>,
-    masters: &[i64],
-) -> Result<Vec<(i64, i64)>, DbError> {
-    let rows = sqlx::query!(
-        r#"SELECT array_job_id AS "array_job_id!", count(*) AS "count!" FROM jobs
-           WHERE array_job_id = ANY($1) AND state IN ('RUNNING', 'COMPLETING', 'SUSPENDED')
-           GROUP BY array_job_id"#,
-        masters
-    )
-    .fetch_all(ex)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| (r.array_job_id, r.count))
-        .collect())
 }
 
 /// Splits task `task` off a pending array master (locking it): a copy of the master
@@ -906,51 +845,6 @@ pub async fn job_array_cancel_in_tx(
         job_cancel_in_tx(&mut *conn, *id, by).await?;
     }
     Ok(ids)
-}
-
-/// A job holding resources, as QOS limits and preemption count it.
-#[derive(Debug, Clone)]
-pub struct RunningJobRow {
-    /// The job.
-    pub id: i64,
-    /// Its user.
-    pub user_name: String,
-    /// Its account, as submitted.
-    pub account: Option<String>,
-    /// Its QOS, as submitted.
-    pub qos: Option<String>,
-    /// Tasks.
-    pub num_tasks: i32,
-    /// CPUs per task.
-    pub cpus_per_task: i32,
-    /// Nodes.
-    pub num_nodes: i32,
-    /// GPUs held over its live allocations.
-    pub gpus: i64,
-    /// Its current run.
-    pub restart_count: i32,
-    /// When its current run started.
-    pub start_time: Option<DateTime<Utc>>,
-}
-
-/// Jobs RUNNING, SUSPENDED or COMPLETING with their GPUs held, by id.
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn job_running_list(ex: impl PgExecutor<'_>) -> Result<Vec<RunningJobRow>, DbError> {
-    Ok(sqlx::query_as!(
-        RunningJobRow,
-        r#"SELECT j.id, j.user_name, j.account, j.qos, j.num_tasks, j.cpus_per_task, j.num_nodes,
-                  COALESCE((SELECT SUM(cardinality(a.gpu_indices)) FROM allocations a
-                            WHERE a.job_id = j.id AND a.run = j.restart_count
-                              AND a.released_at IS NULL), 0)::bigint AS "gpus!",
-                  j.restart_count, j.start_time
-           FROM jobs j
-           WHERE j.state IN ('RUNNING', 'SUSPENDED', 'COMPLETING')
-           ORDER BY j.id"#
-    )
-    .fetch_all(ex)
-    .await?)
 }
 
 /// What [`job_node_fail_in_tx`] did to a job.

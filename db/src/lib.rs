@@ -62,6 +62,19 @@ pub async fn connect(url: &str, max_connections: u32) -> Result<Pool, DbError> {
         .map_err(DbError::from)
 }
 
+/// Makes the current transaction wait at most `ms` milliseconds for any lock (`SET LOCAL
+/// lock_timeout`); a statement that would wait longer fails with [`DbError::Sqlx`] and
+/// the transaction must be rolled back.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn lock_timeout_in_tx(conn: &mut sqlx::PgConnection, ms: u32) -> Result<(), DbError> {
+    sqlx::query(&format!("SET LOCAL lock_timeout = {ms}"))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Checks that the database answers a query (readiness).
 ///
 /// # Errors

@@ -2,22 +2,8 @@
 //! for and when its grace ends (SIGTERM at `created_at`, kill at `kill_at`).
 
 use crate::DbError;
-use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use tracing::instrument;
-
-/// A preemption whose victim's run still holds a live allocation.
-#[derive(Debug, Clone)]
-pub struct InFlightRow {
-    /// The preempted job.
-    pub job_id: i64,
-    /// Its preempted run.
-    pub run: i32,
-    /// The job it makes room for.
-    pub preemptor: i64,
-    /// When its grace ends.
-    pub kill_at: DateTime<Utc>,
-}
 
 /// Records the preemption of run `run` of job `job_id` for `preemptor` (`mode` `CANCEL`
 /// or `REQUEUE`), killed `grace_time` seconds from now. A run preempted before is left as
@@ -47,24 +33,6 @@ pub async fn preemption_insert_in_tx(
     .execute(conn)
     .await?;
     Ok(())
-}
-
-/// Preemptions not done whose victim run still holds a live allocation.
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn preemption_in_flight(ex: impl PgExecutor<'_>) -> Result<Vec<InFlightRow>, DbError> {
-    Ok(sqlx::query_as!(
-        InFlightRow,
-        r#"SELECT p.job_id, p.run, p.preemptor, p.kill_at
-           FROM job_preemptions p
-           WHERE p.done_at IS NULL
-             AND EXISTS (SELECT 1 FROM allocations a
-                         WHERE a.job_id = p.job_id AND a.run = p.run AND a.released_at IS NULL)
-           ORDER BY p.job_id, p.run"#
-    )
-    .fetch_all(ex)
-    .await?)
 }
 
 /// Marks the preemption of run `run` of job `job_id` done (its processes are gone).

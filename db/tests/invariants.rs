@@ -86,7 +86,10 @@ async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
         .await
         .unwrap();
     tx.commit().await.unwrap();
-    let live = allocation::allocation_live_list(&pool).await.unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let live = berth_db::snapshot::read_allocations_all(&mut conn)
+        .await
+        .unwrap();
     assert_eq!(live.len(), 1);
     assert_eq!(live[0].job_id, b);
     assert_eq!(live[0].gpu_indices, vec![1, 2]);

@@ -7,7 +7,7 @@
 //! jobs they name), and for an array master the task indices that may start now within
 //! its `%LIMIT`.
 
-use crate::planner::{self, Plan, PlannerConfig, Snapshot};
+use crate::planner::{self, Plan, PlannerConfig};
 pub use crate::snapshot::{CycleInput, SnapshotCache};
 use crate::{fairshare, LEASE_ROLE};
 use berth_core::qos::PriorityRecord;
@@ -26,22 +26,6 @@ pub enum Outcome {
     },
     /// The term was stale: another scheduler leads. Nothing was written.
     Deposed,
-}
-
-/// Loads the planner's snapshot from the database, as of `now` (reading everything; the
-/// leader keeps a [`SnapshotCache`] instead).
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn load_snapshot(
-    pool: &Pool,
-    now: DateTime<Utc>,
-    config: &PlannerConfig,
-) -> Result<Snapshot, DbError> {
-    Ok(SnapshotCache::new()
-        .refresh(pool, now, config)
-        .await?
-        .snapshot)
 }
 
 /// Commits a plan under `term`: checks the term (locking the lease row), locks the
@@ -74,9 +58,7 @@ pub async fn commit_with_priorities(
     // A row an api transaction holds (a job being updated, a node syncing) must not stall
     // the cycle past the lease: wait at most this long for any lock, else fail the cycle
     // (the next one retries).
-    sqlx::query("SET LOCAL lock_timeout = '1500ms'")
-        .execute(&mut *tx)
-        .await?;
+    berth_db::lock_timeout_in_tx(&mut tx, 1500).await?;
     if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
         return Ok(Outcome::Deposed);
     }
