@@ -70,28 +70,21 @@ pub async fn charge_ended_runs(
     Ok(charged)
 }
 
-/// Every association's fairshare as of `now`, and each user's default account.
+/// Every association's fairshare as of `now`.
 #[derive(Debug, Clone, Default)]
 pub struct Fairshare {
     /// The table, as sshare shows it.
     pub rows: Vec<FairshareRow>,
-    factors: HashMap<(String, String), f64>,
-    default_accounts: HashMap<String, String>,
+    /// account → user → factor.
+    factors: HashMap<String, HashMap<String, f64>>,
 }
 
 impl Fairshare {
-    /// The account a job is charged to: its own, else its user's default, else `root`.
-    pub fn account_of(&self, account: Option<&str>, user: &str) -> String {
-        account
-            .map(str::to_string)
-            .or_else(|| self.default_accounts.get(user).cloned())
-            .unwrap_or_else(|| "root".to_string())
-    }
-
     /// The fairshare factor of an association (1 for one never seen).
     pub fn factor(&self, account: &str, user: &str) -> f64 {
         self.factors
-            .get(&(account.to_string(), user.to_string()))
+            .get(account)
+            .and_then(|users| users.get(user))
             .copied()
             .unwrap_or(1.0)
     }
@@ -102,13 +95,11 @@ impl Fairshare {
 /// * `accounts`: the account tree with shares;
 /// * `usage`: each association's stored usage (decayed from its `updated_at`);
 /// * `associations`: the (account, user) pairs the shares are divided among (users'
-///   default accounts, jobs not ended, usage rows);
-/// * `default_accounts`: user → default account.
+///   default accounts, jobs not ended, usage rows).
 pub fn compute(
     accounts: &[ShareAccount],
     usage: &[UsageRow],
     associations: &[(String, String)],
-    default_accounts: HashMap<String, String>,
     now: DateTime<Utc>,
     half_life: i64,
 ) -> Fairshare {
@@ -124,13 +115,15 @@ pub fn compute(
         })
         .collect();
     let table = priority::fairshare_table(accounts, &rows, associations);
-    let factors = table
-        .iter()
-        .map(|r| ((r.account.clone(), r.user.clone()), r.fairshare))
-        .collect();
+    let mut factors: HashMap<String, HashMap<String, f64>> = HashMap::new();
+    for r in &table {
+        factors
+            .entry(r.account.clone())
+            .or_default()
+            .insert(r.user.clone(), r.fairshare);
+    }
     Fairshare {
         rows: table,
         factors,
-        default_accounts,
     }
 }

@@ -116,12 +116,12 @@ impl SnapshotCache {
     ) -> Result<CycleInput, DbError> {
         let since = self.since.take();
         let (mut tx, snapshot) = read::read_begin(pool).await?;
-        let changed = match &since {
-            Some(since) => Some(read::read_changed_tables(&mut tx, since).await?),
-            None => None,
+        let tables = match &since {
+            Some(since) => read::read_changed_tables(&mut tx, since).await?,
+            None => Vec::new(),
         };
-        match (since, changed) {
-            (Some(since), Some(tables)) if !tables.iter().any(|t| t == "deleted") => {
+        match since {
+            Some(since) if !tables.iter().any(|t| t == "deleted") => {
                 self.read_changes(&mut tx, &since, &tables).await?;
             }
             _ => self.read_all(&mut tx).await?,
@@ -294,14 +294,7 @@ impl SnapshotCache {
                 shares: a.shares.max(0) as u32,
             })
             .collect();
-        let share = fairshare::compute(
-            &tree,
-            &self.usage,
-            &associations,
-            self.default_accounts.clone(),
-            now,
-            config.half_life,
-        );
+        let share = fairshare::compute(&tree, &self.usage, &associations, now, config.half_life);
 
         // Allocations whose run a preemption is stopping end at its kill time at the
         // latest; their preemptors wait for them.
@@ -416,46 +409,14 @@ impl SnapshotCache {
             .values()
             .filter(|j| j.state == "PENDING" && !j.hold)
             .map(|j| {
-                let mut dependency = deps.state(j, j.array_task_id.map(|t| t as u32));
-                let array = j.array_pending.as_deref().map(|p| {
-                    let set = IndexSet::parse(p).unwrap_or_default();
-                    let running = array_running.get(&j.id).copied().unwrap_or(0);
-                    let room = j
-                        .array_max_running
-                        .map_or(ARRAY_LOOKAHEAD, |m| {
-                            (m as u32).saturating_sub(running) as usize
-                        })
-                        .min(ARRAY_LOOKAHEAD);
-                    let mut ready = Vec::new();
-                    let mut all_never = true;
-                    for i in set.iter().take(ARRAY_LOOKAHEAD) {
-                        if ready.len() >= room.max(1) {
-                            all_never = false;
-                            break;
-                        }
-                        match deps.state(j, Some(i)) {
-                            DependencyState::Satisfied => {
-                                ready.push(i);
-                                all_never = false;
-                            }
-                            DependencyState::Waiting => all_never = false,
-                            DependencyState::Never => {}
-                        }
+                let (array, dependency) = match j.array_pending.as_deref() {
+                    Some(pending) => {
+                        let running = array_running.get(&j.id).copied().unwrap_or(0);
+                        let (tasks, dependency) = array_tasks(j, pending, running, deps);
+                        (Some(tasks), dependency)
                     }
-                    dependency = if !ready.is_empty() {
-                        DependencyState::Satisfied
-                    } else if all_never {
-                        DependencyState::Never
-                    } else {
-                        DependencyState::Waiting
-                    };
-                    ArrayTasks {
-                        ready,
-                        remaining: set.count(),
-                        running,
-                        max_running: j.array_max_running.map(|m| m as u32),
-                    }
-                });
+                    None => (None, deps.state(j, j.array_task_id.map(|t| t as u32))),
+                };
                 let partition = partition_by_name.get(j.partition.as_str());
                 let account = self.account_of(j).to_string();
                 let fairshare = share.factor(&account, &j.user_name);
@@ -591,6 +552,55 @@ impl SnapshotCache {
     }
 }
 
+/// The tasks of array master `j` not started yet (`pending`, its range list) with
+/// `running` tasks running: the first indices (up to its `%LIMIT` room, at most
+/// [`ARRAY_LOOKAHEAD`]) whose dependencies are met, and the array's dependency state:
+/// satisfied when one may start, never when none ever can, else waiting.
+fn array_tasks(
+    j: &SchedJobRow,
+    pending: &str,
+    running: u32,
+    deps: &Dependencies,
+) -> (ArrayTasks, DependencyState) {
+    let set = IndexSet::parse(pending).unwrap_or_default();
+    let room = j
+        .array_max_running
+        .map_or(ARRAY_LOOKAHEAD, |m| {
+            (m as u32).saturating_sub(running) as usize
+        })
+        .min(ARRAY_LOOKAHEAD);
+    let mut ready = Vec::new();
+    let mut all_never = true;
+    for i in set.iter().take(ARRAY_LOOKAHEAD) {
+        if ready.len() >= room.max(1) {
+            all_never = false;
+            break;
+        }
+        match deps.state(j, Some(i)) {
+            DependencyState::Satisfied => {
+                ready.push(i);
+                all_never = false;
+            }
+            DependencyState::Waiting => all_never = false,
+            DependencyState::Never => {}
+        }
+    }
+    let dependency = if !ready.is_empty() {
+        DependencyState::Satisfied
+    } else if all_never {
+        DependencyState::Never
+    } else {
+        DependencyState::Waiting
+    };
+    let tasks = ArrayTasks {
+        ready,
+        remaining: set.count(),
+        running,
+        max_running: j.array_max_running.map(|m| m as u32),
+    };
+    (tasks, dependency)
+}
+
 /// Dependency state of every pending job with a `--dependency` (array masters: per task
 /// index), from the jobs they name.
 struct Dependencies {
@@ -650,19 +660,19 @@ impl Dependencies {
             .collect();
         let mut singleton_blocked = HashSet::new();
         if !singles.is_empty() {
-            let mut first: HashMap<(&str, &str), Vec<i64>> = HashMap::new();
+            let mut active: HashMap<(&str, &str), Vec<i64>> = HashMap::new();
             for j in cache.jobs.values() {
-                first
+                active
                     .entry((j.user_name.as_str(), j.name.as_str()))
                     .or_default()
                     .push(j.id);
             }
             for j in singles {
-                let active = first
+                let earlier = active
                     .get(&(j.user_name.as_str(), j.name.as_str()))
                     .map(Vec::as_slice)
                     .unwrap_or_default();
-                if active
+                if earlier
                     .iter()
                     .any(|id| *id < j.id && j.array_job_id != Some(*id))
                 {

@@ -200,12 +200,7 @@ impl GpuBackend for ShardedBackend {
         self.inner
             .xid_errors()
             .into_iter()
-            .flat_map(|(i, code)| {
-                self.outer(i)
-                    .iter()
-                    .map(move |o| (*o, code))
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|(i, code)| self.outer(i).iter().map(move |o| (*o, code)))
             .collect()
     }
 
@@ -213,12 +208,7 @@ impl GpuBackend for ShardedBackend {
         self.inner
             .device_minors()
             .into_iter()
-            .flat_map(|(i, minor)| {
-                self.outer(i)
-                    .iter()
-                    .map(move |o| (*o, minor))
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|(i, minor)| self.outer(i).iter().map(move |o| (*o, minor)))
             .collect()
     }
 
