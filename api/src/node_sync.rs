@@ -24,7 +24,9 @@ pub const MAX_NODE_DEVICES: usize = 128;
 /// Registers (or re-registers) a node with its inventory.
 ///
 /// # Errors
-/// 400 for an empty name, out-of-range numbers or a GPU index listed twice; 503 when the database is unreachable.
+/// 400 for an empty name, out-of-range numbers, a device index listed twice, more than
+/// [`MAX_NODE_DEVICES`] devices, or a MIG instance or shard not naming its GPU (and a
+/// whole GPU naming one); 503 when the database is unreachable.
 pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiError> {
     if req.name.is_empty()
         || !req

@@ -115,11 +115,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             None
         },
         gpu_minors: backend.device_minors(),
-        devices: registration
-            .gpus
-            .iter()
-            .map(crate::launch::NodeDevice::from)
-            .collect(),
+        devices: registration.gpus.clone(),
     };
     let devices = settings
         .cgroups

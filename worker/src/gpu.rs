@@ -53,7 +53,8 @@ pub trait GpuBackend: Send + Sync {
 }
 
 /// Picks the backend for this machine: simulated GPUs when `simulate` is given (`"8"`,
-/// `"8xH100"`, `"2xA100:mig=3g.40gb*2"`, see [`SimulatedBackend::parse`]), else NVML if the library loads, else 8 simulated H100s.
+/// `"8xH100"`, `"2xA100:mig=3g.40gb*2"`, see [`SimulatedBackend::parse`]), else NVML if
+/// the library loads, else 8 simulated H100s.
 /// Simulated UUIDs are derived from this machine's host name; the worker itself uses
 /// [`detect_backend_for_node`] with its node name, so several simulated workers on one
 /// machine get distinct UUIDs.

@@ -84,31 +84,7 @@ pub struct LaunchSettings {
     pub gpu_minors: Vec<(u32, u32)>,
     /// The node's devices, for naming them to jobs ([`HeldDevices`]); a device index not
     /// here is taken for a whole GPU.
-    pub devices: Vec<NodeDevice>,
-}
-
-/// A device of this node, as jobs' environments name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NodeDevice {
-    /// The device index (what assignments name).
-    pub index: u32,
-    /// Whole GPU, MIG instance or shard.
-    pub kind: GpuKind,
-    /// The physical GPU of a MIG instance or shard.
-    pub parent: Option<u32>,
-    /// `GPU-…` or `MIG-…`.
-    pub uuid: String,
-}
-
-impl From<&GpuInfo> for NodeDevice {
-    fn from(gpu: &GpuInfo) -> Self {
-        NodeDevice {
-            index: gpu.index,
-            kind: gpu.kind,
-            parent: gpu.parent,
-            uuid: gpu.uuid.clone(),
-        }
-    }
+    pub devices: Vec<GpuInfo>,
 }
 
 /// The devices a job (or step task) holds on this node, as its environment names them.
@@ -129,7 +105,7 @@ pub struct HeldDevices {
 impl HeldDevices {
     /// `held` (device indices) named with `devices` (the node's); an index not among
     /// `devices` is a whole GPU of that index (as every device was before MIG and shards).
-    pub fn new(devices: &[NodeDevice], held: &[u32]) -> Self {
+    pub fn new(devices: &[GpuInfo], held: &[u32]) -> Self {
         let mut named = HeldDevices::default();
         for &index in held {
             let device = devices.iter().find(|device| device.index == index);
@@ -1613,9 +1589,9 @@ fn open_output(
 /// Berth's (`BERTH_JOB_ID`, `BERTH_API`). The job's devices are named as [`HeldDevices`]
 /// says: `CUDA_VISIBLE_DEVICES` and `GPU_DEVICE_ORDINAL` by GPU index, MIG UUID or a
 /// shard's GPU index, `SLURM_JOB_GPUS` by physical GPU index, `SLURM_GPUS_ON_NODE` counts
-/// GPUs and MIG instances, `SLURM_SHARDS_ON_NODE` shards. Variables that do not apply (array ids for a
-/// job that is not an array task, GPU lists for a job without GPUs) are removed even
-/// when inherited. `SLURM_TASK_PID` is set by the batch shell itself.
+/// GPUs and MIG instances, `SLURM_SHARDS_ON_NODE` shards. Variables that do not apply
+/// (array ids for a job that is not an array task, GPU lists for a job without GPUs) are
+/// removed even when inherited. `SLURM_TASK_PID` is set by the batch shell itself.
 pub fn job_environment(
     settings: &LaunchSettings,
     assignment: &Assignment,
@@ -2147,14 +2123,11 @@ mod tests {
     }
 
     /// The devices of a simulated node of `spec`.
-    fn node_devices(spec: &str) -> Vec<NodeDevice> {
+    fn node_devices(spec: &str) -> Vec<GpuInfo> {
         use crate::gpu::GpuBackend;
         crate::gpu::SimulatedBackend::parse(spec, "node-2")
             .unwrap()
             .inventory()
-            .iter()
-            .map(NodeDevice::from)
-            .collect()
     }
 
     #[test]

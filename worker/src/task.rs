@@ -519,7 +519,8 @@ pub fn unreported_tasks(settings: &LaunchSettings) -> (Vec<TaskRecord>, Vec<Step
 /// `SLURM_STEP_GPUS` and `SLURM_JOB_GPUS` (physical GPU indices: a MIG instance's or
 /// shard's GPU), `SLURM_GPUS_ON_NODE` and `SLURM_SHARDS_ON_NODE` (the job's devices here),
 /// `CUDA_VISIBLE_DEVICES` (the task's devices: its own with `--gpus-per-task`, else every
-/// device of the job on this node; as [`HeldDevices`] names them), `SLURMD_NODENAME`; `PATH` starts with the job's client commands on this node.
+/// device of the job on this node; as [`HeldDevices`] names them), `SLURMD_NODENAME`;
+/// `PATH` starts with the job's client commands on this node.
 pub fn task_environment(
     settings: &LaunchSettings,
     launch: &StepTaskLaunch,
@@ -690,13 +691,10 @@ mod tests {
     #[test]
     fn tasks_name_mig_instances_and_shard_gpus() {
         use crate::gpu::GpuBackend;
-        let devices = |spec: &str| -> Vec<crate::launch::NodeDevice> {
+        let devices = |spec: &str| -> Vec<berth_core::wire::GpuInfo> {
             crate::gpu::SimulatedBackend::parse(spec, "node-2")
                 .unwrap()
                 .inventory()
-                .iter()
-                .map(crate::launch::NodeDevice::from)
-                .collect()
         };
         // 4 GPUs as 2 shards each: the job holds shards 4-7 (GPUs 2, 3), the step 4, 5
         // (GPU 2), this task shard 5.
