@@ -27,3 +27,39 @@ async fn register(pool: &PgPool, name: &str) -> i64 {
     tx.commit().await.unwrap();
     id
 }
+
+/// A new pending 1-node job of `user` asking `gpus` GPUs, 10 minutes.
+fn insert(user: &str, gpus: i32) -> berth_db::job::JobInsert {
+    berth_db::job::JobInsert {
+        name: "train".into(),
+        user_name: user.into(),
+        account: None,
+        partition: "gpu".into(),
+        qos: None,
+        num_nodes: 1,
+        num_tasks: 1,
+        cpus_per_task: 1,
+        gpus_per_node: gpus,
+        gpu_type: None,
+        exclusive: false,
+        whole_node: false,
+        mem_mib: None,
+        time_limit: Some(600),
+        hold: false,
+        script: "#!/bin/sh\ntrue\n".into(),
+        submit_dir: None,
+        work_dir: None,
+        stdout_pattern: "slurm-%j.out".into(),
+        stderr_pattern: None,
+        environment: serde_json::json!({}),
+        spec: serde_json::json!({ "constraint": null }),
+        reason: None,
+        nice: 0,
+        begin_time: None,
+        dependency: None,
+        array_pending: None,
+        array_max_running: None,
+        array_task_count: None,
+        gres: "gpu".into(),
+    }
+}

@@ -23,35 +23,10 @@ fn settings(rts: ReturnToService) -> ReconcileSettings {
 async fn running_job(pool: &PgPool, nodes: &[i64], spec: serde_json::Value, term: i64) -> i64 {
     let insert = job::JobInsert {
         name: "a".into(),
-        user_name: "alice".into(),
-        account: None,
-        partition: "gpu".into(),
-        qos: None,
         num_nodes: nodes.len() as i32,
-        num_tasks: 1,
-        cpus_per_task: 1,
-        gpus_per_node: 2,
-        gpu_type: None,
-        exclusive: false,
-        whole_node: false,
-        mem_mib: None,
         time_limit: Some(60),
-        hold: false,
-        script: "#!/bin/sh\ntrue\n".into(),
-        submit_dir: None,
-        work_dir: None,
-        stdout_pattern: "slurm-%j.out".into(),
-        stderr_pattern: None,
-        environment: serde_json::json!({}),
         spec,
-        reason: None,
-        nice: 0,
-        begin_time: None,
-        dependency: None,
-        array_pending: None,
-        array_max_running: None,
-        array_task_count: None,
-        gres: "gpu".into(),
+        ..crate::insert("alice", 2)
     };
     let mut tx = pool.begin().await.unwrap();
     let id = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();

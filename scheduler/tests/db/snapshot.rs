@@ -3,7 +3,7 @@
 //! pending jobs the scheduler just annotated, nor heartbeats), including rows written by a
 //! transaction that was still open at the previous refresh.
 
-use crate::register;
+use crate::{insert, register};
 use berth_db::{allocation, job, lease, node, qos};
 use berth_scheduler::cycle::{self, Outcome, SnapshotCache};
 use berth_scheduler::planner::{PlannerConfig, Snapshot};
@@ -11,41 +11,6 @@ use berth_scheduler::snapshot::RefreshStats;
 use berth_scheduler::LEASE_ROLE;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
-
-fn insert(user: &str, gpus: i32) -> job::JobInsert {
-    job::JobInsert {
-        name: "train".into(),
-        user_name: user.into(),
-        account: None,
-        partition: "gpu".into(),
-        qos: None,
-        num_nodes: 1,
-        num_tasks: 1,
-        cpus_per_task: 1,
-        gpus_per_node: gpus,
-        gpu_type: None,
-        exclusive: false,
-        whole_node: false,
-        mem_mib: None,
-        time_limit: Some(600),
-        hold: false,
-        script: "#!/bin/sh\ntrue\n".into(),
-        submit_dir: None,
-        work_dir: None,
-        stdout_pattern: "slurm-%j.out".into(),
-        stderr_pattern: None,
-        environment: serde_json::json!({}),
-        spec: serde_json::json!({ "constraint": null }),
-        reason: None,
-        nice: 0,
-        begin_time: None,
-        dependency: None,
-        array_pending: None,
-        array_max_running: None,
-        array_task_count: None,
-        gres: "gpu".into(),
-    }
-}
 
 async fn submit(pool: &PgPool, user: &str, gpus: i32) -> i64 {
     let mut tx = pool.begin().await.unwrap();
