@@ -682,6 +682,34 @@ fn pending_priorities<'s>(
     })
 }
 
+/// Folds into `held` (busy mask, anything held) the `intervals` that overlap `[t, end)`
+/// (reservations only with `res`; none that `skip` names); `None` when one of them holds
+/// the node exclusively.
+#[inline]
+fn overlapping<'i>(
+    intervals: impl IntoIterator<Item = &'i Interval>,
+    held: (u128, bool),
+    t: i64,
+    end: i64,
+    res: bool,
+    skip: impl Fn(&Interval) -> bool,
+) -> Option<(u128, bool)> {
+    let (mut busy, mut any) = held;
+    for iv in intervals {
+        if (iv.reservation && !res) || skip(iv) {
+            continue;
+        }
+        if iv.start < end && t < iv.end {
+            if iv.exclusive {
+                return None;
+            }
+            busy |= iv.mask;
+            any = true;
+        }
+    }
+    Some((busy, any))
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Interval {
     job: i64,
@@ -1111,39 +1139,19 @@ impl<'a> Timeline<'a> {
             if self.now_exclusive[i] {
                 return None;
             }
-            let mut busy = self.now_busy[i];
-            let mut any = self.now_any[i];
-            for iv in &self.later[i] {
-                if iv.reservation && !res {
-                    continue;
-                }
-                if iv.start < end && t < iv.end {
-                    if iv.exclusive {
-                        return None;
-                    }
-                    busy |= iv.mask;
-                    any = true;
-                }
-            }
+            let (busy, any) = overlapping(
+                &self.later[i],
+                (self.now_busy[i], self.now_any[i]),
+                t,
+                end,
+                res,
+                |_| false,
+            )?;
             return Self::fit_mask(typed, job, busy, any, &self.domains[i]);
         }
-        let mut busy = 0u128;
-        let mut any = false;
-        for iv in &self.intervals[i] {
-            if iv.reservation && !res {
-                continue;
-            }
-            if !self.ignoring.is_empty() && self.ignoring.contains(&iv.job) {
-                continue;
-            }
-            if iv.start < end && t < iv.end {
-                if iv.exclusive {
-                    return None;
-                }
-                busy |= iv.mask;
-                any = true;
-            }
-        }
+        let (busy, any) = overlapping(&self.intervals[i], (0, false), t, end, res, |iv| {
+            !self.ignoring.is_empty() && self.ignoring.contains(&iv.job)
+        })?;
         Self::fit_mask(typed, job, busy, any, &self.domains[i])
     }
 
