@@ -166,13 +166,7 @@ pub async fn submit_job(
 
     let (spec, script) = parse_submission(req)?;
     check_gres(spec.gres.as_deref())?;
-    if spec
-        .gres
-        .as_deref()
-        .and_then(berth_core::resources::gres_shards)
-        .is_some()
-        && (spec.gpus_per_node.is_some() || spec.gpus.is_some() || spec.gpus_per_task.is_some())
-    {
+    if spec.asks_gpus_and_shards() {
         return Err(ApiError::bad_field(
             "--gres",
             "a job asks for GPUs or for GPU shards, not both",

@@ -51,6 +51,17 @@ fn div_ceil(a: u32, b: u32) -> u32 {
 }
 
 impl JobSpec {
+    /// Whether a GPU option is given (`--gpus*`, or a `gpu` entry of `--gres`).
+    pub fn asks_gpus(&self) -> bool {
+        self.gpus_per_node.is_some() || self.gpus_per_task.is_some() || self.gpus.is_some()
+    }
+
+    /// Whether `--gres` asks for GPU shards while a GPU option asks for GPUs: a job asks
+    /// for one or the other (the shards would be ignored).
+    pub fn asks_gpus_and_shards(&self) -> bool {
+        self.asks_gpus() && self.gres.as_deref().and_then(gres_shards).is_some()
+    }
+
     /// The resources this spec asks for.
     ///
     /// * nodes: `--nodes`, else `ceil(ntasks / ntasks-per-node)` when both are given,
@@ -82,8 +93,7 @@ impl JobSpec {
         } else {
             0
         };
-        let asked_gpus =
-            self.gpus_per_node.is_some() || self.gpus_per_task.is_some() || self.gpus.is_some();
+        let asked_gpus = self.asks_gpus();
         let shards = if asked_gpus {
             None
         } else {
