@@ -554,7 +554,10 @@ pub async fn job_array_split_in_tx(
 }
 
 /// Records the scheduler's view of pending jobs (parallel slices): reason, expected start
-/// and priority.
+/// and priority. Each priority was computed with a nice value and an admin adjustment
+/// (`nices`, `adjusts`; `None`: unknown); when the job's have changed since (a `top`, an
+/// update racing the cycle), the priority written is moved by the difference (it is
+/// linear in both), so a stale cycle never undoes them.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -564,19 +567,29 @@ pub async fn job_set_pending_plan(
     reasons: &[String],
     expected_starts: &[Option<DateTime<Utc>>],
     priorities: &[i64],
+    nices: &[Option<i32>],
+    adjusts: &[Option<i64>],
 ) -> Result<(), DbError> {
     sqlx::query!(
-        r#"UPDATE jobs SET reason = r.reason, expected_start = r.expected, priority = r.priority
-           FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[])
-                AS r(id, reason, expected, priority)
+        // `jobs.nice` and `jobs.priority_adjust` are the row as it is when updated (a
+        // row changed meanwhile is re-read before its update).
+        r#"UPDATE jobs SET reason = r.reason, expected_start = r.expected,
+                  priority = r.priority - (jobs.nice::bigint - COALESCE(r.nice, jobs.nice))
+                             + (jobs.priority_adjust - COALESCE(r.adjust, jobs.priority_adjust))
+           FROM UNNEST($1::bigint[], $2::text[], $3::timestamptz[], $4::bigint[], $5::int[],
+                       $6::bigint[]) AS r(id, reason, expected, priority, nice, adjust)
            WHERE jobs.id = r.id AND jobs.state = 'PENDING' AND NOT jobs.hold
              AND (jobs.reason IS DISTINCT FROM r.reason
                   OR jobs.expected_start IS DISTINCT FROM r.expected
-                  OR jobs.priority IS DISTINCT FROM r.priority)"#,
+                  OR jobs.priority IS DISTINCT FROM
+                     r.priority - (jobs.nice::bigint - COALESCE(r.nice, jobs.nice))
+                     + (jobs.priority_adjust - COALESCE(r.adjust, jobs.priority_adjust)))"#,
         ids,
         reasons,
         expected_starts as &[Option<DateTime<Utc>>],
-        priorities
+        priorities,
+        nices as &[Option<i32>],
+        adjusts as &[Option<i64>]
     )
     .execute(ex)
     .await?;

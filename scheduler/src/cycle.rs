@@ -167,6 +167,13 @@ pub async fn commit_with_priorities(
         })
         .collect();
     let priorities: Vec<i64> = waiting.iter().map(|w| w.priority).collect();
+    // The nice and adjustment each priority was computed with (from the records).
+    let inputs: HashMap<i64, (i32, i64)> = records
+        .iter()
+        .map(|(id, r)| (*id, (r.factors.nice, r.factors.adjust)))
+        .collect();
+    let nices: Vec<Option<i32>> = ids.iter().map(|id| inputs.get(id).map(|i| i.0)).collect();
+    let adjusts: Vec<Option<i64>> = ids.iter().map(|id| inputs.get(id).map(|i| i.1)).collect();
     if !records.is_empty() {
         let record_ids: Vec<i64> = records.iter().map(|(id, _)| *id).collect();
         let values: Vec<serde_json::Value> = records
@@ -175,7 +182,16 @@ pub async fn commit_with_priorities(
             .collect();
         job_priority::job_priority_set(&mut *tx, &record_ids, &values).await?;
     }
-    job::job_set_pending_plan(&mut *tx, &ids, &reasons, &expected, &priorities).await?;
+    job::job_set_pending_plan(
+        &mut *tx,
+        &ids,
+        &reasons,
+        &expected,
+        &priorities,
+        &nices,
+        &adjusts,
+    )
+    .await?;
     tx.commit().await?;
     Ok(Outcome::Committed { started })
 }
