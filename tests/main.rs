@@ -5,6 +5,7 @@
 mod access;
 mod api;
 mod array_cancel;
+mod attacks;
 mod assoc_limits;
 mod authz;
 mod chaos;
