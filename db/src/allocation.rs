@@ -86,6 +86,10 @@ pub async fn allocation_list_for_jobs(
 /// Releases every live allocation of a job run and its GPUs. Returns the ids of the nodes
 /// released.
 ///
+/// `released_at` is the later of this transaction's start (`now()`) and the allocation's
+/// `created_at`: a transaction that began before a concurrent one created the allocation
+/// (and committed first) still releases it without breaking `released_at >= created_at`.
+///
 /// # Errors
 /// [`DbError`] from the driver.
 #[instrument(skip(conn), err)]
@@ -95,7 +99,7 @@ pub async fn allocation_release_job_in_tx(
     run: i32,
 ) -> Result<Vec<i64>, DbError> {
     let nodes = sqlx::query_scalar!(
-        r#"UPDATE allocations SET released_at = now()
+        r#"UPDATE allocations SET released_at = GREATEST(now(), created_at)
            WHERE job_id = $1 AND run = $2 AND released_at IS NULL
            RETURNING node_id"#,
         job_id,
