@@ -194,6 +194,10 @@ pub fn router(state: AppState) -> Router {
             post(node_credentials::node_bootstrap_create),
         )
         .route("/v1/nodes/join", post(node_credentials::node_join))
+        .route(
+            "/v1/nodes/{name}/credential",
+            post(node_credentials::node_rekey),
+        )
         .route("/v1/nodes/{name}", get(nodes::node_get))
         .route("/v1/nodes/{name}/drain", post(nodes::node_drain))
         .route("/v1/nodes/{name}/resume", post(nodes::node_resume))
