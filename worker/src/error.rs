@@ -124,6 +124,24 @@ impl WorkerError {
         }
     }
 
+    /// Whose fault a failed batch launch with this error was: the job's own settings
+    /// (a missing `--chdir`, an `--output` that cannot be opened), the user on this node
+    /// (unknown here, or root where root jobs are refused), or else the node (its job
+    /// directory, scratch space, or starting the shepherd or the shell).
+    pub fn launch_fault(&self) -> berth_core::wire::LaunchFault {
+        use berth_core::wire::LaunchFault;
+        match self {
+            WorkerError::WorkDirMissing { .. } => LaunchFault::Job,
+            WorkerError::Io { action, .. }
+                if matches!(*action, "open the output file" | "share the output file") =>
+            {
+                LaunchFault::Job
+            }
+            WorkerError::UserUnknown { .. } | WorkerError::RootRefused { .. } => LaunchFault::User,
+            _ => LaunchFault::Node,
+        }
+    }
+
     /// The message with its chain of causes (`a: b: c`), for logs and `LaunchFailed`
     /// reports.
     pub fn chain(&self) -> String {
