@@ -155,3 +155,53 @@ impl WorkerError {
         text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_core::wire::LaunchFault;
+
+    #[test]
+    fn a_launch_failure_is_the_nodes_unless_the_job_or_its_user_caused_it() {
+        let io = |action| WorkerError::Io {
+            action,
+            path: PathBuf::from("/x"),
+            source: std::io::Error::other("boom"),
+        };
+        let user = |name: &str| name.to_string();
+        for (err, fault) in [
+            (io("create the job directory"), LaunchFault::Node),
+            (io("write the batch script"), LaunchFault::Node),
+            (
+                WorkerError::Spawn {
+                    script: PathBuf::from("/x"),
+                    source: std::io::Error::other("boom"),
+                },
+                LaunchFault::Node,
+            ),
+            (io("open the output file"), LaunchFault::Job),
+            (
+                WorkerError::WorkDirMissing {
+                    path: PathBuf::from("/nowhere"),
+                },
+                LaunchFault::Job,
+            ),
+            (
+                WorkerError::UserUnknown {
+                    user: user("ghost"),
+                    node: user("node-1"),
+                },
+                LaunchFault::User,
+            ),
+            (
+                WorkerError::RootRefused {
+                    user: user("root"),
+                    node: user("node-1"),
+                },
+                LaunchFault::User,
+            ),
+        ] {
+            assert_eq!(err.launch_fault(), fault, "{}", err.chain());
+        }
+    }
+}
