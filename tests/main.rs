@@ -5,8 +5,8 @@
 mod access;
 mod api;
 mod array_cancel;
-mod attacks;
 mod assoc_limits;
+mod attacks;
 mod authz;
 mod chaos;
 mod cli;
@@ -19,6 +19,7 @@ mod jobs;
 mod keys;
 mod node_failure;
 mod node_join;
+mod node_reports;
 mod oidc;
 mod operations;
 mod outage;

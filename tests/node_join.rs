@@ -162,8 +162,8 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         c.log("node-b")
     );
 
-    // A reusable token joins several nodes until it expires; joining again replaces the
-    // node's credential.
+    // A reusable token joins several nodes until it expires; it never joins a name that
+    // has joined already: only an admin re-keys a node.
     let (_, reusable) = c
         .call(
             Method::POST,
@@ -174,7 +174,7 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         .await;
     let reusable = reusable["token"].as_str().unwrap().to_string();
     let mut creds = Vec::new();
-    for name in ["pool-1", "pool-2", "pool-1"] {
+    for name in ["pool-1", "pool-2"] {
         let (s, joined) = c
             .call(
                 Method::POST,
@@ -186,6 +186,36 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         assert_eq!(s, 200, "{joined}");
         creds.push(joined["credential"].as_str().unwrap().to_string());
     }
+    let (s, problem) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/join",
+            Some(&reusable),
+            Some(json!({"name": "pool-1"})),
+        )
+        .await;
+    assert_eq!(s, 409, "{problem}");
+    assert_eq!(problem["code"], "node_exists", "{problem}");
+    let (s, _) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/pool-1/credential",
+            Some(&user),
+            None,
+        )
+        .await;
+    assert_eq!(s, 403, "only admins re-key");
+    let (s, rekeyed) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/pool-1/credential",
+            Some(&c.token),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{rekeyed}");
+    assert_eq!(rekeyed["node"], "pool-1");
+    creds.push(rekeyed["credential"].as_str().unwrap().to_string());
     let register = |name: &str| json!({"name": name, "hostname": name, "cpus": 4, "memory_mib": 1024, "gpus": []});
     let (s, _) = c
         .call(
@@ -195,7 +225,7 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
             Some(register("pool-1")),
         )
         .await;
-    assert_eq!(s, 401, "replaced by the second join of pool-1");
+    assert_eq!(s, 401, "revoked by the re-key");
     let (s, _) = c
         .call(
             Method::POST,

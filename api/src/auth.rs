@@ -208,6 +208,12 @@ impl Keys {
             .map(|secret| mint_job_token(secret, user, job_id, ttl_seconds))
     }
 
+    /// The HS256 secret, when one is configured (it also signs run grants,
+    /// [`crate::run_grant`]).
+    pub(crate) fn hs256_secret(&self) -> Option<&str> {
+        self.secret.as_deref()
+    }
+
     /// Verifies a token.
     ///
     /// # Errors

@@ -9,6 +9,7 @@
 //! * [`stats`]: GPU usage per job;
 //! * [`steps`]: job steps (`srun` inside an allocation) and their output;
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
+//! * [`run_grant`]: the signed grants that prove a run's placement to a forgetful database;
 //! * [`auth`]: bearer JWT and API-token verification, JWT minting, the caller's rights;
 //! * [`identity`]: users, accounts and memberships;
 //! * [`tokens`]: API tokens for CI;
@@ -36,6 +37,7 @@ pub mod openapi;
 pub mod partitions;
 pub mod requeue;
 pub mod routes;
+pub mod run_grant;
 pub mod stats;
 pub mod steps;
 pub mod submit;
@@ -194,6 +196,10 @@ pub fn router(state: AppState) -> Router {
             post(node_credentials::node_bootstrap_create),
         )
         .route("/v1/nodes/join", post(node_credentials::node_join))
+        .route(
+            "/v1/nodes/{name}/credential",
+            post(node_credentials::node_rekey),
+        )
         .route("/v1/nodes/{name}", get(nodes::node_get))
         .route("/v1/nodes/{name}/drain", post(nodes::node_drain))
         .route("/v1/nodes/{name}/resume", post(nodes::node_resume))

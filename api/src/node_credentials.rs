@@ -10,7 +10,7 @@ use crate::auth::{
 use crate::error::{rejection, ApiError};
 use crate::AppState;
 use axum::extract::rejection::JsonRejection;
-use axum::extract::State;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::{Extension, Json};
 use berth_core::auth::Role;
@@ -71,13 +71,16 @@ pub async fn node_bootstrap_create(
 /// Join a node (worker) with a bootstrap token.
 ///
 /// The bearer is a bootstrap token (`berth_boot_…`), not a user's token. The answer holds
-/// the node's credential, for its own routes only (register, sync, its jobs' output);
-/// the node's earlier credentials are revoked.
+/// the node's credential, for its own routes only (register, sync, its jobs' output).
+/// A name that is taken (a registered node, or one holding a live credential) is refused:
+/// a bootstrap token never takes over a node; an admin re-keys one explicitly
+/// (`POST /v1/nodes/{name}/credential`).
 #[utoipa::path(post, path = "/v1/nodes/join", tag = "nodes", operation_id = "node_join",
     request_body = NodeJoin,
     responses((status = 200, description = "The node credential", body = NodeJoined),
               (status = 400, description = "A bad node name", body = Problem),
-              (status = 401, description = "No bootstrap token, or one that is unknown, expired or used", body = Problem)),
+              (status = 401, description = "No bootstrap token, or one that is unknown, expired or used", body = Problem),
+              (status = 409, description = "A node of that name exists or has joined", body = Problem)),
     security(("bearer" = [])))]
 pub async fn node_join(
     State(state): State<AppState>,
@@ -100,13 +103,7 @@ pub async fn node_join(
     let req = body
         .map(|Json(v)| v)
         .map_err(|e| rejection("JSON body", e.body_text()))?;
-    let valid = !req.name.is_empty()
-        && req.name.len() <= 100
-        && req
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
-    if !valid {
+    if !valid_node_name(&req.name) {
         return Err(ApiError::bad_field(
             "name",
             "1 to 100 letters, digits or `_.-`",
@@ -121,14 +118,32 @@ pub async fn node_join(
             .ok_or_else(|| {
                 ApiError::Unauthorized("unknown, expired or already used bootstrap token".into())
             })?;
-    node_credential::node_credential_issue_in_tx(
+    let taken = || {
+        tracing::warn!(node.name = %req.name, bootstrap.id = bootstrap.id,
+            "join under a taken node name refused");
+        ApiError::Conflict {
+            code: "node_exists",
+            detail: format!(
+                "node {} exists or has joined; an admin re-keys it (POST /v1/nodes/{}/credential)",
+                req.name, req.name
+            ),
+        }
+    };
+    if node_credential::node_name_taken(&mut *tx, &req.name).await? {
+        return Err(taken());
+    }
+    match node_credential::node_credential_insert_in_tx(
         &mut tx,
         &api_token_hash(&credential),
         &req.name,
         bootstrap.id,
-        now,
     )
-    .await?;
+    .await
+    {
+        Ok(()) => {}
+        Err(DbError::Conflict { .. }) => return Err(taken()),
+        Err(e) => return Err(e.into()),
+    }
     tx.commit().await.map_err(DbError::from)?;
     if let Some(Extension(slot)) = slot {
         if let Ok(mut slot) = slot.0.lock() {
@@ -146,4 +161,56 @@ pub async fn node_join(
         node: req.name,
         credential,
     }))
+}
+
+/// Re-key a node (admins).
+///
+/// Revokes the node's credentials and returns a new one, shown this once: what a worker
+/// that lost its state directory (or a replaced machine) runs with, written to its
+/// `{state_dir}/node-credential` (mode 0600) or passed with `--token`. The only way to
+/// give a taken node name a new credential.
+#[utoipa::path(post, path = "/v1/nodes/{name}/credential", tag = "nodes", operation_id = "node_rekey",
+    params(("name" = String, Path, description = "Node name")),
+    responses((status = 200, description = "The new node credential", body = NodeJoined),
+              (status = 400, description = "A bad node name", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not an admin", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_rekey(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+) -> Result<Json<NodeJoined>, ApiError> {
+    caller.require_admin()?;
+    caller.require_unscoped()?;
+    if !valid_node_name(&name) {
+        return Err(ApiError::bad_field(
+            "name",
+            "1 to 100 letters, digits or `_.-`",
+        ));
+    }
+    let credential = secret_with_prefix(NODE_CREDENTIAL_PREFIX);
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    node_credential::node_credential_rekey_in_tx(
+        &mut tx,
+        &api_token_hash(&credential),
+        &name,
+        chrono::Utc::now(),
+    )
+    .await?;
+    tx.commit().await.map_err(DbError::from)?;
+    tracing::warn!(node.name = %name, by = %caller.name, "node re-keyed");
+    Ok(Json(NodeJoined {
+        node: name,
+        credential,
+    }))
+}
+
+/// A node name a credential may carry: 1 to 100 letters, digits or `_.-`.
+fn valid_node_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }

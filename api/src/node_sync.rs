@@ -1,17 +1,28 @@
 //! The worker protocol: registration, the long-poll sync (heartbeat, reports, samples in;
 //! assignments and cancellations out) and applying job reports exactly once.
+//!
+//! Every report names a job run, and is applied only when that run is the reporting
+//! node's: it holds (or held) the run's batch allocation, or, when the database forgot
+//! the placement (a failover with asynchronous replication lost its last commits), the
+//! report carries the run's grant ([`crate::run_grant`]). Anything else is refused for
+//! that report alone, logged with the node and the job, and listed in the answer
+//! ([`SyncResponse::rejected`]) so that the worker stops sending it; so is a report that
+//! can never apply. A database that remembers fewer of the node's reports than the
+//! worker was told it took (its `acked_seq`) asks the worker to send them again
+//! ([`SyncResponse::resend_after`]): the worker's journal, not the database's older
+//! memory, decides what ran.
 
 use crate::auth::Keys;
 use crate::error::ApiError;
 use berth_core::state::JobState;
 use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{
-    Assignment, Cancellation, JobReport, NodeRegister, ReportKind, RunLimit, SyncRequest,
-    SyncResponse,
+    Assignment, Cancellation, JobReport, LaunchFault, NodeRegister, RejectedReport, ReportKind,
+    ReportSource, RunLimit, RunningJob, SyncRequest, SyncResponse,
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
-use berth_db::{allocation, job, node, notify, preemption, step, DbError, Pool};
+use berth_db::{allocation, job, node, node_report, notify, preemption, step, DbError, Pool};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The longest a sync may be held, seconds.
@@ -133,28 +144,144 @@ pub fn end_state(report: &JobReport) -> JobState {
     }
 }
 
+/// Batch launches that fail in a row on one node for a reason of the node before it is
+/// drained ("batch job launch failure"; Slurm drains at the first).
+pub const LAUNCH_FAILURES_BEFORE_DRAIN: i32 = 3;
+
+/// Distinct nodes on which one job's launch failed for a reason of the node before the job
+/// is requeued held ([`job::LAUNCH_FAILED_HELD`]) instead of going back to the queue: a
+/// job that no node can launch does not move from node to node for ever (one broken node
+/// is drained before it holds a job).
+pub const LAUNCH_FAILURES_BEFORE_HOLD: i64 = 3;
+
+/// Why a report was not applied.
+#[derive(Debug)]
+pub enum ReportFailure {
+    /// Refused for good: the HTTP status the report alone would get (403 not this
+    /// node's run, 400 a bad field) and why.
+    Refused {
+        /// 400, 403 or 422.
+        status: u16,
+        /// Why, for the worker's log.
+        detail: String,
+    },
+    /// The database failed: a transient failure (unreachable, a deadlock) fails the whole
+    /// sync so that the worker sends it again; one the report itself causes (a constraint
+    /// it violates) is refused as 422.
+    Db(DbError),
+}
+
+impl From<DbError> for ReportFailure {
+    fn from(e: DbError) -> Self {
+        ReportFailure::Db(e)
+    }
+}
+
+impl From<sqlx::Error> for ReportFailure {
+    fn from(e: sqlx::Error) -> Self {
+        ReportFailure::Db(DbError::from(e))
+    }
+}
+
+fn refused(status: u16, detail: impl Into<String>) -> ReportFailure {
+    ReportFailure::Refused {
+        status,
+        detail: detail.into(),
+    }
+}
+
+fn not_placed(job_id: i64, run: i32, node: &str) -> ReportFailure {
+    refused(
+        403,
+        format!("job {job_id} run {run} is not placed on node {node}"),
+    )
+}
+
+/// How a report's run is known to be the reporting node's.
+enum Authority {
+    /// The node holds (or held) the batch allocation of the run.
+    Placed { gpus: Vec<i32>, exclusive: bool },
+    /// The database has no allocation of the run on the node, but the report carries the
+    /// run's grant: the database forgot the placement (a failover).
+    Granted(crate::run_grant::RunGrant),
+}
+
+/// Whether run `run` of job `job_id` is `node_row`'s to report on: it holds (or held) the
+/// run's batch allocation (node index 0), or `grant` proves that the run was placed
+/// there.
+async fn authorize(
+    pool: &Pool,
+    keys: &Keys,
+    node_row: &NodeRow,
+    job_id: i64,
+    run: i32,
+    grant: Option<&str>,
+) -> Result<Authority, ReportFailure> {
+    match allocation::allocation_run_on_node(pool, job_id, run, node_row.id).await? {
+        Some(a) if a.node_index == 0 => Ok(Authority::Placed {
+            gpus: a.gpu_indices,
+            exclusive: false,
+        }),
+        Some(_) => Err(refused(
+            403,
+            format!(
+                "node {} holds a share of job {job_id} run {run} but does not run its batch script",
+                node_row.name
+            ),
+        )),
+        None => grant
+            .and_then(|g| crate::run_grant::verify(keys, g, job_id, run, &node_row.name))
+            .map(Authority::Granted)
+            .ok_or_else(|| not_placed(job_id, run, &node_row.name)),
+    }
+}
+
 /// Applies one report from `node_row` in its own transaction; a report seen before
-/// changes nothing.
+/// changes nothing. `ends_in_sync` says the same sync also carries the end of the run (a
+/// run the database forgot is then ended, not taken back).
+///
+/// The run must be the node's ([`authorize`]): its batch allocation, or the run's grant
+/// when the database forgot the placement. A launch that failed for a reason of the node
+/// ([`LaunchFault::Node`]) requeues the job (held after [`LAUNCH_FAILURES_BEFORE_HOLD`]);
+/// [`LAUNCH_FAILURES_BEFORE_DRAIN`] node failures in a row drain the node. A run the
+/// database forgot (the job PENDING in the same run) is taken back when its start is
+/// reported, or ended with the reported end.
 ///
 /// # Errors
-/// 503 when the database is unreachable.
+/// [`ReportFailure::Refused`] for a run that is not the node's or an out-of-range run;
+/// [`ReportFailure::Db`] when the database fails.
 pub async fn apply_report(
     pool: &Pool,
+    keys: &Keys,
     node_row: &NodeRow,
     report: &JobReport,
-) -> Result<(), ApiError> {
+    ends_in_sync: bool,
+) -> Result<(), ReportFailure> {
     let kind = match report.kind {
         ReportKind::Started => "started",
         ReportKind::Exited => "exited",
         ReportKind::LaunchFailed => "launch_failed",
     };
-    let run =
-        i32::try_from(report.run).map_err(|_| ApiError::bad_field("reports.run", "too large"))?;
-    let mut tx = pool.begin().await.map_err(DbError::from)?;
+    let run = i32::try_from(report.run)
+        .map_err(|_| refused(400, format!("reports.run: {} is too large", report.run)))?;
+    let authority = authorize(
+        pool,
+        keys,
+        node_row,
+        report.job_id,
+        run,
+        report.grant.as_deref(),
+    )
+    .await?;
+    let mut tx = pool.begin().await?;
     let Some(current) = job::job_lock_in_tx(&mut tx, report.job_id).await? else {
-        return Ok(());
+        return Err(not_placed(report.job_id, run, &node_row.name));
     };
-    let detail = serde_json::to_value(report).unwrap_or_default();
+    // The grant is the worker's to keep, not part of the job's history.
+    let mut detail = serde_json::to_value(report).unwrap_or_default();
+    if let Some(map) = detail.as_object_mut() {
+        map.remove("grant");
+    }
     let first = job::job_event_insert(
         &mut *tx,
         report.job_id,
@@ -164,7 +291,60 @@ pub async fn apply_report(
         detail,
     )
     .await?;
-    if first && report.kind != ReportKind::Started && current.restart_count == run {
+    if !first {
+        tx.commit().await?;
+        return Ok(());
+    }
+    let same_run = current.restart_count == run;
+    let forgotten = same_run && current.state == "PENDING";
+    if matches!(authority, Authority::Granted(_))
+        && report.cancelled
+        && !allocation::allocation_batch_nodes_of_run(&mut *tx, report.job_id, run)
+            .await?
+            .is_empty()
+    {
+        // The database forgot this node's placement and placed the run elsewhere since;
+        // this node's copy was stopped: its end is not the job's.
+        tx.commit().await?;
+        return Ok(());
+    }
+    if report.kind == ReportKind::Started {
+        node_report::node_launch_failures_reset(&mut *tx, node_row.id).await?;
+        if forgotten && !ends_in_sync {
+            take_back_in_tx(&mut tx, node_row, &current, run, report, authority).await?;
+        }
+        tx.commit().await?;
+        return Ok(());
+    }
+    let fault = match report.kind {
+        ReportKind::LaunchFailed => report.launch_fault.unwrap_or(LaunchFault::Job),
+        _ => LaunchFault::Job,
+    };
+    if report.kind == ReportKind::LaunchFailed && fault == LaunchFault::Node {
+        launch_failed_by_node_in_tx(&mut tx, node_row, &current, run, report).await?;
+    } else if forgotten {
+        // The database forgot the run; the node ran it to its end: that end is the job's.
+        let state = end_state(report);
+        let reason = launch_failed_reason(node_row, report);
+        if job::job_finish_forgotten_in_tx(
+            &mut tx,
+            report.job_id,
+            run,
+            state.as_str(),
+            reason.as_deref(),
+            report.exit_code,
+            report.signal,
+            report.at,
+        )
+        .await?
+        .is_some()
+        {
+            allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
+            notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+            tracing::warn!(job.id = report.job_id, job.run = run, node.name = %node_row.name, state = %state,
+                "the database had forgotten this run; the node's report of its end is accepted");
+        }
+    } else if same_run {
         // The TIMEOUT decision recorded before the first signal holds, whatever signal
         // ended the script and whatever the report says.
         let mut report = report.clone();
@@ -175,14 +355,7 @@ pub async fn apply_report(
         }
         let report = &report;
         let state = end_state(report);
-        let reason = match report.kind {
-            ReportKind::LaunchFailed => Some(format!(
-                "launch failed on {}: {}",
-                node_row.name,
-                report.message.as_deref().unwrap_or("unknown error")
-            )),
-            _ => None,
-        };
+        let reason = launch_failed_reason(node_row, report);
         job::job_finish_in_tx(
             &mut tx,
             report.job_id,
@@ -193,17 +366,9 @@ pub async fn apply_report(
             report.signal,
         )
         .await?;
-        allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
-        step::step_end_all_for_job_in_tx(&mut tx, report.job_id, run).await?;
-        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
-        // The job's other nodes stop its step tasks.
-        for a in allocation::allocation_list_for_jobs(&mut *tx, &[report.job_id]).await? {
-            if a.node_name != node_row.name {
-                notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
-            }
-        }
+        end_run_in_tx(&mut tx, node_row, report.job_id, run).await?;
         tracing::info!(job.id = report.job_id, node.name = %node_row.name, state = %state, "job ended");
-    } else if first && report.kind != ReportKind::Started && current.restart_count != run {
+    } else {
         // A run left behind by a requeue (scontrol requeue, node failure, preemption) is
         // gone: its GPUs are free for the next run.
         allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
@@ -211,10 +376,325 @@ pub async fn apply_report(
         notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
         tracing::info!(job.id = report.job_id, job.run = run, node.name = %node_row.name, "earlier run ended");
     }
-    if first && report.kind != ReportKind::Started {
-        preemption::preemption_done_in_tx(&mut tx, report.job_id, run).await?;
+    preemption::preemption_done_in_tx(&mut tx, report.job_id, run).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The job's reason for a launch that failed for its own fault.
+fn launch_failed_reason(node_row: &NodeRow, report: &JobReport) -> Option<String> {
+    (report.kind == ReportKind::LaunchFailed).then(|| {
+        format!(
+            "launch failed on {}: {}",
+            node_row.name,
+            report.message.as_deref().unwrap_or("unknown error")
+        )
+    })
+}
+
+/// Releases an ended run's allocations, ends its steps and wakes the job's other nodes
+/// (they stop its step tasks).
+async fn end_run_in_tx(
+    tx: &mut sqlx::PgConnection,
+    node_row: &NodeRow,
+    job_id: i64,
+    run: i32,
+) -> Result<(), DbError> {
+    allocation::allocation_release_job_in_tx(tx, job_id, run).await?;
+    step::step_end_all_for_job_in_tx(tx, job_id, run).await?;
+    notify::notify(&mut *tx, notify::JOBS_CHANNEL, &job_id.to_string()).await?;
+    for a in allocation::allocation_list_for_jobs(&mut *tx, &[job_id]).await? {
+        if a.node_name != node_row.name {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+        }
     }
-    tx.commit().await.map_err(DbError::from)?;
+    Ok(())
+}
+
+/// A batch launch failed for a reason of the node (Slurm's "batch job launch failure"):
+/// the job goes back to the queue (held after [`LAUNCH_FAILURES_BEFORE_HOLD`] such
+/// failures), and the failure counts towards draining the node. A job cancelled meanwhile
+/// ends as it is.
+async fn launch_failed_by_node_in_tx(
+    tx: &mut sqlx::PgConnection,
+    node_row: &NodeRow,
+    current: &JobRow,
+    run: i32,
+    report: &JobReport,
+) -> Result<(), DbError> {
+    let job_id = report.job_id;
+    let message = report.message.as_deref().unwrap_or("unknown error");
+    let held = job::job_launch_failures(&mut *tx, job_id).await? >= LAUNCH_FAILURES_BEFORE_HOLD;
+    let requeued = if current.restart_count != run {
+        false
+    } else if current.state == "PENDING" {
+        // The database forgot the run: never place it again under this number.
+        job::job_skip_run_in_tx(tx, job_id, run, &node_row.name, message).await?
+    } else {
+        job::job_requeue_launch_failed_in_tx(tx, job_id, run, &node_row.name, message, held)
+            .await?
+            .is_some()
+    };
+    if requeued {
+        tracing::warn!(job.id = job_id, job.run = run, node.name = %node_row.name, held, error = %message,
+            "batch launch failed on the node; job requeued");
+    } else if current.restart_count == run {
+        // Cancelled (or otherwise ended) meanwhile: it keeps its end.
+        job::job_finish_in_tx(
+            tx,
+            job_id,
+            run,
+            JobState::Failed.as_str(),
+            launch_failed_reason(node_row, report).as_deref(),
+            None,
+            None,
+        )
+        .await?;
+    }
+    end_run_in_tx(tx, node_row, job_id, run).await?;
+    let failures = node_report::node_launch_failed_in_tx(tx, node_row.id).await?;
+    if failures >= LAUNCH_FAILURES_BEFORE_DRAIN {
+        let short: String = message.chars().take(200).collect();
+        let reason = format!("batch job launch failure: {short}");
+        if node::node_drain(&mut *tx, node_row.id, &reason).await? {
+            tracing::warn!(node.name = %node_row.name, failures, %reason, "node drained");
+        }
+        node_report::node_launch_failures_reset(&mut *tx, node_row.id).await?;
+    }
+    Ok(())
+}
+
+/// The node reports the start of a run the database forgot (the job is PENDING in that
+/// run, as after a failover that lost the placement): the run is taken back (its
+/// allocation written again with the GPUs of its placement, the job RUNNING) so that it
+/// is neither stopped nor started a second time elsewhere. When it cannot be (its GPUs are
+/// held by another job now, or it spans several nodes), the job moves on to the next run
+/// and the node is told to stop this one.
+async fn take_back_in_tx(
+    tx: &mut sqlx::PgConnection,
+    node_row: &NodeRow,
+    current: &JobRow,
+    run: i32,
+    report: &JobReport,
+    authority: Authority,
+) -> Result<(), DbError> {
+    let job_id = current.id;
+    if !allocation::allocation_list_for_run(&mut *tx, job_id, run)
+        .await?
+        .is_empty()
+    {
+        return Ok(());
+    }
+    let (gpus, exclusive) = match authority {
+        Authority::Placed { gpus, exclusive } => (gpus, exclusive),
+        Authority::Granted(grant) => (grant.gpus, grant.exclusive),
+    };
+    let why = if current.num_nodes > 1 {
+        Some("a multi-node run cannot be taken back from one node".to_string())
+    } else {
+        let mut sp = sqlx::Acquire::begin(&mut *tx).await?;
+        let inserted = match allocation::allocation_insert_in_tx(
+            &mut sp,
+            job_id,
+            run,
+            node_row.id,
+            0,
+            &gpus,
+            exclusive,
+            0,
+        )
+        .await
+        {
+            Ok(_) => true,
+            Err(DbError::Conflict { .. }) => false,
+            Err(e) => return Err(e),
+        };
+        if inserted && job::job_adopt_in_tx(&mut sp, job_id, run, &node_row.name, report.at).await?
+        {
+            sp.commit().await?;
+            None
+        } else {
+            sp.rollback().await?;
+            Some(format!(
+                "its GPUs {gpus:?} on {} are held by another job now",
+                node_row.name
+            ))
+        }
+    };
+    match why {
+        None => {
+            notify::notify(&mut *tx, notify::JOBS_CHANNEL, &job_id.to_string()).await?;
+            tracing::warn!(job.id = job_id, job.run = run, node.name = %node_row.name,
+                "the database had forgotten this running run; taken back");
+        }
+        Some(why) => {
+            job::job_skip_run_in_tx(tx, job_id, run, &node_row.name, &why).await?;
+            tracing::warn!(job.id = job_id, job.run = run, node.name = %node_row.name, %why,
+                "the database had forgotten this running run and cannot take it back; the job moves on to its next run");
+        }
+    }
+    Ok(())
+}
+
+/// Applies a sync's time-limit notices, job reports and step reports, each on its own:
+/// one refused (not the node's, or one that can never apply) is listed with why and the
+/// others go on. The job reports are applied in order.
+///
+/// # Errors
+/// 503 when the database is unreachable (or another transient failure): the sync fails
+/// as a whole and the worker sends it again.
+pub async fn apply_reports(
+    pool: &Pool,
+    keys: &Keys,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<Vec<RejectedReport>, ApiError> {
+    let mut rejected = Vec::new();
+    for expired in &req.time_limits {
+        let outcome = record_time_limit(pool, node_row, expired).await;
+        settle(outcome, &mut rejected, node_row, || RejectedReport {
+            source: ReportSource::TimeLimit,
+            job_id: expired.job_id,
+            run: expired.run,
+            seq: None,
+            task: None,
+            status: 0,
+            detail: String::new(),
+        })?;
+    }
+    let ended: HashSet<(i64, u32)> = req
+        .reports
+        .iter()
+        .filter(|r| r.kind != ReportKind::Started)
+        .map(|r| (r.job_id, r.run))
+        .collect();
+    for report in &req.reports {
+        let ends_in_sync = ended.contains(&(report.job_id, report.run));
+        let outcome = apply_report(pool, keys, node_row, report, ends_in_sync).await;
+        settle(outcome, &mut rejected, node_row, || RejectedReport {
+            source: ReportSource::JobReport,
+            job_id: report.job_id,
+            run: report.run,
+            seq: report.seq,
+            task: None,
+            status: 0,
+            detail: String::new(),
+        })?;
+    }
+    for report in &req.step_reports {
+        let outcome = apply_step_report(pool, node_row, report).await;
+        settle(outcome, &mut rejected, node_row, || RejectedReport {
+            source: ReportSource::StepReport,
+            job_id: report.key.job_id,
+            run: report.key.run,
+            seq: None,
+            task: Some(report.key),
+            status: 0,
+            detail: String::new(),
+        })?;
+    }
+    Ok(rejected)
+}
+
+/// When the database remembers fewer of this node's reports than the worker was told it
+/// took (`req.acked_seq` above the highest sequence number applied: a failover lost the
+/// last commits), the sequence number it remembers up to: the worker must send the
+/// reports after it again before anything is decided. `None` when nothing was forgotten,
+/// or when this sync is that resend (it carries reports numbered at or below
+/// `acked_seq`).
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub async fn forgotten_reports(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<Option<u64>, ApiError> {
+    let Some(acked) = req.acked_seq else {
+        return Ok(None);
+    };
+    let resending = req
+        .reports
+        .iter()
+        .any(|r| r.seq.is_some_and(|seq| seq <= acked));
+    let remembered =
+        u64::try_from(node_report::node_report_seq(pool, node_row.id).await?).unwrap_or(0);
+    if acked > remembered && !resending {
+        tracing::warn!(node.name = %node_row.name, acked, remembered,
+            "the database forgot reports it had acknowledged; asking the worker for them again");
+        return Ok(Some(remembered));
+    }
+    Ok(None)
+}
+
+/// Records the highest report sequence number this sync has taken from the node (its
+/// `acked_seq` or a report's, whichever is higher): the worker's numbering decides, so a
+/// worker whose journal started again lowers it.
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub async fn note_reports_taken(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<(), ApiError> {
+    let Some(acked) = req.acked_seq else {
+        return Ok(());
+    };
+    let top = req
+        .reports
+        .iter()
+        .filter_map(|r| r.seq)
+        .fold(acked, u64::max);
+    node_report::node_report_seq_set(pool, node_row.id, i64::try_from(top).unwrap_or(i64::MAX))
+        .await?;
+    Ok(())
+}
+
+/// Whether a database error is the report's own doing (it can never apply) rather than a
+/// passing failure.
+fn is_permanent(e: &DbError) -> bool {
+    matches!(
+        e,
+        DbError::Check { .. }
+            | DbError::ForeignKey { .. }
+            | DbError::Conflict { .. }
+            | DbError::InvalidText(_)
+    )
+}
+
+/// Lists a refused report (logging it with the node and the job), or fails the sync for a
+/// transient database failure.
+fn settle(
+    outcome: Result<(), ReportFailure>,
+    rejected: &mut Vec<RejectedReport>,
+    node_row: &NodeRow,
+    which: impl Fn() -> RejectedReport,
+) -> Result<(), ApiError> {
+    let (status, detail) = match outcome {
+        Ok(()) => return Ok(()),
+        Err(ReportFailure::Refused { status, detail }) => (status, detail),
+        Err(ReportFailure::Db(e)) if is_permanent(&e) => {
+            let entry = which();
+            tracing::error!(node.name = %node_row.name, job.id = entry.job_id, job.run = entry.run,
+                error = &e as &dyn std::error::Error, "a report can never apply to its job's record; set aside");
+            (
+                422,
+                format!(
+                    "the report cannot apply to job {}'s record (refused by the database's {})",
+                    entry.job_id,
+                    e.constraint().unwrap_or("rules")
+                ),
+            )
+        }
+        Err(ReportFailure::Db(e)) => return Err(e.into()),
+    };
+    let mut entry = which();
+    entry.status = status;
+    entry.detail = detail;
+    tracing::warn!(node.name = %node_row.name, job.id = entry.job_id, job.run = entry.run,
+        seq = entry.seq, source = ?entry.source, status, detail = %entry.detail, "report refused");
+    rejected.push(entry);
     Ok(())
 }
 
@@ -241,40 +721,47 @@ fn memory_limit_mib(job: &JobRow, spec: &berth_core::spec::JobSpec, gpus: u64) -
         .map(|per_cpu| per_cpu * u64::from(cpus_on_node(job, spec)))
 }
 
-/// Records that the node's job runs in `req.time_limits` reached their time limit (once
-/// per run, only for a run still current and RUNNING): their end state is TIMEOUT.
+/// Records that a job run of the node reached its time limit (once per run, only for a
+/// run still current and RUNNING): its end state is TIMEOUT.
 ///
 /// # Errors
-/// 400 for an out-of-range run; 503 when the database is unreachable.
-pub async fn record_time_limits(
+/// [`ReportFailure::Refused`] for a run not placed on this node or out of range;
+/// [`ReportFailure::Db`] when the database fails.
+pub async fn record_time_limit(
     pool: &Pool,
     node_row: &NodeRow,
-    req: &SyncRequest,
-) -> Result<(), ApiError> {
-    for expired in &req.time_limits {
-        let run = i32::try_from(expired.run)
-            .map_err(|_| ApiError::bad_field("time_limits.run", "too large"))?;
-        let mut tx = pool.begin().await.map_err(DbError::from)?;
-        let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
-            continue;
-        };
-        if current.restart_count == run
-            && current.state == "RUNNING"
-            && !job::job_event_exists(&mut *tx, expired.job_id, run, "time_limit").await?
-        {
-            job::job_event_insert(
-                &mut *tx,
-                expired.job_id,
-                "time_limit",
-                run,
-                Some(&node_row.name),
-                serde_json::json!({ "time_limit": current.time_limit }),
-            )
-            .await?;
-            tracing::info!(job.id = expired.job_id, job.run = run, node.name = %node_row.name, "time limit reached; TIMEOUT recorded");
-        }
-        tx.commit().await.map_err(DbError::from)?;
+    expired: &RunningJob,
+) -> Result<(), ReportFailure> {
+    let run = i32::try_from(expired.run).map_err(|_| {
+        refused(
+            400,
+            format!("time_limits.run: {} is too large", expired.run),
+        )
+    })?;
+    match allocation::allocation_run_on_node(pool, expired.job_id, run, node_row.id).await? {
+        Some(a) if a.node_index == 0 => {}
+        _ => return Err(not_placed(expired.job_id, run, &node_row.name)),
     }
+    let mut tx = pool.begin().await?;
+    let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
+        return Err(not_placed(expired.job_id, run, &node_row.name));
+    };
+    if current.restart_count == run
+        && current.state == "RUNNING"
+        && !job::job_event_exists(&mut *tx, expired.job_id, run, "time_limit").await?
+    {
+        job::job_event_insert(
+            &mut *tx,
+            expired.job_id,
+            "time_limit",
+            run,
+            Some(&node_row.name),
+            serde_json::json!({ "time_limit": current.time_limit }),
+        )
+        .await?;
+        tracing::info!(job.id = expired.job_id, job.run = run, node.name = %node_row.name, "time limit reached; TIMEOUT recorded");
+    }
+    tx.commit().await?;
     Ok(())
 }
 
@@ -324,6 +811,7 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
             .as_deref()
             .and_then(berth_core::signal::parse_warning_signal),
         job_token: keys.mint_job_token(&job.user_name, job.id, job_token_ttl(job)),
+        grant: None,
     }
 }
 
@@ -332,17 +820,27 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
 /// which are then told to stop them.
 ///
 /// # Errors
-/// 400 for out-of-range numbers; 503 when the database is unreachable.
+/// [`ReportFailure::Refused`] for out-of-range numbers or a task not placed on this node;
+/// [`ReportFailure::Db`] when the database fails.
 pub async fn apply_step_report(
     pool: &Pool,
     node_row: &NodeRow,
     report: &StepTaskReport,
-) -> Result<(), ApiError> {
-    let key = step_key(&report.key)?;
+) -> Result<(), ReportFailure> {
+    let key = step_key(&report.key).map_err(|e| refused(400, e.to_string()))?;
+    if step::step_task_node(pool, key).await? != Some(node_row.id) {
+        return Err(refused(
+            403,
+            format!(
+                "task {} of step {}.{} in run {} is not placed on node {}",
+                key.3, key.0, key.2, key.1, node_row.name
+            ),
+        ));
+    }
     match report.kind {
         ReportKind::Started => step::step_task_started(pool, key, report.at).await?,
         ReportKind::Exited | ReportKind::LaunchFailed => {
-            let mut tx = pool.begin().await.map_err(DbError::from)?;
+            let mut tx = pool.begin().await?;
             let outcome = step::step_task_ended_in_tx(
                 &mut tx,
                 key,
@@ -355,7 +853,7 @@ pub async fn apply_step_report(
             for name in &outcome.kill_nodes {
                 notify::notify(&mut *tx, notify::NODE_CHANNEL, name).await?;
             }
-            tx.commit().await.map_err(DbError::from)?;
+            tx.commit().await?;
             if outcome.applied {
                 tracing::info!(job.id = key.0, step.id = key.2, task = key.3, node.name = %node_row.name,
                     exit_code = report.exit_code, signal = report.signal, step_ended = outcome.step_ended,
@@ -408,13 +906,18 @@ pub async fn desired(
             continue;
         }
         if let Some(job_row) = job::job_get(pool, row.job_id).await? {
-            assignments.push(assignment(
+            let mut assignment =
+                assignment(keys, &job_row, row.run, &row.gpu_indices, &row.node_names);
+            assignment.grant = crate::run_grant::mint(
                 keys,
-                &job_row,
+                row.job_id,
                 row.run,
+                &node_row.name,
                 &row.gpu_indices,
-                &row.node_names,
-            ));
+                row.exclusive,
+                job_token_ttl(&job_row),
+            );
+            assignments.push(assignment);
         }
     }
     let job_ids: Vec<i64> = req.running.iter().map(|r| r.job_id).collect();
@@ -447,7 +950,7 @@ pub async fn desired(
             })
             .collect()
     };
-    let run_limits = job::job_running_time_limits(pool, &job_ids, &runs)
+    let run_limits = job::job_running_time_limits(pool, node_row.id, &job_ids, &runs)
         .await?
         .into_iter()
         .map(|l| RunLimit {
@@ -463,6 +966,8 @@ pub async fn desired(
         step_tasks,
         step_cancellations,
         run_limits,
+        rejected: Vec::new(),
+        resend_after: None,
     })
 }
 

@@ -158,6 +158,7 @@ impl Modify for ProblemResponses {
         audit::audit_list,
         node_credentials::node_bootstrap_create,
         node_credentials::node_join,
+        node_credentials::node_rekey,
     ),
     modifiers(&BearerAuth, &ProblemResponses),
     tags(

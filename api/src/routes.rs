@@ -405,7 +405,9 @@ pub async fn node_register(
 /// Carries the worker's heartbeat, job reports (applied once each) and GPU samples;
 /// returns the batch scripts the node must run, the job runs it must stop and the time
 /// limits of those it runs. When there is nothing to say, the answer waits up to
-/// `wait_seconds` for a change.
+/// `wait_seconds` for a change. A report about a run not placed on this node, or one that
+/// can never apply, is refused alone and listed in `rejected` with why; a database that
+/// forgot reports it acknowledged asks for them again (`resend_after`).
 #[utoipa::path(post, path = "/v1/nodes/{name}/sync", tag = "nodes", operation_id = "node_sync",
     params(("name" = String, Path, description = "Node name")),
     request_body = SyncRequest,
@@ -432,13 +434,17 @@ pub async fn node_sync(
     let node_row = node::node_get_by_name(&state.pool, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("node {name} is not registered")))?;
-    node_sync::record_time_limits(&state.pool, &node_row, &req).await?;
-    for report in &req.reports {
-        node_sync::apply_report(&state.pool, &node_row, report).await?;
+    if let Some(remembered) = node_sync::forgotten_reports(&state.pool, &node_row, &req).await? {
+        // The database forgot reports it had acknowledged: nothing is decided on its older
+        // memory until the worker has sent them again.
+        node_sync::heartbeat(&state.pool, &node_row, &req).await?;
+        return Ok(Json(SyncResponse {
+            resend_after: Some(remembered),
+            ..SyncResponse::default()
+        }));
     }
-    for report in &req.step_reports {
-        node_sync::apply_step_report(&state.pool, &node_row, report).await?;
-    }
+    let rejected = node_sync::apply_reports(&state.pool, &state.keys, &node_row, &req).await?;
+    node_sync::note_reports_taken(&state.pool, &node_row, &req).await?;
     node_sync::heartbeat(&state.pool, &node_row, &req).await?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(req.wait_seconds));
     // The running jobs' time limits as this hold began: one changed meanwhile (`scontrol
@@ -446,11 +452,13 @@ pub async fn node_sync(
     let mut held_limits = None;
     loop {
         let mut wake = state.node_events.subscribe();
-        let response = node_sync::desired(&state.pool, &state.keys, &node_row, &req).await?;
+        let mut response = node_sync::desired(&state.pool, &state.keys, &node_row, &req).await?;
+        response.rejected.clone_from(&rejected);
         let limits_changed = held_limits
             .as_ref()
             .is_some_and(|limits| *limits != response.run_limits);
-        if !response.assignments.is_empty()
+        if !response.rejected.is_empty()
+            || !response.assignments.is_empty()
             || !response.cancellations.is_empty()
             || !response.step_tasks.is_empty()
             || !response.step_cancellations.is_empty()
@@ -506,17 +514,25 @@ pub async fn job_output_upload(
     ) {
         return Err(ApiError::Forbidden("only workers upload output".into()));
     }
-    if let Some(node) = caller.own_node() {
-        // A node's credential uploads only the output of jobs allocated to that node.
-        let allocated = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
-        if !allocated.iter().any(|a| a.node_name == node) {
-            return Err(ApiError::NotFound(format!("no job {id} on node {node}")));
-        }
-    }
     let chunk = json_body(body)?;
     let offset =
         i64::try_from(chunk.offset).map_err(|_| ApiError::bad_field("offset", "too large"))?;
     let run = i32::try_from(chunk.run).map_err(|_| ApiError::bad_field("run", "too large"))?;
+    // The batch output of a run comes from the node that runs (or ran) its batch script: a
+    // node's credential uploads only that of its own runs; `node:*` and admins only that
+    // of runs placed somewhere.
+    let batch_nodes = allocation::allocation_batch_nodes_of_run(&state.pool, id, run).await?;
+    let allowed = match caller.own_node() {
+        Some(node) => batch_nodes.iter().any(|n| n == node),
+        None => !batch_nodes.is_empty(),
+    };
+    if !allowed {
+        let on = caller
+            .own_node()
+            .map(|node| format!(" on node {node}"))
+            .unwrap_or_default();
+        return Err(ApiError::NotFound(format!("no run {run} of job {id}{on}")));
+    }
     match output::output_append(
         &state.pool,
         id,

@@ -19,7 +19,7 @@ use berth_core::step::{
 use berth_core::wire::{OutputStream, Problem};
 use berth_db::job::JobRow;
 use berth_db::step::{StepInsert, StepRow, StepTaskInsert, StepTaskRow};
-use berth_db::{allocation, job, notify, step, DbError};
+use berth_db::{allocation, job, node, notify, step, DbError};
 use std::collections::{HashMap, HashSet};
 
 /// The most output chunks one read returns.
@@ -385,13 +385,6 @@ pub async fn step_output_upload(
     {
         return Err(ApiError::Forbidden("only workers upload output".into()));
     }
-    if let Some(node) = caller.own_node() {
-        // A node's credential uploads only the output of jobs allocated to that node.
-        let allocated = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
-        if !allocated.iter().any(|a| a.node_name == node) {
-            return Err(ApiError::NotFound(format!("no job {id} on node {node}")));
-        }
-    }
     let chunk = body
         .map(|Json(v)| v)
         .map_err(|e| rejection("JSON body", e.body_text()))?;
@@ -399,6 +392,22 @@ pub async fn step_output_upload(
     let offset = i64::try_from(chunk.offset).map_err(|_| too_large("offset"))?;
     let run = i32::try_from(chunk.run).map_err(|_| too_large("run"))?;
     let task = i32::try_from(chunk.task_id).map_err(|_| too_large("task_id"))?;
+    if let Some(node) = caller.own_node() {
+        // A node's credential uploads only the output of tasks placed on that node.
+        let placed =
+            step::step_task_node(&state.pool, (id, run, step_number(step_id)?, task)).await?;
+        let on_node = match placed {
+            Some(node_id) => node::node_get_by_name(&state.pool, node)
+                .await?
+                .is_some_and(|n| n.id == node_id),
+            None => false,
+        };
+        if !on_node {
+            return Err(ApiError::NotFound(format!(
+                "no task {task} of step {id}.{step_id} in run {run} on node {node}"
+            )));
+        }
+    }
     match step::step_output_append(
         &state.pool,
         id,

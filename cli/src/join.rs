@@ -1,7 +1,8 @@
 //! A worker joining with a bootstrap token: `berth worker --bootstrap-token …` trades it
 //! for its node credential once (`POST /v1/nodes/join`) and keeps the credential in its
-//! state directory (mode 0600), so that a restart needs no new bootstrap token; and
-//! `berth token bootstrap`, which makes such tokens.
+//! state directory (mode 0600), so that a restart needs no new bootstrap token;
+//! `berth token bootstrap`, which makes such tokens; and `berth token rekey`, an admin's
+//! explicit re-keying of a node (a node name that joined never joins again).
 
 use crate::client::Client;
 use anyhow::Context;
@@ -84,6 +85,20 @@ pub async fn bootstrap_token(
             "any number of joins"
         },
         created.expires_at.format("%Y-%m-%dT%H:%M:%SZ")
+    );
+    Ok(0)
+}
+
+/// `berth token rekey NODE`: revokes the node's credentials and prints its new one alone
+/// on stdout (admins).
+pub async fn node_rekey(client: &Client, node: &str) -> anyhow::Result<i32> {
+    let rekeyed: NodeJoined = client
+        .call(Method::POST, &format!("/v1/nodes/{node}/credential"), None)
+        .await?;
+    println!("{}", rekeyed.credential);
+    eprintln!(
+        "node {} re-keyed: its earlier credentials are revoked; this one is shown only once.",
+        rekeyed.node
     );
     Ok(0)
 }

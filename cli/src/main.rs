@@ -452,6 +452,12 @@ enum TokenCommand {
         #[arg(long)]
         reusable: bool,
     },
+    /// Re-key a node: revoke its credentials and print a new one (admins). Write it to the
+    /// worker's `{state_dir}/node-credential` (mode 0600) or pass it with `--token`.
+    Rekey {
+        /// The node's name.
+        node: String,
+    },
     /// List your API tokens (every user's, for admins).
     List,
     /// Revoke API tokens.
@@ -755,6 +761,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     reusable,
                 },
         } => berth::join::bootstrap_token(&client(url, token)?, ttl_minutes, reusable).await,
+        Command::Token {
+            what: TokenCommand::Rekey { node },
+        } => berth::join::node_rekey(&client(url, token)?, &node).await,
         Command::Token {
             what: TokenCommand::List,
         } => berth::access::token_list(&client(url, token)?).await,

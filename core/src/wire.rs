@@ -452,6 +452,28 @@ pub enum ReportKind {
     LaunchFailed,
 }
 
+/// Whose fault a failed batch launch was (`LaunchFailed`), which decides what becomes of
+/// the job. As Slurm treats a "batch job launch failure", a launch the node could not make
+/// requeues the job rather than failing it; the job's (or its user's) own problems fail
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchFault {
+    /// The job's own setting (its `--chdir` does not exist, its `--output` cannot be
+    /// opened): the job ends FAILED, as before.
+    Job,
+    /// The node (its job directory, its scratch space, starting the shepherd or the
+    /// batch shell): the job is requeued, and a few such failures in a row drain the node
+    /// ("batch job launch failure").
+    Node,
+    /// The job's user on this node (unknown here, or root where root jobs are refused): as
+    /// for [`LaunchFault::Job`] the job ends FAILED naming why, and the node stays in
+    /// service. Users are the same on every node of a cluster (Slurm's assumption), so
+    /// another node would refuse it too; and a user must not be able to drain nodes by
+    /// submitting jobs.
+    User,
+}
+
 /// A job report from a worker. Reports are applied at most once per (job, run, kind).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct JobReport {
@@ -486,6 +508,13 @@ pub struct JobReport {
     /// The batch shell's process id, which is also its process group (`Started`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// Whose fault a failed launch was (`LaunchFailed`; absent: the job's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_fault: Option<LaunchFault>,
+    /// The run's grant ([`Assignment::grant`]): lets the api accept the report even when
+    /// its database forgot that the run was placed on this node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
 }
 
 /// A job run the worker is supervising.
@@ -529,6 +558,11 @@ pub struct SyncRequest {
     /// without an answer).
     #[serde(default)]
     pub time_limits: Vec<RunningJob>,
+    /// The highest report sequence number the api has acknowledged to this worker. When
+    /// the api's database remembers less (it lost its last commits in a failover), the
+    /// answer asks for the reports after what it remembers ([`SyncResponse::resend_after`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acked_seq: Option<u64>,
 }
 
 /// A batch script the node must run.
@@ -599,6 +633,13 @@ pub struct Assignment {
     /// cancel the job, create its steps and submit jobs as its user, nothing else.
     #[serde(default)]
     pub job_token: Option<String>,
+    /// The api's signed statement that this run (job, run, node, GPUs) was placed on this
+    /// node (a JWT with audience `berth-run-grant`, signed with the server's HS256
+    /// secret; absent when the server has none). The worker keeps it with the run and
+    /// attaches it to the run's reports: after a database failover that forgot the
+    /// placement, it proves the run is this node's. It is no bearer token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grant: Option<String>,
 }
 
 /// A job run the node must stop: SIGTERM to its batch shell's process group at once,
@@ -649,6 +690,51 @@ pub struct SyncResponse {
     /// worker moves a run's deadline when it differs from the one it enforces.
     #[serde(default)]
     pub run_limits: Vec<RunLimit>,
+    /// Reports of this sync the api refused and will never apply (a run not placed on
+    /// this node, a report that contradicts the job's record), each with why. They count
+    /// as answered: the worker logs them and does not send them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rejected: Vec<RejectedReport>,
+    /// The database remembers this node's reports only up to this sequence number, less
+    /// than the worker's `acked_seq` (a failover lost its last commits): the worker sends
+    /// again the reports after it that it still keeps. Nothing else was applied or
+    /// decided in this answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resend_after: Option<u64>,
+}
+
+/// Which kind of report a [`RejectedReport`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportSource {
+    /// A job report ([`SyncRequest::reports`]).
+    JobReport,
+    /// A step task report ([`SyncRequest::step_reports`]).
+    StepReport,
+    /// A time-limit notice ([`SyncRequest::time_limits`]).
+    TimeLimit,
+}
+
+/// A report the api refused for good, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RejectedReport {
+    /// Which list of the request it came from.
+    pub source: ReportSource,
+    /// The job.
+    pub job_id: i64,
+    /// The run.
+    pub run: u32,
+    /// The job report's sequence number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
+    /// The step task's key, for a step report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<crate::step::StepTaskKey>,
+    /// The HTTP status the report alone would have had: 403 for a run not placed on this
+    /// node, 422 for one that can never apply, 400 for a bad field.
+    pub status: u16,
+    /// Why.
+    pub detail: String,
 }
 
 /// `POST /v1/jobs/{id}/output`: a chunk of a job's output file, uploaded by the worker.

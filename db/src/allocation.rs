@@ -86,6 +86,10 @@ pub async fn allocation_list_for_jobs(
 /// Releases every live allocation of a job run and its GPUs. Returns the ids of the nodes
 /// released.
 ///
+/// `released_at` is the later of this transaction's start (`now()`) and the allocation's
+/// `created_at`: a transaction that began before a concurrent one created the allocation
+/// (and committed first) still releases it without breaking `released_at >= created_at`.
+///
 /// # Errors
 /// [`DbError`] from the driver.
 #[instrument(skip(conn), err)]
@@ -95,7 +99,7 @@ pub async fn allocation_release_job_in_tx(
     run: i32,
 ) -> Result<Vec<i64>, DbError> {
     let nodes = sqlx::query_scalar!(
-        r#"UPDATE allocations SET released_at = now()
+        r#"UPDATE allocations SET released_at = GREATEST(now(), created_at)
            WHERE job_id = $1 AND run = $2 AND released_at IS NULL
            RETURNING node_id"#,
         job_id,
@@ -115,6 +119,62 @@ pub async fn allocation_release_job_in_tx(
     Ok(nodes)
 }
 
+/// A node's share of one job run, as the node protocol checks reports against it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOnNodeRow {
+    /// Position of the node in the job's node list (0 runs the batch script).
+    pub node_index: i32,
+    /// GPU indices held there.
+    pub gpu_indices: Vec<i32>,
+    /// Whether the allocation is still live (not released).
+    pub live: bool,
+}
+
+/// Node `node_id`'s allocation of job run (`job_id`, `run`), live or released: whether
+/// that run was ever placed there.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_run_on_node(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+    node_id: i64,
+) -> Result<Option<RunOnNodeRow>, DbError> {
+    Ok(sqlx::query_as!(
+        RunOnNodeRow,
+        r#"SELECT node_index, gpu_indices, released_at IS NULL AS "live!"
+           FROM allocations WHERE job_id = $1 AND run = $2 AND node_id = $3"#,
+        job_id,
+        run,
+        node_id
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
+/// The node that runs (or ran) the batch script of job run (`job_id`, `run`): the one
+/// holding its node-index-0 allocation, live or released (none when the run was never
+/// placed).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_batch_nodes_of_run(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+    run: i32,
+) -> Result<Vec<String>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT n.name FROM allocations a JOIN nodes n ON n.id = a.node_id
+           WHERE a.job_id = $1 AND a.run = $2 AND a.node_index = 0
+           ORDER BY n.name"#,
+        job_id,
+        run
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// A batch script a node must be running: a RUNNING job whose current run has a live
 /// allocation with node index 0 on the node.
 #[derive(Debug, Clone)]
@@ -125,6 +185,8 @@ pub struct NodeAssignmentRow {
     pub run: i32,
     /// GPU indices on this node.
     pub gpu_indices: Vec<i32>,
+    /// Whether the allocation holds the node exclusively.
+    pub exclusive: bool,
     /// Every node of the allocation, by node index.
     pub node_names: Vec<String>,
 }
@@ -139,7 +201,7 @@ pub async fn allocation_batch_list_for_node(
 ) -> Result<Vec<NodeAssignmentRow>, DbError> {
     Ok(sqlx::query_as!(
         NodeAssignmentRow,
-        r#"SELECT a.job_id, a.run, a.gpu_indices,
+        r#"SELECT a.job_id, a.run, a.gpu_indices, a.exclusive,
                   ARRAY(SELECT n.name FROM allocations b JOIN nodes n ON n.id = b.node_id
                         WHERE b.job_id = a.job_id AND b.run = a.run
                         ORDER BY b.node_index) AS "node_names!"

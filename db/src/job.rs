@@ -411,7 +411,8 @@ pub async fn job_set_pending_reasons(
 
 /// Ends a job's current run: sets the end state, time and exit status, if the job is still
 /// in `run` and has not ended (a job already CANCELLED keeps that state but gets the exit
-/// status). Returns the row after the change.
+/// status, unless it already has one: the first end reported wins). Returns the row after
+/// the change.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -431,9 +432,13 @@ pub async fn job_finish_in_tx(
               state = CASE WHEN state IN ('RUNNING', 'SUSPENDED', 'COMPLETING') THEN $3 ELSE state END,
               reason = CASE WHEN state IN ('RUNNING', 'SUSPENDED', 'COMPLETING') THEN $4 ELSE reason END,
               end_time = COALESCE(end_time, now()),
-              exit_code = $5,
-              exit_signal = $6
-           WHERE id = $1 AND restart_count = $2
+              exit_code = CASE WHEN state IN ('RUNNING', 'SUSPENDED', 'COMPLETING')
+                                    OR (exit_code IS NULL AND exit_signal IS NULL)
+                               THEN $5 ELSE exit_code END,
+              exit_signal = CASE WHEN state IN ('RUNNING', 'SUSPENDED', 'COMPLETING')
+                                      OR (exit_code IS NULL AND exit_signal IS NULL)
+                                 THEN $6 ELSE exit_signal END
+           WHERE id = $1 AND restart_count = $2 AND state <> 'PENDING'
            RETURNING *"#,
         id,
         run,
@@ -443,6 +448,196 @@ pub async fn job_finish_in_tx(
         exit_signal,
     )
     .fetch_optional(conn)
+    .await?)
+}
+
+/// Takes back a job run the database forgot while its node ran it (after a failover with
+/// asynchronous replication the job may be PENDING again in the same run): a job still
+/// PENDING in `run` becomes RUNNING since `started_at`, with an `allocated` event naming
+/// `node` as adopted. The caller writes the run's allocation in the same transaction.
+/// Returns false when the job is no longer PENDING in that run.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_adopt_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    node: &str,
+    started_at: DateTime<Utc>,
+) -> Result<bool, DbError> {
+    let done = sqlx::query!(
+        r#"UPDATE jobs SET state = 'RUNNING', start_time = GREATEST($3, submit_time), reason = NULL,
+                  expected_start = NULL
+           WHERE id = $1 AND restart_count = $2 AND state = 'PENDING'"#,
+        id,
+        run,
+        started_at
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected()
+        == 1;
+    if done {
+        job_event_insert(
+            &mut *conn,
+            id,
+            "allocated",
+            run,
+            Some(node),
+            serde_json::json!({ "adopted": true }),
+        )
+        .await?;
+    }
+    Ok(done)
+}
+
+/// Ends a job run the database forgot while its node ran it to the end (the job is PENDING
+/// again in `run`, as after a failover with asynchronous replication): the job takes the
+/// end state and exit status the node reported, its start the earliest `started` event of
+/// the run (else `started_at`). Returns the row after the change, or `None` when the job
+/// is no longer PENDING in that run.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[allow(clippy::too_many_arguments)]
+#[instrument(skip(conn), err)]
+pub async fn job_finish_forgotten_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    state: &str,
+    reason: Option<&str>,
+    exit_code: Option<i32>,
+    exit_signal: Option<i32>,
+    started_at: DateTime<Utc>,
+) -> Result<Option<JobRow>, DbError> {
+    Ok(sqlx::query_as!(
+        JobRow,
+        r#"UPDATE jobs SET state = $3, reason = $4, exit_code = $5, exit_signal = $6,
+              start_time = GREATEST(submit_time, COALESCE(
+                  (SELECT min(at) FROM job_events
+                   WHERE job_id = $1 AND run = $2 AND kind = 'started'), $7)),
+              end_time = GREATEST(now(), submit_time),
+              expected_start = NULL
+           WHERE id = $1 AND restart_count = $2 AND state = 'PENDING'
+           RETURNING *"#,
+        id,
+        run,
+        state,
+        reason,
+        exit_code,
+        exit_signal,
+        started_at
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Gives up run `run` of a job the database had forgotten was placed (the job is PENDING
+/// in that run) when it cannot be taken back (its GPUs are held by another job now, or it
+/// spans several nodes): the job stays PENDING in run `run` + 1, so that the scheduler
+/// never starts run `run` a second time while its node still runs it (the node is told
+/// to stop it). Records a `requeued` event naming `node` and `why`. Returns false when the
+/// job is no longer PENDING in that run.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_skip_run_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    node: &str,
+    why: &str,
+) -> Result<bool, DbError> {
+    let row = sqlx::query_scalar!(
+        r#"UPDATE jobs SET restart_count = restart_count + 1, expected_start = NULL
+           WHERE id = $1 AND restart_count = $2 AND state = 'PENDING'
+           RETURNING restart_count"#,
+        id,
+        run
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(next) = row {
+        job_event_insert(
+            &mut *conn,
+            id,
+            "requeued",
+            next,
+            Some(node),
+            serde_json::json!({ "by": node, "skipped_run": run, "why": why }),
+        )
+        .await?;
+    }
+    Ok(row.is_some())
+}
+
+/// Slurm's reason for a job held after its batch launch failed on nodes again and again.
+pub const LAUNCH_FAILED_HELD: &str = "launch failed requeued held";
+
+/// Requeues a job whose batch launch failed for a reason of its node (Slurm's "batch job
+/// launch failure"): a job still RUNNING in `run` goes back to PENDING with
+/// `restart_count` + 1 and its start cleared, never FAILED (its script never ran). With
+/// `hold` it is also held with reason [`LAUNCH_FAILED_HELD`]. Records a `requeued` event
+/// naming `node` and `message`. Returns the row after the change, or `None` when the job
+/// is no longer RUNNING in that run (cancelled meanwhile: it ends as it is).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_requeue_launch_failed_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    node: &str,
+    message: &str,
+    hold: bool,
+) -> Result<Option<JobRow>, DbError> {
+    let row = sqlx::query_as!(
+        JobRow,
+        r#"UPDATE jobs SET state = 'PENDING', restart_count = restart_count + 1,
+              start_time = NULL, end_time = NULL, exit_code = NULL, exit_signal = NULL,
+              hold = hold OR $3, reason = CASE WHEN $3 THEN $4 ELSE NULL END,
+              expected_start = NULL
+           WHERE id = $1 AND restart_count = $2 AND state = 'RUNNING'
+           RETURNING *"#,
+        id,
+        run,
+        hold,
+        LAUNCH_FAILED_HELD
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if let Some(job) = &row {
+        job_event_insert(
+            &mut *conn,
+            id,
+            "requeued",
+            job.restart_count,
+            Some(node),
+            serde_json::json!({ "by": node, "launch_failed": message, "held": hold }),
+        )
+        .await?;
+    }
+    Ok(row)
+}
+
+/// On how many distinct nodes job `id`'s batch launch failed for a reason of the node
+/// (`launch_failed` events whose report names a `node` fault), over all its runs.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_launch_failures(ex: impl PgExecutor<'_>, id: i64) -> Result<i64, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT count(DISTINCT node) AS "count!" FROM job_events
+           WHERE job_id = $1 AND kind = 'launch_failed'
+             AND detail->>'launch_fault' = 'node'"#,
+        id
+    )
+    .fetch_one(ex)
     .await?)
 }
 
@@ -810,14 +1005,16 @@ pub struct RunTimeLimitRow {
     pub time_limit: Option<i64>,
 }
 
-/// Of the runs `(job_ids[i], runs[i])`, those still current and RUNNING, with their
-/// job's time limit.
+/// Of the runs `(job_ids[i], runs[i])`, those still current and RUNNING with a live
+/// allocation on node `node_id`, with their job's time limit (a node learns nothing of
+/// other nodes' runs).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 #[instrument(skip(ex), err)]
 pub async fn job_running_time_limits(
     ex: impl PgExecutor<'_>,
+    node_id: i64,
     job_ids: &[i64],
     runs: &[i32],
 ) -> Result<Vec<RunTimeLimitRow>, DbError> {
@@ -825,10 +1022,14 @@ pub async fn job_running_time_limits(
         RunTimeLimitRow,
         r#"SELECT j.id AS job_id, j.restart_count AS run, j.time_limit
            FROM jobs j
-           JOIN UNNEST($1::bigint[], $2::int[]) AS r(job_id, run)
+           JOIN UNNEST($2::bigint[], $3::int[]) AS r(job_id, run)
              ON r.job_id = j.id AND r.run = j.restart_count
            WHERE j.state = 'RUNNING'
+             AND EXISTS (SELECT 1 FROM allocations a
+                         WHERE a.job_id = j.id AND a.run = j.restart_count AND a.node_id = $1
+                           AND a.released_at IS NULL)
            ORDER BY j.id"#,
+        node_id,
         job_ids,
         runs
     )

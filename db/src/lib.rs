@@ -19,6 +19,7 @@ pub mod lease;
 pub mod membership;
 pub mod node;
 pub mod node_credential;
+pub mod node_report;
 pub mod notify;
 pub mod output;
 pub mod partition;

@@ -72,15 +72,53 @@ pub async fn bootstrap_token_use_in_tx(
     .await?)
 }
 
-/// Issues a node credential, revoking the node's earlier ones (a re-join replaces them).
+/// Whether node name `node_name` is taken: a node of that name is registered, or a live
+/// credential names it. Joining under a taken name is refused.
 ///
 /// # Errors
-/// [`DbError::Check`] on a bad node name.
-pub async fn node_credential_issue_in_tx(
+/// [`DbError`] from the driver.
+pub async fn node_name_taken(ex: impl PgExecutor<'_>, node_name: &str) -> Result<bool, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM nodes WHERE name = $1)
+               OR EXISTS (SELECT 1 FROM node_credentials
+                          WHERE node_name = $1 AND revoked_at IS NULL) AS "taken!""#,
+        node_name
+    )
+    .fetch_one(ex)
+    .await?)
+}
+
+/// Issues the first credential of a node joining with bootstrap token `bootstrap_id`.
+///
+/// # Errors
+/// [`DbError::Conflict`] on `node_credentials_one_live` when the node already has a live
+/// credential (a join racing this one won); [`DbError::Check`] on a bad node name.
+pub async fn node_credential_insert_in_tx(
     conn: &mut PgConnection,
     token_hash: &str,
     node_name: &str,
     bootstrap_id: i64,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        "INSERT INTO node_credentials (token_hash, node_name, bootstrap_id) VALUES ($1, $2, $3)",
+        token_hash,
+        node_name,
+        bootstrap_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Re-keys a node (an admin's explicit act): revokes its live credentials and issues a
+/// new one, made by no bootstrap token.
+///
+/// # Errors
+/// [`DbError::Check`] on a bad node name.
+pub async fn node_credential_rekey_in_tx(
+    conn: &mut PgConnection,
+    token_hash: &str,
+    node_name: &str,
     now: DateTime<Utc>,
 ) -> Result<(), DbError> {
     sqlx::query!(
@@ -91,10 +129,9 @@ pub async fn node_credential_issue_in_tx(
     .execute(&mut *conn)
     .await?;
     sqlx::query!(
-        "INSERT INTO node_credentials (token_hash, node_name, bootstrap_id) VALUES ($1, $2, $3)",
+        "INSERT INTO node_credentials (token_hash, node_name) VALUES ($1, $2)",
         token_hash,
-        node_name,
-        bootstrap_id
+        node_name
     )
     .execute(&mut *conn)
     .await?;

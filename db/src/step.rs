@@ -386,6 +386,27 @@ pub struct StepTaskOutcome {
     pub step_ended: bool,
 }
 
+/// The node step task `key` (job, run, step, task) was placed on, by id; `None` for a
+/// task that does not exist.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_task_node(
+    ex: impl PgExecutor<'_>,
+    key: (i64, i32, i32, i32),
+) -> Result<Option<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT node_id FROM step_tasks
+           WHERE job_id = $1 AND run = $2 AND step_id = $3 AND task_id = $4"#,
+        key.0,
+        key.1,
+        key.2,
+        key.3
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
 /// Records that a task started.
 ///
 /// # Errors

@@ -149,6 +149,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         reports,
         running: HashMap::new(),
         finished: HashMap::new(),
+        resent_ends: HashSet::new(),
         journal,
         time_limits,
         pending_limits: Vec::new(),
@@ -293,6 +294,8 @@ struct Agent {
     /// Job runs that ended, with whether all their reports are acknowledged; kept so
     /// that an assignment still listed is not launched again.
     finished: HashMap<RunKey, bool>,
+    /// Ended runs whose end this worker process sent again because the api assigned them.
+    resent_ends: HashSet<RunKey>,
     /// Reports not yet acknowledged, oldest first, on disk (numbered, replayed after a
     /// restart).
     journal: Journal,
@@ -503,6 +506,22 @@ impl Agent {
                 Step::TimeLimit(notice) => self.pending_limits.push(notice),
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
+                    if let Some(remembered) = response.resend_after {
+                        // The api's database forgot reports it had acknowledged (a
+                        // failover): nothing of this sync was applied; send them again.
+                        let again = self.journal.resend_after(remembered);
+                        tracing::warn!(
+                            remembered,
+                            again,
+                            "the api's database forgot reports it had acknowledged; sending them again"
+                        );
+                        continue;
+                    }
+                    for refused in &response.rejected {
+                        tracing::warn!(job.id = refused.job_id, job.run = refused.run, seq = refused.seq,
+                            source = ?refused.source, status = refused.status, detail = %refused.detail,
+                            "the api refused a report for good; not sending it again");
+                    }
                     self.journal.ack(carried);
                     for acked in self.steps.pending.drain(..carried_steps) {
                         if matches!(acked.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
@@ -577,6 +596,7 @@ impl Agent {
         let mut running_tasks: Vec<StepTaskKey> = self.steps.running.keys().copied().collect();
         running_tasks.sort();
         SyncRequest {
+            acked_seq: Some(self.journal.acked_seq()),
             reports: self.journal.pending().to_vec(),
             running,
             samples,
@@ -637,8 +657,53 @@ impl Agent {
         }
         for assignment in response.assignments {
             let key = (assignment.job_id, assignment.run);
-            if self.running.contains_key(&key) || self.finished.contains_key(&key) {
+            if self.running.contains_key(&key) {
                 continue;
+            }
+            // This node never runs a job run twice, whatever the api says (after a
+            // database failover it may assign a run that already ran here): it sends the
+            // run's end again instead (once per worker process).
+            match self.journal.run_record(key.0, key.1) {
+                crate::journal::RunRecord::Unknown if !self.finished.contains_key(&key) => {}
+                crate::journal::RunRecord::Unknown => continue,
+                crate::journal::RunRecord::Ended(_) => {
+                    if self.resent_ends.insert(key) && self.journal.resend_end(key.0, key.1) {
+                        tracing::warn!(
+                            job.id = key.0,
+                            job.run = key.1,
+                            "the api assigns a run that ended here; sending its end again"
+                        );
+                    }
+                    self.finished.entry(key).or_insert(false);
+                    continue;
+                }
+                crate::journal::RunRecord::Started if self.finished.contains_key(&key) => continue,
+                crate::journal::RunRecord::Started => {
+                    tracing::warn!(job.id = key.0, job.run = key.1,
+                        "the api assigns a run that started here and is no longer supervised; reporting its end as unknown");
+                    let mut lost = JobReport {
+                        job_id: key.0,
+                        run: key.1,
+                        kind: ReportKind::Exited,
+                        at: chrono::Utc::now(),
+                        exit_code: None,
+                        signal: None,
+                        timed_out: false,
+                        cancelled: false,
+                        out_of_memory: false,
+                        message: Some(
+                            "it ended while the worker was away; its exit status is unknown"
+                                .to_string(),
+                        ),
+                        seq: None,
+                        pid: None,
+                        launch_fault: None,
+                        grant: None,
+                    };
+                    lost.grant = assignment.grant;
+                    self.record(lost);
+                    continue;
+                }
             }
             tracing::info!(job.id = key.0, job.run = key.1, "launching");
             let job = self.launcher.launch(assignment);

@@ -124,6 +124,24 @@ impl WorkerError {
         }
     }
 
+    /// Whose fault a failed batch launch with this error was: the job's own settings
+    /// (a missing `--chdir`, an `--output` that cannot be opened), the user on this node
+    /// (unknown here, or root where root jobs are refused), or else the node (its job
+    /// directory, scratch space, or starting the shepherd or the shell).
+    pub fn launch_fault(&self) -> berth_core::wire::LaunchFault {
+        use berth_core::wire::LaunchFault;
+        match self {
+            WorkerError::WorkDirMissing { .. } => LaunchFault::Job,
+            WorkerError::Io { action, .. }
+                if matches!(*action, "open the output file" | "share the output file") =>
+            {
+                LaunchFault::Job
+            }
+            WorkerError::UserUnknown { .. } | WorkerError::RootRefused { .. } => LaunchFault::User,
+            _ => LaunchFault::Node,
+        }
+    }
+
     /// The message with its chain of causes (`a: b: c`), for logs and `LaunchFailed`
     /// reports.
     pub fn chain(&self) -> String {
@@ -135,5 +153,55 @@ impl WorkerError {
             cause = err.source();
         }
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use berth_core::wire::LaunchFault;
+
+    #[test]
+    fn a_launch_failure_is_the_nodes_unless_the_job_or_its_user_caused_it() {
+        let io = |action| WorkerError::Io {
+            action,
+            path: PathBuf::from("/x"),
+            source: std::io::Error::other("boom"),
+        };
+        let user = |name: &str| name.to_string();
+        for (err, fault) in [
+            (io("create the job directory"), LaunchFault::Node),
+            (io("write the batch script"), LaunchFault::Node),
+            (
+                WorkerError::Spawn {
+                    script: PathBuf::from("/x"),
+                    source: std::io::Error::other("boom"),
+                },
+                LaunchFault::Node,
+            ),
+            (io("open the output file"), LaunchFault::Job),
+            (
+                WorkerError::WorkDirMissing {
+                    path: PathBuf::from("/nowhere"),
+                },
+                LaunchFault::Job,
+            ),
+            (
+                WorkerError::UserUnknown {
+                    user: user("ghost"),
+                    node: user("node-1"),
+                },
+                LaunchFault::User,
+            ),
+            (
+                WorkerError::RootRefused {
+                    user: user("root"),
+                    node: user("node-1"),
+                },
+                LaunchFault::User,
+            ),
+        ] {
+            assert_eq!(err.launch_fault(), fault, "{}", err.chain());
+        }
     }
 }

@@ -1249,6 +1249,7 @@ impl Supervisor {
         tracing::warn!(error = %message, "job launch failed");
         let mut failed = report(assignment, ReportKind::LaunchFailed);
         failed.message = Some(message);
+        failed.launch_fault = Some(err.launch_fault());
         self.send(failed);
         // A restarted worker must not find this run again (its report is journaled).
         let files = RunFiles::new(&run_dir(&self.settings, assignment.job_id, assignment.run));
@@ -1314,6 +1315,8 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         message: None,
         seq: None,
         pid: None,
+        launch_fault: None,
+        grant: assignment.grant.clone(),
     }
 }
 
@@ -1784,6 +1787,7 @@ mod tests {
             cpu_limit: None,
             warning_signal: None,
             job_token: Some("job-token".to_string()),
+            grant: None,
         }
     }
 

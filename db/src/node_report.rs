@@ -1,0 +1,84 @@
+//! The `node_report_state` table: what the api remembers of each node's report stream
+//! (the highest report sequence number applied) and of its batch launches (how many in a
+//! row failed for a reason of the node). Kept apart from `nodes`, whose every change the
+//! scheduler's change tracking notices.
+
+use crate::DbError;
+use sqlx::{PgConnection, PgExecutor};
+use tracing::instrument;
+
+/// The highest report sequence number applied for node `node_id` (0 when none).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_report_seq(ex: impl PgExecutor<'_>, node_id: i64) -> Result<i64, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT report_seq FROM node_report_state WHERE node_id = $1"#,
+        node_id
+    )
+    .fetch_optional(ex)
+    .await?
+    .unwrap_or(0))
+}
+
+/// Sets node `node_id`'s highest applied report sequence number to `seq` (the worker's
+/// numbering decides: a worker whose journal started again from 1 lowers it).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_report_seq_set(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+    seq: i64,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"INSERT INTO node_report_state (node_id, report_seq) VALUES ($1, $2)
+           ON CONFLICT (node_id) DO UPDATE SET report_seq = EXCLUDED.report_seq
+           WHERE node_report_state.report_seq IS DISTINCT FROM EXCLUDED.report_seq"#,
+        node_id,
+        seq
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}
+
+/// Counts one more batch launch that failed on node `node_id` for a reason of the node;
+/// returns how many failed in a row now.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_launch_failed_in_tx(
+    conn: &mut PgConnection,
+    node_id: i64,
+) -> Result<i32, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"INSERT INTO node_report_state (node_id, launch_failures) VALUES ($1, 1)
+           ON CONFLICT (node_id) DO UPDATE
+               SET launch_failures = node_report_state.launch_failures + 1
+           RETURNING launch_failures"#,
+        node_id
+    )
+    .fetch_one(conn)
+    .await?)
+}
+
+/// A batch launch succeeded on node `node_id` (or it was drained for its failures): the
+/// count of failures in a row starts again from 0.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_launch_failures_reset(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+) -> Result<(), DbError> {
+    sqlx::query!(
+        r#"UPDATE node_report_state SET launch_failures = 0
+           WHERE node_id = $1 AND launch_failures > 0"#,
+        node_id
+    )
+    .execute(ex)
+    .await?;
+    Ok(())
+}
