@@ -5,8 +5,8 @@
 mod access;
 mod api;
 mod array_cancel;
-mod attacks;
 mod assoc_limits;
+mod attacks;
 mod authz;
 mod chaos;
 mod cli;
