@@ -149,13 +149,15 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         return Some(401);
     }
     // A job's token: its user's job list and submissions, and its own job (the fixture's
-    // running job: stats and steps); any other job is unknown to it; nothing else.
+    // running job: stats and steps; read, update, cancel, requeue); any other job is
+    // unknown to it; nothing else.
     if who == JobToken {
         return Some(match op {
             "job_create" | "step_create" => 201,
             "job_list" | "job_cancel_batch" | "job_stats" | "step_list" | "step_get"
             | "step_output" => 200,
-            "job_get" | "job_cancel" | "job_output" | "job_requeue" | "job_priority" => 404,
+            "job_get" | "job_cancel" | "job_output" | "job_requeue" | "job_priority"
+            | "job_update" => 404,
             _ => 403,
         });
     }

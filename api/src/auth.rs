@@ -14,9 +14,9 @@
 //! A job's token (`BERTH_TOKEN` inside a job, minted for one run of it) is a Berth JWT
 //! with `job_id` and `run` claims. It authenticates only while its job is RUNNING in that
 //! run: once the run ends, the job is requeued (a new run) or cancelled, it is refused
-//! (401). While it lives it may do only what [`job_token_allows`] lists (read, cancel and
-//! requeue its own job, run steps in it, list and submit its user's jobs); it never
-//! creates API tokens or bootstrap tokens and never acts on another job (404).
+//! (401). While it lives it may do only what [`job_token_allows`] lists (read, update,
+//! cancel and requeue its own job, run steps in it, list and submit its user's jobs); it
+//! never creates API tokens or bootstrap tokens and never acts on another job (404).
 //!
 //! [`authenticate`] runs once per request, in [`crate::limits::protect`] (which limits
 //! the rate per principal once it knows who calls), and leaves its outcome for the
@@ -356,16 +356,18 @@ fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
 
 /// Whether a job's token may make this request (by the path's shape; which job a path
 /// names is checked by the handlers, another job being 404): list and submit its user's
-/// jobs; read its own job, its output, steps, stats and priority; cancel and requeue it;
-/// run steps in it; cancel it through `POST /v1/jobs/cancel`. Nothing else: no tokens,
-/// users, accounts, nodes, partitions, QOS or audit log, no hold, release, top or update.
+/// jobs; read its own job, its output, steps, stats and priority; update it (`scontrol
+/// update JobId=$SLURM_JOB_ID TimeLimit=…`, with a user's rights: lower only), cancel
+/// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`. Nothing
+/// else: no tokens, users, accounts, nodes, partitions, QOS or audit log, no hold,
+/// release or top.
 pub fn job_token_allows(method: &Method, path: &str) -> bool {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
     let read = matches!(*method, Method::GET | Method::HEAD);
     match segments.as_slice() {
         ["", "v1", "jobs"] => read || *method == Method::POST,
         ["", "v1", "jobs", "cancel"] => *method == Method::POST,
-        ["", "v1", "jobs", _id] => read,
+        ["", "v1", "jobs", _id] => read || *method == Method::PATCH,
         ["", "v1", "jobs", _id, "output" | "stats" | "priority"] => read,
         ["", "v1", "jobs", _id, "steps"] => read || *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step] => read,
@@ -540,8 +542,8 @@ impl FromRequestParts<AppState> for Caller {
         }
         if caller.job_id.is_some() && !job_token_allows(&parts.method, parts.uri.path()) {
             return Err(ApiError::Forbidden(format!(
-                "a job's token may only read, cancel and requeue its own job, run its steps, \
-                 and list and submit jobs; not {} {}",
+                "a job's token may only read, update, cancel and requeue its own job, run \
+                 its steps, and list and submit jobs; not {} {}",
                 parts.method,
                 parts.uri.path()
             )));
@@ -581,6 +583,7 @@ mod tests {
             (Method::GET, "/v1/jobs/7/steps/0/output"),
             (Method::POST, "/v1/jobs/7/cancel"),
             (Method::POST, "/v1/jobs/7/requeue"),
+            (Method::PATCH, "/v1/jobs/7"),
             (Method::POST, "/v1/jobs/cancel"),
         ];
         for (m, p) in allowed {
@@ -593,7 +596,6 @@ mod tests {
             (Method::POST, "/v1/nodes/bootstrap-tokens"),
             (Method::POST, "/v1/jobs/7/output"),
             (Method::POST, "/v1/jobs/7/steps/0/output"),
-            (Method::PATCH, "/v1/jobs/7"),
             (Method::POST, "/v1/jobs/7/hold"),
             (Method::POST, "/v1/jobs/7/release"),
             (Method::POST, "/v1/jobs/7/top"),

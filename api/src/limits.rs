@@ -8,7 +8,10 @@
 //! they use; a node; never per address, so users behind one NAT or proxy do not throttle
 //! each other); requests without credentials, or whose credentials do not verify, per
 //! client address. The middleware authenticates each request once
-//! ([`crate::auth::authenticate`]) and hands the outcome to the handler.
+//! ([`crate::auth::authenticate`]) and hands the outcome to the handler. Once failing
+//! credentials from an address go past its limit, its API tokens and node credentials
+//! (which cost a database lookup to check) are refused unchecked until it may send
+//! again.
 
 use crate::auth::{authenticate, Authenticated, Caller};
 use crate::error::ApiError;
@@ -19,10 +22,11 @@ use axum::response::{IntoResponse, Response};
 use berth_core::auth::Role;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The api's protective limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +74,10 @@ pub struct RateLimiters {
     limits: Limits,
     per_principal: Option<Arc<DefaultKeyedRateLimiter<String>>>,
     per_address: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    /// Addresses whose failing credentials went past the address limit, and until when:
+    /// their API tokens and node credentials (each a database lookup to check) are
+    /// refused unchecked meanwhile. JWTs, checked without the database, still are.
+    failing: Arc<Mutex<HashMap<IpAddr, Instant>>>,
 }
 
 fn keyed<K: std::hash::Hash + Eq + Clone>(
@@ -89,6 +97,7 @@ impl RateLimiters {
         RateLimiters {
             per_principal: keyed(limits.per_principal_per_second, limits.burst),
             per_address: keyed(limits.per_address_per_second, limits.burst),
+            failing: Arc::default(),
             limits,
         }
     }
@@ -105,6 +114,10 @@ impl RateLimiters {
         }
         if let Some(l) = &self.per_address {
             l.retain_recent();
+        }
+        if let Ok(mut failing) = self.failing.lock() {
+            let now = Instant::now();
+            failing.retain(|_, until| *until > now);
         }
     }
 }
@@ -139,7 +152,32 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
         }
         .into_response();
     }
-    let outcome = match request.headers().get(axum::http::header::AUTHORIZATION) {
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let header = request.headers().get(axum::http::header::AUTHORIZATION);
+    // API tokens and node credentials cost a database lookup to check.
+    let looked_up = header.is_some_and(|h| {
+        h.as_bytes()
+            .get(7..)
+            .is_some_and(|t| t.starts_with(crate::auth::API_TOKEN_PREFIX.as_bytes()))
+    });
+    if let (true, Some(ip)) = (looked_up, ip) {
+        let until = limiters
+            .failing
+            .lock()
+            .ok()
+            .and_then(|f| f.get(&ip).copied());
+        if let Some(wait) = until.and_then(|u| u.checked_duration_since(Instant::now())) {
+            return ApiError::TooManyRequests {
+                retry_after: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+                what: "this address",
+            }
+            .into_response();
+        }
+    }
+    let outcome = match header {
         Some(header) => Some(authenticate(&state, header).await),
         None => None,
     };
@@ -148,24 +186,22 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
             .per_principal
             .as_ref()
             .and_then(|limiter| limiter.check_key(&principal_key(caller)).err())
-            .map(|not_until| (not_until, "this user")),
-        _ => match (
-            &limiters.per_address,
-            request.extensions().get::<ConnectInfo<SocketAddr>>(),
-        ) {
-            (Some(limiter), Some(ConnectInfo(addr))) => limiter
-                .check_key(&addr.ip())
-                .err()
-                .map(|not_until| (not_until, "this address")),
+            .map(|not_until| (retry_after(&not_until), "this user")),
+        _ => match (&limiters.per_address, ip) {
+            (Some(limiter), Some(ip)) => limiter.check_key(&ip).err().map(|not_until| {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                if looked_up && outcome.is_some() {
+                    if let Ok(mut failing) = limiters.failing.lock() {
+                        failing.insert(ip, Instant::now() + wait);
+                    }
+                }
+                (retry_after(&not_until), "this address")
+            }),
             _ => None,
         },
     };
-    if let Some((not_until, what)) = limited {
-        return ApiError::TooManyRequests {
-            retry_after: retry_after(&not_until),
-            what,
-        }
-        .into_response();
+    if let Some((retry_after, what)) = limited {
+        return ApiError::TooManyRequests { retry_after, what }.into_response();
     }
     if let Some(outcome) = outcome {
         request.extensions_mut().insert(Authenticated::new(outcome));

@@ -270,6 +270,15 @@ impl Client {
         request: reqwest::RequestBuilder,
         what: String,
     ) -> Result<T, ClientError> {
+        self.json_escaped(request, what, true).await
+    }
+
+    async fn json_escaped<T: serde::de::DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: String,
+        escape: bool,
+    ) -> Result<T, ClientError> {
         let response = self.send(request, what.clone()).await?;
         let mut value = response
             .json::<serde_json::Value>()
@@ -279,7 +288,9 @@ impl Client {
                 source,
             })?;
         // Every string a command may print is made printable here, once for all of them.
-        crate::format::escape_strings(&mut value);
+        if escape {
+            crate::format::escape_strings(&mut value);
+        }
         serde_json::from_value(value).map_err(|e| ClientError::Status {
             status: 200,
             body: format!("{what}: an answer this client cannot read: {e}"),
@@ -476,6 +487,17 @@ impl Client {
     ) -> Result<T, ClientError> {
         let url = self.url(path);
         self.json(self.http.get(&url), format!("GET {url}")).await
+    }
+
+    /// `GET {path}` for output chunks (a step's tasks' output, `srun`), decoded without
+    /// escaping: a job's own output is printed as it is, as `berth logs` prints it.
+    pub async fn get_output_json<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<T, ClientError> {
+        let url = self.url(path);
+        self.json_escaped(self.http.get(&url), format!("GET {url}"), false)
+            .await
     }
 
     /// `POST {path}` with a JSON body, decoding the JSON answer.

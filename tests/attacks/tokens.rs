@@ -127,11 +127,7 @@ async fn a_job_token_acts_on_its_own_run_only() {
     assert_eq!(s, 201, "{sub}");
     for (method, path, body) in [
         (Method::GET, "/v1/tokens".to_string(), None),
-        (
-            Method::PATCH,
-            format!("/v1/jobs/{id}"),
-            Some(json!({"nice": 5})),
-        ),
+        (Method::POST, format!("/v1/jobs/{id}/hold"), None),
         (Method::POST, format!("/v1/jobs/{other}/release"), None),
         (
             Method::POST,
@@ -143,6 +139,15 @@ async fn a_job_token_acts_on_its_own_run_only() {
         let (s, p) = c.call(method.clone(), &path, t, body).await;
         assert_eq!(s, 403, "{method} {path}: {p}");
     }
+    let (s, p) = c
+        .call(
+            Method::PATCH,
+            &format!("/v1/jobs/{other}"),
+            t,
+            Some(json!({"nice": 5})),
+        )
+        .await;
+    assert_eq!(s, 404, "another job is unknown to the token: {p}");
     let (s, batch) = c
         .call(
             Method::POST,
@@ -444,6 +449,17 @@ async fn one_users_burst_does_not_throttle_another_behind_the_same_address() {
         );
     }
     assert!(forged.contains(&429), "{forged:?}");
+    // Made-up API tokens (each a database lookup) as well.
+    let mut made_up = Vec::new();
+    for i in 0..15 {
+        let token = format!("berth_{i:0>43}");
+        made_up.push(c.call(Method::GET, "/v1/jobs", Some(&token), None).await.0);
+    }
+    assert!(made_up.contains(&429), "{made_up:?}");
+    assert!(
+        made_up.iter().all(|s| *s == 401 || *s == 429),
+        "{made_up:?}"
+    );
     // And still amy gets through.
     assert_eq!(
         c.call(Method::GET, "/v1/jobs", Some(&amy), None).await.0,
