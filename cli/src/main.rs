@@ -875,6 +875,50 @@ mod tests {
     }
 
     #[test]
+    fn berth_dev_takes_its_rate_limits_and_output_cap() {
+        let cli = Cli::try_parse_from([
+            "berth",
+            "dev",
+            "--rate-limit-per-user",
+            "0",
+            "--rate-limit-per-address",
+            "7",
+            "--rate-limit-burst",
+            "9",
+            "--output-cap-mib",
+            "0",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Dev {
+                rate_limit_per_user,
+                rate_limit_per_address,
+                rate_limit_burst,
+                output_cap_mib,
+                ..
+            } => assert_eq!(
+                (
+                    rate_limit_per_user,
+                    rate_limit_per_address,
+                    rate_limit_burst,
+                    output_cap_mib
+                ),
+                (0, 7, 9, 0)
+            ),
+            other => panic!("{other:?}"),
+        }
+        let defaults = Cli::try_parse_from(["berth", "dev"]).unwrap();
+        let Command::Dev {
+            rate_limit_per_user,
+            ..
+        } = defaults.command
+        else {
+            panic!("dev");
+        };
+        assert_eq!(rate_limit_per_user, 100);
+    }
+
+    #[test]
     fn slurm_names_dispatch_to_commands() {
         let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
         assert_eq!(
