@@ -1,7 +1,7 @@
 //! The authorisation matrix, generated from the checked-in OpenAPI document
 //! (`openapi/berth.json`): every operation × every kind of caller (no token, expired,
 //! wrong signature, `alg: none`, wrong audience, each role, API tokens of each scope,
-//! another tenant) is sent to a running cluster and must get exactly the status the rules
+//! another tenant, a running job's own token) is sent to a running cluster and must get exactly the status the rules
 //! below give. An operation with no rule fails the test, so a new endpoint cannot ship
 //! without deciding who may call it.
 
@@ -30,9 +30,12 @@ enum Who {
     ReadOnlyToken,
     /// ursula's API token with the submit scope.
     SubmitToken,
+    /// The token of ursula's running job (`BERTH_TOKEN` inside it): the fixture's
+    /// `running` job, run 0.
+    JobToken,
 }
 
-const EVERYONE: [Who; 12] = [
+const EVERYONE: [Who; 13] = [
     Who::NoToken,
     Who::Expired,
     Who::WrongSignature,
@@ -45,6 +48,7 @@ const EVERYONE: [Who; 12] = [
     Who::Node,
     Who::ReadOnlyToken,
     Who::SubmitToken,
+    Who::JobToken,
 ];
 
 fn jwt(secret: &str, sub: &str, role: Role, aud: &str, exp_offset: i64) -> String {
@@ -57,6 +61,7 @@ fn jwt(secret: &str, sub: &str, role: Role, aud: &str, exp_offset: i64) -> Strin
         iat: now,
         exp: now + exp_offset,
         job_id: None,
+        run: None,
     };
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
@@ -122,6 +127,9 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "partition_get",
         "partition_put",
         "partition_delete",
+        "job_cancel_batch",
+        "job_hold_batch",
+        "job_release_batch",
     ];
     if !known.contains(&op) {
         return None;
@@ -139,6 +147,19 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     // covers the bootstrap tokens themselves).
     if op == "node_join" {
         return Some(401);
+    }
+    // A job's token: its user's job list and submissions, and its own job (the fixture's
+    // running job: stats and steps; read, update, cancel, requeue); any other job is
+    // unknown to it; nothing else.
+    if who == JobToken {
+        return Some(match op {
+            "job_create" | "step_create" => 201,
+            "job_list" | "job_cancel_batch" | "job_stats" | "step_list" | "step_get"
+            | "step_output" => 200,
+            "job_get" | "job_cancel" | "job_output" | "job_requeue" | "job_priority"
+            | "job_update" => 404,
+            _ => 403,
+        });
     }
     let read = matches!(
         op,
@@ -183,6 +204,9 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_task_cancel"
             | "step_create"
             | "step_output_upload"
+            | "job_cancel_batch"
+            | "job_hold_batch"
+            | "job_release_batch"
     );
     if who == SubmitToken && !read && !job_write {
         return Some(403);
@@ -264,7 +288,9 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         _ if staff_only => 403,
         OtherTenant if owners_resource => 404,
         Owner | OtherTenant | ReadOnlyToken | SubmitToken => success(op),
-        NoToken | Expired | WrongSignature | AlgNone | WrongAudience => unreachable!(),
+        NoToken | Expired | WrongSignature | AlgNone | WrongAudience | JobToken => {
+            unreachable!()
+        }
     })
 }
 
@@ -318,7 +344,10 @@ async fn prepare(
             c.wait_for(id, 60, |j| j.priority.is_some()).await;
             id
         }
-        "job_release" | "job_cancel" => fresh(HELD).await,
+        "job_release" | "job_cancel" | "job_cancel_batch" | "job_release_batch" => {
+            fresh(HELD).await
+        }
+        "job_hold_batch" => fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await,
         "job_task_cancel" => {
             fresh("#!/bin/bash\n#SBATCH --hold\n#SBATCH --array=0-3\ntrue\n").await
         }
@@ -424,6 +453,9 @@ async fn prepare(
         "node_bootstrap_create" => Some(json!({"ttl_minutes": 5})),
         "node_join" => Some(json!({"name": format!("joined-{n}")})),
         "job_update" => Some(json!({"nice": 10})),
+        "job_cancel_batch" | "job_hold_batch" | "job_release_batch" => {
+            Some(json!({"jobs": [job.to_string()]}))
+        }
         "step_create" => Some(json!({"command": ["true"]})),
         "step_output_upload" => Some(json!({
             "run": 0, "task_id": 0, "stream": "stdout", "offset": 1000 + n * 10, "data": "x"
@@ -541,6 +573,17 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
     let parts: Vec<&str> = good.split('.').collect();
     // {"alg":"none","typ":"JWT"}
     let alg_none = format!("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.{}.", parts[1]);
+    // A running job of ursula's on the cluster's worker, with one step.
+    let (s, running) = c
+        .call(
+            Method::POST,
+            "/v1/jobs",
+            Some(&owner),
+            Some(json!({"script": "#!/bin/bash\nsleep 600\n"})),
+        )
+        .await;
+    assert_eq!(s, 201, "{running}");
+    let running = running["id"].as_i64().unwrap();
     let token = |who: Who| -> Option<String> {
         Some(match who {
             Who::NoToken => return None,
@@ -555,19 +598,9 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
             Who::Node => c.token_for("node:node-x", Role::Node),
             Who::ReadOnlyToken => scoped["read-only"].clone(),
             Who::SubmitToken => scoped["submit"].clone(),
+            Who::JobToken => berth_api::auth::mint_job_token(SECRET, "ursula", running, 0, 3600),
         })
     };
-    // A running job of ursula's on the cluster's worker, with one step.
-    let (s, running) = c
-        .call(
-            Method::POST,
-            "/v1/jobs",
-            Some(&owner),
-            Some(json!({"script": "#!/bin/bash\nsleep 600\n"})),
-        )
-        .await;
-    assert_eq!(s, 201, "{running}");
-    let running = running["id"].as_i64().unwrap();
     c.wait_for(running, 60, |j| {
         j.state == berth_core::state::JobState::Running
     })

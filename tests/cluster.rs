@@ -30,7 +30,7 @@ pub struct Options {
 
 /// The api's `[api]` configuration section in tests: rate limits off (see
 /// [`TestCluster::start_with_api_config`]).
-pub const TEST_API_CONFIG: &str = "rate_limit_per_token = 0\nrate_limit_per_address = 0\n";
+pub const TEST_API_CONFIG: &str = "rate_limit_per_user = 0\nrate_limit_per_address = 0\n";
 
 impl Default for Options {
     fn default() -> Self {

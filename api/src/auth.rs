@@ -10,6 +10,17 @@
 //!
 //! What a caller may see beyond their own jobs (the accounts they coordinate) is looked up
 //! from the memberships when a handler needs it.
+//!
+//! A job's token (`BERTH_TOKEN` inside a job, minted for one run of it) is a Berth JWT
+//! with `job_id` and `run` claims. It authenticates only while its job is RUNNING in that
+//! run: once the run ends, the job is requeued (a new run) or cancelled, it is refused
+//! (401). While it lives it may do only what [`job_token_allows`] lists (read, update,
+//! cancel and requeue its own job, run steps in it, list and submit its user's jobs); it
+//! never creates API tokens or bootstrap tokens and never acts on another job (404).
+//!
+//! [`authenticate`] runs once per request, in [`crate::limits::protect`] (which limits
+//! the rate per principal once it knows who calls), and leaves its outcome for the
+//! [`Caller`] extractor.
 
 use crate::error::ApiError;
 use crate::AppState;
@@ -200,12 +211,18 @@ impl Keys {
         self.hs256.is_none() && self.asymmetric.is_none()
     }
 
-    /// Mints a token scoped to job `job_id` of `user` (see [`mint_job_token`]); `None`
-    /// when no HS256 secret is configured.
-    pub fn mint_job_token(&self, user: &str, job_id: i64, ttl_seconds: i64) -> Option<String> {
+    /// Mints a token scoped to run `run` of job `job_id` of `user` (see
+    /// [`mint_job_token`]); `None` when no HS256 secret is configured.
+    pub fn mint_job_token(
+        &self,
+        user: &str,
+        job_id: i64,
+        run: u32,
+        ttl_seconds: i64,
+    ) -> Option<String> {
         self.secret
             .as_deref()
-            .map(|secret| mint_job_token(secret, user, job_id, ttl_seconds))
+            .map(|secret| mint_job_token(secret, user, job_id, run, ttl_seconds))
     }
 
     /// The HS256 secret, when one is configured (it also signs run grants,
@@ -268,6 +285,7 @@ pub fn mint_token_with_key(
         iat: now,
         exp: now.saturating_add(ttl_seconds),
         job_id: None,
+        run: None,
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(|e| e.to_string())
 }
@@ -279,12 +297,13 @@ pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> Stri
 }
 
 /// Mints the token a running job receives (`BERTH_TOKEN`): user role for the job's
-/// `user`, scoped to `job_id`, valid for `ttl_seconds`.
-pub fn mint_job_token(secret: &str, user: &str, job_id: i64, ttl_seconds: i64) -> String {
-    mint(secret, user, Role::User, ttl_seconds, Some(job_id))
+/// `user`, scoped to run `run` of job `job_id`, valid for at most `ttl_seconds` (and
+/// only while that run is RUNNING, see the module).
+pub fn mint_job_token(secret: &str, user: &str, job_id: i64, run: u32, ttl_seconds: i64) -> String {
+    mint(secret, user, Role::User, ttl_seconds, Some((job_id, run)))
 }
 
-fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job_id: Option<i64>) -> String {
+fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job: Option<(i64, u32)>) -> String {
     let now = chrono::Utc::now().timestamp();
     let claims = Claims {
         sub: sub.to_string(),
@@ -293,7 +312,8 @@ fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job_id: Option<i6
         aud: AUDIENCE.to_string(),
         iat: now,
         exp: now.saturating_add(ttl_seconds),
-        job_id,
+        job_id: job.map(|(id, _)| id),
+        run: job.map(|(_, run)| run),
     };
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -340,6 +360,29 @@ fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
     }
 }
 
+/// Whether a job's token may make this request (by the path's shape; which job a path
+/// names is checked by the handlers, another job being 404): list and submit its user's
+/// jobs; read its own job, its output, steps, stats and priority; update it (`scontrol
+/// update JobId=$SLURM_JOB_ID TimeLimit=…`, with a user's rights: lower only), cancel
+/// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`. Nothing
+/// else: no tokens, users, accounts, nodes, partitions, QOS or audit log, no hold,
+/// release or top.
+pub fn job_token_allows(method: &Method, path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+    let read = matches!(*method, Method::GET | Method::HEAD);
+    match segments.as_slice() {
+        ["", "v1", "jobs"] => read || *method == Method::POST,
+        ["", "v1", "jobs", "cancel"] => *method == Method::POST,
+        ["", "v1", "jobs", _id] => read || *method == Method::PATCH,
+        ["", "v1", "jobs", _id, "output" | "stats" | "priority"] => read,
+        ["", "v1", "jobs", _id, "steps"] => read || *method == Method::POST,
+        ["", "v1", "jobs", _id, "steps", _step] => read,
+        ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
+        ["", "v1", "jobs", _id, "cancel" | "requeue"] => *method == Method::POST,
+        _ => false,
+    }
+}
+
 async fn api_token_caller(state: &AppState, token: &str) -> Result<Caller, ApiError> {
     let row =
         berth_db::api_token::api_token_use(&state.pool, &api_token_hash(token), chrono::Utc::now())
@@ -359,74 +402,133 @@ async fn api_token_caller(state: &AppState, token: &str) -> Result<Caller, ApiEr
     })
 }
 
+/// Refuses a job's token whose run is over: the job must be RUNNING in the run the token
+/// was minted for.
+async fn require_live_run(state: &AppState, job_id: i64, run: Option<u32>) -> Result<(), ApiError> {
+    let Some(run) = run.and_then(|r| i32::try_from(r).ok()) else {
+        return Err(ApiError::Unauthorized(format!(
+            "this token of job {job_id} names no run (minted by an older api); it is not accepted"
+        )));
+    };
+    let live = berth_db::job::job_get(&state.pool, job_id)
+        .await?
+        .is_some_and(|row| row.state == "RUNNING" && row.restart_count == run);
+    if live {
+        Ok(())
+    } else {
+        Err(ApiError::Unauthorized(format!(
+            "this token belonged to run {run} of job {job_id}, which has ended"
+        )))
+    }
+}
+
+/// Who `authorization` (an `Authorization` header's value) names, verified: a node
+/// credential, an API token (its use recorded), an external issuer's JWT, or a Berth JWT
+/// (a job's token only while its run is RUNNING).
+///
+/// # Errors
+/// 401 naming why (never quoting the token); 503 when the database is unreachable.
+pub async fn authenticate(
+    state: &AppState,
+    authorization: &axum::http::HeaderValue,
+) -> Result<Caller, ApiError> {
+    let token = authorization
+        .to_str()
+        .ok()
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(str::trim)
+        .ok_or_else(|| ApiError::Unauthorized("expected `Authorization: Bearer <token>`".into()))?;
+    let external =
+        crate::oidc::unverified_issuer(token).filter(|iss| iss != ISSUER && state.oidc.knows(iss));
+    Ok(if token.starts_with(NODE_CREDENTIAL_PREFIX) {
+        let node =
+            berth_db::node_credential::node_credential_node(&state.pool, &api_token_hash(token))
+                .await?
+                .ok_or_else(|| {
+                    ApiError::Unauthorized("unknown or revoked node credential".into())
+                })?;
+        Caller {
+            name: format!("node:{node}"),
+            role: Role::Node,
+            token_id: None,
+            scope: None,
+            job_id: None,
+        }
+    } else if token.starts_with(BOOTSTRAP_TOKEN_PREFIX) {
+        return Err(ApiError::Unauthorized(
+            "a bootstrap token only joins a node (POST /v1/nodes/join)".into(),
+        ));
+    } else if token.starts_with(API_TOKEN_PREFIX) {
+        api_token_caller(state, token).await?
+    } else if let Some(iss) = external {
+        let identity = state.oidc.verify(token, &iss).await?;
+        let role = match identity.role {
+            Some(role) => Some(role),
+            None => berth_db::user::user_get(&state.pool, &identity.name)
+                .await?
+                .map(|u| u.role),
+        };
+        Caller {
+            name: identity.name,
+            role: role
+                .as_deref()
+                .and_then(UserRole::parse)
+                .map(Role::from)
+                .unwrap_or(Role::User),
+            token_id: None,
+            scope: None,
+            job_id: None,
+        }
+    } else {
+        let claims = state.keys.verify(token)?;
+        if let Some(job_id) = claims.job_id {
+            require_live_run(state, job_id, claims.run).await?;
+        }
+        Caller {
+            name: claims.sub,
+            role: claims.role,
+            token_id: None,
+            scope: None,
+            job_id: claims.job_id,
+        }
+    })
+}
+
+/// The outcome of [`authenticate`] for one request, left in its extensions by
+/// [`crate::limits::protect`] for the [`Caller`] extractor (which takes it).
+#[derive(Clone)]
+pub struct Authenticated(Arc<Mutex<Option<Result<Caller, ApiError>>>>);
+
+impl Authenticated {
+    /// Wraps an outcome.
+    pub fn new(outcome: Result<Caller, ApiError>) -> Self {
+        Authenticated(Arc::new(Mutex::new(Some(outcome))))
+    }
+
+    fn take(&self) -> Option<Result<Caller, ApiError>> {
+        self.0.lock().ok().and_then(|mut o| o.take())
+    }
+}
+
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let header = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .ok_or_else(|| ApiError::Unauthorized("missing Authorization header".into()))?;
-        let token = header
-            .to_str()
-            .ok()
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            })
-            .map(str::trim)
-            .ok_or_else(|| {
-                ApiError::Unauthorized("expected `Authorization: Bearer <token>`".into())
-            })?;
-        let external = crate::oidc::unverified_issuer(token)
-            .filter(|iss| iss != ISSUER && state.oidc.knows(iss));
-        let caller = if token.starts_with(NODE_CREDENTIAL_PREFIX) {
-            let node = berth_db::node_credential::node_credential_node(
-                &state.pool,
-                &api_token_hash(token),
-            )
-            .await?
-            .ok_or_else(|| ApiError::Unauthorized("unknown or revoked node credential".into()))?;
-            Caller {
-                name: format!("node:{node}"),
-                role: Role::Node,
-                token_id: None,
-                scope: None,
-                job_id: None,
-            }
-        } else if token.starts_with(BOOTSTRAP_TOKEN_PREFIX) {
-            return Err(ApiError::Unauthorized(
-                "a bootstrap token only joins a node (POST /v1/nodes/join)".into(),
-            ));
-        } else if token.starts_with(API_TOKEN_PREFIX) {
-            api_token_caller(state, token).await?
-        } else if let Some(iss) = external {
-            let identity = state.oidc.verify(token, &iss).await?;
-            let role = match identity.role {
-                Some(role) => Some(role),
-                None => berth_db::user::user_get(&state.pool, &identity.name)
-                    .await?
-                    .map(|u| u.role),
-            };
-            Caller {
-                name: identity.name,
-                role: role
-                    .as_deref()
-                    .and_then(UserRole::parse)
-                    .map(Role::from)
-                    .unwrap_or(Role::User),
-                token_id: None,
-                scope: None,
-                job_id: None,
-            }
-        } else {
-            let claims = state.keys.verify(token)?;
-            Caller {
-                name: claims.sub,
-                role: claims.role,
-                token_id: None,
-                scope: None,
-                job_id: claims.job_id,
+        let known = parts
+            .extensions
+            .get::<Authenticated>()
+            .and_then(Authenticated::take);
+        let caller = match known {
+            Some(outcome) => outcome?,
+            None => {
+                let header = parts
+                    .headers
+                    .get(axum::http::header::AUTHORIZATION)
+                    .ok_or_else(|| ApiError::Unauthorized("missing Authorization header".into()))?;
+                authenticate(state, header).await?
             }
         };
         if let Some(slot) = parts.extensions.get::<AuditSlot>() {
@@ -443,6 +545,14 @@ impl FromRequestParts<AppState> for Caller {
                     parts.uri.path()
                 )));
             }
+        }
+        if caller.job_id.is_some() && !job_token_allows(&parts.method, parts.uri.path()) {
+            return Err(ApiError::Forbidden(format!(
+                "a job's token may only read, update, cancel and requeue its own job, run \
+                 its steps, and list and submit jobs; not {} {}",
+                parts.method,
+                parts.uri.path()
+            )));
         }
         Ok(caller)
     }
@@ -462,6 +572,52 @@ mod tests {
         assert!(!scope_allows(Submit, &Method::POST, "/v1/tokens"));
         assert!(!scope_allows(Submit, &Method::POST, "/v1/jobsx"));
         assert!(scope_allows(Admin, &Method::DELETE, "/v1/users/bob"));
+    }
+
+    #[test]
+    fn job_tokens_reach_their_job_and_submission_only() {
+        let allowed = [
+            (Method::GET, "/v1/jobs"),
+            (Method::POST, "/v1/jobs"),
+            (Method::GET, "/v1/jobs/7"),
+            (Method::GET, "/v1/jobs/7/output"),
+            (Method::GET, "/v1/jobs/7/stats"),
+            (Method::GET, "/v1/jobs/7/priority"),
+            (Method::GET, "/v1/jobs/7/steps"),
+            (Method::POST, "/v1/jobs/7/steps"),
+            (Method::GET, "/v1/jobs/7/steps/0"),
+            (Method::GET, "/v1/jobs/7/steps/0/output"),
+            (Method::POST, "/v1/jobs/7/cancel"),
+            (Method::POST, "/v1/jobs/7/requeue"),
+            (Method::PATCH, "/v1/jobs/7"),
+            (Method::POST, "/v1/jobs/cancel"),
+        ];
+        for (m, p) in allowed {
+            assert!(job_token_allows(&m, p), "{m} {p}");
+        }
+        let refused = [
+            (Method::POST, "/v1/tokens"),
+            (Method::GET, "/v1/tokens"),
+            (Method::DELETE, "/v1/tokens/1"),
+            (Method::POST, "/v1/nodes/bootstrap-tokens"),
+            (Method::POST, "/v1/jobs/7/output"),
+            (Method::POST, "/v1/jobs/7/steps/0/output"),
+            (Method::POST, "/v1/jobs/7/hold"),
+            (Method::POST, "/v1/jobs/7/release"),
+            (Method::POST, "/v1/jobs/7/top"),
+            (Method::POST, "/v1/jobs/7/tasks/1/cancel"),
+            (Method::POST, "/v1/jobs/hold"),
+            (Method::POST, "/v1/jobs/release"),
+            (Method::GET, "/v1/users/u"),
+            (Method::GET, "/v1/accounts"),
+            (Method::GET, "/v1/nodes"),
+            (Method::PUT, "/v1/qos/x"),
+            (Method::GET, "/v1/audit"),
+            (Method::DELETE, "/v1/jobs/7"),
+        ];
+        for (m, p) in refused {
+            assert!(!job_token_allows(&m, p), "{m} {p}");
+        }
     }
 
     #[test]

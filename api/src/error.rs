@@ -55,7 +55,7 @@ pub enum ApiError {
     TooManyRequests {
         /// Seconds until a request would be accepted.
         retry_after: u64,
-        /// Which limit (`this token`, `this address`).
+        /// Which limit (`this user`, `this address`).
         what: &'static str,
     },
     /// 431: the request headers are larger than the limit.
@@ -147,6 +147,26 @@ impl ApiError {
     }
 }
 
+/// The request field behind a CHECK constraint on a value a request sets (`None` for a
+/// constraint on state, which a request can only conflict with).
+fn check_field(constraint: &str) -> Option<&'static str> {
+    Some(match constraint {
+        "jobs_mem_mib_check" => "--mem",
+        "jobs_time_limit_check" => "--time",
+        "jobs_num_nodes_check" => "--nodes",
+        "jobs_num_tasks_check" => "--ntasks",
+        "jobs_cpus_per_task_check" => "--cpus-per-task",
+        "jobs_gpus_per_node_check" => "--gpus-per-node",
+        "jobs_array_max_running_check" | "jobs_array_task_count_check" => "--array",
+        "idempotency_keys_key_check" => "Idempotency-Key",
+        "api_tokens_name_check" => "name",
+        "job_steps_cpus_per_task_check" => "cpus_per_task",
+        "job_steps_gpus_per_task_check" => "gpus_per_task",
+        "job_steps_command_check" => "command",
+        _ => return None,
+    })
+}
+
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         match (&e, e.constraint()) {
@@ -163,6 +183,18 @@ impl From<DbError> for ApiError {
             (DbError::Conflict { .. }, Some("idempotency_keys_pkey")) => ApiError::Conflict {
                 code: "idempotency_conflict",
                 detail: "a request with this Idempotency-Key is being processed".into(),
+            },
+            // The handlers validate first; these are the safety net, so that a value the
+            // database refuses is the caller's 400 (naming the field), never a 500.
+            (DbError::Check { .. }, Some(constraint)) => match check_field(constraint) {
+                Some(field) => ApiError::bad_field(field, "value out of range"),
+                None => {
+                    tracing::warn!(constraint, "a check constraint refused a write: a state conflict");
+                    ApiError::Conflict {
+                        code: "state_conflict",
+                        detail: "the change conflicts with the resource's current state".into(),
+                    }
+                }
             },
             _ => ApiError::Internal(Box::new(e)),
         }
@@ -185,10 +217,14 @@ impl IntoResponse for ApiError {
         response
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
-        if let ApiError::TooManyRequests { retry_after, .. } = &self {
-            if let Ok(v) = HeaderValue::from_str(&retry_after.to_string()) {
-                response.headers_mut().insert(header::RETRY_AFTER, v);
-            }
+        let retry_after = match &self {
+            ApiError::TooManyRequests { retry_after, .. } => Some(*retry_after),
+            // The database away or the request too slow: worth trying again shortly.
+            ApiError::Unavailable(_) | ApiError::Timeout => Some(1),
+            _ => None,
+        };
+        if let Some(v) = retry_after.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
+            response.headers_mut().insert(header::RETRY_AFTER, v);
         }
         if status == StatusCode::UNAUTHORIZED {
             response

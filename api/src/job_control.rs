@@ -1,7 +1,8 @@
 //! Scheduling controls of pending jobs (scontrol's `hold`, `release`, `update job`; the
 //! time limit of running ones too):
 //! thin handlers over `berth_db::job`. A job id that names an array master applies to
-//! every pending task of the array.
+//! every pending task of the array. `POST /v1/jobs/cancel`, `/hold` and `/release` apply
+//! one of these to many jobs in one request (`scancel 1 2 3` is one RPC in Slurm too).
 
 use crate::auth::Caller;
 use crate::error::{rejection, ApiError};
@@ -12,18 +13,14 @@ use axum::extract::{Path, State};
 use axum::Json;
 use berth_core::auth::Role;
 use berth_core::scheduling::JobUpdate;
-use berth_core::wire::{Job, Problem};
+use berth_core::wire::{Job, JobBatch, JobBatchItem, JobBatchResult, Problem};
 use berth_db::job::{self, JobRow};
 use berth_db::{allocation, notify, DbError};
 
 async fn view(state: &AppState, caller: &Caller, id: i64) -> Result<Json<Job>, ApiError> {
     let row = visible_job(state, caller, id).await?;
-    let allocations = allocation::allocation_list_for_jobs(&state.pool, &[id]).await?;
     notify::notify(&state.pool, notify::JOBS_CHANNEL, &id.to_string()).await?;
-    Ok(Json(crate::views::job_view(
-        &row,
-        &allocations.iter().collect::<Vec<_>>(),
-    )))
+    Ok(Json(crate::routes::job_view(state, &row).await?))
 }
 
 fn not_pending(row: &JobRow) -> ApiError {
@@ -49,7 +46,15 @@ pub async fn job_hold(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<Json<Job>, ApiError> {
-    let row = visible_job(&state, &caller, id).await?;
+    hold_one(&state, &caller, id).await.map(Json)
+}
+
+/// Holds job `id` for `caller` (see [`job_hold`]).
+///
+/// # Errors
+/// 404 for a job the caller may not see, 409 when it is not pending.
+pub(crate) async fn hold_one(state: &AppState, caller: &Caller, id: i64) -> Result<Job, ApiError> {
+    let row = visible_job(state, caller, id).await?;
     let reason = if caller.sees_all_jobs() {
         "JobHeldAdmin"
     } else {
@@ -58,7 +63,7 @@ pub async fn job_hold(
     if job::job_hold(&state.pool, id, reason).await? == 0 {
         return Err(not_pending(&row));
     }
-    view(&state, &caller, id).await
+    view(state, caller, id).await.map(|Json(job)| job)
 }
 
 /// Release a held job.
@@ -77,7 +82,20 @@ pub async fn job_release(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<Json<Job>, ApiError> {
-    let row = visible_job(&state, &caller, id).await?;
+    release_one(&state, &caller, id).await.map(Json)
+}
+
+/// Releases job `id` for `caller` (see [`job_release`]).
+///
+/// # Errors
+/// 404 for a job the caller may not see, 403 for an admin hold released by a user, 409
+/// when it is not held.
+pub(crate) async fn release_one(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+) -> Result<Job, ApiError> {
+    let row = visible_job(state, caller, id).await?;
     if row.reason.as_deref() == Some("JobHeldAdmin") && !caller.sees_all_jobs() {
         return Err(ApiError::Forbidden(format!(
             "job {id} was held by an administrator; only one may release it"
@@ -89,7 +107,7 @@ pub async fn job_release(
             detail: format!("job {id} is not a held pending job"),
         });
     }
-    view(&state, &caller, id).await
+    view(state, caller, id).await.map(|Json(job)| job)
 }
 
 /// Move a pending job to the top of its user's queue (scontrol top).
@@ -176,6 +194,15 @@ pub async fn job_update(
         .map_err(|e| rejection("JSON body", e.body_text()))?;
     let row = visible_job(&state, &caller, id).await?;
     let admin = matches!(caller.role, Role::Admin | Role::Operator);
+    if update
+        .nice
+        .is_some_and(|n| n.unsigned_abs() > 2_147_483_645)
+    {
+        return Err(ApiError::bad_field(
+            "nice",
+            "out of range (-2147483645 to 2147483645)",
+        ));
+    }
     if update.nice.is_some_and(|n| n < 0) && !admin {
         return Err(ApiError::Forbidden(
             "only admins and operators may set a negative nice".into(),
@@ -190,6 +217,7 @@ pub async fn job_update(
         Some(t) => {
             let secs = berth_core::duration::parse_duration(t)
                 .map_err(|e| ApiError::bad_field("time_limit", e.to_string()))?
+                .filter(|s| *s > 0)
                 .ok_or_else(|| ApiError::bad_field("time_limit", "must be a finite limit"))?;
             let secs =
                 i64::try_from(secs).map_err(|_| ApiError::bad_field("time_limit", "too large"))?;
@@ -274,7 +302,20 @@ pub async fn job_task_cancel(
     caller: Caller,
     Path((id, task)): Path<(i64, u32)>,
 ) -> Result<Json<Job>, ApiError> {
-    let row = visible_job(&state, &caller, id).await?;
+    task_cancel_one(&state, &caller, id, task).await.map(Json)
+}
+
+/// Cancels task `task` of array `id` for `caller` (see [`job_task_cancel`]).
+///
+/// # Errors
+/// 404 for an array or task the caller may not see.
+pub(crate) async fn task_cancel_one(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+    task: u32,
+) -> Result<Job, ApiError> {
+    let row = visible_job(state, caller, id).await?;
     let missing = || ApiError::NotFound(format!("no task {id}_{task}"));
     let task = i32::try_from(task).map_err(|_| missing())?;
     if row.array_job_id != Some(id) {
@@ -294,5 +335,165 @@ pub async fn job_task_cancel(
         notify::notify(&mut *tx, notify::JOBS_CHANNEL, &cancelled.id.to_string()).await?;
     }
     tx.commit().await.map_err(DbError::from)?;
-    view(&state, &caller, task_id).await
+    view(state, caller, task_id).await.map(|Json(job)| job)
+}
+
+/// The most jobs one [`JobBatch`] may name.
+pub const MAX_BATCH_JOBS: usize = 1000;
+
+/// What a batch request does to each job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BatchAction {
+    Cancel,
+    Hold,
+    Release,
+}
+
+/// Parses `12` or `12_3` (`scancel`'s forms).
+fn batch_job_ref(text: &str) -> Option<(i64, Option<u32>)> {
+    match text.trim().split_once('_') {
+        Some((id, task)) => Some((id.parse().ok()?, Some(task.parse().ok()?))),
+        None => Some((text.trim().parse().ok()?, None)),
+    }
+}
+
+/// Applies `action` to every job of the batch, one after the other, each as its single
+/// request would (same checks, same answer), and collects the outcomes.
+async fn batch(
+    state: &AppState,
+    caller: &Caller,
+    body: Result<Json<JobBatch>, JsonRejection>,
+    action: BatchAction,
+) -> Result<Json<JobBatchResult>, ApiError> {
+    caller.require_person()?;
+    if action != BatchAction::Cancel {
+        // A job's token never holds or releases jobs (its allow-list refuses the route
+        // too).
+        caller.require_unscoped()?;
+    }
+    let req = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    if req.jobs.is_empty() || req.jobs.len() > MAX_BATCH_JOBS {
+        return Err(ApiError::bad_field(
+            "jobs",
+            format!("name 1 to {MAX_BATCH_JOBS} jobs"),
+        ));
+    }
+    let mut items = Vec::with_capacity(req.jobs.len());
+    for name in &req.jobs {
+        let outcome = match (batch_job_ref(name), action) {
+            (None, _) => Err(ApiError::bad_field(
+                "jobs",
+                format!(
+                    "{:?} is not a job id (12) or an array task (12_3)",
+                    berth_core::text::escape(name)
+                ),
+            )),
+            (Some((id, None)), BatchAction::Cancel) => {
+                crate::routes::cancel_one(state, caller, id).await
+            }
+            (Some((id, Some(task))), BatchAction::Cancel) => {
+                task_cancel_one(state, caller, id, task).await
+            }
+            (Some((id, None)), BatchAction::Hold) => hold_one(state, caller, id).await,
+            (Some((id, None)), BatchAction::Release) => release_one(state, caller, id).await,
+            (Some((_, Some(_))), _) => Err(ApiError::bad_field(
+                "jobs",
+                format!("{name}: hold and release take whole jobs or arrays, not one task"),
+            )),
+        };
+        items.push(match outcome {
+            Ok(job) => JobBatchItem {
+                job: name.clone(),
+                status: 200,
+                result: Some(Box::new(job)),
+                problem: None,
+            },
+            // The database being away fails the whole request, as it would each one.
+            Err(e @ (ApiError::Unavailable(_) | ApiError::Internal(_))) => return Err(e),
+            Err(e) => {
+                let problem = e.problem();
+                JobBatchItem {
+                    job: name.clone(),
+                    status: problem.status,
+                    result: None,
+                    problem: Some(problem),
+                }
+            }
+        });
+    }
+    Ok(Json(JobBatchResult { items }))
+}
+
+/// Cancel many jobs.
+///
+/// `scancel 12 13 14_2` in one request: each job (or array task, `14_2`) is cancelled as
+/// `POST /v1/jobs/{id}/cancel` (or `…/tasks/{task}/cancel`) would, and its outcome
+/// reported in order; one job's failure (404, …) does not stop the others.
+#[utoipa::path(post, path = "/v1/jobs/cancel", tag = "jobs", operation_id = "job_cancel_batch",
+    request_body = JobBatch,
+    responses((status = 200, description = "Each job's outcome, in the order given", body = JobBatchResult),
+              (status = 400, description = "No jobs, more than 1000, or a malformed body", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "A node token", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_cancel_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<JobBatch>, JsonRejection>,
+) -> Result<Json<JobBatchResult>, ApiError> {
+    batch(&state, &caller, body, BatchAction::Cancel).await
+}
+
+/// Hold many jobs.
+///
+/// `scontrol hold 12 13` in one request: each job is held as `POST /v1/jobs/{id}/hold`
+/// would, and its outcome reported in order.
+#[utoipa::path(post, path = "/v1/jobs/hold", tag = "jobs", operation_id = "job_hold_batch",
+    request_body = JobBatch,
+    responses((status = 200, description = "Each job's outcome, in the order given", body = JobBatchResult),
+              (status = 400, description = "No jobs, more than 1000, or a malformed body", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "A node token or a job's token", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_hold_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<JobBatch>, JsonRejection>,
+) -> Result<Json<JobBatchResult>, ApiError> {
+    batch(&state, &caller, body, BatchAction::Hold).await
+}
+
+/// Release many jobs.
+///
+/// `scontrol release 12 13` in one request: each job is released as
+/// `POST /v1/jobs/{id}/release` would, and its outcome reported in order.
+#[utoipa::path(post, path = "/v1/jobs/release", tag = "jobs", operation_id = "job_release_batch",
+    request_body = JobBatch,
+    responses((status = 200, description = "Each job's outcome, in the order given", body = JobBatchResult),
+              (status = 400, description = "No jobs, more than 1000, or a malformed body", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "A node token or a job's token", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_release_batch(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<JobBatch>, JsonRejection>,
+) -> Result<Json<JobBatchResult>, ApiError> {
+    batch(&state, &caller, body, BatchAction::Release).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_job_ref;
+
+    #[test]
+    fn batch_names_are_ids_or_array_tasks() {
+        assert_eq!(batch_job_ref("12"), Some((12, None)));
+        assert_eq!(batch_job_ref("12_3"), Some((12, Some(3))));
+        assert_eq!(batch_job_ref("12_x"), None);
+        assert_eq!(batch_job_ref("abc"), None);
+        assert_eq!(batch_job_ref(""), None);
+    }
 }

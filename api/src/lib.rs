@@ -113,7 +113,8 @@ pub struct AppState {
     pub keys: auth::Keys,
     /// Node names from `NOTIFY berth_node`, waking long polls (`*` wakes every poll).
     pub node_events: broadcast::Sender<String>,
-    /// Per-token and per-address rate limiters, with the other limits.
+    /// Per-principal and per-address rate limiters, with the other limits (the output
+    /// cap among them).
     pub limiters: limits::RateLimiters,
     /// Verifier of external issuers' tokens.
     pub oidc: oidc::OidcVerifier,
@@ -159,6 +160,9 @@ pub fn router(state: AppState) -> Router {
             "/v1/jobs/{id}",
             get(routes::job_get).patch(job_control::job_update),
         )
+        .route("/v1/jobs/cancel", post(job_control::job_cancel_batch))
+        .route("/v1/jobs/hold", post(job_control::job_hold_batch))
+        .route("/v1/jobs/release", post(job_control::job_release_batch))
         .route("/v1/jobs/{id}/hold", post(job_control::job_hold))
         .route("/v1/jobs/{id}/priority", get(fairshare::job_priority))
         .route("/v1/fairshare", get(fairshare::fairshare_list))

@@ -1,28 +1,41 @@
-//! Protection against floods and oversized requests: rate limits per bearer token and per
-//! client address (GCRA through `governor`; `429` with `Retry-After`), a limit on the
-//! total size of the request headers (`431`), and a request timeout (`503`). The body
-//! size limit is tower-http's (`413`), and a bounded database pool answers `503` when it
-//! is exhausted (see [`crate::error`]).
+//! Protection against floods and oversized requests: rate limits (GCRA through
+//! `governor`; `429` with `Retry-After`), a limit on the total size of the request
+//! headers (`431`), and a request timeout (`503`). The body size limit is tower-http's
+//! (`413`), and a bounded database pool answers `503` when it is exhausted (see
+//! [`crate::error`]).
+//!
+//! Authenticated requests are limited per principal (a user, whichever of their tokens
+//! they use; a node; never per address, so users behind one NAT or proxy do not throttle
+//! each other); requests without credentials, or whose credentials do not verify, per
+//! client address. The middleware authenticates each request once
+//! ([`crate::auth::authenticate`]) and hands the outcome to the handler. Once failing
+//! credentials from an address go past its limit, its API tokens and node credentials
+//! (which cost a database lookup to check) are refused unchecked until it may send
+//! again.
 
+use crate::auth::{authenticate, Authenticated, Caller};
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use berth_core::auth::Role;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The api's protective limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// Requests per second allowed per bearer token (0: no limit).
-    pub per_token_per_second: u32,
-    /// Requests per client address per second (0: no limit).
+    /// Requests per second allowed per principal (user or node), for authenticated
+    /// requests (0: no limit).
+    pub per_principal_per_second: u32,
+    /// Requests per client address per second, for requests without valid credentials
+    /// (0: no limit).
     pub per_address_per_second: u32,
     /// How many requests beyond the rate a burst may bring (at least 1).
     pub burst: u32,
@@ -33,17 +46,24 @@ pub struct Limits {
     /// How long a request may take to be answered (the worker's long poll waits at most
     /// 60 s, so keep this above).
     pub request_timeout: Duration,
+    /// The most output bytes the database keeps per job run and stream (`None`: no cap);
+    /// the rest is dropped and the stream marked truncated. The node's files are whole.
+    pub output_cap_bytes: Option<u64>,
 }
+
+/// The default [`Limits::output_cap_bytes`]: 64 MiB per run and stream.
+pub const DEFAULT_OUTPUT_CAP_BYTES: u64 = 64 * 1024 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            per_token_per_second: 100,
+            per_principal_per_second: 100,
             per_address_per_second: 200,
             burst: 200,
             max_body_bytes: 8 * 1024 * 1024,
             max_header_bytes: 16 * 1024,
             request_timeout: Duration::from_secs(90),
+            output_cap_bytes: Some(DEFAULT_OUTPUT_CAP_BYTES),
         }
     }
 }
@@ -52,8 +72,12 @@ impl Default for Limits {
 #[derive(Clone)]
 pub struct RateLimiters {
     limits: Limits,
-    per_token: Option<Arc<DefaultKeyedRateLimiter<[u8; 32]>>>,
+    per_principal: Option<Arc<DefaultKeyedRateLimiter<String>>>,
     per_address: Option<Arc<DefaultKeyedRateLimiter<IpAddr>>>,
+    /// Addresses whose failing credentials went past the address limit, and until when:
+    /// their API tokens and node credentials (each a database lookup to check) are
+    /// refused unchecked meanwhile. JWTs, checked without the database, still are.
+    failing: Arc<Mutex<HashMap<IpAddr, Instant>>>,
 }
 
 fn keyed<K: std::hash::Hash + Eq + Clone>(
@@ -71,8 +95,9 @@ impl RateLimiters {
     /// Limiters for `limits`.
     pub fn new(limits: Limits) -> Self {
         RateLimiters {
-            per_token: keyed(limits.per_token_per_second, limits.burst),
+            per_principal: keyed(limits.per_principal_per_second, limits.burst),
             per_address: keyed(limits.per_address_per_second, limits.burst),
+            failing: Arc::default(),
             limits,
         }
     }
@@ -84,11 +109,15 @@ impl RateLimiters {
 
     /// Drops the state of keys that are back to a full burst (run now and then).
     pub fn shrink(&self) {
-        if let Some(l) = &self.per_token {
+        if let Some(l) = &self.per_principal {
             l.retain_recent();
         }
         if let Some(l) = &self.per_address {
             l.retain_recent();
+        }
+        if let Ok(mut failing) = self.failing.lock() {
+            let now = Instant::now();
+            failing.retain(|_, until| *until > now);
         }
     }
 }
@@ -98,8 +127,19 @@ fn retry_after(not_until: &governor::NotUntil<governor::clock::QuantaInstant>) -
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }
 
-/// The middleware: header size, rate limits, then the request under the timeout.
-pub async fn protect(State(state): State<AppState>, request: Request, next: Next) -> Response {
+/// The key a principal is limited by: its role and name (`user:alice`, `node:node:n1`),
+/// the same for every token it holds.
+fn principal_key(caller: &Caller) -> String {
+    let role = match caller.role {
+        Role::Admin | Role::Operator | Role::User => "user",
+        Role::Node => "node",
+    };
+    format!("{role}:{}", caller.name)
+}
+
+/// The middleware: header size, authentication, the rate limit (per principal when the
+/// credentials verify, else per address), then the request under the timeout.
+pub async fn protect(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let limiters = &state.limiters;
     let header_bytes: usize = request
         .headers()
@@ -112,30 +152,59 @@ pub async fn protect(State(state): State<AppState>, request: Request, next: Next
         }
         .into_response();
     }
-    if let (Some(limiter), Some(ConnectInfo(addr))) = (
-        &limiters.per_address,
-        request.extensions().get::<ConnectInfo<SocketAddr>>(),
-    ) {
-        if let Err(not_until) = limiter.check_key(&addr.ip()) {
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(addr)| addr.ip());
+    let header = request.headers().get(axum::http::header::AUTHORIZATION);
+    // API tokens and node credentials cost a database lookup to check.
+    let looked_up = header.is_some_and(|h| {
+        h.as_bytes()
+            .get(7..)
+            .is_some_and(|t| t.starts_with(crate::auth::API_TOKEN_PREFIX.as_bytes()))
+    });
+    if let (true, Some(ip)) = (looked_up, ip) {
+        let until = limiters
+            .failing
+            .lock()
+            .ok()
+            .and_then(|f| f.get(&ip).copied());
+        if let Some(wait) = until.and_then(|u| u.checked_duration_since(Instant::now())) {
             return ApiError::TooManyRequests {
-                retry_after: retry_after(&not_until),
+                retry_after: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
                 what: "this address",
             }
             .into_response();
         }
     }
-    if let (Some(limiter), Some(auth)) = (
-        &limiters.per_token,
-        request.headers().get(axum::http::header::AUTHORIZATION),
-    ) {
-        let key: [u8; 32] = Sha256::digest(auth.as_bytes()).into();
-        if let Err(not_until) = limiter.check_key(&key) {
-            return ApiError::TooManyRequests {
-                retry_after: retry_after(&not_until),
-                what: "this token",
-            }
-            .into_response();
-        }
+    let outcome = match header {
+        Some(header) => Some(authenticate(&state, header).await),
+        None => None,
+    };
+    let limited = match &outcome {
+        Some(Ok(caller)) => limiters
+            .per_principal
+            .as_ref()
+            .and_then(|limiter| limiter.check_key(&principal_key(caller)).err())
+            .map(|not_until| (retry_after(&not_until), "this user")),
+        _ => match (&limiters.per_address, ip) {
+            (Some(limiter), Some(ip)) => limiter.check_key(&ip).err().map(|not_until| {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                if looked_up && outcome.is_some() {
+                    if let Ok(mut failing) = limiters.failing.lock() {
+                        failing.insert(ip, Instant::now() + wait);
+                    }
+                }
+                (retry_after(&not_until), "this address")
+            }),
+            _ => None,
+        },
+    };
+    if let Some((retry_after, what)) = limited {
+        return ApiError::TooManyRequests { retry_after, what }.into_response();
+    }
+    if let Some(outcome) = outcome {
+        request.extensions_mut().insert(Authenticated::new(outcome));
     }
     match tokio::time::timeout(limiters.limits.request_timeout, next.run(request)).await {
         Ok(response) => response,

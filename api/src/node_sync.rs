@@ -810,7 +810,7 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
             .signal
             .as_deref()
             .and_then(berth_core::signal::parse_warning_signal),
-        job_token: keys.mint_job_token(&job.user_name, job.id, job_token_ttl(job)),
+        job_token: keys.mint_job_token(&job.user_name, job.id, run as u32, job_token_ttl(job)),
         grant: None,
     }
 }

@@ -88,7 +88,7 @@ impl Modify for ProblemResponses {
                         .or_insert_with(|| problem("The body is larger than the api accepts"));
                 }
                 responses.entry("429".into()).or_insert_with(|| {
-                    problem("Too many requests from this token or address; see Retry-After")
+                    problem("Too many requests from this user (or, without valid credentials, this address); see Retry-After")
                 });
                 responses.entry("503".into()).or_insert_with(|| {
                     problem("The database is unavailable, or the request timed out")
@@ -118,6 +118,9 @@ impl Modify for ProblemResponses {
         job_control::job_top,
         job_control::job_update,
         job_control::job_task_cancel,
+        job_control::job_cancel_batch,
+        job_control::job_hold_batch,
+        job_control::job_release_batch,
         fairshare::job_priority,
         fairshare::fairshare_list,
         fairshare::qos_list,

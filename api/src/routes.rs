@@ -53,10 +53,11 @@ pub(crate) async fn visible_job(
 
 pub(crate) async fn job_view(state: &AppState, row: &JobRow) -> Result<Job, ApiError> {
     let allocations = allocation::allocation_list_for_jobs(&state.pool, &[row.id]).await?;
-    Ok(views::job_view(
-        row,
-        &allocations.iter().collect::<Vec<_>>(),
-    ))
+    let mut view = views::job_view(row, &allocations.iter().collect::<Vec<_>>());
+    view.output_truncated = !output::output_truncated_jobs(&state.pool, &[row.id])
+        .await?
+        .is_empty();
+    Ok(view)
 }
 
 /// Liveness: the process answers.
@@ -102,7 +103,6 @@ pub async fn job_create(
     body: Result<Json<JobCreate>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     caller.require_person()?;
-    crate::steps::require_live_job_token(&state, &caller).await?;
     let req = json_body(body)?;
     let key = match headers.get("idempotency-key") {
         Some(v) => Some(
@@ -190,8 +190,13 @@ pub async fn job_list(
     let rows = &rows[..rows.len().min(limit as usize)];
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let allocations = allocation::allocation_list_for_jobs(&state.pool, &ids).await?;
+    let truncated = output::output_truncated_jobs(&state.pool, &ids).await?;
+    let mut items = views::job_views(rows, &allocations);
+    for job in &mut items {
+        job.output_truncated = truncated.contains(&job.id);
+    }
     Ok(Json(JobList {
-        items: views::job_views(rows, &allocations),
+        items,
         next_cursor: more
             .then(|| rows.last().map(|r| r.id.to_string()))
             .flatten(),
@@ -230,7 +235,20 @@ pub async fn job_cancel(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<Json<Job>, ApiError> {
-    visible_job(&state, &caller, id).await?;
+    cancel_one(&state, &caller, id).await.map(Json)
+}
+
+/// Cancels job `id` (and the pending tasks of its array) for `caller` (see
+/// [`job_cancel`]).
+///
+/// # Errors
+/// 404 for a job the caller may not see; 503 when the database is unreachable.
+pub(crate) async fn cancel_one(
+    state: &AppState,
+    caller: &Caller,
+    id: i64,
+) -> Result<Job, ApiError> {
+    visible_job(state, caller, id).await?;
     let mut tx = state.pool.begin().await.map_err(DbError::from)?;
     let tasks = job::job_array_cancel_in_tx(&mut tx, id, &caller.name).await?;
     for a in allocation::allocation_list_for_jobs(&mut *tx, &tasks).await? {
@@ -243,14 +261,126 @@ pub async fn job_cancel(
         notify::notify(&mut *tx, notify::JOBS_CHANNEL, &row.id.to_string()).await?;
     }
     tx.commit().await.map_err(DbError::from)?;
-    let row = visible_job(&state, &caller, id).await?;
-    Ok(Json(job_view(&state, &row).await?))
+    let row = visible_job(state, caller, id).await?;
+    job_view(state, &row).await
+}
+
+/// The most chunks one page of an output read holds: a reader holds at most one page (a
+/// chunk is at most [`MAX_OUTPUT_CHUNK_BYTES`], workers send 64 KiB).
+const OUTPUT_PAGE_CHUNKS: i64 = 16;
+
+/// The most bytes one uploaded output chunk may hold.
+pub const MAX_OUTPUT_CHUNK_BYTES: usize = 1024 * 1024;
+
+/// The line that ends a run's output cut at the cap.
+fn truncation_marker(stream: &str, run: i32, bytes: i64) -> bytes::Bytes {
+    bytes::Bytes::from(format!(
+        "\n[berth: the {stream} of run {run} was truncated after {bytes} bytes (the api keeps \
+         at most that much per run); the whole file is on the job's node]\n"
+    ))
+}
+
+/// Where an output read is: the last chunk sent, the run it belonged to, the truncated
+/// runs already marked, and whether it follows the job until it ends.
+struct OutputCursor {
+    pool: berth_db::Pool,
+    id: i64,
+    stream: &'static str,
+    pos: (i32, i64),
+    marked: Vec<i32>,
+    follow: bool,
+    done: bool,
+}
+
+impl OutputCursor {
+    /// The next piece of the body: a page of chunks (with truncation lines where a
+    /// truncated run ends), or `None` at the end. A database error ends the body.
+    async fn next(&mut self) -> Option<bytes::Bytes> {
+        loop {
+            if self.done {
+                return None;
+            }
+            // Whether the job had ended before this page was read: then an empty page
+            // is the end (the worker uploads everything before it reports the exit).
+            let terminal = if self.follow {
+                match job::job_get(&self.pool, self.id).await {
+                    Ok(Some(row)) => row
+                        .state
+                        .parse::<JobState>()
+                        .map(|s| s.is_terminal())
+                        .unwrap_or(true),
+                    Ok(None) => true,
+                    Err(_) => false,
+                }
+            } else {
+                true
+            };
+            let page = match output::output_read(
+                &self.pool,
+                self.id,
+                self.stream,
+                self.pos.0,
+                self.pos.1,
+                OUTPUT_PAGE_CHUNKS,
+            )
+            .await
+            {
+                Ok(page) => page,
+                Err(e) => {
+                    tracing::warn!(
+                        job.id = self.id,
+                        error = &e as &dyn std::error::Error,
+                        "reading output failed"
+                    );
+                    self.done = true;
+                    return None;
+                }
+            };
+            let truncations = output::output_truncations(&self.pool, self.id, self.stream)
+                .await
+                .unwrap_or_default();
+            let mut out = bytes::BytesMut::new();
+            let mark_before = |out: &mut bytes::BytesMut, marked: &mut Vec<i32>, upto: i32| {
+                for t in truncations.iter().filter(|t| t.run < upto) {
+                    if !marked.contains(&t.run) {
+                        marked.push(t.run);
+                        out.extend_from_slice(&truncation_marker(self.stream, t.run, t.bytes));
+                    }
+                }
+            };
+            if page.is_empty() {
+                // Runs up to the current one whose stored part is all sent (and, when
+                // the job has ended, every one) end with their truncation line.
+                let upto = if terminal { i32::MAX } else { self.pos.0 + 1 };
+                mark_before(&mut out, &mut self.marked, upto);
+                if terminal {
+                    self.done = true;
+                }
+            } else {
+                for chunk in page {
+                    mark_before(&mut out, &mut self.marked, chunk.run);
+                    out.extend_from_slice(&chunk.data);
+                    self.pos = (chunk.run, chunk.offset);
+                }
+            }
+            if !out.is_empty() {
+                return Some(out.freeze());
+            }
+            if self.done {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
 }
 
 /// Read a job's output.
 ///
-/// Returns what the job has written to the stream so far, as text. With `follow=true` the
-/// response stays open and new output is streamed until the job ends.
+/// Returns what the job has written to the stream so far, as text, streamed from the
+/// database page by page. With `follow=true` the response stays open and new output is
+/// streamed until the job ends. The api keeps at most its output cap per run (`[api]
+/// output_cap_mib`); a run cut there ends with a line saying so (the file on the node is
+/// whole).
 #[utoipa::path(get, path = "/v1/jobs/{id}/output", tag = "jobs", operation_id = "job_output",
     params(("id" = i64, Path, description = "Job id"), OutputQuery),
     responses((status = 200, description = "The output", body = String, content_type = "text/plain"),
@@ -265,61 +395,24 @@ pub async fn job_output(
 ) -> Result<Response, ApiError> {
     let q = query(q)?;
     visible_job(&state, &caller, id).await?;
-    let stream = q.stream.unwrap_or(OutputStream::Stdout).as_str();
-    let text = |rows: &[output::OutputChunkRow]| -> Vec<u8> {
-        rows.iter().flat_map(|r| r.data.iter().copied()).collect()
+    let cursor = OutputCursor {
+        pool: state.pool.clone(),
+        id,
+        stream: q.stream.unwrap_or(OutputStream::Stdout).as_str(),
+        pos: (-1, -1),
+        marked: Vec::new(),
+        follow: q.follow,
+        done: false,
     };
-    let chunks = output::output_read(&state.pool, id, stream, -1, -1).await?;
-    let body = if !q.follow {
-        Body::from(text(&chunks))
-    } else {
-        let pos = chunks.last().map(|c| (c.run, c.offset)).unwrap_or((-1, -1));
-        let first = text(&chunks);
-        let pool = state.pool.clone();
-        let tail = futures_util::stream::unfold(
-            (pool, pos, false, false),
-            move |(pool, pos, ended, done)| async move {
-                if done {
-                    return None;
-                }
-                let mut pos = pos;
-                loop {
-                    if !ended {
-                        tokio::time::sleep(Duration::from_millis(250)).await;
-                    }
-                    let terminal = match job::job_get(&pool, id).await {
-                        Ok(Some(row)) => row
-                            .state
-                            .parse::<JobState>()
-                            .map(|s| s.is_terminal())
-                            .unwrap_or(true),
-                        Ok(None) => true,
-                        Err(_) => false,
-                    };
-                    let rows = output::output_read(&pool, id, stream, pos.0, pos.1)
-                        .await
-                        .unwrap_or_default();
-                    if let Some(last) = rows.last() {
-                        pos = (last.run, last.offset);
-                        let bytes: Vec<u8> =
-                            rows.iter().flat_map(|r| r.data.iter().copied()).collect();
-                        return Some((
-                            Ok::<_, std::convert::Infallible>(bytes::Bytes::from(bytes)),
-                            (pool, pos, terminal, false),
-                        ));
-                    }
-                    if terminal {
-                        return None;
-                    }
-                }
-            },
-        );
-        let head = futures_util::stream::once(async move {
-            Ok::<_, std::convert::Infallible>(bytes::Bytes::from(first))
-        });
-        Body::from_stream(futures_util::StreamExt::chain(head, tail))
-    };
-    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response())
+    let body = futures_util::stream::unfold(cursor, |mut cursor| async move {
+        let piece = cursor.next().await?;
+        Some((Ok::<_, std::convert::Infallible>(piece), cursor))
+    });
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        Body::from_stream(body),
+    )
+        .into_response())
 }
 
 /// List nodes.
@@ -492,12 +585,14 @@ pub async fn node_sync(
 /// Upload job output (worker).
 ///
 /// Chunks are keyed by run, stream and offset: uploading the same chunk twice stores it
-/// once.
+/// once. At most the api's output cap is kept per run and stream (`[api]
+/// output_cap_mib`): the chunk that reaches it is cut, later ones are accepted (204) and
+/// dropped, and the job shows `output_truncated`.
 #[utoipa::path(post, path = "/v1/jobs/{id}/output", tag = "jobs", operation_id = "job_output_upload",
     params(("id" = i64, Path, description = "Job id")),
     request_body = OutputChunk,
     responses((status = 204, description = "Stored"),
-              (status = 400, description = "A bad field", body = Problem),
+              (status = 400, description = "A bad field (a chunk over 1 MiB)", body = Problem),
               (status = 401, description = "No or bad credentials", body = Problem),
               (status = 403, description = "Not a node token", body = Problem),
               (status = 404, description = "No such job", body = Problem)),
@@ -533,18 +628,37 @@ pub async fn job_output_upload(
             .unwrap_or_default();
         return Err(ApiError::NotFound(format!("no run {run} of job {id}{on}")));
     }
-    match output::output_append(
-        &state.pool,
+    if chunk.data.len() > MAX_OUTPUT_CHUNK_BYTES {
+        return Err(ApiError::bad_field(
+            "data",
+            format!("a chunk holds at most {MAX_OUTPUT_CHUNK_BYTES} bytes"),
+        ));
+    }
+    let cap = state.limiters.limits().output_cap_bytes;
+    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let appended = match output::output_append_in_tx(
+        &mut tx,
         id,
         run,
         chunk.stream.as_str(),
         offset,
-        chunk.data.as_bytes(),
+        &chunk.data,
+        cap,
     )
     .await
     {
-        Ok(()) => Ok(StatusCode::NO_CONTENT),
-        Err(DbError::ForeignKey { .. }) => Err(ApiError::NotFound(format!("no job {id}"))),
-        Err(e) => Err(e.into()),
+        Ok(appended) => appended,
+        Err(DbError::ForeignKey { .. }) => return Err(ApiError::NotFound(format!("no job {id}"))),
+        Err(e) => return Err(e.into()),
+    };
+    tx.commit().await.map_err(DbError::from)?;
+    if appended.truncated && appended.stored < chunk.data.len() {
+        tracing::debug!(
+            job.id = id,
+            job.run = run,
+            stream = chunk.stream.as_str(),
+            "output past the cap dropped"
+        );
     }
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -77,27 +77,6 @@ async fn load_step(state: &AppState, job: &JobRow, step_id: i32) -> Result<Step,
     Ok(step_view(&row, &mine))
 }
 
-/// A job's token submits jobs only while its job has not ended (403 after).
-///
-/// # Errors
-/// 403 when the caller's job has ended; 503 when the database is unreachable.
-pub async fn require_live_job_token(state: &AppState, caller: &Caller) -> Result<(), ApiError> {
-    let Some(own) = caller.job_id else {
-        return Ok(());
-    };
-    let live = job::job_get(&state.pool, own)
-        .await?
-        .and_then(|row| row.state.parse::<berth_core::state::JobState>().ok())
-        .is_some_and(|s| !s.is_terminal());
-    if live {
-        Ok(())
-    } else {
-        Err(ApiError::Forbidden(format!(
-            "this token belongs to job {own}, which has ended"
-        )))
-    }
-}
-
 fn step_number(step_id: u32) -> Result<i32, ApiError> {
     i32::try_from(step_id).map_err(|_| ApiError::NotFound(format!("no step {step_id}")))
 }

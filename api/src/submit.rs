@@ -23,7 +23,8 @@ fn sbatch_error(e: SbatchError) -> ApiError {
     }
 }
 
-/// Parses the submission into a spec and the script to run.
+/// Parses the submission into a spec and the script to run, and checks the merged spec
+/// ([`sbatch::check_spec`]: printable text, counts, memory, times and nice in range).
 ///
 /// # Errors
 /// 400 naming the script line and option, or the field.
@@ -45,6 +46,19 @@ pub fn parse_submission(req: &JobCreate) -> Result<(JobSpec, String), ApiError> 
     let mut spec = batch.spec;
     if let Some(over) = &req.spec {
         sbatch::apply_spec_overrides(&mut spec, over);
+    }
+    // The structured spec skips the option parser: the merged whole is checked again.
+    sbatch::check_spec(&spec).map_err(sbatch_error)?;
+    for (field, value) in [
+        ("script_name", &req.script_name),
+        ("submit_dir", &req.submit_dir),
+    ] {
+        if let Some(c) = value.as_deref().and_then(berth_core::text::forbidden_char) {
+            return Err(ApiError::bad_field(
+                field,
+                berth_core::text::forbidden_message(c),
+            ));
+        }
     }
     Ok((spec, batch.script))
 }
@@ -165,6 +179,15 @@ pub async fn submit_job(
     }
 
     let (spec, script) = parse_submission(req)?;
+    let staff = matches!(
+        role,
+        berth_core::auth::Role::Admin | berth_core::auth::Role::Operator
+    );
+    if spec.nice.is_some_and(|n| n < 0) && !staff {
+        return Err(ApiError::Forbidden(
+            "--nice: only admins and operators may set a negative nice".into(),
+        ));
+    }
     check_gres(spec.gres.as_deref())?;
     if spec.asks_gpus_and_shards() {
         return Err(ApiError::bad_field(
@@ -216,7 +239,15 @@ pub async fn submit_job(
         &mut time_limit,
     )
     .await?;
-    let scheduling = scheduling_options(pool, &spec).await?;
+    let viewer = if staff {
+        None
+    } else {
+        Some((
+            user,
+            berth_db::membership::membership_coordinated_accounts(pool, user).await?,
+        ))
+    };
+    let scheduling = scheduling_options(pool, &spec, viewer).await?;
 
     let name = spec
         .job_name
@@ -309,11 +340,18 @@ struct Scheduling {
 }
 
 /// Reads `--nice`, `--begin` and `--array`, and checks that every job `--dependency` names
-/// exists (Slurm refuses a dependency on an unknown job at submission).
+/// exists and is visible to the submitter (`viewer`: the user and the accounts they
+/// coordinate; `None` for admins and operators). Slurm refuses a dependency on an
+/// unknown job at submission; a job the submitter may not see is unknown to them, with
+/// the same answer, so a refusal tells nothing about other tenants' jobs.
 ///
 /// # Errors
 /// 400 naming the option.
-async fn scheduling_options(pool: &Pool, spec: &JobSpec) -> Result<Scheduling, ApiError> {
+async fn scheduling_options(
+    pool: &Pool,
+    spec: &JobSpec,
+    viewer: Option<(&str, Vec<String>)>,
+) -> Result<Scheduling, ApiError> {
     let begin_time = match &spec.begin {
         Some(b) => Some(
             berth_core::begin::parse_begin(b, chrono::Utc::now())
@@ -336,8 +374,12 @@ async fn scheduling_options(pool: &Pool, spec: &JobSpec) -> Result<Scheduling, A
             .filter_map(|id| id.split(['+', '_']).next()?.parse().ok())
             .collect();
         if !ids.is_empty() {
-            let found = job::job_dependency_targets(pool, &ids).await?;
-            if let Some(missing) = ids.iter().find(|id| !found.iter().any(|f| f.id == **id)) {
+            let (who, accounts) = match &viewer {
+                Some((user, accounts)) => (Some(*user), accounts.as_slice()),
+                None => (None, &[][..]),
+            };
+            let found = job::job_visible_ids(pool, &ids, who, accounts).await?;
+            if let Some(missing) = ids.iter().find(|id| !found.contains(id)) {
                 return Err(ApiError::bad_field(
                     "--dependency",
                     format!("job {missing} named in --dependency={d} does not exist"),

@@ -43,7 +43,7 @@ fn token_view(row: &ApiTokenRow) -> ApiToken {
     responses((status = 201, description = "The token, shown this once", body = ApiTokenCreated),
               (status = 400, description = "A bad field", body = Problem),
               (status = 401, description = "No or bad credentials", body = Problem),
-              (status = 403, description = "A node token, or an admin scope without the admin or operator role", body = Problem)),
+              (status = 403, description = "A node token, a job's token, or an admin scope without the admin or operator role", body = Problem)),
     security(("bearer" = [])))]
 pub async fn token_create(
     State(state): State<AppState>,
@@ -51,6 +51,8 @@ pub async fn token_create(
     body: Result<Json<ApiTokenCreate>, JsonRejection>,
 ) -> Result<(StatusCode, Json<ApiTokenCreated>), ApiError> {
     caller.require_person()?;
+    // A job's token never mints a credential that would outlive its run.
+    caller.require_unscoped()?;
     let req = body
         .map(|Json(v)| v)
         .map_err(|e| rejection("JSON body", e.body_text()))?;
@@ -60,6 +62,12 @@ pub async fn token_create(
     let name = req.name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(ApiError::bad_field("name", "1 to 200 characters"));
+    }
+    if let Some(c) = berth_core::text::forbidden_char(name) {
+        return Err(ApiError::bad_field(
+            "name",
+            berth_core::text::forbidden_message(c),
+        ));
     }
     let days = req.expires_in_days.unwrap_or(DEFAULT_EXPIRY_DAYS);
     if !(1..=MAX_EXPIRY_DAYS).contains(&days) {

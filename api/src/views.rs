@@ -122,6 +122,8 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         array_task_id: row.array_task_id.map(to_u32),
         array_tasks_pending: row.array_pending.clone(),
         environment,
+        // Filled in by the handlers that show output state (a separate lookup).
+        output_truncated: false,
     }
 }
 

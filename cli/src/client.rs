@@ -1,6 +1,11 @@
 //! A small client of Berth's REST api: a base URL and a bearer token over reqwest. Error
 //! answers (RFC 9457 problem documents) become [`ClientError::Problem`], whose message
 //! reads like the api's (`line 3: --nodes={{ nodes }}: not a number`).
+//!
+//! A request refused with 429 (rate limited: never processed) is sent again after the
+//! answer's `Retry-After`, with jitter so that parallel clients spread out, up to
+//! [`MAX_RETRIES`] times; so is one answered 503 (database away, timeout) when sending
+//! it again is harmless (not a `POST`, or a `POST` with an `Idempotency-Key`).
 
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, OutputStream, PartitionList,
@@ -9,6 +14,39 @@ use berth_core::wire::{
 use futures_util::StreamExt;
 use std::fmt;
 use std::time::Duration;
+
+/// How many times one request is sent again after a 429 or 503.
+pub const MAX_RETRIES: u32 = 10;
+
+/// The longest wait between two tries, whatever `Retry-After` says.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// The wait `Retry-After` asks for (seconds, or an HTTP date), or a backoff of 0.5 s
+/// doubling per `attempt` (at most 8 s) when there is none; plus up to half of it (at
+/// least 250 ms) of random jitter, at most [`MAX_RETRY_WAIT`].
+pub fn retry_wait(
+    retry_after: Option<&str>,
+    attempt: u32,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Duration {
+    let asked = retry_after.and_then(|v| {
+        let v = v.trim();
+        match v.parse::<u64>() {
+            Ok(secs) => Some(Duration::from_secs(secs)),
+            Err(_) => chrono::DateTime::parse_from_rfc2822(v).ok().map(|at| {
+                (at.with_timezone(&chrono::Utc) - now)
+                    .to_std()
+                    .unwrap_or_default()
+            }),
+        }
+    });
+    let base = asked
+        .unwrap_or_else(|| Duration::from_millis(500).saturating_mul(1 << attempt.min(4)))
+        .min(MAX_RETRY_WAIT);
+    let spread = (base / 2).max(Duration::from_millis(250));
+    let jitter = spread.mul_f64(rand::random::<f64>());
+    (base + jitter).min(MAX_RETRY_WAIT)
+}
 
 /// What went wrong talking to the api.
 #[derive(Debug)]
@@ -167,44 +205,96 @@ impl Client {
         request: reqwest::RequestBuilder,
         what: String,
     ) -> Result<reqwest::Response, ClientError> {
-        let response = request
-            .bearer_auth(&self.token)
-            .send()
-            .await
-            .map_err(|source| ClientError::Http {
+        let mut request = request.bearer_auth(&self.token);
+        let mut attempt = 0;
+        let response = loop {
+            // A body that streams cannot be sent twice: such a request is not retried.
+            let again = request.try_clone();
+            let retry_503 = again
+                .as_ref()
+                .and_then(|r| r.try_clone()?.build().ok())
+                .is_some_and(|r| {
+                    r.method() != reqwest::Method::POST
+                        || r.headers().contains_key("idempotency-key")
+                });
+            let response = request.send().await.map_err(|source| ClientError::Http {
                 request: what.clone(),
                 source,
             })?;
+            let status = response.status().as_u16();
+            let retry = status == 429 || (status == 503 && retry_503);
+            match again {
+                Some(next) if retry && attempt < MAX_RETRIES => {
+                    let wait = retry_wait(
+                        response
+                            .headers()
+                            .get(reqwest::header::RETRY_AFTER)
+                            .and_then(|v| v.to_str().ok()),
+                        attempt,
+                        chrono::Utc::now(),
+                    );
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                    request = next;
+                }
+                _ => break response,
+            }
+        };
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
         let body = response.text().await.unwrap_or_default();
-        match serde_json::from_str::<Problem>(&body) {
-            Ok(problem) => Err(ClientError::Problem {
+        let problem = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|mut v| {
+                crate::format::escape_strings(&mut v);
+                serde_json::from_value::<Problem>(v).ok()
+            });
+        match problem {
+            Some(problem) => Err(ClientError::Problem {
                 status: status.as_u16(),
                 problem: Box::new(problem),
             }),
-            Err(_) => Err(ClientError::Status {
+            None => Err(ClientError::Status {
                 status: status.as_u16(),
-                body,
+                body: berth_core::text::escape_keep_lines(&body).into_owned(),
             }),
         }
     }
 
+    /// Sends `request` and decodes its JSON answer as `T`, every string in it escaped
+    /// for the terminal ([`crate::format::escape_strings`]).
     pub(crate) async fn json<T: serde::de::DeserializeOwned>(
         &self,
         request: reqwest::RequestBuilder,
         what: String,
     ) -> Result<T, ClientError> {
+        self.json_escaped(request, what, true).await
+    }
+
+    async fn json_escaped<T: serde::de::DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+        what: String,
+        escape: bool,
+    ) -> Result<T, ClientError> {
         let response = self.send(request, what.clone()).await?;
-        response
-            .json::<T>()
+        let mut value = response
+            .json::<serde_json::Value>()
             .await
             .map_err(|source| ClientError::Http {
-                request: what,
+                request: what.clone(),
                 source,
-            })
+            })?;
+        // Every string a command may print is made printable here, once for all of them.
+        if escape {
+            crate::format::escape_strings(&mut value);
+        }
+        serde_json::from_value(value).map_err(|e| ClientError::Status {
+            status: 200,
+            body: format!("{what}: an answer this client cannot read: {e}"),
+        })
     }
 
     fn request(
@@ -399,6 +489,17 @@ impl Client {
         self.json(self.http.get(&url), format!("GET {url}")).await
     }
 
+    /// `GET {path}` for output chunks (a step's tasks' output, `srun`), decoded without
+    /// escaping: a job's own output is printed as it is, as `berth logs` prints it.
+    pub async fn get_output_json<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+    ) -> Result<T, ClientError> {
+        let url = self.url(path);
+        self.json_escaped(self.http.get(&url), format!("GET {url}"), false)
+            .await
+    }
+
     /// `POST {path}` with a JSON body, decoding the JSON answer.
     pub async fn post_json<B: serde::Serialize, T: serde::de::DeserializeOwned>(
         &self,
@@ -425,6 +526,35 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn retry_waits_follow_retry_after_with_bounded_jitter() {
+        let now = chrono::Utc::now();
+        for _ in 0..50 {
+            let w = retry_wait(Some("2"), 0, now);
+            assert!(
+                w >= Duration::from_secs(2) && w <= Duration::from_secs(3),
+                "{w:?}"
+            );
+            let w = retry_wait(None, 0, now);
+            assert!(
+                w >= Duration::from_millis(500) && w <= Duration::from_millis(750),
+                "{w:?}"
+            );
+            let w = retry_wait(None, 30, now);
+            assert!(
+                w >= Duration::from_secs(8) && w <= Duration::from_secs(12),
+                "{w:?}"
+            );
+            assert!(retry_wait(Some("999999"), 0, now) <= MAX_RETRY_WAIT);
+        }
+        let later = (now + chrono::Duration::seconds(5)).to_rfc2822();
+        let w = retry_wait(Some(&later), 0, now);
+        assert!(
+            w >= Duration::from_secs(4) && w <= Duration::from_secs(8),
+            "{w:?}"
+        );
+    }
 
     fn problem(detail: &str, field: Option<&str>, line: Option<usize>) -> Problem {
         Problem {

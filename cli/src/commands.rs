@@ -132,20 +132,10 @@ pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyho
     Ok(0)
 }
 
-/// `berth cancel <id>…`: cancels each job; silent on success like scancel, an error line
-/// per failure and status 1 if any failed.
+/// `berth cancel <id>…`: cancels the jobs in one request; silent on success like scancel,
+/// an error line per failure and status 1 if any failed (see
+/// [`crate::job_control::cancel`], which also takes array tasks).
 pub async fn cancel(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
-    let mut status = 0;
-    for &id in ids {
-        if let Err(e) = client.job_cancel(id).await {
-            let message = e.to_string();
-            if message.contains(&id.to_string()) {
-                eprintln!("error: {message}");
-            } else {
-                eprintln!("error: job {id}: {message}");
-            }
-            status = 1;
-        }
-    }
-    Ok(status)
+    let refs: Vec<crate::job_control::JobRef> = ids.iter().map(|&id| id.into()).collect();
+    crate::job_control::cancel(client, &refs).await
 }

@@ -34,6 +34,9 @@ pub struct DevOptions {
     pub gpus: Option<String>,
     /// Submit the demo job and show its output.
     pub demo: bool,
+    /// The api's rate limits and output cap (`--rate-limit-per-user` …; the server's
+    /// defaults otherwise).
+    pub limits: berth_api::limits::Limits,
 }
 
 /// The default data directory: `<data local dir>/berth/dev`.
@@ -163,7 +166,7 @@ async fn run_cluster(
         jwt_secret: Some(secret.clone()),
         jwt_public_key_pem: None,
         max_connections: 16,
-        limits: Default::default(),
+        limits: options.limits.clone(),
         oidc: Vec::new(),
         tls: None,
         definitions: Default::default(),

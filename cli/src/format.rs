@@ -1,5 +1,11 @@
 //! Slurm-style text output, as pure functions of the wire types: `squeue`'s default
 //! format, `sinfo`'s partition and node views, and `scontrol show job`.
+//!
+//! Text from the api may hold characters a terminal would act on (escape sequences in a
+//! job name stored before the api refused them, a reason, a path): [`escape_strings`]
+//! makes every string of an answer printable, and the client applies it to every answer
+//! it decodes ([`crate::client`]), so no command prints them raw. Job output (`berth
+//! logs`) is the exception: it is the job's own bytes, printed as `cat` would.
 
 use berth_core::duration::format_duration;
 use berth_core::hostlist;
@@ -7,6 +13,36 @@ use berth_core::state::{JobState, NodeState};
 use berth_core::wire::{Job, Node, Partition};
 use chrono::{DateTime, Local, Utc};
 use std::fmt::Write as _;
+
+/// Escapes, in place, the control and bidirectional-formatting characters of every
+/// string in `value` (keys too) with [`berth_core::text::escape`] (`\e`, `\n`,
+/// `\u{202E}` …).
+pub fn escape_strings(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(escaped) = berth_core::text::escape(s) {
+                *s = escaped;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(escape_strings),
+        Value::Object(map) => {
+            if map
+                .keys()
+                .any(|k| berth_core::text::forbidden_char(k).is_some())
+            {
+                let entries = std::mem::take(map);
+                for (k, mut v) in entries {
+                    escape_strings(&mut v);
+                    map.insert(berth_core::text::escape(&k).into_owned(), v);
+                }
+            } else {
+                map.values_mut().for_each(escape_strings);
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Pads or truncates `value` to `width` characters, right-aligned when `right`
 /// (squeue's `%.N` fields) and left-aligned otherwise.
@@ -403,6 +439,7 @@ mod tests {
             array_task_id: None,
             array_tasks_pending: None,
             environment: Default::default(),
+            output_truncated: false,
         }
     }
 
@@ -448,6 +485,30 @@ mod tests {
             allowed_accounts: vec![],
             allowed_qos: vec![],
         }
+    }
+
+    #[test]
+    fn answers_are_made_printable_before_any_command_sees_them() {
+        let mut v = serde_json::json!({
+            "name": "x\u{1b}]0;pwned\u{7}",
+            "items": [{"reason": "a\nb", "user": "ok"}],
+            "env": {"K\u{9b}": "v\u{202E}"},
+            "n": 3
+        });
+        escape_strings(&mut v);
+        assert_eq!(v["name"], "x\\e]0;pwned\\u{0007}");
+        assert_eq!(v["items"][0]["reason"], "a\\nb");
+        assert_eq!(v["items"][0]["user"], "ok");
+        assert_eq!(v["env"]["K\\u{009B}"], "v\\u{202E}");
+        assert_eq!(v["n"], 3);
+        let mut job = job(7, JobState::Pending);
+        job.name = "\u{1b}[2Jevil".into();
+        let mut value = serde_json::to_value(&job).unwrap();
+        escape_strings(&mut value);
+        let job: Job = serde_json::from_value(value).unwrap();
+        let line = squeue_line(&job, at(0));
+        assert!(!line.contains('\u{1b}'), "{line:?}");
+        assert!(line.contains("\\e[2Jev"), "{line:?}");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! `berth hold`, `berth release`, `berth top` and `berth update job ID key=value…`
-//! (scontrol's `hold`, `release`, `top` and `update job`).
+//! (scontrol's `hold`, `release`, `top` and `update job`), and `berth cancel`.
+//! `cancel`, `hold` and `release` send one request for all the jobs named
+//! (`POST /v1/jobs/cancel` …, as `scancel 1 2 3` is one RPC), with one error line per job
+//! that failed.
 
-use crate::client::{Client, ClientError};
+use crate::client::{problem_message, Client, ClientError};
 use anyhow::bail;
 use berth_core::scheduling::JobUpdate;
-use berth_core::wire::Job;
+use berth_core::wire::{Job, JobBatch, JobBatchResult};
 
 impl Client {
     /// `POST /v1/jobs/{id}/hold`.
@@ -31,6 +34,71 @@ impl Client {
         self.json(self.http.patch(&url).json(update), format!("PATCH {url}"))
             .await
     }
+
+    /// `POST /v1/jobs/{action}` (`cancel`, `hold`, `release`) for `jobs` (`12`, `12_3`):
+    /// each job's outcome, in order.
+    pub async fn job_batch(
+        &self,
+        action: &str,
+        jobs: &[String],
+    ) -> Result<JobBatchResult, ClientError> {
+        let url = self.url(&format!("/v1/jobs/{action}"));
+        let body = JobBatch {
+            jobs: jobs.to_vec(),
+        };
+        self.json(self.http.post(&url).json(&body), format!("POST {url}"))
+            .await
+    }
+}
+
+/// The most jobs one batch request names (the api's limit).
+const BATCH_SIZE: usize = 1000;
+
+/// Prints one job's failure as scancel does: `error: <message>`, naming the job when the
+/// message does not; the message escaped for the terminal.
+fn report_failure(job: &str, message: &str) {
+    let message = berth_core::text::escape(message);
+    if message.contains(job) {
+        eprintln!("error: {message}");
+    } else {
+        eprintln!("error: job {job}: {message}");
+    }
+}
+
+/// `action` on every job of `jobs`, in requests of up to [`BATCH_SIZE`]; an api without
+/// the batch routes (405) gets one request per job through `single`. Status 1 if any
+/// job failed.
+async fn batch(
+    client: &Client,
+    action: &str,
+    jobs: &[String],
+    single: impl AsyncFn(&str) -> Result<Job, ClientError>,
+) -> anyhow::Result<i32> {
+    let mut status = 0;
+    for chunk in jobs.chunks(BATCH_SIZE) {
+        match client.job_batch(action, chunk).await {
+            Ok(result) => {
+                for item in result.items.iter().filter(|i| i.status != 200) {
+                    let message = match &item.problem {
+                        Some(p) => problem_message(p),
+                        None => format!("the api answered HTTP {}", item.status),
+                    };
+                    report_failure(&item.job, &message);
+                    status = 1;
+                }
+            }
+            Err(e) if e.status() == Some(405) => {
+                for job in chunk {
+                    if let Err(e) = single(job).await {
+                        report_failure(job, &e.to_string());
+                        status = 1;
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(status)
 }
 
 /// Reads scontrol-style `key=value` assignments: `nice=`, `priority=` (the admin
@@ -74,21 +142,39 @@ async fn each(
     let mut status = 0;
     for &id in ids {
         if let Err(e) = f(id).await {
-            eprintln!("error: job {id}: {e}");
+            report_failure(&id.to_string(), &e.to_string());
             status = 1;
         }
     }
     Ok(status)
 }
 
-/// `berth hold ID…`.
-pub async fn hold(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
-    each(ids, async |id| client.job_hold(id).await).await
+fn id_names(ids: &[i64]) -> Vec<String> {
+    ids.iter().map(i64::to_string).collect()
 }
 
-/// `berth release ID…`.
+async fn one_id(
+    job: &str,
+    f: impl AsyncFn(i64) -> Result<Job, ClientError>,
+) -> Result<Job, ClientError> {
+    // The names come from i64s: they parse back.
+    f(job.parse().unwrap_or_default()).await
+}
+
+/// `berth hold ID…`: one request.
+pub async fn hold(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
+    batch(client, "hold", &id_names(ids), async |job| {
+        one_id(job, async |id| client.job_hold(id).await).await
+    })
+    .await
+}
+
+/// `berth release ID…`: one request.
 pub async fn release(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
-    each(ids, async |id| client.job_release(id).await).await
+    batch(client, "release", &id_names(ids), async |job| {
+        one_id(job, async |id| client.job_release(id).await).await
+    })
+    .await
 }
 
 /// `berth top ID…`: the jobs first among their user's pending jobs of the same
@@ -161,23 +247,21 @@ impl std::fmt::Display for JobRef {
     }
 }
 
-/// `berth cancel ID…` where an ID may name one array task (`12_3`): silent on success
-/// like scancel, an error line per failure and status 1 if any failed.
+/// `berth cancel ID…` where an ID may name one array task (`12_3`): one request; silent
+/// on success like scancel, an error line per failure and status 1 if any failed.
 pub async fn cancel(client: &Client, ids: &[JobRef]) -> anyhow::Result<i32> {
-    let plain: Vec<i64> = ids
-        .iter()
-        .filter(|r| r.task.is_none())
-        .map(|r| r.id)
-        .collect();
-    let mut status = crate::commands::cancel(client, &plain).await?;
-    for r in ids.iter().filter(|r| r.task.is_some()) {
-        let task = r.task.unwrap_or_default();
-        if let Err(e) = client.job_task_cancel(r.id, task).await {
-            eprintln!("error: job {r}: {e}");
-            status = 1;
+    let names: Vec<String> = ids.iter().map(JobRef::to_string).collect();
+    batch(client, "cancel", &names, async |job| {
+        match job.parse::<JobRef>() {
+            Ok(JobRef {
+                id,
+                task: Some(task),
+            }) => client.job_task_cancel(id, task).await,
+            Ok(JobRef { id, task: None }) => client.job_cancel(id).await,
+            Err(_) => client.job_cancel(0).await,
         }
-    }
-    Ok(status)
+    })
+    .await
 }
 
 #[cfg(test)]

@@ -316,6 +316,19 @@ enum Command {
         /// Submit the single-GPU example, show its output, then keep running.
         #[arg(long)]
         demo: bool,
+        /// Requests per second the api allows each user or node (0: no limit).
+        #[arg(long, default_value_t = berth_api::limits::Limits::default().per_principal_per_second)]
+        rate_limit_per_user: u32,
+        /// Requests per second the api allows each address without credentials (0: no
+        /// limit).
+        #[arg(long, default_value_t = berth_api::limits::Limits::default().per_address_per_second)]
+        rate_limit_per_address: u32,
+        /// Requests a burst may bring beyond the rate.
+        #[arg(long, default_value_t = berth_api::limits::Limits::default().burst)]
+        rate_limit_burst: u32,
+        /// Job output the database keeps per run and stream, MiB (0: no cap).
+        #[arg(long, default_value_t = 64)]
+        output_cap_mib: u64,
     },
 }
 
@@ -778,13 +791,26 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             workers,
             gpus,
             demo,
+            rate_limit_per_user,
+            rate_limit_per_address,
+            rate_limit_burst,
+            output_cap_mib,
         } => {
+            let limits = berth_api::limits::Limits {
+                per_principal_per_second: rate_limit_per_user,
+                per_address_per_second: rate_limit_per_address,
+                burst: rate_limit_burst.max(1),
+                output_cap_bytes: (output_cap_mib > 0)
+                    .then(|| output_cap_mib.saturating_mul(1024 * 1024)),
+                ..Default::default()
+            };
             let options = DevOptions {
                 data_dir: data_dir.unwrap_or_else(default_data_dir),
                 listen,
                 workers: workers.max(1),
                 gpus,
                 demo,
+                limits,
             };
             berth::dev::run_dev(options).await?;
             Ok(0)
@@ -836,7 +862,10 @@ fn main() {
     let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!(
+                "error: {}",
+                berth_core::text::escape_keep_lines(&format!("{e:#}"))
+            );
             1
         }
     };
@@ -852,6 +881,50 @@ mod tests {
     #[test]
     fn command_line_tree_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn berth_dev_takes_its_rate_limits_and_output_cap() {
+        let cli = Cli::try_parse_from([
+            "berth",
+            "dev",
+            "--rate-limit-per-user",
+            "0",
+            "--rate-limit-per-address",
+            "7",
+            "--rate-limit-burst",
+            "9",
+            "--output-cap-mib",
+            "0",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Dev {
+                rate_limit_per_user,
+                rate_limit_per_address,
+                rate_limit_burst,
+                output_cap_mib,
+                ..
+            } => assert_eq!(
+                (
+                    rate_limit_per_user,
+                    rate_limit_per_address,
+                    rate_limit_burst,
+                    output_cap_mib
+                ),
+                (0, 7, 9, 0)
+            ),
+            other => panic!("{other:?}"),
+        }
+        let defaults = Cli::try_parse_from(["berth", "dev"]).unwrap();
+        let Command::Dev {
+            rate_limit_per_user,
+            ..
+        } = defaults.command
+        else {
+            panic!("dev");
+        };
+        assert_eq!(rate_limit_per_user, 100);
     }
 
     #[test]

@@ -84,6 +84,7 @@ mod tests {
             array_task_id: None,
             array_tasks_pending: None,
             environment: Default::default(),
+            output_truncated: false,
         };
         let none = Job {
             id: 8,

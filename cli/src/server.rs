@@ -10,9 +10,10 @@
 //!
 //! [api]
 //! max_connections = 16
-//! rate_limit_per_token = 100     # requests per second per bearer token (0: none)
-//! rate_limit_per_address = 200   # requests per second per client address (0: none)
+//! rate_limit_per_user = 100      # requests per second per user or node (0: none)
+//! rate_limit_per_address = 200   # ... per client address, without credentials (0: none)
 //! rate_limit_burst = 200
+//! output_cap_mib = 64            # job output kept per run and stream (0: no cap)
 //! max_body_bytes = 8388608
 //! max_header_bytes = 16384
 //! request_timeout_seconds = 90
@@ -114,9 +115,13 @@ pub struct ServerConfigFile {
 pub struct ApiSection {
     /// The most PostgreSQL connections the api holds (default 16).
     pub max_connections: Option<u32>,
-    /// Requests per second per bearer token (default 100; 0: no limit).
-    pub rate_limit_per_token: Option<u32>,
-    /// Requests per second per client address (default 200; 0: no limit).
+    /// Requests per second per principal, for authenticated requests: a user (whichever
+    /// token they use) or a node (default 100; 0: no limit). `rate_limit_per_token` is
+    /// the older name.
+    #[serde(alias = "rate_limit_per_token")]
+    pub rate_limit_per_user: Option<u32>,
+    /// Requests per second per client address, for requests without valid credentials
+    /// (default 200; 0: no limit).
     pub rate_limit_per_address: Option<u32>,
     /// Requests a burst may bring beyond the rate (default 200).
     pub rate_limit_burst: Option<u32>,
@@ -127,6 +132,10 @@ pub struct ApiSection {
     /// Seconds a request may take to be answered (default 90; above the worker's 60 s
     /// long poll).
     pub request_timeout_seconds: Option<u64>,
+    /// The most job output the database keeps per run and stream, MiB (default 64; 0:
+    /// no cap). Past it the output is dropped and marked truncated; the files on the
+    /// node are whole.
+    pub output_cap_mib: Option<u64>,
     /// An Ed25519 or RSA public key (PEM) verifying Berth's EdDSA/RS256 tokens (their
     /// private half signs them: `BERTH_JWT_PRIVATE_KEY` for `berth token mint`). With a
     /// `jwt_secret` too, HS256 tokens stay accepted.
@@ -414,7 +423,9 @@ fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits:
         bail!("api.request_timeout_seconds must be at least 1 {from}");
     }
     Ok(berth_api::limits::Limits {
-        per_token_per_second: api.rate_limit_per_token.unwrap_or(d.per_token_per_second),
+        per_principal_per_second: api
+            .rate_limit_per_user
+            .unwrap_or(d.per_principal_per_second),
         per_address_per_second: api
             .rate_limit_per_address
             .unwrap_or(d.per_address_per_second),
@@ -422,6 +433,14 @@ fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits:
         max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
         max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
         request_timeout: Duration::from_secs(timeout),
+        output_cap_bytes: match api.output_cap_mib {
+            None => d.output_cap_bytes,
+            Some(0) => None,
+            Some(mib) => Some(
+                mib.checked_mul(1024 * 1024)
+                    .ok_or_else(|| anyhow::anyhow!("api.output_cap_mib is too large {from}"))?,
+            ),
+        },
     })
 }
 
@@ -626,6 +645,7 @@ database_url = "postgres://db"
 rate_limit_per_token = 7
 rate_limit_per_address = 0
 rate_limit_burst = 9
+output_cap_mib = 2
 max_body_bytes = 1024
 max_header_bytes = 2048
 request_timeout_seconds = 30
@@ -640,7 +660,8 @@ role_claim = "berth_role"
 "#;
         let file = parse_server_config(text, Path::new("a.toml")).unwrap();
         let c = ServerConfig::resolve(file, None, no_env, None).unwrap();
-        assert_eq!(c.limits.per_token_per_second, 7);
+        assert_eq!(c.limits.per_principal_per_second, 7);
+        assert_eq!(c.limits.output_cap_bytes, Some(2 * 1024 * 1024));
         assert_eq!(c.limits.per_address_per_second, 0);
         assert_eq!(c.limits.burst, 9);
         assert_eq!(c.limits.max_body_bytes, 1024);

@@ -215,7 +215,7 @@ async fn drain(
 ) -> anyhow::Result<i64> {
     loop {
         let page: StepOutput = client
-            .get_json(&format!("{path}/output?after={after}"))
+            .get_output_json(&format!("{path}/output?after={after}"))
             .await
             .context("reading the step's output")?;
         let Some(last) = page.chunks.last().map(|c| c.seq) else {

@@ -38,8 +38,13 @@ pub struct Claims {
     /// Expiry, seconds since the Unix epoch.
     pub exp: i64,
     /// For a token minted for a running job (`BERTH_TOKEN` inside it): the job. Such a
-    /// token may only read, requeue and cancel that job, create its steps, and submit
-    /// jobs as `sub`.
+    /// token may only read, update, requeue and cancel that job, run its steps, and list
+    /// and submit jobs as `sub`, and only while the job is RUNNING in run
+    /// [`Claims::run`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<i64>,
+    /// For a job's token: the run (the job's restart count) it was minted for. A job
+    /// token without one is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
 }

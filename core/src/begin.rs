@@ -4,11 +4,29 @@
 
 use chrono::{DateTime, Duration, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
+/// The farthest a `now+N` begin time may lie ahead, seconds (100 years, as
+/// [`crate::duration::MAX_SECONDS`]): farther is refused rather than overflowing.
+pub const MAX_AHEAD_SECONDS: i64 = crate::duration::MAX_SECONDS as i64;
+
 /// Parses a `--begin` value relative to `now`.
 ///
 /// # Errors
-/// A message naming the value and the accepted forms.
+/// A message naming the value and the accepted forms, or saying it is more than
+/// [`MAX_AHEAD_SECONDS`] ahead (never a panic, whatever the digits).
 pub fn parse_begin(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    let at = parse_any(v, now)?;
+    // A date is stored as a PostgreSQL timestamp (4713 BC to 294276 AD): a year such as
+    // -5000 or 200000 is refused here rather than by the database.
+    if (at - now).num_seconds().abs() > MAX_AHEAD_SECONDS {
+        return Err(format!(
+            "begin time {v:?} is more than {} years away",
+            MAX_AHEAD_SECONDS / (365 * 86_400)
+        ));
+    }
+    Ok(at)
+}
+
+fn parse_any(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
     let bad = || {
         format!(
             "not a begin time: {v:?} (expected now+N[units], YYYY-MM-DD[THH:MM[:SS]], \
@@ -32,7 +50,17 @@ pub fn parse_begin(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String>
             "w" | "week" | "weeks" => 7 * 86400,
             _ => return Err(bad()),
         };
-        return Ok(now + Duration::seconds(n.checked_mul(secs).ok_or_else(bad)?));
+        let far = || {
+            format!(
+                "begin time {v:?} is more than {} years away",
+                MAX_AHEAD_SECONDS / (365 * 86_400)
+            )
+        };
+        let ahead = n
+            .checked_mul(secs)
+            .filter(|s| *s <= MAX_AHEAD_SECONDS)
+            .ok_or_else(far)?;
+        return Ok(now + Duration::seconds(ahead));
     }
     let today = now.date_naive();
     let at = |t: NaiveTime| {
@@ -86,5 +114,17 @@ mod tests {
         assert_eq!(p("teatime"), "2026-11-30T16:00:00+00:00");
         assert!(parse_begin("soon", now).is_err());
         assert!(parse_begin("now+3fortnights", now).is_err());
+        for huge in [
+            "now+99999999999999",
+            "now+9223372036854775807weeks",
+            "now+3154000000",
+        ] {
+            let e = parse_begin(huge, now).unwrap_err();
+            assert!(e.contains("100 years"), "{huge}: {e}");
+        }
+        assert!(parse_begin("now+99999999999999999999", now).is_err());
+        assert!(parse_begin("+200000-01-01", now).is_err());
+        assert!(parse_begin("-5000-01-01", now).is_err());
+        assert_eq!(p("now+5200weeks"), "2126-07-29T10:00:00+00:00");
     }
 }

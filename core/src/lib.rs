@@ -19,6 +19,7 @@
 //! * [`signal`]: `--signal`, the warning before the time limit.
 //! * [`stats`]: GPU usage per job and GPU faults.
 //! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
+//! * [`text`]: control and bidi characters: refused in names, escaped on terminals.
 
 pub mod array;
 pub mod auth;
@@ -37,4 +38,5 @@ pub mod spec;
 pub mod state;
 pub mod stats;
 pub mod step;
+pub mod text;
 pub mod wire;

@@ -78,7 +78,7 @@ impl JobSpec {
         };
         let ntasks = match (self.ntasks, self.ntasks_per_node) {
             (Some(t), _) => t.max(1),
-            (None, Some(per)) => nodes * per.max(1),
+            (None, Some(per)) => nodes.saturating_mul(per.max(1)),
             (None, None) => nodes,
         };
         let tasks_per_node = self
@@ -87,7 +87,7 @@ impl JobSpec {
         let gpus_per_node = if let Some(g) = self.gpus_per_node {
             g
         } else if let Some(g) = self.gpus_per_task {
-            g * tasks_per_node
+            g.saturating_mul(tasks_per_node)
         } else if let Some(g) = self.gpus {
             div_ceil(g, nodes)
         } else {

@@ -432,6 +432,117 @@ fn check_script(script: &str) -> Result<(), SbatchError> {
     Ok(())
 }
 
+/// The largest count Berth takes for nodes, tasks, CPUs per task and GPUs: what the
+/// database stores (a 32-bit signed integer).
+pub const MAX_COUNT: u32 = i32::MAX as u32;
+
+/// Checks a whole spec as the api is about to store it: after the script's directives,
+/// the command line and a structured spec (which skips the option parser) are merged.
+/// Every text field must be printable ([`crate::text::forbidden_char`]; `--wrap` may hold
+/// line breaks and tabs, being a script), counts must be within 1 (0 for GPUs) and
+/// [`MAX_COUNT`], memory within [`crate::spec::MAX_MEMORY_MIB`], times within
+/// [`crate::duration::MAX_SECONDS`], `--nice` within ±2147483645 (Slurm's range), and
+/// `--array`, `--dependency`, `--signal`, `--hint`, `--mail-type` must read as the option
+/// parser reads them.
+///
+/// # Errors
+/// An [`SbatchError`] without a line, naming the option (`--mem`) and the value.
+pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
+    let err = |option: &str, message: String| Err(SbatchError::new(None, option, message));
+    let texts: [(&str, &Option<String>); 20] = [
+        ("--job-name", &spec.job_name),
+        ("--partition", &spec.partition),
+        ("--gres", &spec.gres),
+        ("--gpus", &spec.gpu_type),
+        ("--output", &spec.output),
+        ("--error", &spec.error),
+        ("--chdir", &spec.chdir),
+        ("--constraint", &spec.constraint),
+        ("--account", &spec.account),
+        ("--qos", &spec.qos),
+        ("--comment", &spec.comment),
+        ("--export", &spec.export),
+        ("--array", &spec.array),
+        ("--dependency", &spec.dependency),
+        ("--signal", &spec.signal),
+        ("--begin", &spec.begin),
+        ("--hint", &spec.hint),
+        ("--reservation", &spec.reservation),
+        ("--mail-type", &spec.mail_type),
+        ("--mail-user", &spec.mail_user),
+    ];
+    for (option, value) in texts {
+        if let Some(c) = value.as_deref().and_then(crate::text::forbidden_char) {
+            return err(option, crate::text::forbidden_message(c));
+        }
+    }
+    if let Some(c) = spec.wrap.as_deref().and_then(|w| {
+        w.chars()
+            .find(|&c| crate::text::is_unsafe(c) && c != '\n' && c != '\t')
+    }) {
+        return err("--wrap", crate::text::forbidden_message(c));
+    }
+    let counts: [(&str, Option<u32>, u32); 8] = [
+        ("--nodes", spec.nodes, 1),
+        ("--nodes (maximum)", spec.nodes_max, 1),
+        ("--ntasks", spec.ntasks, 1),
+        ("--ntasks-per-node", spec.ntasks_per_node, 1),
+        ("--cpus-per-task", spec.cpus_per_task, 1),
+        ("--gpus", spec.gpus, 0),
+        ("--gpus-per-node", spec.gpus_per_node, 0),
+        ("--gpus-per-task", spec.gpus_per_task, 0),
+    ];
+    for (option, value, min) in counts {
+        if let Some(n) = value.filter(|n| !(min..=MAX_COUNT).contains(n)) {
+            return err(
+                option,
+                format!("{n} is out of range ({min} to {MAX_COUNT})"),
+            );
+        }
+    }
+    let max_mem = crate::spec::MAX_MEMORY_MIB;
+    for (option, value) in [
+        ("--mem", spec.mem_mib),
+        ("--mem-per-cpu", spec.mem_per_cpu_mib),
+        ("--mem-per-gpu", spec.mem_per_gpu_mib),
+    ] {
+        if let Some(m) = value.filter(|m| *m > max_mem) {
+            return err(
+                option,
+                format!("{m} MiB is more than Berth accepts (at most {max_mem} MiB, 1 PiB)"),
+            );
+        }
+    }
+    for (option, value) in [("--time", spec.time_limit), ("--time-min", spec.time_min)] {
+        if let Some(t) = value.filter(|t| *t > crate::duration::MAX_SECONDS) {
+            return err(
+                option,
+                format!("{t} s is longer than 100 years; use UNLIMITED for no limit"),
+            );
+        }
+    }
+    if let Some(n) = spec.nice.filter(|n| n.unsigned_abs() > 2_147_483_645) {
+        return err(
+            "--nice",
+            format!("{n} is out of range (-2147483645 to 2147483645)"),
+        );
+    }
+    type Check = fn(&str) -> Result<(), String>;
+    let checks: [(&str, &Option<String>, Check); 5] = [
+        ("--array", &spec.array, check_array),
+        ("--dependency", &spec.dependency, check_dependency),
+        ("--signal", &spec.signal, check_signal),
+        ("--hint", &spec.hint, check_hint),
+        ("--mail-type", &spec.mail_type, check_mail_type),
+    ];
+    for (option, value, check) in checks {
+        if let Some(v) = value {
+            check(v).map_err(|m| SbatchError::new(None, option, m))?;
+        }
+    }
+    Ok(())
+}
+
 /// Applies the `#SBATCH` lines at the top of `script`.
 fn apply_directives(spec: &mut JobSpec, script: &str) -> Result<(), SbatchError> {
     for (i, line) in script.lines().enumerate() {
@@ -737,46 +848,12 @@ fn apply_option(
             });
         }
         Opt::Hint => {
-            const HINTS: &[&str] = &[
-                "compute_bound",
-                "memory_bound",
-                "multithread",
-                "nomultithread",
-            ];
-            if let Some(bad) = v.split(',').find(|h| !HINTS.contains(h)) {
-                return Err(format!(
-                    "not a hint: {bad:?} (expected {})",
-                    HINTS.join(", ")
-                ));
-            }
+            check_hint(v)?;
             spec.hint = text();
         }
         Opt::Reservation => spec.reservation = text(),
         Opt::MailType => {
-            const TYPES: &[&str] = &[
-                "NONE",
-                "BEGIN",
-                "END",
-                "FAIL",
-                "REQUEUE",
-                "ALL",
-                "INVALID_DEPEND",
-                "STAGE_OUT",
-                "TIME_LIMIT",
-                "TIME_LIMIT_90",
-                "TIME_LIMIT_80",
-                "TIME_LIMIT_50",
-                "ARRAY_TASKS",
-            ];
-            if let Some(bad) = v
-                .split(',')
-                .find(|t| !TYPES.iter().any(|k| k.eq_ignore_ascii_case(t)))
-            {
-                return Err(format!(
-                    "not a mail type: {bad:?} (expected {})",
-                    TYPES.join(", ")
-                ));
-            }
+            check_mail_type(v)?;
             spec.mail_type = text();
         }
         Opt::MailUser => spec.mail_user = text(),
@@ -981,9 +1058,10 @@ fn check_dependency(v: &str) -> Result<(), String> {
                 Some((j, d)) => (j, Some(d)),
                 None => (id, None),
             };
+            let id_ok = |j: &str| is_number(j) && j.parse::<i64>().is_ok();
             let job_ok = match job.split_once('_') {
-                Some((j, t)) => is_number(j) && is_number(t),
-                None => is_number(job),
+                Some((j, t)) => id_ok(j) && is_number(t) && t.parse::<u32>().is_ok(),
+                None => id_ok(job),
             };
             if !job_ok {
                 return Err(format!(
@@ -1010,6 +1088,53 @@ pub(crate) const SIGNALS: &[&str] = &[
     "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
     "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
 ];
+
+/// `--hint`: comma-separated `compute_bound`, `memory_bound`, `multithread`,
+/// `nomultithread`.
+fn check_hint(v: &str) -> Result<(), String> {
+    const HINTS: &[&str] = &[
+        "compute_bound",
+        "memory_bound",
+        "multithread",
+        "nomultithread",
+    ];
+    match v.split(',').find(|h| !HINTS.contains(h)) {
+        Some(bad) => Err(format!(
+            "not a hint: {bad:?} (expected {})",
+            HINTS.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `--mail-type`: comma-separated Slurm mail types, any case.
+fn check_mail_type(v: &str) -> Result<(), String> {
+    const TYPES: &[&str] = &[
+        "NONE",
+        "BEGIN",
+        "END",
+        "FAIL",
+        "REQUEUE",
+        "ALL",
+        "INVALID_DEPEND",
+        "STAGE_OUT",
+        "TIME_LIMIT",
+        "TIME_LIMIT_90",
+        "TIME_LIMIT_80",
+        "TIME_LIMIT_50",
+        "ARRAY_TASKS",
+    ];
+    match v
+        .split(',')
+        .find(|t| !TYPES.iter().any(|k| k.eq_ignore_ascii_case(t)))
+    {
+        Some(bad) => Err(format!(
+            "not a mail type: {bad:?} (expected {})",
+            TYPES.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
 
 /// `--signal=[{R|B}:]SIG[@SECONDS]`: SIG a number 1–64 or a name (`USR1`, `SIGUSR1`),
 /// SECONDS 0–65535.
@@ -1460,6 +1585,100 @@ mod tests {
         assert!(base.exclusive);
         assert_eq!(base.requeue, Some(false));
         assert!(!base.hold);
+    }
+
+    #[test]
+    fn whole_specs_are_checked_whatever_path_they_came_by() {
+        assert_eq!(check_spec(&JobSpec::default()), Ok(()));
+        let ok = parse_args(&argv(&["--mem=16G", "--nice=5", "-J", "train-1 é"])).unwrap();
+        assert_eq!(check_spec(&ok), Ok(()));
+        let refused = |spec: JobSpec, option: &str, needle: &str| {
+            let e = check_spec(&spec).unwrap_err();
+            assert_eq!(e.option, option, "{e}");
+            assert!(e.message.contains(needle), "{e}");
+        };
+        // `--mem=18446744073709551615` parses (u64) but no database stores it.
+        let mem = parse_args(&argv(&["--mem=18446744073709551615"])).unwrap();
+        refused(mem, "--mem", "at most");
+        refused(
+            JobSpec {
+                nice: Some(i32::MIN),
+                ..Default::default()
+            },
+            "--nice",
+            "out of range",
+        );
+        refused(
+            JobSpec {
+                ntasks_per_node: Some(0),
+                ..Default::default()
+            },
+            "--ntasks-per-node",
+            "out of range",
+        );
+        refused(
+            JobSpec {
+                nodes: Some(u32::MAX),
+                ..Default::default()
+            },
+            "--nodes",
+            "out of range",
+        );
+        refused(
+            JobSpec {
+                time_limit: Some(u64::MAX),
+                ..Default::default()
+            },
+            "--time",
+            "100 years",
+        );
+        refused(
+            JobSpec {
+                job_name: Some("x\u{1b}[2J".into()),
+                ..Default::default()
+            },
+            "--job-name",
+            "U+001B",
+        );
+        refused(
+            JobSpec {
+                comment: Some("a\u{202E}b".into()),
+                ..Default::default()
+            },
+            "--comment",
+            "U+202E",
+        );
+        refused(
+            JobSpec {
+                dependency: Some("afterok:99999999999999999999".into()),
+                ..Default::default()
+            },
+            "--dependency",
+            "not a job id",
+        );
+        refused(
+            JobSpec {
+                array: Some("0-".into()),
+                ..Default::default()
+            },
+            "--array",
+            "not an array",
+        );
+        let wrap = JobSpec {
+            wrap: Some("echo a\n\techo b".into()),
+            ..Default::default()
+        };
+        assert_eq!(check_spec(&wrap), Ok(()));
+        refused(
+            JobSpec {
+                wrap: Some("echo \u{7}".into()),
+                ..Default::default()
+            },
+            "--wrap",
+            "U+0007",
+        );
+        // The option parser keeps the same rules.
+        assert!(parse_args(&argv(&["--dependency=afterok:99999999999999999999"])).is_err());
     }
 
     #[test]

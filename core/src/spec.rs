@@ -8,6 +8,10 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+/// The most memory a job may ask for, MiB (1 PiB): beyond any node, and small enough
+/// that memory × CPUs or GPUs on a node never overflows.
+pub const MAX_MEMORY_MIB: u64 = 1 << 30;
+
 /// `--open-mode`: whether output files are truncated or appended to when a job starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]

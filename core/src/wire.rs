@@ -132,6 +132,44 @@ pub struct Job {
     /// ([`crate::identity::is_secret_name`]) are masked as `********`.
     #[serde(default)]
     pub environment: BTreeMap<String, String>,
+    /// Whether the api stopped keeping this job's output at its cap (`[api]
+    /// output_cap_mib`) for some run and stream: `GET /v1/jobs/{id}/output` then ends that
+    /// run's part with a truncation line; the files on the node are whole.
+    #[serde(default)]
+    pub output_truncated: bool,
+}
+
+/// `POST /v1/jobs/cancel`, `/v1/jobs/hold`, `/v1/jobs/release`: one action on many jobs
+/// in one request (`scancel 12 13 14_2`, `scontrol hold 12 13`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct JobBatch {
+    /// The jobs, as `scancel` names them: `12`, or one array task `12_3` (cancel only);
+    /// 1 to 1000 of them.
+    pub jobs: Vec<String>,
+}
+
+/// The answer to a [`JobBatch`]: one item per job named, in the order given.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct JobBatchResult {
+    /// The outcome for each job.
+    pub items: Vec<JobBatchItem>,
+}
+
+/// One job's outcome in a [`JobBatchResult`]: what the single-job request
+/// (`POST /v1/jobs/{id}/cancel` …) would have answered.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct JobBatchItem {
+    /// The job as named in the request (`12`, `12_3`).
+    pub job: String,
+    /// The HTTP status the single-job request would have had (200, 404, 409 …).
+    pub status: u16,
+    /// The job after the action, when it succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Box<Job>>,
+    /// Why it failed, otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<Problem>,
 }
 
 /// A page of jobs.

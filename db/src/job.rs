@@ -675,6 +675,30 @@ pub async fn job_dependency_targets(
     .await?)
 }
 
+/// Which of the jobs `ids` exist and are visible to `viewer` (`None`: to everyone, as to
+/// admins and operators): that user's own jobs and those charged to `viewer_accounts`,
+/// the rule of [`job_list`].
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_visible_ids(
+    ex: impl PgExecutor<'_>,
+    ids: &[i64],
+    viewer: Option<&str>,
+    viewer_accounts: &[String],
+) -> Result<Vec<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id FROM jobs
+           WHERE id = ANY($1) AND ($2::text IS NULL OR user_name = $2 OR account = ANY($3))
+           ORDER BY id"#,
+        ids,
+        viewer,
+        viewer_accounts
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// Splits task `task` off a pending array master (locking it): a copy of the master
 /// becomes the task's own PENDING row, and the index leaves the master's pending set; the
 /// last task is the master row itself (as in Slurm). Returns the task's job id, or `None`

@@ -40,4 +40,6 @@ pub fn unix_user(name: &str) -> nix::unistd::User {
         .expect("the user database answers")
         .unwrap_or_else(|| panic!("user {name} exists after useradd"))
 }
+
 pub(crate) mod nodes;
+mod tokens;
