@@ -164,7 +164,28 @@ pub async fn apply_report(
         detail,
     )
     .await?;
-    if first && report.kind != ReportKind::Started && current.restart_count == run {
+    if first
+        && report.kind == ReportKind::Exited
+        && report.node_failed
+        && current.restart_count == run
+    {
+        // The node stopped the run (its lease ran out, or its worker stopped with its
+        // jobs): a node failure, as the scheduler's node timeout would have made it.
+        match job::job_node_fail_in_tx(&mut tx, report.job_id, run, &node_row.name).await? {
+            job::NodeFailOutcome::Unchanged => {}
+            outcome => {
+                tracing::info!(job.id = report.job_id, node.name = %node_row.name, ?outcome, "run stopped by its node")
+            }
+        }
+        allocation::allocation_release_job_in_tx(&mut tx, report.job_id, run).await?;
+        step::step_end_all_for_job_in_tx(&mut tx, report.job_id, run).await?;
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+        for a in allocation::allocation_list_for_jobs(&mut *tx, &[report.job_id]).await? {
+            if a.node_name != node_row.name {
+                notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+            }
+        }
+    } else if first && report.kind != ReportKind::Started && current.restart_count == run {
         // The TIMEOUT decision recorded before the first signal holds, whatever signal
         // ended the script and whatever the report says.
         let mut report = report.clone();
@@ -463,6 +484,7 @@ pub async fn desired(
         step_tasks,
         step_cancellations,
         run_limits,
+        lease_ms: None,
     })
 }
 

@@ -450,6 +450,11 @@ pub async fn node_sync(
         let limits_changed = held_limits
             .as_ref()
             .is_some_and(|limits| *limits != response.run_limits);
+        let mut response = response;
+        // The node's lease counts from the worker's sending, before this arrival.
+        response.lease_ms = state
+            .node_lease
+            .map(|lease| u64::try_from(lease.as_millis()).unwrap_or(u64::MAX));
         if !response.assignments.is_empty()
             || !response.cancellations.is_empty()
             || !response.step_tasks.is_empty()

@@ -40,3 +40,4 @@ pub fn unix_user(name: &str) -> nix::unistd::User {
         .expect("the user database answers")
         .unwrap_or_else(|| panic!("user {name} exists after useradd"))
 }
+mod worker;

@@ -103,6 +103,13 @@ pub enum WorkerError {
         #[source]
         source: nix::errno::Errno,
     },
+    /// The job's process could not be started: the shepherd's reason (an output file
+    /// the job's user may not write, a working directory it cannot enter …).
+    #[error("{message}")]
+    Launch {
+        /// What went wrong.
+        message: String,
+    },
     /// The batch shell could not be started.
     #[error("could not start bash for {}", script.display())]
     Spawn {

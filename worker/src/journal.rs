@@ -161,6 +161,7 @@ mod tests {
             seq: None,
             pid: None,
             out_of_memory: false,
+            node_failed: false,
         }
     }
 
