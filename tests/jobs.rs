@@ -264,8 +264,8 @@ async fn failing_script_ends_failed_with_its_exit_code_and_output_follows() {
 }
 
 /// A cancelled job that traps SIGTERM takes the kill wait to end; meanwhile its worker
-/// keeps to its long poll (a sync or two per poll wait, counted on the wire), never one
-/// sync after another.
+/// syncs a few times per poll wait (counted on the wire: it waits out the long poll the
+/// api's immediate answer cut short, 2 s at most), never one sync after another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_slow_to_stop_does_not_make_its_worker_sync_back_to_back() {
     let mut c = TestCluster::start(Options {
@@ -336,7 +336,7 @@ async fn a_job_slow_to_stop_does_not_make_its_worker_sync_back_to_back() {
     tokio::time::sleep(Duration::from_secs(8)).await;
     let syncs = proxy.syncs() - before;
     println!("{syncs} syncs in 8 s while the job was stopping");
-    assert!(syncs <= 6, "{syncs} syncs in 8 s with a 5 s poll wait");
+    assert!(syncs <= 8, "{syncs} syncs in 8 s with a 5 s poll wait");
     let job = c.wait_ended(id, 60).await;
     assert_eq!(job.state, JobState::Cancelled);
 }

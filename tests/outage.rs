@@ -164,7 +164,12 @@ async fn everything_survives_a_database_restart_and_no_report_is_lost() {
     let job = c
         .wait_for(long, 90, |j| j.restart_count == 1 && j.state.is_terminal())
         .await;
-    assert_eq!(job.state, JobState::Completed, "{job:?}\n{}", c.log("node-1"));
+    assert_eq!(
+        job.state,
+        JobState::Completed,
+        "{job:?}\n{}",
+        c.log("node-1")
+    );
     let db = c.db().await;
     let exited: serde_json::Value = sqlx::query_scalar(
         "SELECT detail FROM job_events WHERE job_id = $1 AND run = 0 AND kind = 'exited'",

@@ -23,8 +23,8 @@
 //! never started while an earlier run of the same job is still alive here (its
 //! cancellation is applied first, the new run waits for its end). An answer that brings
 //! nothing new (a cancellation already being carried out, a run that must wait) does not
-//! make the worker sync again at once: it waits out the rest of the long poll, unless
-//! something happens (a report) meanwhile.
+//! make the worker sync again at once: it waits out the rest of the long poll (2 s at
+//! most), unless something happens (a report) meanwhile.
 
 use crate::api::{ApiClient, Backoff};
 use crate::gpu::{detect_backend_for_node, GpuBackend, SimulatedBackend};
@@ -54,6 +54,11 @@ use tracing::Instrument;
 
 /// A job run's key: (job id, run).
 type RunKey = (i64, u32);
+
+/// The longest a worker waits before its next sync after an answer that brought nothing
+/// new (the api answers at once while it lists a cancellation the worker is already
+/// carrying out).
+const QUIET_MAX: Duration = Duration::from_secs(2);
 
 /// Runs the worker until `shutdown` resolves: registers the node, then syncs with the
 /// api, launching and stopping jobs as it says.
@@ -568,8 +573,9 @@ impl Agent {
                     if !acted && !stepped && !hold.is_zero() {
                         // Nothing new (a cancellation already being carried out, a run
                         // waiting for an earlier one): no new sync before the long poll
-                        // would have ended, unless something happens here first.
-                        quiet_until = Some(sent_at + hold);
+                        // would have ended (at most QUIET_MAX, so that new work is not
+                        // kept waiting long), unless something happens here first.
+                        quiet_until = Some(sent_at + hold.min(QUIET_MAX));
                     }
                 }
                 Step::Answer(Err(err)) => {

@@ -781,6 +781,9 @@ pub(crate) fn start_command(
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::from(log))
+        // Its own process group: a Ctrl-C meant for the worker's terminal does not reach
+        // it (it outlives the worker and records how the job ends).
+        .process_group(0)
         .kill_on_drop(false);
     Ok(Start::Shepherd(command))
 }
