@@ -435,7 +435,9 @@ async fn links_planted_where_the_worker_writes_for_a_job_hand_over_no_root_file(
     std::fs::set_permissions(&scratch, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let c = cluster(&["--checkpoint-root", scratch.to_str().unwrap()]).await;
     let vault = root_dir(&c, "vault", 0o755);
-    let root_file = precious(&vault, "conf");
+    // A directory of root's (like /etc): handed to alice, she could write in it.
+    let root_owned = root_dir(&c, "vault/conf.d", 0o755);
+    let root_file = precious(&root_owned, "settings");
     let shared = root_dir(&c, "shared", 0o1777);
     let s = shared.display();
 
@@ -452,7 +454,7 @@ async fn links_planted_where_the_worker_writes_for_a_job_hand_over_no_root_file(
     .await;
     let planted = run_as(
         BOB,
-        &format!("ln -s {} {}/{id}", root_file.display(), scratch.display()),
+        &format!("ln -s {} {}/{id}", root_owned.display(), scratch.display()),
     );
     assert!(planted.status.success(), "{planted:?}");
     let token = berth_api::mint_token(SECRET, ALICE, Role::User, 600);
@@ -465,10 +467,12 @@ async fn links_planted_where_the_worker_writes_for_a_job_hand_over_no_root_file(
         .unwrap();
     assert!(r.status().is_success(), "{}", r.status());
     let job = c.wait_ended(id, 60).await;
+    let meta = std::fs::metadata(&root_owned).unwrap();
     assert!(
-        untouched(&root_file),
-        "the worker gave root's file to {ALICE}: owner {}",
-        std::fs::metadata(&root_file).unwrap().uid()
+        meta.uid() == 0 && meta.mode() & 0o777 == 0o755 && untouched(&root_file),
+        "the worker gave root's directory to {ALICE}: owner {}, mode {:o}",
+        meta.uid(),
+        meta.mode() & 0o777
     );
     // Alice's job still gets a checkpoint directory of her own in place of the link.
     assert_eq!(job.state, JobState::Completed, "{job:?}");
@@ -507,12 +511,23 @@ async fn links_planted_where_the_worker_writes_for_a_job_hand_over_no_root_file(
         .await
         .unwrap();
     assert!(r.status().is_success(), "{}", r.status());
+    // CANCELLED at once; the worker then writes the reason and signals the job, whose
+    // TERM handler prints what it reads.
     c.wait_ended(id, 60).await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut out = c.output(id).await;
+    while !out.contains("reason=") && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        out = c.output(id).await;
+    }
     assert!(
         untouched(&reason_victim),
         "the worker wrote the signal reason through the job's link"
     );
-    let out = c.output(id).await;
-    assert!(out.contains("reason=cancelled"), "{out}");
+    assert!(
+        out.contains("reason=cancelled"),
+        "{out}\n{}",
+        c.log("node-1")
+    );
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -2060,6 +2060,41 @@ mod tests {
         assert_eq!(env["SLURM_CLUSTER_NAME"], "berth");
     }
 
+    #[test]
+    fn the_umask_is_the_submitters_else_private() {
+        let env = |mask: &str| -> BTreeMap<String, String> {
+            [("SLURM_UMASK".to_string(), mask.to_string())].into()
+        };
+        assert_eq!(job_umask(&env("0022")), 0o022);
+        assert_eq!(job_umask(&env("027")), 0o027);
+        assert_eq!(job_umask(&env("rw-")), DEFAULT_UMASK);
+        assert_eq!(job_umask(&env("07777")), DEFAULT_UMASK);
+        assert_eq!(job_umask(&BTreeMap::new()), 0o077);
+    }
+
+    #[test]
+    fn a_job_of_its_own_user_inherits_nothing_of_the_worker() {
+        let dir = PathBuf::from("/tmp/work");
+        let me = nix::unistd::User::from_uid(nix::unistd::geteuid())
+            .unwrap()
+            .unwrap();
+        let user = JobUser {
+            name: me.name.clone(),
+            uid: me.uid,
+            gid: me.gid,
+        };
+        let inherited = inherited_environment(&settings(&dir), Some(&user));
+        let names: Vec<&str> = inherited.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["USER", "LOGNAME", "HOME", "SHELL"]);
+        let mut job = assignment(5, "true", &dir);
+        job.environment
+            .insert("HOME".to_string(), "/home/elsewhere".to_string());
+        let env = job_environment(&settings(&dir), &job, &dir, inherited);
+        assert_eq!(env["HOME"], "/home/elsewhere", "the submission's wins");
+        assert_eq!(env["USER"], me.name);
+        assert!(!env.contains_key("CARGO"), "nothing of the worker's own");
+    }
+
     /// The devices of a simulated node of `spec`.
     fn node_devices(spec: &str) -> Vec<GpuInfo> {
         use crate::gpu::GpuBackend;

@@ -80,8 +80,21 @@ pub fn ensure_dir(path: &Path, mode: u32) -> Result<(), WorkerError> {
 /// alone too.
 ///
 /// # Errors
-/// [`WorkerError::Io`] when one cannot be made or its mode set.
+/// [`WorkerError::Io`] when one cannot be made or its mode set, or when the state
+/// directory is one that others may write (`/tmp`): the worker needs its own.
 pub fn prepare_state_dir(state_dir: &Path) -> Result<(), WorkerError> {
+    if let Ok(meta) = std::fs::metadata(state_dir) {
+        if meta.permissions().mode() & 0o002 != 0 {
+            return Err(WorkerError::Io {
+                action: "use as the state directory",
+                path: state_dir.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "everyone may write it; give the worker a directory of its own",
+                ),
+            });
+        }
+    }
     ensure_dir(state_dir, STATE_DIR_MODE)?;
     ensure_dir(&state_dir.join("jobs"), RUN_DIR_MODE)?;
     ensure_dir(&state_dir.join("spool"), SPOOL_MODE)?;
