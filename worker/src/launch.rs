@@ -38,6 +38,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -765,6 +766,7 @@ pub(crate) fn start_command(
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(&files.log)
         .map_err(|source| WorkerError::Io {
             action: "open the shepherd's log",
@@ -1105,7 +1107,7 @@ impl Supervisor {
             node_failed = exited.node_failed,
             "job exited"
         );
-        if let Err(err) = std::fs::write(&files.reported, "") {
+        if let Err(err) = crate::run_dir::write_private(&files.reported, b"") {
             tracing::debug!(error = %err, "could not mark the run reported");
         }
         self.send(exited);
@@ -1265,7 +1267,7 @@ impl Supervisor {
         // A restarted worker must not find this run again (its report is journaled).
         let files = RunFiles::new(&run_dir(&self.settings, assignment.job_id, assignment.run));
         if files.record.exists() {
-            let _ = std::fs::write(&files.reported, "");
+            let _ = crate::run_dir::write_private(&files.reported, b"");
         }
     }
 

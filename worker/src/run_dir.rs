@@ -11,7 +11,8 @@
 //!     {job}.{run}/                  0700 root
 //!       run.json  spec.json         0600 root  the assignment (script, environment, job
 //!                                              token), what the shepherd runs
-//!       batch.pid exit_status.json outputs.json ending reported *.sent  root's records
+//!       batch.pid exit_status.json outputs.json ending reported  0600 root's records
+//!       {stdout,stderr}.sent        root       upload progress (only root can reach it)
 //!       shepherd.log                0600 root  the shepherd's own messages
 //!       tasks/{step}.{task}/        0700 root  task.json, spec.json, pid, status, and the
 //!                                              task's stdout/stderr (0600 root, shipped)
