@@ -10,8 +10,9 @@
 //!   instance that finds it held records the fact);
 //!
 //!   (A worker kept away longer than the node timeout stands for a node that crashed:
-//!   its job processes are killed with it. A worker process that dies alone, shorter,
-//!   leaves them running and kills them when it restarts.)
+//!   its job processes are killed with it. A worker process that dies alone leaves them
+//!   running under their shepherds, which stop them once the node's lease runs out; a
+//!   database restart longer than the lease does the same. Such runs are requeued.)
 //! * requeued jobs show their restarts (`restart_count` equals the requeues recorded);
 //! * no GPU was ever in two live allocations (overlapping `[created_at, released_at)`
 //!   intervals of the same node and GPU in the allocation history);
@@ -287,7 +288,9 @@ async fn jobs_survive_random_kills_and_database_restarts() {
             c.kill(&name);
             // A worker sometimes stays away longer than the node timeout: that is its
             // node crashing, and its job processes die with it. (A worker process that
-            // dies alone leaves them running; when it comes back it kills them.)
+            // dies alone leaves them running; its shepherds stop them if it stays away
+            // longer than the node's lease, and the restarted worker supervises them
+            // otherwise.)
             let away = if what == "worker" && rng.random_bool(0.4) {
                 let marker = format!("SLURM_SUBMIT_DIR={}", dir.display());
                 let node = format!("SLURMD_NODENAME={name}");

@@ -262,9 +262,11 @@ impl TestCluster {
             gpus,
             "--state-dir".to_string(),
             state.to_str().unwrap().to_string(),
-            "--kill-wait".to_string(),
-            "2".to_string(),
         ]);
+        // A short kill wait, unless a test asks for its own.
+        if !self.worker_args.iter().any(|a| a == "--kill-wait") {
+            args.extend(["--kill-wait".to_string(), "2".to_string()]);
+        }
         if let Some(p) = self.poll_wait {
             args.extend(["--poll-wait".to_string(), p.to_string()]);
         }

@@ -116,6 +116,16 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&victim).unwrap().uid(), 0, "still root's");
     assert!(!forbidden_dir.join("new.out").exists());
+    // Those were the jobs' faults, not the node's: it stays in service, undrained.
+    let node: berth_core::wire::Node = c.get("/v1/nodes/node-1").await;
+    assert!(
+        node.reason.is_none()
+            && !matches!(
+                node.state,
+                berth_core::state::NodeState::Draining | berth_core::state::NodeState::Drained
+            ),
+        "{node:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,4 +245,119 @@ async fn a_job_cannot_open_gpu_devices_it_does_not_hold() {
         line("step own: ").contains("No such device or address"),
         "{out}"
     );
+}
+
+/// Output files: made by the job's user with the submitter's umask (Slurm's `SLURM_UMASK`,
+/// which `sbatch`/`berth submit` send; 0077 for a REST submission without one), and a
+/// character device such as `/dev/null` is a valid output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_files_follow_the_submitters_umask_and_may_be_dev_null() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: switching users needs a worker running as root");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    crate::attacks::unix_user("bxw-carol");
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 1,
+            ..Default::default()
+        },
+        &["--run-as", "submitter"],
+    )
+    .await;
+    std::fs::set_permissions(&c.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = c.dir.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    let s = shared.display();
+    let token = berth_api::mint_token(SECRET, "bxw-carol", Role::User, 600);
+    let submit = |script: String, umask: Option<&'static str>| {
+        let mut environment: std::collections::BTreeMap<String, String> = [(
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_default(),
+        )]
+        .into();
+        if let Some(umask) = umask {
+            environment.insert("SLURM_UMASK".into(), umask.into());
+        }
+        let body = JobCreate {
+            script: Some(script),
+            submit_dir: Some(c.dir.to_string_lossy().into_owned()),
+            environment,
+            ..Default::default()
+        };
+        let request = c
+            .http
+            .post(format!("{}/v1/jobs", c.url))
+            .bearer_auth(&token)
+            .json(&body);
+        async move {
+            let r = request.send().await.unwrap();
+            assert_eq!(r.status(), 201);
+            r.json::<JobCreated>().await.unwrap().id
+        }
+    };
+    let mode = |path: std::path::PathBuf| {
+        std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+
+    let private = submit(
+        format!("#!/bin/bash\n#SBATCH -o {s}/private-%j.out\necho hi\n"),
+        None,
+    )
+    .await;
+    let group = submit(
+        format!("#!/bin/bash\n#SBATCH -o {s}/group-%j.out\necho hi\n"),
+        Some("0027"),
+    )
+    .await;
+    let null = submit(
+        format!(
+            "#!/bin/bash\n#SBATCH -o /dev/null -e {s}/null-%j.err\necho to-null\necho to-err >&2\n"
+        ),
+        None,
+    )
+    .await;
+    for id in [private, group, null] {
+        let job = c.wait_ended(id, 60).await;
+        assert_eq!(job.state, JobState::Completed, "{job:?}");
+    }
+    assert_eq!(mode(shared.join(format!("private-{private}.out"))), 0o600);
+    assert_eq!(mode(shared.join(format!("group-{group}.out"))), 0o640);
+    assert_eq!(
+        std::fs::read_to_string(shared.join(format!("null-{null}.err"))).unwrap(),
+        "to-err\n"
+    );
+    assert!(!c.output(null).await.contains("to-null"));
+
+    // `berth submit` sends the submitter's umask.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 0002; exec {} submit --parsable -o {s}/cli-%j.out --wrap 'echo hi'",
+            crate::cluster::berth_bin()
+        ))
+        .current_dir(&c.dir)
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let id: i64 = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .split(';')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}");
+    assert_eq!(mode(shared.join(format!("cli-{id}.out"))), 0o664);
 }

@@ -262,3 +262,81 @@ async fn failing_script_ends_failed_with_its_exit_code_and_output_follows() {
     assert_eq!(job.state, JobState::Failed);
     assert_eq!(job.exit_code, Some(3));
 }
+
+/// A cancelled job that traps SIGTERM takes the kill wait to end; meanwhile its worker
+/// syncs a few times per poll wait (counted on the wire: it waits out the long poll the
+/// api's immediate answer cut short, 2 s at most), never one sync after another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_slow_to_stop_does_not_make_its_worker_sync_back_to_back() {
+    let mut c = TestCluster::start(Options {
+        workers: 0,
+        ..Default::default()
+    })
+    .await;
+    let proxy = crate::proxy::Proxy::start(&c.url).await;
+    let node_token = c.token_for("node:*", berth_core::auth::Role::Node);
+    let state = c.dir.join("node-1");
+    let state = state.to_str().unwrap().to_string();
+    let api = proxy.url.clone();
+    c.spawn_berth(
+        "node-1",
+        &[
+            "worker",
+            "--api",
+            &api,
+            "--token",
+            &node_token,
+            "--name",
+            "node-1",
+            "--simulate-gpus",
+            "2xH100",
+            "--state-dir",
+            &state,
+            "--kill-wait",
+            "15",
+            "--poll-wait",
+            "5",
+            "--run-as",
+            "worker",
+        ],
+    );
+    let id = c
+        .submit(
+            "#!/bin/bash\ntrap 'echo term' TERM\necho started\nwhile true; do sleep 1; done\n",
+            &["--gres=gpu:1"],
+        )
+        .await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !c.output(id).await.contains("started") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the job never started:\n{}",
+            c.log("node-1")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let r = c
+        .http
+        .post(format!("{}/v1/jobs/{id}/cancel", c.url))
+        .bearer_auth(&c.token)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    // The worker hears of it, signals the job, which lives on until the kill wait ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !c.output(id).await.contains("term") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no SIGTERM reached the job"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let before = proxy.syncs();
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let syncs = proxy.syncs() - before;
+    println!("{syncs} syncs in 8 s while the job was stopping");
+    assert!(syncs <= 8, "{syncs} syncs in 8 s with a 5 s poll wait");
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(job.state, JobState::Cancelled);
+}

@@ -1,6 +1,8 @@
 //! Node failure: a worker that goes silent has its node declared DOWN; its jobs are
 //! requeued (or end NODE_FAIL with `--no-requeue`), multi-node jobs as a whole; the node
-//! returns to service when it syncs again, and its worker kills the stale job processes.
+//! returns to service when it syncs again. A node that cannot reach the api stops its own
+//! runs before the node timeout (its lease runs out), so a requeued job never runs twice
+//! at once.
 
 use crate::cluster::{Options, TestCluster};
 use berth_core::state::{JobState, NodeState};
@@ -11,14 +13,15 @@ fn fast_timeout(workers: usize) -> Options {
     Options {
         workers,
         gpus: "4xH100",
-        scheduler_config: "node_timeout_seconds = 4\ncompleting_timeout_seconds = 60",
+        scheduler_config: "node_timeout_seconds = 6\ncompleting_timeout_seconds = 60",
         poll_wait: Some(1),
         ..Default::default()
     }
 }
 
-/// A script that records its pid per run, then sleeps.
-const SLEEPER: &str = "#!/bin/bash\necho $$ > $SLURM_SUBMIT_DIR/pid-$SLURM_JOB_ID-$SLURM_RESTART_COUNT\necho run=$SLURM_RESTART_COUNT node=$SLURMD_NODENAME\nsleep 120\n";
+/// A script that takes its job's lock (a held lock means another run of the job still
+/// runs: it says so in `doubles`), records its pid per run, then sleeps.
+const SLEEPER: &str = "#!/bin/bash\nexec 9>>$SLURM_SUBMIT_DIR/lock-$SLURM_JOB_ID\nflock -n 9 || echo \"$SLURM_JOB_ID $SLURM_RESTART_COUNT\" >> $SLURM_SUBMIT_DIR/doubles\necho $$ > $SLURM_SUBMIT_DIR/pid-$SLURM_JOB_ID-$SLURM_RESTART_COUNT\necho run=$SLURM_RESTART_COUNT node=$SLURMD_NODENAME\nsleep 120\n";
 
 fn pid_of(c: &TestCluster, id: i64, run: u32) -> i32 {
     let path = c.dir.join(format!("pid-{id}-{run}"));
@@ -73,9 +76,19 @@ async fn a_silent_node_goes_down_its_jobs_requeue_or_fail_and_it_returns() {
     assert_eq!(job.allocations.len(), 1);
     assert_eq!(job.allocations[0].node, "node-2");
     let new_pid = pid_of(&c, requeue, 1);
-    assert!(alive(old_pid), "the frozen node's process still runs");
+    // Its first run was stopped on the unreachable node before the node timeout (its
+    // shepherd fenced it when the node's lease ran out): never two runs at once.
+    assert!(
+        !alive(old_pid),
+        "the unreachable node's run still runs beside its requeued run"
+    );
+    assert!(
+        !c.dir.join("doubles").exists(),
+        "ran twice at once: {}",
+        std::fs::read_to_string(c.dir.join("doubles")).unwrap_or_default()
+    );
 
-    // The worker wakes up: its node returns to service and it kills the stale run.
+    // The worker wakes up: its node returns to service; the stale run is gone.
     c.signal("node-1", Signal::SIGCONT);
     let node = c
         .wait_node("node-1", 30, |n| n.state != NodeState::Down)
@@ -212,4 +225,91 @@ async fn wait_output(c: &TestCluster, id: i64, needle: &str) {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_requeued_while_its_node_is_unreachable_never_runs_twice_at_once() {
+    let mut c = TestCluster::start(fast_timeout(0)).await;
+    // node-1 reaches the api through a link the test can cut; its worker keeps running.
+    let proxy = crate::proxy::Proxy::start(&c.url).await;
+    let node_token = c.token_for("node:*", berth_core::auth::Role::Node);
+    let state = c.dir.join("node-1").to_str().unwrap().to_string();
+    let api = proxy.url.clone();
+    c.spawn_berth(
+        "node-1",
+        &[
+            "worker",
+            "--api",
+            &api,
+            "--token",
+            &node_token,
+            "--name",
+            "node-1",
+            "--simulate-gpus",
+            "4xH100",
+            "--state-dir",
+            &state,
+            "--kill-wait",
+            "2",
+            "--poll-wait",
+            "1",
+            "--run-as",
+            "worker",
+        ],
+    );
+    let id = c.submit(SLEEPER, &["--gres=gpu:1"]).await;
+    let job = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    assert_eq!(job.allocations[0].node, "node-1");
+    let old_pid = pid_of(&c, id, 0);
+    c.start_worker("node-2");
+    c.wait_node("node-2", 60, |_| true).await;
+
+    // The link is cut: node-1 is unreachable, its worker alive and cut off.
+    proxy.set_cut(true);
+    let job = c
+        .wait_for(id, 90, |j| {
+            j.state == JobState::Running && j.restart_count == 1
+        })
+        .await;
+    assert_eq!(job.allocations[0].node, "node-2");
+    let new_pid = pid_of(&c, id, 1);
+    assert!(
+        !alive(old_pid),
+        "the unreachable node's run still runs beside its requeued run:\n{}",
+        c.log("node-1")
+    );
+    assert!(
+        !c.dir.join("doubles").exists(),
+        "ran twice at once: {}",
+        std::fs::read_to_string(c.dir.join("doubles")).unwrap_or_default()
+    );
+
+    // The link is back: node-1 returns to service and reports how its run ended.
+    proxy.set_cut(false);
+    c.wait_node("node-1", 60, |n| n.state != NodeState::Down)
+        .await;
+    let db = c.db().await;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let exited: Option<serde_json::Value> = sqlx::query_scalar(
+            "SELECT detail FROM job_events WHERE job_id = $1 AND run = 0 AND kind = 'exited'",
+        )
+        .bind(id)
+        .fetch_optional(&db)
+        .await
+        .unwrap();
+        if let Some(detail) = exited {
+            assert_eq!(detail["node_failed"], true, "{detail}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "node-1 never reported its fenced run:\n{}",
+            c.log("node-1")
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(alive(new_pid), "the requeued run is untouched");
+    let job = c.job(id).await;
+    assert_eq!((job.state, job.restart_count), (JobState::Running, 1));
 }

@@ -161,6 +161,25 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         "the restarted worker registers with its kept credential:\n{}",
         c.log("node-b")
     );
+    // Restarted without any token (none on the command line or in the environment), it
+    // starts with the credential it kept.
+    c.stop("node-b");
+    let before = c.log("node-b").matches("registered").count();
+    let without: Vec<&str> = args
+        .iter()
+        .copied()
+        .filter(|a| *a != "--bootstrap-token" && *a != bootstrap.as_str())
+        .collect();
+    c.spawn_berth("node-b", &without);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while c.log("node-b").matches("registered").count() == before && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        c.log("node-b").matches("registered").count() > before,
+        "the worker restarts on its kept credential alone:\n{}",
+        c.log("node-b")
+    );
 
     // A reusable token joins several nodes until it expires; it never joins a name that
     // has joined already: only an admin re-keys a node.

@@ -103,7 +103,7 @@ async fn a_node_whose_launches_fail_requeues_the_jobs_and_is_drained() {
     let reason = node.reason.unwrap_or_default();
     assert!(
         reason.starts_with("batch job launch failure: ")
-            && reason.contains("create the job directory"),
+            && reason.contains("/node-1/jobs/"),
         "{reason}"
     );
     assert!(

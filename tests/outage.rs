@@ -1,7 +1,10 @@
 //! Database outage: the api answers 503 (never 500) while PostgreSQL restarts; running
-//! jobs keep running; the worker keeps its reports in its on-disk journal and replays
-//! them, in order and applied once; api, scheduler and worker reconnect by themselves;
-//! no node is declared DOWN for the silence the outage caused.
+//! jobs keep running through an outage shorter than the node's lease; the worker keeps
+//! its reports in its on-disk journal and replays them, in order and applied once; api,
+//! scheduler and worker reconnect by themselves; no node is declared DOWN for the
+//! silence the outage caused. An outage longer than the lease stops the node's runs (the
+//! node cannot know whether the scheduler requeued them meanwhile); the job is requeued
+//! and runs again, so it never runs twice at once.
 
 use crate::cluster::{Options, TestCluster};
 use crate::private_pg::PrivatePg;
@@ -14,7 +17,8 @@ async fn everything_survives_a_database_restart_and_no_report_is_lost() {
     let c = TestCluster::start(Options {
         workers: 1,
         gpus: "4xH100",
-        scheduler_config: "node_timeout_seconds = 4",
+        // A 9 s lease: outages up to about 7 s are harmless.
+        scheduler_config: "node_timeout_seconds = 10",
         poll_wait: Some(1),
         server_url: Some(pg.url()),
         ..Default::default()
@@ -74,7 +78,7 @@ async fn everything_survives_a_database_restart_and_no_report_is_lost() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    // Keep the database away longer than the node timeout.
+    // Keep the database away 6 s.
     tokio::time::sleep(Duration::from_secs(6).saturating_sub(down.elapsed())).await;
     pg.up();
     println!("database was down for {:?}", down.elapsed());
@@ -128,6 +132,56 @@ async fn everything_survives_a_database_restart_and_no_report_is_lost() {
         .await
         .unwrap();
     assert_eq!(downs, 0);
+    db.close().await;
+
+    // An outage longer than the node timeout: the running job's node cannot renew its
+    // lease, so its shepherd stops the run; once the api hears of it, the job is
+    // requeued (a node failure) and runs again. The node is never DOWN: it was silent
+    // only while nothing could be recorded.
+    let long = c
+        .submit(
+            "#!/bin/bash\nexec 9>>$SLURM_SUBMIT_DIR/lock-$SLURM_JOB_ID\n\
+             flock -n 9 || echo twice >> $SLURM_SUBMIT_DIR/doubles\n\
+             echo run=$SLURM_RESTART_COUNT\n\
+             if [ $SLURM_RESTART_COUNT = 0 ]; then sleep 120; fi\n",
+            &["--gres=gpu:1"],
+        )
+        .await;
+    c.wait_for(long, 60, |j| j.state == JobState::Running).await;
+    let out_file = c.dir.join(format!("slurm-{long}.out"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&out_file)
+        .unwrap_or_default()
+        .contains("run=0")
+    {
+        assert!(Instant::now() < deadline, "job {long} never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pg.down();
+    let down = Instant::now();
+    tokio::time::sleep(Duration::from_secs(13).saturating_sub(down.elapsed())).await;
+    pg.up();
+    let job = c
+        .wait_for(long, 90, |j| j.restart_count == 1 && j.state.is_terminal())
+        .await;
+    assert_eq!(
+        job.state,
+        JobState::Completed,
+        "{job:?}\n{}",
+        c.log("node-1")
+    );
+    let db = c.db().await;
+    let exited: serde_json::Value = sqlx::query_scalar(
+        "SELECT detail FROM job_events WHERE job_id = $1 AND run = 0 AND kind = 'exited'",
+    )
+    .bind(long)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    assert_eq!(exited["node_failed"], true, "{exited}");
+    assert!(!c.dir.join("doubles").exists(), "ran twice at once");
+    let node = c.wait_node("node-1", 5, |_| true).await;
+    assert_ne!(node.state, NodeState::Down);
     db.close().await;
     assert!(
         !c.log("api").contains("\"status\":500") && !c.log("api").contains("internal error"),

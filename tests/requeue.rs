@@ -151,3 +151,46 @@ async fn the_timeout_is_recorded_before_the_first_signal() {
     .unwrap();
     assert_eq!(kinds, ["time_limit", "exited"]);
 }
+
+/// A requeued run that takes its time to stop (it ignores SIGTERM until the kill wait's
+/// SIGKILL) is gone before the job's next run starts, on whichever node: a job never runs
+/// twice at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requeued_job_runs_again_only_once_its_previous_run_is_gone() {
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 2,
+            gpus: "1xH100",
+            ..Default::default()
+        },
+        &["--kill-wait", "8"],
+    )
+    .await;
+    let script = "#!/bin/bash\n#SBATCH --gres=gpu:1 -t 5 --open-mode=append -o twice-%j.out\n\
+        exec 9>>$SLURM_SUBMIT_DIR/lock-$SLURM_JOB_ID\n\
+        flock -n 9 || echo \"run $SLURM_RESTART_COUNT\" >> $SLURM_SUBMIT_DIR/doubles-$SLURM_JOB_ID\n\
+        echo run=$SLURM_RESTART_COUNT node=$SLURMD_NODENAME\n\
+        if [ $SLURM_RESTART_COUNT = 0 ]; then trap '' TERM; sleep 300; fi\n";
+    let id = c.submit(script, &[]).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !c.output(id).await.contains("run=0") {
+        assert!(std::time::Instant::now() < deadline, "run 0 never started");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let r = c
+        .http
+        .post(format!("{}/v1/jobs/{id}/requeue", c.url))
+        .bearer_auth(&c.token)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let job = c
+        .wait_for(id, 90, |j| j.restart_count == 1 && j.state.is_terminal())
+        .await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    assert!(out.contains("run=1"), "{out}");
+    let doubles = std::fs::read_to_string(c.dir.join(format!("doubles-{id}"))).unwrap_or_default();
+    assert!(doubles.is_empty(), "the job ran twice at once: {doubles}");
+}

@@ -79,6 +79,10 @@ pub struct ApiConfig {
     pub tls: Option<tls::TlsFiles>,
     /// QOS and partitions from the configuration file, applied at start-up.
     pub definitions: definitions::Definitions,
+    /// The scheduler's node timeout (`[scheduler] node_timeout_seconds`, the same value
+    /// the scheduler runs with): syncing workers get a lease shorter than it
+    /// ([`node_lease`]).
+    pub node_timeout: Duration,
 }
 
 /// Errors starting or running the api.
@@ -118,6 +122,20 @@ pub struct AppState {
     pub limiters: limits::RateLimiters,
     /// Verifier of external issuers' tokens.
     pub oidc: oidc::OidcVerifier,
+    /// The lease each sync gives its worker ([`node_lease`]); `None`: none.
+    pub node_lease: Option<Duration>,
+}
+
+/// The lease a worker gets with each successful sync when the scheduler declares a node
+/// silent after `node_timeout`: the timeout less a tenth of it, at least 1 s less (30 s
+/// gives 27 s, 6 s gives 5 s). A worker stops its runs by the end of its lease (counted
+/// from when it sent the sync, which is before the api recorded it), so they are gone
+/// before the scheduler can requeue them. `None` when that leaves less than a second.
+pub fn node_lease(node_timeout: Duration) -> Option<Duration> {
+    let margin = (node_timeout / 10).max(Duration::from_secs(1));
+    node_timeout
+        .checked_sub(margin)
+        .filter(|lease| *lease >= Duration::from_secs(1))
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -343,6 +361,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         node_events,
         limiters,
         oidc: oidc::OidcVerifier::new(config.oidc.clone()),
+        node_lease: node_lease(config.node_timeout),
     })
 }
 

@@ -322,6 +322,31 @@ pub async fn apply_report(
     };
     if report.kind == ReportKind::LaunchFailed && fault == LaunchFault::Node {
         launch_failed_by_node_in_tx(&mut tx, node_row, &current, run, report).await?;
+    } else if report.kind == ReportKind::Exited && report.node_failed && same_run && forgotten {
+        // The node stopped a run the database forgot (its lease ran out): the run is
+        // gone; the job stays PENDING, in the next run so that this one is never placed
+        // again.
+        if job::job_skip_run_in_tx(
+            &mut tx,
+            report.job_id,
+            run,
+            &node_row.name,
+            "the node stopped a run the database had forgotten",
+        )
+        .await?
+        {
+            notify::notify(&mut *tx, notify::JOBS_CHANNEL, &report.job_id.to_string()).await?;
+        }
+    } else if report.kind == ReportKind::Exited && report.node_failed && same_run {
+        // The node stopped the run (its lease ran out, or its worker stopped with its
+        // jobs): a node failure, as the scheduler's node timeout would have made it.
+        match job::job_node_fail_in_tx(&mut tx, report.job_id, run, &node_row.name).await? {
+            job::NodeFailOutcome::Unchanged => {}
+            outcome => {
+                tracing::info!(job.id = report.job_id, node.name = %node_row.name, ?outcome, "run stopped by its node")
+            }
+        }
+        end_run_in_tx(&mut tx, node_row, report.job_id, run).await?;
     } else if forgotten {
         // The database forgot the run; the node ran it to its end: that end is the job's.
         let state = end_state(report);
@@ -968,6 +993,7 @@ pub async fn desired(
         run_limits,
         rejected: Vec::new(),
         resend_after: None,
+        lease_ms: None,
     })
 }
 

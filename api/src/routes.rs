@@ -533,6 +533,7 @@ pub async fn node_sync(
         node_sync::heartbeat(&state.pool, &node_row, &req).await?;
         return Ok(Json(SyncResponse {
             resend_after: Some(remembered),
+            lease_ms: node_lease_ms(&state),
             ..SyncResponse::default()
         }));
     }
@@ -550,6 +551,7 @@ pub async fn node_sync(
         let limits_changed = held_limits
             .as_ref()
             .is_some_and(|limits| *limits != response.run_limits);
+        response.lease_ms = node_lease_ms(&state);
         if !response.rejected.is_empty()
             || !response.assignments.is_empty()
             || !response.cancellations.is_empty()
@@ -580,6 +582,14 @@ pub async fn node_sync(
             return Ok(Json(response));
         }
     }
+}
+
+/// The node lease a sync answer grants, milliseconds: it counts from the worker's sending,
+/// before the heartbeat this answer records (`None` when the api has no node timeout).
+fn node_lease_ms(state: &AppState) -> Option<u64> {
+    state
+        .node_lease
+        .map(|lease| u64::try_from(lease.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Upload job output (worker).

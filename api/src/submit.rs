@@ -98,7 +98,8 @@ pub fn check_gres(gres: Option<&str>) -> Result<(), ApiError> {
 }
 
 /// Applies `--export` to the submission environment: `ALL` (default) keeps it, `NONE`
-/// drops it, and `NAME=value` / `NAME` items add or keep single variables.
+/// drops it, and `NAME=value` / `NAME` items add or keep single variables. The
+/// submitter's umask (`SLURM_UMASK`, which `sbatch` sets) is always kept, as in Slurm.
 pub fn exported_environment(
     export: Option<&str>,
     env: &BTreeMap<String, String>,
@@ -107,6 +108,9 @@ pub fn exported_environment(
         return env.clone();
     };
     let mut out = BTreeMap::new();
+    if let Some(umask) = env.get("SLURM_UMASK") {
+        out.insert("SLURM_UMASK".to_string(), umask.clone());
+    }
     let mut all = false;
     for item in export.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match item {
@@ -579,5 +583,11 @@ mod tests {
         assert!(!some.contains_key("B"));
         let all = exported_environment(Some("ALL,C=3"), &env);
         assert_eq!(all.len(), 3);
+        // The submitter's umask stays whatever is exported.
+        let mut env = env;
+        env.insert("SLURM_UMASK".to_string(), "0027".to_string());
+        let none = exported_environment(Some("NONE"), &env);
+        assert_eq!(none.len(), 1);
+        assert_eq!(none["SLURM_UMASK"], "0027");
     }
 }

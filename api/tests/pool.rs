@@ -23,6 +23,7 @@ async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnec
         node_events: tokio::sync::broadcast::channel(16).0,
         limiters: limits::RateLimiters::new(limits::Limits::default()),
         oidc: oidc::OidcVerifier::default(),
+        node_lease: None,
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);

@@ -161,6 +161,8 @@ async fn run_cluster(
     let url = format!("http://{addr}");
 
     let mut tasks: Vec<(String, tokio::task::JoinHandle<anyhow::Result<()>>)> = Vec::new();
+    let scheduler_config =
+        berth_scheduler::SchedulerConfig::new(database_url.clone(), "dev-scheduler");
     let api_config = berth_api::ApiConfig {
         database_url: database_url.clone(),
         jwt_secret: Some(secret.clone()),
@@ -170,6 +172,7 @@ async fn run_cluster(
         oidc: Vec::new(),
         tls: None,
         definitions: Default::default(),
+        node_timeout: scheduler_config.node_timeout,
     };
     let stop = shutdown.clone();
     tasks.push((
@@ -182,8 +185,6 @@ async fn run_cluster(
             r
         }),
     ));
-    let scheduler_config =
-        berth_scheduler::SchedulerConfig::new(database_url.clone(), "dev-scheduler");
     let stop = shutdown.clone();
     tasks.push((
         "scheduler".into(),
@@ -216,6 +217,8 @@ async fn run_cluster(
         // The one person running `berth dev` administers this cluster: their jobs run as
         // them, root included.
         config.allow_root_jobs = true;
+        // Stopping `berth dev` stops the cluster's jobs too (and removes their cgroups).
+        config.stop_jobs_on_shutdown = true;
         let stop = shutdown.clone();
         let label = format!("worker {name}");
         let context = label.clone();

@@ -16,6 +16,14 @@ pub fn credential_path(state_dir: &Path) -> PathBuf {
     state_dir.join("node-credential")
 }
 
+/// The node credential kept in `state_dir` by an earlier join, when there is one: what a
+/// restarted worker without a token starts with.
+pub fn kept_credential(state_dir: &Path) -> Option<String> {
+    let kept = std::fs::read_to_string(credential_path(state_dir)).ok()?;
+    let kept = kept.trim().to_string();
+    (!kept.is_empty()).then_some(kept)
+}
+
 /// The node credential of `name`: the one kept in `state_dir` when there is one, else a
 /// new one from joining with `bootstrap` (then kept).
 ///
@@ -30,11 +38,8 @@ pub async fn node_credential(
     ca: &[reqwest::Certificate],
 ) -> anyhow::Result<String> {
     let path = credential_path(state_dir);
-    if let Ok(kept) = std::fs::read_to_string(&path) {
-        let kept = kept.trim().to_string();
-        if !kept.is_empty() {
-            return Ok(kept);
-        }
+    if let Some(kept) = kept_credential(state_dir) {
+        return Ok(kept);
     }
     let client = Client::with_ca(api, bootstrap, ca)?;
     let joined: NodeJoined = client

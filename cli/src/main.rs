@@ -194,29 +194,21 @@ enum Command {
         #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Run a batch shell and record how it ends (used by the worker; like slurmstepd).
+    /// Run a batch shell or step task and record how it ends (used by the worker; like
+    /// slurmstepd). Everything of the job is in the spec file the worker wrote.
     #[command(hide = true)]
     Shepherd {
-        /// Where to write the exit status (JSON).
-        #[arg(long, required_unless_present = "exec_as")]
-        status: Option<PathBuf>,
-        /// The command runs as this user.
+        /// The spec file (JSON, root's, mode 0600) in the run's directory.
         #[arg(long)]
-        user: Option<String>,
-        /// Start the command inside these cgroups (directories).
+        spec: PathBuf,
+        /// Become the job (its user, umask, directory, output files) and execute its
+        /// program (what the shepherd runs).
         #[arg(long)]
-        cgroup: Vec<PathBuf>,
-        /// Become this user and execute the command (what the shepherd runs for --user).
-        #[arg(long)]
-        exec_as: Option<String>,
-        /// Where to write the batch shell's pid.
-        #[arg(long, required_unless_present = "exec_as")]
-        pid_file: Option<PathBuf>,
-        /// The command.
-        #[arg(num_args = 1.., trailing_var_arg = true, allow_hyphen_values = true, required = true)]
-        command: Vec<String>,
+        exec: bool,
     },
-    /// Run the node agent (like slurmd) until SIGTERM/SIGINT.
+    /// Run the node agent (like slurmd) until SIGTERM/SIGINT. Its node token comes from
+    /// --token (BERTH_TOKEN), else the credential it keeps in its state directory after
+    /// joining with --bootstrap-token.
     Worker {
         /// The api's URL.
         #[arg(long, env = "BERTH_API")]
@@ -670,17 +662,22 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             no_cgroups,
         } => {
             let name = name.unwrap_or_else(berth::server::host_name);
-            let token = match bootstrap_token {
-                Some(bootstrap) => {
+            let token = match (token, bootstrap_token) {
+                (_, Some(bootstrap)) => {
                     let ca = match &cli.ca_file {
                         Some(path) => Client::read_ca_file(path)?,
                         None => Vec::new(),
                     };
                     berth::join::node_credential(&api, &bootstrap, &name, &state_dir, &ca).await?
                 }
-                None => token.map(str::to_string).context(
-                    "no node token: set BERTH_TOKEN or pass --token (or --bootstrap-token)",
-                )?,
+                (Some(token), None) => token.to_string(),
+                (None, None) => berth::join::kept_credential(&state_dir).with_context(|| {
+                    format!(
+                        "no node token: pass --token (BERTH_TOKEN) or --bootstrap-token \
+                         (BERTH_BOOTSTRAP_TOKEN); no credential is kept in {}",
+                        berth::join::credential_path(&state_dir).display()
+                    )
+                })?,
             };
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
@@ -821,25 +818,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
 fn main() {
     let cli = Cli::parse_from(slurm_alias(std::env::args_os().collect()));
     // The shepherd needs no runtime and must not log: it only runs and waits.
-    if let Command::Shepherd {
-        status,
-        user,
-        cgroup,
-        exec_as,
-        pid_file,
-        command,
-    } = &cli.command
-    {
-        let code = match (exec_as, status, pid_file) {
-            (Some(user), _, _) => berth_worker::launch::exec_as(user, command),
-            (None, Some(status), Some(pid_file)) => berth_worker::launch::shepherd_main(
-                status,
-                pid_file,
-                user.as_deref(),
-                cgroup,
-                command,
-            ),
-            _ => 2,
+    if let Command::Shepherd { spec, exec } = &cli.command {
+        let code = if *exec {
+            berth_worker::shepherd::exec_main(spec)
+        } else {
+            berth_worker::shepherd::shepherd_main(spec)
         };
         std::process::exit(code);
     }

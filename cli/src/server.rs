@@ -507,6 +507,7 @@ pub async fn run_server(
             oidc: config.oidc.clone(),
             tls: config.tls.clone(),
             definitions: config.definitions.clone(),
+            node_timeout: config.scheduler.node_timeout,
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {

@@ -217,12 +217,25 @@ fn take_trailing_berth_flags(out: &mut SubmitArgs, rest: &[String]) -> anyhow::R
 }
 
 /// The submission environment: the whole current environment (`--export=ALL`, Slurm's
-/// default) except `BERTH_TOKEN`; variables that are not UTF-8 are left out.
+/// default) except `BERTH_TOKEN`, and the submitter's umask as `SLURM_UMASK` (four octal
+/// digits, `0022`, as `sbatch` sends it: the job's files get it); variables that are not
+/// UTF-8 are left out.
 pub fn submit_environment() -> BTreeMap<String, String> {
-    std::env::vars_os()
+    let mut env: BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .filter(|(k, _)| k != "BERTH_TOKEN")
-        .collect()
+        .collect();
+    if let Some(umask) = current_umask() {
+        env.insert("SLURM_UMASK".to_string(), format!("{umask:04o}"));
+    }
+    env
+}
+
+/// This process's umask, from `/proc/self/status` (`Umask:` line; Linux 4.7 and later).
+fn current_umask() -> Option<u32> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+    u32::from_str_radix(line.trim(), 8).ok()
 }
 
 /// Builds the job to send: the script (read from `script`, else `stdin_script`), the

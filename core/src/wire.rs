@@ -553,6 +553,13 @@ pub struct JobReport {
     /// its database forgot that the run was placed on this node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
+    /// The node, not the job, ended the run (`Exited`): it lost contact with the api for
+    /// its whole lease and stopped the run so that the job could never run twice at once,
+    /// or its worker stopped with its jobs (`berth dev`). The api treats the run as one
+    /// on a failed node: requeued (`--requeue`, the default) or ended NODE_FAIL, unless it
+    /// has already moved on.
+    #[serde(default)]
+    pub node_failed: bool,
 }
 
 /// A job run the worker is supervising.
@@ -739,6 +746,14 @@ pub struct SyncResponse {
     /// decided in this answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resend_after: Option<u64>,
+    /// The node's lease, milliseconds counted from when the worker sent this sync: how
+    /// long its runs may go on without another successful sync. It is shorter than the
+    /// scheduler's node timeout (after which a silent node's runs are requeued), so a
+    /// worker whose lease runs out has stopped its runs (SIGTERM, SIGKILL by the lease's
+    /// end) before any of them can start again elsewhere. `None`: no lease (runs go on
+    /// through any silence).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_ms: Option<u64>,
 }
 
 /// Which kind of report a [`RejectedReport`] is.

@@ -34,6 +34,10 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+/// The pending reason of a requeued job whose previous run has not ended yet (its node
+/// has not reported its processes gone, or it is being fenced).
+pub const PREVIOUS_RUN_ENDING: &str = "PreviousRunEnding";
+
 /// Shards are grouped by their GPU as topology domains numbered from here (apart from
 /// the NUMA domains of the node's other devices).
 const SHARD_DOMAIN: u32 = 1 << 20;
@@ -403,6 +407,10 @@ impl SnapshotCache {
             }
         }
 
+        // A requeued job whose previous run still holds an allocation (its node has not
+        // reported the processes gone) waits for that run to end: a job never runs twice
+        // at once.
+        let previous_run_live: HashSet<i64> = self.allocations.values().map(|a| a.job_id).collect();
         let mut accounts = HashMap::new();
         let pending = self
             .jobs
@@ -441,7 +449,9 @@ impl SnapshotCache {
                     exclusive: j.exclusive,
                     whole_node: j.whole_node,
                     time_limit: j.time_limit,
-                    held: None,
+                    held: previous_run_live
+                        .contains(&j.id)
+                        .then(|| PREVIOUS_RUN_ENDING.to_string()),
                     begin: j.begin_time.map(epoch),
                     dependency,
                     array,

@@ -43,3 +43,4 @@ pub fn unix_user(name: &str) -> nix::unistd::User {
 
 pub(crate) mod nodes;
 mod tokens;
+mod worker;

@@ -12,7 +12,19 @@
 //!
 //! On shutdown (or a crash) the loop stops and supervision ends; job processes keep
 //! running under their shepherds. A restarted worker finds the runs left unreported in
-//! its state directory and supervises them again before its first sync.
+//! its state directory and supervises them again before its first sync. A worker told to
+//! stop its jobs when it stops ([`crate::WorkerConfig::stop_jobs_on_shutdown`], as
+//! `berth dev` does) stops them instead (SIGTERM, SIGKILL after the kill wait), keeps
+//! their end reports in its journal (node failures: the api requeues them once it hears)
+//! and removes their cgroups.
+//!
+//! Each successful sync renews the node's lease ([`crate::lease`]), written where the
+//! shepherds watch it; the long poll is held for at most a quarter of the lease. A run is
+//! never started while an earlier run of the same job is still alive here (its
+//! cancellation is applied first, the new run waits for its end). An answer that brings
+//! nothing new (a cancellation already being carried out, a run that must wait) does not
+//! make the worker sync again at once: it waits out the rest of the long poll (2 s at
+//! most), unless something happens (a report) meanwhile.
 
 use crate::api::{ApiClient, Backoff};
 use crate::gpu::{detect_backend_for_node, GpuBackend, SimulatedBackend};
@@ -24,6 +36,7 @@ use std::time::Instant;
 /// faults from (`xid INDEX CODE`, `lost INDEX`, `stuck INDEX`, one per line).
 pub const FAULT_FILE: &str = "inject-gpu-faults";
 use crate::launch::{JobHandle, LaunchSettings, Launcher};
+use crate::lease::{lease_path, Lease};
 use crate::output::OutputUploader;
 use crate::task::{launch_task, TaskHandle};
 use crate::{WorkerConfig, WorkerError};
@@ -41,6 +54,11 @@ use tracing::Instrument;
 
 /// A job run's key: (job id, run).
 type RunKey = (i64, u32);
+
+/// The longest a worker waits before its next sync after an answer that brought nothing
+/// new (the api answers at once while it lists a cancellation the worker is already
+/// carrying out).
+const QUIET_MAX: Duration = Duration::from_secs(2);
 
 /// Runs the worker until `shutdown` resolves: registers the node, then syncs with the
 /// api, launching and stopping jobs as it says.
@@ -60,6 +78,7 @@ pub async fn run(
 type Shutdown = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), WorkerError> {
+    crate::run_dir::prepare_state_dir(&config.state_dir)?;
     let backend: Box<dyn GpuBackend> = match config.simulate_gpus.as_deref() {
         // Simulated GPUs take injected faults from the state directory (tests).
         Some(spec) => Box::new(
@@ -116,7 +135,9 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         },
         gpu_minors: backend.device_minors(),
         devices: registration.gpus.clone(),
+        lease: Some(lease_path(&config.state_dir)),
     };
+    crate::launch::client_command_dir(&settings)?;
     let devices = settings
         .cgroups
         .as_ref()
@@ -153,6 +174,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         journal,
         time_limits,
         pending_limits: Vec::new(),
+        lease: None,
         health: Health {
             registered: registration.gpus.iter().map(|g| g.index).collect(),
             ..Health::default()
@@ -223,6 +245,11 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         agent.steps.record(lost);
     }
     let result = agent.sync_loop(&mut shutdown, &registration).await;
+    if agent.config.stop_jobs_on_shutdown {
+        agent.stop_everything().await;
+        tracing::info!("worker stopped with its jobs");
+        return result;
+    }
     for (_, job) in agent.running.drain() {
         job.abandon();
     }
@@ -307,6 +334,8 @@ struct Agent {
     time_limits: mpsc::UnboundedReceiver<crate::launch::TimeLimitNotice>,
     /// … and not yet acknowledged by the api.
     pending_limits: Vec<crate::launch::TimeLimitNotice>,
+    /// The lease of the last successful sync.
+    lease: Option<Duration>,
 }
 
 /// GPU faults found from samples: XID errors, GPUs missing from the samples (lost), and
@@ -396,8 +425,10 @@ impl StepTasks {
     }
 
     /// Launches new step tasks, stops cancelled ones, forgets ended ones the api no longer
-    /// lists once their reports are acknowledged.
-    fn apply(&mut self, response: &SyncResponse, acked_before: &[StepTaskKey]) {
+    /// lists once their reports are acknowledged. Returns whether it started or stopped
+    /// anything.
+    fn apply(&mut self, response: &SyncResponse, acked_before: &[StepTaskKey]) -> bool {
+        let mut acted = false;
         for (key, acked) in self.finished.iter_mut() {
             *acked = !self.pending.iter().any(|report| report.key == *key);
         }
@@ -425,18 +456,22 @@ impl StepTasks {
                 launch.clone(),
             );
             self.running.insert(key, handle);
+            acted = true;
         }
         for key in &response.step_cancellations {
             if let Some(task) = self.running.get(key) {
-                tracing::info!(
-                    job.id = key.job_id,
-                    step.id = key.step_id,
-                    task = key.task_id,
-                    "stopping step task"
-                );
-                task.cancel();
+                if task.cancel() {
+                    acted = true;
+                    tracing::info!(
+                        job.id = key.job_id,
+                        step.id = key.step_id,
+                        task = key.task_id,
+                        "stopping step task"
+                    );
+                }
             }
         }
+        acted
     }
 }
 
@@ -457,6 +492,10 @@ impl Agent {
     ) -> Result<(), WorkerError> {
         let path = format!("/v1/nodes/{}/sync", self.config.name);
         let mut backoff = Backoff::new();
+        // Until when the last answer, which brought nothing new, stands for the long poll
+        // it cut short.
+        let mut quiet_until: Option<tokio::time::Instant> = None;
+        let mut lease_lapsed = false;
         loop {
             while let Ok(report) = self.reports.try_recv() {
                 self.record(report);
@@ -466,6 +505,18 @@ impl Agent {
             }
             while let Ok(notice) = self.time_limits.try_recv() {
                 self.pending_limits.push(notice);
+            }
+            if let Some(until) = quiet_until.take() {
+                if !self.has_news() {
+                    tokio::select! {
+                        _ = shutdown.as_mut() => return Ok(()),
+                        _ = tokio::time::sleep_until(until) => {}
+                        Some(report) = self.reports.recv() => self.record(report),
+                        Some(report) = self.steps.reports.recv() => self.steps.record(report),
+                        Some(notice) = self.time_limits.recv() => self.pending_limits.push(notice),
+                    }
+                    continue;
+                }
             }
             let request = self.request();
             let carried_limits = request.time_limits.len();
@@ -486,6 +537,8 @@ impl Agent {
                 .map(|(key, _)| *key)
                 .collect();
             let hold = Duration::from_secs(u64::from(request.wait_seconds));
+            let sent_at = tokio::time::Instant::now();
+            let sent_at_ms = crate::lease::now_ms();
             let step = {
                 let sync = self.client.post::<_, SyncResponse>(&path, &request, hold);
                 tokio::select! {
@@ -506,6 +559,8 @@ impl Agent {
                 Step::TimeLimit(notice) => self.pending_limits.push(notice),
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
+                    self.renew_lease(sent_at_ms, response.lease_ms);
+                    lease_lapsed = false;
                     if let Some(remembered) = response.resend_after {
                         // The api's database forgot reports it had acknowledged (a
                         // failover): nothing of this sync was applied; send them again.
@@ -532,8 +587,15 @@ impl Agent {
                     for (_, ack) in self.pending_limits.drain(..carried_limits) {
                         let _ = ack.send(());
                     }
-                    self.steps.apply(&response, &steps_acked_before);
-                    self.apply(response, &acked_before);
+                    let stepped = self.steps.apply(&response, &steps_acked_before);
+                    let acted = self.apply(response, &acked_before);
+                    if !acted && !stepped && !hold.is_zero() {
+                        // Nothing new (a cancellation already being carried out, a run
+                        // waiting for an earlier one): no new sync before the long poll
+                        // would have ended (at most QUIET_MAX, so that new work is not
+                        // kept waiting long), unless something happens here first.
+                        quiet_until = Some(sent_at + hold.min(QUIET_MAX));
+                    }
                 }
                 Step::Answer(Err(err)) => {
                     match &err {
@@ -557,6 +619,15 @@ impl Agent {
                     }
                     let delay = backoff.next_delay();
                     tracing::warn!(error = %err.chain(), retry_in_ms = delay.as_millis() as u64, "sync failed; retrying");
+                    if !lease_lapsed
+                        && Lease::read(&lease_path(&self.config.state_dir))
+                            .is_some_and(|lease| crate::lease::now_ms() >= lease.term_at_ms)
+                    {
+                        lease_lapsed = true;
+                        tracing::error!(
+                            "no contact with the api for the node's whole lease: its shepherds stop its runs, which the scheduler requeues"
+                        );
+                    }
                     tokio::select! {
                         _ = shutdown.as_mut() => return Ok(()),
                         _ = tokio::time::sleep(delay) => {}
@@ -609,14 +680,10 @@ impl Agent {
                     run: *run,
                 })
                 .collect(),
-            wait_seconds: if self.journal.pending().is_empty()
-                && self.steps.pending.is_empty()
-                && self.health.pending.is_empty()
-                && self.pending_limits.is_empty()
-            {
-                self.config.poll_wait_seconds.min(60)
-            } else {
+            wait_seconds: if self.has_news() {
                 0
+            } else {
+                crate::lease::hold_seconds(self.config.poll_wait_seconds, self.lease)
             },
             running_tasks,
             step_reports: self.steps.pending.clone(),
@@ -633,11 +700,92 @@ impl Agent {
         self.journal.append(report);
     }
 
-    /// Applies a sync answer: launches new assignments, moves the time limits that
-    /// changed, passes cancellations on (with a preempted run's grace), and
-    /// forgets ended runs whose reports were acknowledged before this sync and that the
-    /// api no longer assigns.
-    fn apply(&mut self, response: SyncResponse, acked_before: &[RunKey]) {
+    /// Whether something waits to be told to the api (then a sync is not held).
+    fn has_news(&self) -> bool {
+        !self.journal.pending().is_empty()
+            || !self.steps.pending.is_empty()
+            || !self.health.pending.is_empty()
+            || !self.pending_limits.is_empty()
+    }
+
+    /// Writes the lease of a successful sync sent at `sent_at_ms` (boot-time clock) where
+    /// the shepherds watch it; without one (an api that gives none), removes it.
+    fn renew_lease(&mut self, sent_at_ms: u64, lease_ms: Option<u64>) {
+        let path = lease_path(&self.config.state_dir);
+        match lease_ms {
+            Some(ms) => {
+                let lease = Duration::from_millis(ms);
+                self.lease = Some(lease);
+                let hold = crate::lease::hold_seconds(self.config.poll_wait_seconds, Some(lease));
+                let renewed = Lease::new(
+                    sent_at_ms,
+                    lease,
+                    self.config.kill_wait,
+                    Duration::from_secs(u64::from(hold)),
+                );
+                if let Err(err) = renewed.write(&path) {
+                    tracing::error!(error = %err, path = %path.display(), "could not renew the node's lease; its runs will be stopped when it runs out");
+                }
+            }
+            None => {
+                if self.lease.take().is_some() || path.exists() {
+                    let _ = std::fs::remove_file(&path);
+                }
+            }
+        }
+    }
+
+    /// Whether a run of job `job_id` earlier than `run` (batch shell or step task) is
+    /// still alive here.
+    fn earlier_run_alive(&self, job_id: i64, run: u32) -> bool {
+        self.running
+            .keys()
+            .any(|&(job, earlier)| job == job_id && earlier < run)
+            || self
+                .steps
+                .running
+                .keys()
+                .any(|task| task.job_id == job_id && task.run < run)
+    }
+
+    /// Stops every job and step task (SIGTERM, SIGKILL after the kill wait), waits for
+    /// them (the kill wait and 5 s more at most), keeps their reports in the journal and
+    /// removes the worker's job cgroups: the worker is stopping with its jobs.
+    async fn stop_everything(&mut self) {
+        let node_failure = crate::launch::Stop {
+            node_failure: true,
+            ..crate::launch::Stop::default()
+        };
+        for job in self.running.values() {
+            job.stop(node_failure);
+        }
+        for task in self.steps.running.values() {
+            task.cancel();
+        }
+        let within = self.config.kill_wait + Duration::from_secs(5);
+        let deadline = tokio::time::Instant::now() + within;
+        for (_, job) in self.running.drain() {
+            job.finish_by(deadline).await;
+        }
+        for (_, task) in self.steps.running.drain() {
+            task.finish_by(deadline).await;
+        }
+        while let Ok(report) = self.reports.try_recv() {
+            self.record(report);
+        }
+        if let Some(hierarchy) = &self.steps.settings.cgroups {
+            let prefix = crate::launch::cgroup_prefix(&self.steps.settings);
+            hierarchy.remove_groups(&prefix).await;
+        }
+    }
+
+    /// Applies a sync answer: passes cancellations on (with a preempted run's grace),
+    /// launches new assignments (a run only once no earlier run of its job is alive
+    /// here), moves the time limits that changed, and forgets ended runs whose reports
+    /// were acknowledged before this sync and that the api no longer assigns. Returns
+    /// whether it changed anything.
+    fn apply(&mut self, response: SyncResponse, acked_before: &[RunKey]) -> bool {
+        let mut acted = false;
         for (key, acked) in self.finished.iter_mut() {
             *acked = !self
                 .journal
@@ -653,6 +801,36 @@ impl Agent {
         for key in acked_before {
             if !assigned.contains(key) {
                 self.finished.remove(key);
+            }
+        }
+        for cancellation in response.cancellations {
+            let key = (cancellation.job_id, cancellation.run);
+            match self.running.get(&key) {
+                Some(job) if job.is_stopping() => {}
+                Some(job) => {
+                    acted = true;
+                    tracing::info!(
+                        job.id = key.0,
+                        job.run = key.1,
+                        preempted = cancellation.preempted,
+                        grace_seconds = cancellation.grace_seconds,
+                        "cancelling"
+                    );
+                    job.stop(crate::launch::Stop {
+                        preempted: cancellation.preempted,
+                        grace: cancellation
+                            .grace_seconds
+                            .map(|s| Duration::from_secs(u64::from(s))),
+                        node_failure: false,
+                    });
+                }
+                None => {
+                    tracing::debug!(
+                        job.id = key.0,
+                        job.run = key.1,
+                        "cancellation for a run not running here"
+                    )
+                }
             }
         }
         for assignment in response.assignments {
@@ -675,13 +853,14 @@ impl Agent {
                         );
                     }
                     self.finished.entry(key).or_insert(false);
+                    acted = true;
                     continue;
                 }
                 crate::journal::RunRecord::Started if self.finished.contains_key(&key) => continue,
                 crate::journal::RunRecord::Started => {
                     tracing::warn!(job.id = key.0, job.run = key.1,
                         "the api assigns a run that started here and is no longer supervised; reporting its end as unknown");
-                    let mut lost = JobReport {
+                    let lost = JobReport {
                         job_id: key.0,
                         run: key.1,
                         kind: ReportKind::Exited,
@@ -698,53 +877,38 @@ impl Agent {
                         seq: None,
                         pid: None,
                         launch_fault: None,
-                        grant: None,
+                        grant: assignment.grant,
+                        node_failed: false,
                     };
-                    lost.grant = assignment.grant;
                     self.record(lost);
+                    acted = true;
                     continue;
                 }
+            }
+            if self.earlier_run_alive(key.0, key.1) {
+                tracing::debug!(
+                    job.id = key.0,
+                    job.run = key.1,
+                    "waiting for an earlier run of the job to end"
+                );
+                continue;
             }
             tracing::info!(job.id = key.0, job.run = key.1, "launching");
             let job = self.launcher.launch(assignment);
             self.running.insert(key, job);
+            acted = true;
         }
         for limit in &response.run_limits {
             if let Some(job) = self.running.get(&(limit.job_id, limit.run)) {
                 let before = job.time_limit();
                 if job.set_time_limit(limit.time_limit) {
+                    acted = true;
                     tracing::info!(job.id = limit.job_id, job.run = limit.run, ?before,
                         time_limit = ?limit.time_limit, "time limit changed");
                 }
             }
         }
-        for cancellation in response.cancellations {
-            let key = (cancellation.job_id, cancellation.run);
-            match self.running.get(&key) {
-                Some(job) => {
-                    tracing::info!(
-                        job.id = key.0,
-                        job.run = key.1,
-                        preempted = cancellation.preempted,
-                        grace_seconds = cancellation.grace_seconds,
-                        "cancelling"
-                    );
-                    job.stop(crate::launch::Stop {
-                        preempted: cancellation.preempted,
-                        grace: cancellation
-                            .grace_seconds
-                            .map(|s| Duration::from_secs(u64::from(s))),
-                    });
-                }
-                None => {
-                    tracing::debug!(
-                        job.id = key.0,
-                        job.run = key.1,
-                        "cancellation for a run not running here"
-                    )
-                }
-            }
-        }
+        acted
     }
 }
 

@@ -241,6 +241,46 @@ impl Hierarchy {
     }
 }
 
+impl Hierarchy {
+    /// The directories job groups are made in: `berth/` under each hierarchy's root.
+    fn bases(&self) -> Vec<PathBuf> {
+        match self {
+            Hierarchy::V2(root) => vec![root.join("berth")],
+            Hierarchy::V1 {
+                memory,
+                cpu,
+                devices,
+            } => [memory, cpu, devices]
+                .into_iter()
+                .flatten()
+                .map(|root| root.join("berth"))
+                .collect(),
+        }
+    }
+
+    /// Removes every job group whose name starts with `prefix` (a worker's, see
+    /// [`crate::launch::cgroup_prefix`]), trying for up to 5 s while killed processes go.
+    pub async fn remove_groups(&self, prefix: &str) {
+        for _ in 0..50 {
+            let mut left = false;
+            for base in self.bases() {
+                for entry in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+                    if entry.file_name().to_string_lossy().starts_with(prefix)
+                        && std::fs::remove_dir(entry.path()).is_err()
+                    {
+                        left = true;
+                    }
+                }
+            }
+            if !left {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        tracing::warn!(prefix, "job cgroups still in use; left in place");
+    }
+}
+
 /// The `oom_kill` count in a `memory.events` (v2) or `memory.oom_control` (v1) text.
 pub fn oom_kills(text: &str) -> u64 {
     text.lines()

@@ -103,6 +103,15 @@ pub enum WorkerError {
         #[source]
         source: nix::errno::Errno,
     },
+    /// The job's process could not be started: the shepherd's reason (an output file
+    /// the job's user may not write, a working directory it cannot enter …).
+    #[error("{message}")]
+    Launch {
+        /// What went wrong.
+        message: String,
+        /// Whose fault it was, as the shepherd saw it.
+        fault: berth_core::wire::LaunchFault,
+    },
     /// The batch shell could not be started.
     #[error("could not start bash for {}", script.display())]
     Spawn {
@@ -138,6 +147,7 @@ impl WorkerError {
                 LaunchFault::Job
             }
             WorkerError::UserUnknown { .. } | WorkerError::RootRefused { .. } => LaunchFault::User,
+            WorkerError::Launch { fault, .. } => *fault,
             _ => LaunchFault::Node,
         }
     }
@@ -180,6 +190,20 @@ mod tests {
                 LaunchFault::Node,
             ),
             (io("open the output file"), LaunchFault::Job),
+            (
+                WorkerError::Launch {
+                    message: "could not open the output file /root/x: bob may not write it".into(),
+                    fault: LaunchFault::Job,
+                },
+                LaunchFault::Job,
+            ),
+            (
+                WorkerError::Launch {
+                    message: "the shepherd did not start the job".into(),
+                    fault: LaunchFault::Node,
+                },
+                LaunchFault::Node,
+            ),
             (
                 WorkerError::WorkDirMissing {
                     path: PathBuf::from("/nowhere"),

@@ -379,6 +379,7 @@ mod tests {
             out_of_memory: false,
             launch_fault: None,
             grant: None,
+            node_failed: false,
         }
     }
 

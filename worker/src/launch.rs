@@ -2,14 +2,19 @@
 //!
 //! [`Launcher::launch`] takes an [`Assignment`] and spawns a supervisor task that:
 //!
-//! 1. writes the script to `{state_dir}/jobs/{job_id}.{run}/script.sh` (mode 0700);
-//! 2. picks the working directory: the assignment's (which must exist; otherwise the
-//!    run fails with a `LaunchFailed` report) or a scratch `…/{job_id}.{run}/work`;
-//! 3. opens the output files, named by expanding `--output`/`--error` patterns (relative
-//!    to the working directory; parent directories created; truncated or appended to
-//!    per `--open-mode`; one file for both streams when `--error` is not given);
-//! 4. runs `bash script.sh` as the leader of its own process group, with the
-//!    submission environment and Slurm's variables ([`job_environment`]);
+//! 1. makes the run's root-only directory `{state_dir}/jobs/{job_id}.{run}/` and the job
+//!    user's own `{state_dir}/spool/{job_id}.{run}/` (see [`crate::run_dir`] for the
+//!    layout and modes) and writes the script there (`script.sh`, mode 0700, the user's);
+//! 2. picks the working directory: the assignment's (which must exist and be the user's
+//!    to enter; otherwise the run fails with a `LaunchFailed` report) or the scratch
+//!    `spool/{job_id}.{run}/work`;
+//! 3. names the output files by expanding `--output`/`--error` patterns (relative to the
+//!    working directory; one file for both streams when `--error` is not given);
+//! 4. writes everything the run needs into the shepherd's spec and starts the shepherd
+//!    ([`crate::shepherd`]), which runs `bash script.sh` as the job's user, leader of its
+//!    own process group, with the submission environment and Slurm's variables
+//!    ([`job_environment`]), the submitter's umask, and the output files opened by that
+//!    user (parent directories made; truncated or appended to per `--open-mode`);
 //! 5. reports `Started`, then waits for the batch shell to exit, the time limit (which
 //!    the api may move while the job runs: [`JobHandle::set_time_limit`]), or a
 //!    cancellation: those two write why to the job's signal reason file, send SIGTERM to
@@ -22,20 +27,20 @@
 //! without an api.
 
 use crate::output::{OutputTail, OutputUploader};
+pub use crate::shepherd::ShepherdStatus;
+use crate::shepherd::{OpenedOutput, OutputSpec, ShepherdSpec};
 use crate::WorkerError;
 use berth_core::hostlist;
 use berth_core::pattern::{self, PatternValues};
-use berth_core::spec::OpenMode;
-use berth_core::wire::{Assignment, GpuInfo, GpuKind, JobReport, OutputStream, ReportKind};
+use berth_core::wire::{
+    Assignment, GpuInfo, GpuKind, JobReport, LaunchFault, OutputStream, ReportKind,
+};
 use chrono::Utc;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -46,8 +51,22 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
-/// Names of inherited variables that hold the worker's credentials; never passed on.
-pub(crate) const SECRET_VARIABLES: &[&str] = &["BERTH_TOKEN", "BERTH_NODE_TOKEN"];
+/// Names of inherited variables that hold the worker's (or the servers') credentials;
+/// never passed on to jobs.
+pub(crate) const SECRET_VARIABLES: &[&str] = &[
+    "BERTH_TOKEN",
+    "BERTH_NODE_TOKEN",
+    "BERTH_BOOTSTRAP_TOKEN",
+    "BERTH_JWT_SECRET",
+];
+
+/// The umask of a job whose submission does not say (`SLURM_UMASK`, which `sbatch` and
+/// `berth submit` send): its files are its user's alone.
+pub const DEFAULT_UMASK: u32 = 0o077;
+
+/// The `PATH` of a job whose environment has none (`--export=NONE`), after the client
+/// commands' directory.
+pub const DEFAULT_JOB_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// What the launcher needs to know about its node.
 #[derive(Debug, Clone)]
@@ -63,9 +82,10 @@ pub struct LaunchSettings {
     /// The worker's token: inherited variables holding it are removed from jobs'
     /// environments (as are `BERTH_TOKEN` and `BERTH_NODE_TOKEN`).
     pub token: Option<String>,
-    /// The `berth` executable that jobs call as `srun`, `scontrol`, `squeue`, `scancel`,
-    /// `sbatch` and `sinfo` (links to it in `{state_dir}/jobs/{job_id}.{run}/bin`, first
-    /// on the job's `PATH`); `None`: no such commands.
+    /// The `berth` executable that runs shepherds and that jobs call as `srun`,
+    /// `scontrol`, `squeue`, `scancel`, `sbatch` and `sinfo` (links to it in
+    /// `{state_dir}/bin`, first on the job's `PATH`); `None`: no shepherds and no such
+    /// commands (tests: the worker starts jobs itself, only as its own user).
     pub client_exe: Option<PathBuf>,
     /// Where checkpoint directories are made (`BERTH_CHECKPOINT_DIR` is
     /// `{checkpoint_root}/{job_id}`, kept across requeues and never deleted by Berth).
@@ -85,6 +105,9 @@ pub struct LaunchSettings {
     /// The node's devices, for naming them to jobs ([`HeldDevices`]); a device index not
     /// here is taken for a whole GPU.
     pub devices: Vec<GpuInfo>,
+    /// The node's lease file (`{state_dir}/lease`), which shepherds watch to stop their
+    /// jobs when it runs out ([`crate::lease`]); `None`: jobs are never fenced.
+    pub lease: Option<PathBuf>,
 }
 
 /// The devices a job (or step task) holds on this node, as its environment names them.
@@ -150,6 +173,12 @@ impl HeldDevices {
 /// workers on one machine never share a group) and the run, `{state_dir}.job_{id}.{run}`
 /// with `/` and other odd characters as `_` (`var_lib_berth_worker.job_12.0`).
 pub fn cgroup_name(settings: &LaunchSettings, job_id: i64, run: u32) -> String {
+    format!("{}{job_id}.{run}", cgroup_prefix(settings))
+}
+
+/// What the names of this worker's job cgroups start with: `{state_dir}.job_` (as
+/// [`cgroup_name`] writes it).
+pub fn cgroup_prefix(settings: &LaunchSettings) -> String {
     let dir: String = settings
         .state_dir
         .to_string_lossy()
@@ -162,7 +191,7 @@ pub fn cgroup_name(settings: &LaunchSettings, job_id: i64, run: u32) -> String {
             }
         })
         .collect();
-    format!("{}.job_{job_id}.{run}", dir.trim_matches('_'))
+    format!("{}.job_", dir.trim_matches('_'))
 }
 
 /// A job run's groups on this node, where it has cgroups and a shepherd to join them:
@@ -232,56 +261,29 @@ pub fn job_user(settings: &LaunchSettings, user: &str) -> Result<Option<JobUser>
     }
 }
 
-/// Hands `path` to the job's user (no-op without one).
-///
-/// # Errors
-/// [`WorkerError::Chown`].
-pub fn give_to(path: &Path, user: Option<&JobUser>) -> Result<(), WorkerError> {
-    let Some(user) = user else {
-        return Ok(());
-    };
-    nix::unistd::chown(path, Some(user.uid), Some(user.gid)).map_err(|source| WorkerError::Chown {
-        path: path.to_path_buf(),
-        user: user.name.clone(),
-        source,
-    })
-}
-
-/// The job's checkpoint directory, `{checkpoint_root}/{job_id}`, made when missing.
-///
-/// # Errors
-/// [`WorkerError::Io`] when it cannot be made.
-pub fn checkpoint_dir(settings: &LaunchSettings, job_id: i64) -> Result<PathBuf, WorkerError> {
-    let dir = settings.checkpoint_root.join(job_id.to_string());
-    create_dir(&dir, "create the checkpoint directory")?;
-    Ok(dir)
-}
+/// The job's checkpoint directory, `{checkpoint_root}/{job_id}`: see
+/// [`crate::run_dir::checkpoint_dir`].
+pub use crate::run_dir::checkpoint_dir;
 
 /// The names the `berth` binary answers to inside a job.
 pub const CLIENT_COMMANDS: &[&str] = &[
     "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat",
 ];
 
-/// Makes (or finds) the job run's directory of client commands: links named after
-/// [`CLIENT_COMMANDS`] to `settings.client_exe`. `None` when there is no client
-/// executable.
+/// Makes (or finds) the node's directory of client commands, `{state_dir}/bin` (mode
+/// 0755, root's): links named after [`CLIENT_COMMANDS`] to `settings.client_exe`, the same
+/// for every job. `None` when there is no client executable.
 ///
 /// # Errors
 /// [`WorkerError::Io`] when the directory or a link cannot be made.
-pub fn job_bin_dir(
-    settings: &LaunchSettings,
-    job_id: i64,
-    run: u32,
-) -> Result<Option<PathBuf>, WorkerError> {
+pub fn client_command_dir(settings: &LaunchSettings) -> Result<Option<PathBuf>, WorkerError> {
     let Some(exe) = &settings.client_exe else {
         return Ok(None);
     };
-    let dir = settings
-        .state_dir
-        .join("jobs")
-        .join(format!("{job_id}.{run}"))
-        .join("bin");
-    create_dir(&dir, "create the job's command directory")?;
+    let dir = settings.state_dir.join("bin");
+    if !dir.is_dir() {
+        crate::run_dir::ensure_dir(&dir, 0o755)?;
+    }
     for name in CLIENT_COMMANDS {
         let link = dir.join(name);
         if std::fs::read_link(&link).ok().as_deref() == Some(exe.as_path()) {
@@ -289,7 +291,7 @@ pub fn job_bin_dir(
         }
         let _ = std::fs::remove_file(&link);
         if let Err(source) = std::os::unix::fs::symlink(exe, &link) {
-            // Another task of the same job may have made it meanwhile.
+            // Another launch may have made it meanwhile.
             if std::fs::read_link(&link).ok().as_deref() != Some(exe.as_path()) {
                 return Err(WorkerError::Io {
                     action: "link a client command",
@@ -327,6 +329,9 @@ pub struct Stop {
     pub preempted: bool,
     /// Time between SIGTERM and SIGKILL; `None`: the worker's kill wait.
     pub grace: Option<Duration>,
+    /// The node stops its jobs (its worker shuts down with them, as `berth dev` does):
+    /// the reason file says `node_failure` and the exit report `node_failed`.
+    pub node_failure: bool,
 }
 
 /// The reason a run's processes are signalled, as the job reads it in its signal reason
@@ -339,6 +344,9 @@ pub enum StopReason {
     Preempted,
     /// `cancelled`: `scancel`, a requeue, or the run no longer being this node's.
     Cancelled,
+    /// `node_failure`: the node stops it (its lease ran out, or its worker shuts down
+    /// with its jobs); the job is requeued as after a node failure.
+    NodeFailure,
 }
 
 impl StopReason {
@@ -348,6 +356,7 @@ impl StopReason {
             StopReason::TimeLimit => "time_limit",
             StopReason::Preempted => "preempted",
             StopReason::Cancelled => "cancelled",
+            StopReason::NodeFailure => "node_failure",
         }
     }
 }
@@ -418,10 +427,26 @@ impl JobHandle {
         })
     }
 
+    /// Whether it was asked to stop.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.borrow().is_some()
+    }
+
     /// Stops supervising (the worker is shutting down): the job's processes keep
     /// running, but nothing enforces its time limit or reports its end any more.
     pub fn abandon(self) {
         self.task.abort();
+    }
+
+    /// Waits for the supervisor to finish (its last report sent) until `deadline`, then
+    /// stops supervising.
+    pub async fn finish_by(mut self, deadline: tokio::time::Instant) {
+        if tokio::time::timeout_at(deadline, &mut self.task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
     }
 
     /// Whether the supervisor has finished (the job's last report is sent).
@@ -543,11 +568,12 @@ struct Supervisor {
 
 /// A job ready to spawn.
 struct Prepared {
-    command: Command,
+    start: Start,
     script: PathBuf,
-    outputs: Vec<(OutputStream, PathBuf, u64)>,
     files: RunFiles,
     cgroup: Option<crate::cgroup::JobCgroup>,
+    /// The job's user, whose output files alone are shipped.
+    user: Option<JobUser>,
 }
 
 /// The files of a job run's directory that let a restarted worker find it again.
@@ -564,6 +590,12 @@ pub struct RunFiles {
     pub ending: PathBuf,
     /// `reported`: the run's end was reported; a restarted worker leaves it alone.
     pub reported: PathBuf,
+    /// `spec.json`: what the shepherd runs ([`ShepherdSpec`]).
+    pub spec: PathBuf,
+    /// `outputs.json`: the output files as the job opened them ([`OpenedOutput`]s).
+    pub outputs: PathBuf,
+    /// `shepherd.log`: the shepherd's own messages.
+    pub log: PathBuf,
 }
 
 impl RunFiles {
@@ -575,7 +607,36 @@ impl RunFiles {
             status: dir.join("exit_status.json"),
             ending: dir.join("ending"),
             reported: dir.join("reported"),
+            spec: dir.join("spec.json"),
+            outputs: dir.join("outputs.json"),
+            log: dir.join("shepherd.log"),
         }
+    }
+
+    /// Removes what a previous start of the same run left (its pid, status, outputs,
+    /// ending, reported mark and upload progress).
+    pub fn clear(&self) {
+        for stale in [
+            &self.status,
+            &self.pid,
+            &self.ending,
+            &self.reported,
+            &self.outputs,
+        ] {
+            let _ = std::fs::remove_file(stale);
+        }
+        self.clear_progress();
+    }
+
+    /// The output files the shepherd recorded, as (stream, path, start).
+    pub fn opened_outputs(&self) -> Vec<(OutputStream, PathBuf, u64)> {
+        std::fs::read_to_string(&self.outputs)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Vec<OpenedOutput>>(&text).ok())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|o| (o.stream, o.path, o.start))
+            .collect()
     }
 
     /// Removes the upload progress of both output streams (a fresh start).
@@ -610,129 +671,6 @@ pub struct RunRecord {
     /// The run's cgroups, when it has limits.
     #[serde(default)]
     pub cgroup: Option<crate::cgroup::JobCgroup>,
-}
-
-/// How the shepherd saw the batch shell end (`exit_status.json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ShepherdStatus {
-    /// The exit code, when it exited.
-    pub exit_code: Option<i32>,
-    /// The signal, when one killed it.
-    pub signal: Option<i32>,
-}
-
-/// `berth shepherd`: runs `argv` as the leader of its own process group, writes its pid
-/// to `pid_file`, waits for it and writes how it ended to `status_file` (both replaced
-/// atomically). It outlives a worker that is killed, so the restarted worker learns
-/// how the job ended. Returns the process exit code for the shepherd itself.
-pub fn shepherd_main(
-    status_file: &Path,
-    pid_file: &Path,
-    user: Option<&str>,
-    cgroups: &[PathBuf],
-    argv: &[String],
-) -> i32 {
-    let Some((program, args)) = argv.split_first() else {
-        eprintln!("berth shepherd: no command");
-        return 2;
-    };
-    // The shepherd stays root: the batch shell becomes the user through `--exec-as`,
-    // in a process that is already in the job's cgroups.
-    let mut command = match user {
-        Some(user) => {
-            let exe = match std::env::current_exe() {
-                Ok(exe) => exe,
-                Err(err) => {
-                    eprintln!("berth shepherd: finding its own executable: {err}");
-                    return 127;
-                }
-            };
-            let mut command = std::process::Command::new(exe);
-            command
-                .arg("shepherd")
-                .arg("--exec-as")
-                .arg(user)
-                .arg("--")
-                .args(argv);
-            command
-        }
-        None => {
-            let mut command = std::process::Command::new(program);
-            command.args(args);
-            command
-        }
-    };
-    command.process_group(0);
-    let spawned = if cgroups.is_empty() {
-        command.spawn()
-    } else {
-        crate::cgroup::join_then_leave(cgroups, || command.spawn())
-    };
-    let mut child = match spawned {
-        Ok(child) => child,
-        Err(err) => {
-            eprintln!("berth shepherd: starting {program}: {err}");
-            return 127;
-        }
-    };
-    let write = |path: &Path, text: String| {
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path))
-    };
-    if let Err(err) = write(pid_file, child.id().to_string()) {
-        eprintln!("berth shepherd: writing {}: {err}", pid_file.display());
-    }
-    let status = match child.wait() {
-        Ok(status) => ShepherdStatus {
-            exit_code: status.code(),
-            signal: status.signal(),
-        },
-        Err(err) => {
-            eprintln!("berth shepherd: waiting: {err}");
-            ShepherdStatus {
-                exit_code: None,
-                signal: None,
-            }
-        }
-    };
-    let text = serde_json::to_string(&status).unwrap_or_default();
-    if let Err(err) = write(status_file, text) {
-        eprintln!("berth shepherd: writing {}: {err}", status_file.display());
-        return 1;
-    }
-    0
-}
-
-/// `berth shepherd --exec-as USER -- COMMAND…`: becomes `user` (supplementary groups,
-/// primary group, uid) and executes the command in this same process. Returns only on
-/// failure, with an exit code.
-pub fn exec_as(user: &str, argv: &[String]) -> i32 {
-    let Some((program, args)) = argv.split_first() else {
-        eprintln!("berth shepherd: no command");
-        return 2;
-    };
-    if let Err(message) = become_user(user) {
-        eprintln!("berth shepherd: {message}");
-        return 126;
-    }
-    let err = std::process::Command::new(program).args(args).exec();
-    eprintln!("berth shepherd: executing {program}: {err}");
-    127
-}
-
-/// Switches this process to `user`: its supplementary groups, primary group and uid (in
-/// that order; the uid last, as root is needed for the others).
-fn become_user(user: &str) -> Result<(), String> {
-    let account = nix::unistd::User::from_name(user)
-        .ok()
-        .flatten()
-        .ok_or_else(|| format!("user {user} does not exist"))?;
-    let name = std::ffi::CString::new(user).map_err(|_| format!("bad user name {user:?}"))?;
-    nix::unistd::initgroups(&name, account.gid)
-        .map_err(|e| format!("setting the groups of {user}: {e}"))?;
-    nix::unistd::setgid(account.gid).map_err(|e| format!("setgid {}: {e}", account.gid))?;
-    nix::unistd::setuid(account.uid).map_err(|e| format!("setuid {}: {e}", account.uid))?;
-    Ok(())
 }
 
 /// A process's start time in clock ticks since boot (`/proc/PID/stat` field 22).
@@ -781,85 +719,139 @@ pub(crate) fn read_pid(path: &Path) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-/// Writes a run's record (`run.json`), what a restarted worker finds it again by.
+/// Writes a run's record (`run.json`, mode 0600), what a restarted worker finds it again
+/// by.
 fn write_record(files: &RunFiles, record: &RunRecord) {
     let text = serde_json::to_string(record).unwrap_or_default();
-    if let Err(err) = std::fs::write(&files.record, text) {
+    if let Err(err) = crate::run_dir::write_private(&files.record, text.as_bytes()) {
         tracing::warn!(error = %err, "could not record the run; a restarted worker will not find it");
     }
 }
 
-/// The command that runs `program` (its arguments added by the caller) as the leader of
-/// its own process group: with a client executable, under a shepherd (`berth shepherd`)
-/// that records its pid and exit status in `files`, switches to `user` (supplementary
-/// groups too) and starts it inside `cgroup`; without one (tests), directly, as `user`'s
-/// uid and primary group.
-pub(crate) fn supervised_command(
-    client_exe: Option<&Path>,
-    files: &RunFiles,
-    user: Option<&JobUser>,
-    cgroup: Option<&crate::cgroup::JobCgroup>,
-    program: &str,
-) -> Command {
-    match client_exe {
-        Some(exe) => {
-            let mut command = Command::new(exe);
-            command
-                .arg("shepherd")
-                .arg("--status")
-                .arg(&files.status)
-                .arg("--pid-file")
-                .arg(&files.pid);
-            if let Some(user) = user {
-                command.arg("--user").arg(&user.name);
-            }
-            for dir in cgroup.iter().flat_map(|group| &group.dirs) {
-                command.arg("--cgroup").arg(dir);
-            }
-            command.arg("--").arg(program);
-            command
-        }
-        None => {
-            let mut command = Command::new(program);
-            command.process_group(0);
-            if let Some(user) = user {
-                command.uid(user.uid.as_raw()).gid(user.gid.as_raw());
-            }
-            command
-        }
-    }
+/// How a run's process is started.
+pub(crate) enum Start {
+    /// `berth shepherd --spec FILE`, with the fixed environment.
+    Shepherd(Command),
+    /// The worker starts the job itself (no `berth` executable: tests), with the outputs
+    /// it opened.
+    Direct(Command, Vec<OpenedOutput>),
 }
 
-/// Spawns a [`supervised_command`] and learns the pid of the process it supervises (the
-/// shepherd writes it to `files.pid` as soon as that runs, when `shepherded`). Returns how
-/// to wait for its end and the pid (its process group's id).
+/// Writes `spec` to `files.spec` (mode 0600) and builds the command that starts it: the
+/// shepherd (`client_exe shepherd --spec FILE`; nothing of the job on its command line or
+/// in its environment, its own messages to `files.log`) or, without a client executable,
+/// the job itself ([`crate::shepherd::direct_command`]).
 ///
 /// # Errors
-/// The spawn failed, or the shepherd exited without starting the process.
-pub(crate) async fn spawn_supervised(
-    mut command: Command,
+/// [`WorkerError::Io`] when the spec or log cannot be written; [`WorkerError::Launch`]
+/// when the job cannot be started directly.
+pub(crate) fn start_command(
+    client_exe: Option<&Path>,
     files: &RunFiles,
-    shepherded: bool,
-) -> std::io::Result<(Waiter, i32)> {
-    let mut child = command.spawn()?;
-    if !shepherded {
-        let pid = child
-            .id()
-            .ok_or_else(|| std::io::Error::other("the process has no pid"))?;
-        return Ok((Waiter::Direct(child), pid as i32));
-    }
-    for _ in 0..200 {
-        if let Some(pid) = read_pid(&files.pid) {
-            return Ok((Waiter::Shepherd(child, files.clone()), pid));
+    spec: &ShepherdSpec,
+) -> Result<Start, WorkerError> {
+    let Some(exe) = client_exe else {
+        let (command, outputs) = crate::shepherd::direct_command(spec)
+            .map_err(|(message, fault)| WorkerError::Launch { message, fault })?;
+        let mut command = Command::from(command);
+        command.kill_on_drop(false);
+        return Ok(Start::Direct(command, outputs));
+    };
+    let text = serde_json::to_string(spec).unwrap_or_default();
+    crate::run_dir::write_private(&files.spec, text.as_bytes()).map_err(|source| {
+        WorkerError::Io {
+            action: "write the shepherd's spec",
+            path: files.spec.clone(),
+            source,
         }
-        if matches!(child.try_wait(), Ok(Some(_))) {
-            break;
+    })?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&files.log)
+        .map_err(|source| WorkerError::Io {
+            action: "open the shepherd's log",
+            path: files.log.clone(),
+            source,
+        })?;
+    let mut command = Command::new(exe);
+    command
+        .arg("shepherd")
+        .arg("--spec")
+        .arg(&files.spec)
+        .env_clear()
+        .env("PATH", crate::shepherd::FIXED_PATH)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::from(log))
+        // Its own process group: a Ctrl-C meant for the worker's terminal does not reach
+        // it (it outlives the worker and records how the job ends).
+        .process_group(0)
+        .kill_on_drop(false);
+    Ok(Start::Shepherd(command))
+}
+
+/// Spawns a [`start_command`] and learns the pid of the job's process (the shepherd
+/// writes it to `files.pid` once the job's process has become its user and opened its
+/// outputs) and its outputs. Returns how to wait for its end, the pid (its process
+/// group's id) and the outputs as (stream, path, start).
+///
+/// # Errors
+/// [`WorkerError::Launch`]: the spawn failed, or the job could not start (the shepherd's
+/// reason: an output file its user may not write …).
+pub(crate) async fn spawn_supervised(
+    start: Start,
+    files: &RunFiles,
+) -> Result<(Waiter, i32, Vec<(OutputStream, PathBuf, u64)>), WorkerError> {
+    let launch = |message: String| WorkerError::Launch {
+        message,
+        fault: LaunchFault::Node,
+    };
+    let mut command = match start {
+        Start::Direct(mut command, outputs) => {
+            let child = command
+                .spawn()
+                .map_err(|e| launch(format!("starting the job: {e}")))?;
+            let pid = child
+                .id()
+                .ok_or_else(|| launch("the job's process has no pid".to_string()))?;
+            let outputs = outputs
+                .into_iter()
+                .map(|o| (o.stream, o.path, o.start))
+                .collect();
+            return Ok((Waiter::Direct(child), pid as i32, outputs));
+        }
+        Start::Shepherd(command) => command,
+    };
+    let mut child = command
+        .spawn()
+        .map_err(|e| launch(format!("starting the shepherd: {e}")))?;
+    loop {
+        if let Some(pid) = read_pid(&files.pid) {
+            let outputs = files.opened_outputs();
+            return Ok((Waiter::Shepherd(child, files.clone()), pid, outputs));
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            if let Some(pid) = read_pid(&files.pid) {
+                return Ok((
+                    Waiter::Shepherd(child, files.clone()),
+                    pid,
+                    files.opened_outputs(),
+                ));
+            }
+            let status = read_status(&files.status);
+            let fault = status
+                .as_ref()
+                .and_then(|status| status.launch_fault)
+                .unwrap_or(LaunchFault::Node);
+            let message = status
+                .and_then(|status| status.launch_error)
+                .unwrap_or_else(|| "the shepherd did not start the job".to_string());
+            return Err(WorkerError::Launch { message, fault });
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    Err(std::io::Error::other(
-        "the shepherd did not start the process",
-    ))
 }
 
 /// The pid a shepherd writes to `files.pid`, for a supervised process found after a
@@ -907,7 +899,8 @@ pub(crate) enum Waiter {
     },
 }
 
-fn read_status(path: &Path) -> Option<ShepherdStatus> {
+/// The status a shepherd wrote to `path`, once it has.
+pub(crate) fn read_status(path: &Path) -> Option<ShepherdStatus> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
@@ -921,6 +914,7 @@ impl Waiter {
                 .map(|status| ShepherdStatus {
                     exit_code: status.code(),
                     signal: status.signal(),
+                    ..ShepherdStatus::default()
                 })
                 .map_err(|err| format!("could not wait for the process: {err}")),
             Waiter::Shepherd(child, files) => {
@@ -952,33 +946,34 @@ impl Supervisor {
             Err(err) => return self.launch_failed(&assignment, &err),
         };
         let Prepared {
-            command,
+            start,
             script,
-            outputs,
             files,
             cgroup,
+            user,
         } = prepared;
         // Recorded before the spawn, with the pid still unknown, so that a worker killed
         // between the spawn and the shepherd's pid file still finds this run after a
         // restart and never launches it a second time.
-        if self.settings.client_exe.is_some() {
+        let shepherded = matches!(start, Start::Shepherd(_));
+        if shepherded {
             let provisional = RunRecord {
                 assignment: assignment.clone(),
                 batch_pid: 0,
                 pid_start: None,
                 launched_at: Utc::now(),
-                outputs: outputs.clone(),
+                outputs: Vec::new(),
                 cgroup: cgroup.clone(),
             };
             write_record(&files, &provisional);
         }
-        let (waiter, pid) =
-            match spawn_supervised(command, &files, self.settings.client_exe.is_some()).await {
-                Ok(spawned) => spawned,
-                Err(source) => {
-                    return self.launch_failed(&assignment, &WorkerError::Spawn { script, source })
-                }
-            };
+        let (waiter, pid, outputs) = match spawn_supervised(start, &files).await {
+            Ok(spawned) => spawned,
+            Err(err) => {
+                tracing::debug!(script = %script.display(), "the job did not start");
+                return self.launch_failed(&assignment, &err);
+            }
+        };
         let record = RunRecord {
             assignment,
             batch_pid: pid,
@@ -987,14 +982,15 @@ impl Supervisor {
             outputs,
             cgroup,
         };
-        if self.settings.client_exe.is_some() {
+        if shepherded {
             write_record(&files, &record);
         }
         tracing::info!(pid, gpus = ?record.assignment.gpus, "job started");
         let mut started = report(&record.assignment, ReportKind::Started);
         started.pid = u32::try_from(pid).ok();
         self.send(started);
-        self.follow(record, waiter, files, false).await;
+        let owner = user.map(|user| user.uid.as_raw());
+        self.follow(record, waiter, files, false, owner).await;
     }
 
     /// Supervises a run a previous worker started (from its `run.json`).
@@ -1010,14 +1006,21 @@ impl Supervisor {
             if let Some(pid) = await_pid(&files).await {
                 record.batch_pid = pid;
                 record.pid_start = process_start_ticks(pid);
+                record.outputs = files.opened_outputs();
             } else {
-                let err = WorkerError::Spawn {
-                    script: files.record.clone(),
-                    source: std::io::Error::other(
-                        "the worker restarted before the shepherd started the batch shell",
-                    ),
-                };
-                return self.launch_failed(&record.assignment, &err);
+                let status = read_status(&files.status);
+                let fault = status
+                    .as_ref()
+                    .and_then(|status| status.launch_fault)
+                    .unwrap_or(LaunchFault::Node);
+                let message = status
+                    .and_then(|status| status.launch_error)
+                    .unwrap_or_else(|| {
+                        "the worker restarted before the shepherd started the batch shell"
+                            .to_string()
+                    });
+                return self
+                    .launch_failed(&record.assignment, &WorkerError::Launch { message, fault });
             }
             write_record(&files, &record);
         }
@@ -1032,16 +1035,22 @@ impl Supervisor {
             pid: record.batch_pid,
             start: record.pid_start,
         };
-        self.follow(record, waiter, files, true).await;
+        let owner = job_user(&self.settings, &record.assignment.user)
+            .ok()
+            .flatten()
+            .map(|user| user.uid.as_raw());
+        self.follow(record, waiter, files, true, owner).await;
     }
 
-    /// Ships the output, enforces the limits, waits for the end and reports it.
+    /// Ships the output (regular files of `owner`, the job's uid, when it has its own
+    /// user), enforces the limits, waits for the end and reports it.
     async fn follow(
         mut self,
         record: RunRecord,
         mut waiter: Waiter,
         files: RunFiles,
         adopted: bool,
+        owner: Option<u32>,
     ) {
         let assignment = &record.assignment;
         let group = Pid::from_raw(record.batch_pid);
@@ -1059,12 +1068,13 @@ impl Supervisor {
                     path,
                     start,
                     progress: Some(files.progress(stream)),
+                    owner,
                 };
                 tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
             }
         }
 
-        let (status, timed_out, cancelled) = self
+        let (status, timed_out, cancelled, node_failure) = self
             .wait(&mut waiter, group, &record, &files, adopted)
             .await;
         let ended_at = Utc::now();
@@ -1080,6 +1090,7 @@ impl Supervisor {
         exited.at = ended_at;
         exited.timed_out = timed_out;
         exited.cancelled = cancelled;
+        exited.node_failed = node_failure;
         if let Some(group) = record.cgroup.clone() {
             exited.out_of_memory = group.oom_killed();
             tokio::spawn(async move { group.remove_when_empty().await });
@@ -1088,6 +1099,15 @@ impl Supervisor {
             Ok(status) => {
                 exited.exit_code = status.exit_code;
                 exited.signal = status.signal;
+                if status.fenced {
+                    // Its shepherd stopped it: the node's lease ran out.
+                    exited.node_failed = true;
+                    exited.cancelled = false;
+                    exited.message = Some(
+                        "stopped on its node, which had no contact with the api for its whole lease"
+                            .to_string(),
+                    );
+                }
             }
             Err(message) => {
                 tracing::error!(error = %message, "no exit status for the batch shell");
@@ -1100,9 +1120,10 @@ impl Supervisor {
             timed_out,
             cancelled,
             out_of_memory = exited.out_of_memory,
+            node_failed = exited.node_failed,
             "job exited"
         );
-        if let Err(err) = std::fs::write(&files.reported, "") {
+        if let Err(err) = crate::run_dir::write_private(&files.reported, b"") {
             tracing::debug!(error = %err, "could not mark the run reported");
         }
         self.send(exited);
@@ -1110,8 +1131,9 @@ impl Supervisor {
 
     /// Waits for the batch shell, enforcing the time limit (counted from the launch, and
     /// moved when the api changes it), its `--signal=B:` warning and cancellation.
-    /// Returns how it ended and whether the time limit or a cancellation ended it. An
-    /// adopted run that was already being stopped (its `ending` file) is stopped again.
+    /// Returns how it ended and whether the time limit, a cancellation or the node
+    /// (stopping with its worker) ended it. An adopted run that was already being stopped
+    /// (its `ending` file) is stopped again.
     async fn wait(
         &mut self,
         waiter: &mut Waiter,
@@ -1119,7 +1141,7 @@ impl Supervisor {
         record: &RunRecord,
         files: &RunFiles,
         adopted: bool,
-    ) -> (Result<ShepherdStatus, String>, bool, bool) {
+    ) -> (Result<ShepherdStatus, String>, bool, bool, bool) {
         let assignment = &record.assignment;
         let started = tokio::time::Instant::now();
         let at_wall = |offset: u64| {
@@ -1138,7 +1160,11 @@ impl Supervisor {
             Some("time_limit") => Ending::TimeLimit,
             Some("preempted") => Ending::Stopped(Stop {
                 preempted: true,
-                grace: None,
+                ..Stop::default()
+            }),
+            Some("node_failure") => Ending::Stopped(Stop {
+                node_failure: true,
+                ..Stop::default()
             }),
             Some(_) => Ending::Stopped(Stop::default()),
             None => loop {
@@ -1205,7 +1231,7 @@ impl Supervisor {
             },
         };
         let (reason, kill_wait) = match ending {
-            Ending::Exited(status) => return (status, false, false),
+            Ending::Exited(status) => return (status, false, false, false),
             Ending::TimeLimit => {
                 let time_limit = *self.time_limit.borrow();
                 tracing::info!(?time_limit, "job reached its time limit");
@@ -1213,7 +1239,10 @@ impl Supervisor {
             }
             Ending::Stopped(stop) => {
                 let kill_wait = stop.grace.unwrap_or(self.settings.kill_wait);
-                if stop.preempted {
+                if stop.node_failure {
+                    tracing::info!("the node stops the job");
+                    (StopReason::NodeFailure, kill_wait)
+                } else if stop.preempted {
                     tracing::info!(grace_seconds = kill_wait.as_secs(), "job preempted");
                     (StopReason::Preempted, kill_wait)
                 } else {
@@ -1223,7 +1252,7 @@ impl Supervisor {
             }
         };
         let timed_out = reason == StopReason::TimeLimit;
-        if let Err(err) = std::fs::write(&files.ending, reason.as_str()) {
+        if let Err(err) = crate::run_dir::write_private(&files.ending, reason.as_str().as_bytes()) {
             tracing::debug!(error = %err, "could not record the ending");
         }
         if let (true, Some(notices)) = (timed_out, &self.time_limits) {
@@ -1241,7 +1270,8 @@ impl Supervisor {
         }
         write_signal_reason(&self.settings, assignment.job_id, assignment.run, reason);
         let status = terminate(waiter, group, kill_wait).await;
-        (status, timed_out, !timed_out)
+        let node_failure = reason == StopReason::NodeFailure;
+        (status, timed_out, !timed_out && !node_failure, node_failure)
     }
 
     fn launch_failed(&self, assignment: &Assignment, err: &WorkerError) {
@@ -1254,7 +1284,7 @@ impl Supervisor {
         // A restarted worker must not find this run again (its report is journaled).
         let files = RunFiles::new(&run_dir(&self.settings, assignment.job_id, assignment.run));
         if files.record.exists() {
-            let _ = std::fs::write(&files.reported, "");
+            let _ = crate::run_dir::write_private(&files.reported, b"");
         }
     }
 
@@ -1265,29 +1295,29 @@ impl Supervisor {
     }
 }
 
-/// The file that says why a warning signal came (`BERTH_SIGNAL_REASON_FILE`).
+/// The file that says why a warning signal came (`BERTH_SIGNAL_REASON_FILE`), in the
+/// job user's own directory of the run ([`crate::run_dir::user_dir_path`]).
 pub fn signal_reason_file(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
-    settings
-        .state_dir
-        .join("jobs")
-        .join(format!("{job_id}.{run}"))
-        .join("signal_reason")
+    crate::run_dir::user_dir_path(settings, job_id, run).join(SIGNAL_REASON)
 }
 
-/// Writes `reason` (`time_limit`, `preempted`, `cancelled`) to the job's signal reason
-/// file, before a time-limit warning and before the SIGTERM that stops the job.
+/// The signal reason file's name in the job user's directory of the run.
+pub const SIGNAL_REASON: &str = "signal_reason";
+
+/// Writes `reason` (`time_limit`, `preempted`, `cancelled`, `node_failure`) to the job's
+/// signal reason file, before a time-limit warning and before the SIGTERM that stops the
+/// job. The file is in a directory the job's user owns: it is replaced, never written
+/// through ([`crate::run_dir::replace_file_in`]), and handed to that user (mode 0600).
 pub(crate) fn write_signal_reason(
     settings: &LaunchSettings,
     job_id: i64,
     run: u32,
     reason: StopReason,
 ) {
-    let path = signal_reason_file(settings, job_id, run);
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Err(err) = std::fs::write(&path, format!("{}\n", reason.as_str())) {
-        tracing::warn!(path = %path.display(), error = %err, "could not write the signal reason");
+    let dir = crate::run_dir::user_dir_path(settings, job_id, run);
+    let text = format!("{}\n", reason.as_str());
+    if let Err(err) = crate::run_dir::replace_file_in(&dir, SIGNAL_REASON, text.as_bytes(), 0o600) {
+        tracing::warn!(dir = %dir.display(), error = %err, "could not write the signal reason");
     }
 }
 
@@ -1317,6 +1347,7 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         pid: None,
         launch_fault: None,
         grant: assignment.grant.clone(),
+        node_failed: false,
     }
 }
 
@@ -1328,40 +1359,34 @@ pub fn run_dir(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
         .join(format!("{job_id}.{run}"))
 }
 
-/// Writes the script, finds the working directory, opens the output files and builds
-/// the command.
+/// Makes the run's directories, writes the script, names the working directory and the
+/// output files, and writes the shepherd's spec: everything of the job goes to the spec,
+/// nothing to a root process's command line or environment.
 fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepared, WorkerError> {
-    let job_dir = settings
-        .state_dir
-        .join("jobs")
-        .join(format!("{}.{}", assignment.job_id, assignment.run));
-    create_dir(&job_dir, "create the job directory")?;
-
     let user = job_user(settings, &assignment.user)?;
-    let script = job_dir.join("script.sh");
-    write_script(&script, &assignment.script)?;
-    // The run directory stays root's (the worker and the shepherd write their records
-    // there); the job's user owns only the script and its scratch directory.
-    give_to(&script, user.as_ref())?;
+    let (job_id, run) = (assignment.job_id, assignment.run);
+    let job_dir = run_dir(settings, job_id, run);
+    crate::run_dir::ensure_dir(&job_dir, crate::run_dir::RUN_DIR_MODE)?;
+    let files = RunFiles::new(&job_dir);
+    files.clear();
 
-    let work_dir = match &assignment.work_dir {
-        Some(dir) => {
-            let dir = PathBuf::from(dir);
-            if !dir.is_dir() {
-                return Err(WorkerError::WorkDirMissing { path: dir });
-            }
-            dir
-        }
-        None => {
-            let dir = job_dir.join("work");
-            create_dir(&dir, "create the scratch working directory")?;
-            give_to(&dir, user.as_ref())?;
-            dir
-        }
+    // The job user's own directory of the run: the script, the scratch directory and the
+    // signal reason file.
+    let own = crate::run_dir::user_dir(settings, job_id, run, user.as_ref())?;
+    let script = own.join("script.sh");
+    crate::run_dir::replace_file_in(&own, "script.sh", assignment.script.as_bytes(), 0o700)
+        .map_err(|source| WorkerError::Io {
+            action: "write the batch script",
+            path: script.clone(),
+            source,
+        })?;
+    let (work_dir, make_work_dir) = match &assignment.work_dir {
+        Some(dir) => (PathBuf::from(dir), false),
+        None => (own.join("work"), true),
     };
 
     let values = PatternValues {
-        job_id: assignment.job_id,
+        job_id,
         job_name: &assignment.name,
         array_job_id: assignment.array_job_id,
         array_task_id: assignment.array_task_id,
@@ -1379,211 +1404,137 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         }
     };
     let stdout_path = resolve(&assignment.stdout);
-    let exe = settings.client_exe.as_deref();
-    let (stdout_file, stdout_start) =
-        open_output(&stdout_path, assignment.open_mode, user.as_ref(), exe)?;
-    let mut outputs = vec![(OutputStream::Stdout, stdout_path.clone(), stdout_start)];
-    let stderr_path = assignment.stderr.as_deref().map(resolve);
-    let stderr_file = match stderr_path {
-        Some(path) if path != stdout_path => {
-            let (file, start) = open_output(&path, assignment.open_mode, user.as_ref(), exe)?;
-            outputs.push((OutputStream::Stderr, path, start));
-            file
+    let mut outputs = vec![OutputSpec {
+        stream: OutputStream::Stdout,
+        path: stdout_path.clone(),
+        open_mode: assignment.open_mode,
+        private: false,
+    }];
+    if let Some(path) = assignment.stderr.as_deref().map(resolve) {
+        if path != stdout_path {
+            outputs.push(OutputSpec {
+                stream: OutputStream::Stderr,
+                path,
+                open_mode: assignment.open_mode,
+                private: false,
+            });
         }
-        _ => stdout_file.try_clone().map_err(|source| WorkerError::Io {
-            action: "share the output file",
-            path: stdout_path.clone(),
-            source,
-        })?,
-    };
+    }
 
-    let mut environment = job_environment(settings, assignment, &work_dir, std::env::vars());
-    let checkpoints = checkpoint_dir(settings, assignment.job_id)?;
-    give_to(&checkpoints, user.as_ref())?;
+    let mut environment = job_environment(
+        settings,
+        assignment,
+        &work_dir,
+        inherited_environment(settings, user.as_ref()),
+    );
+    let checkpoints = checkpoint_dir(settings, job_id, user.as_ref())?;
     environment.insert(
         "BERTH_CHECKPOINT_DIR".to_string(),
         checkpoints.display().to_string(),
     );
-    if let Some(bin) = job_bin_dir(settings, assignment.job_id, assignment.run)? {
-        let path = environment.get("PATH").cloned().unwrap_or_default();
-        let bin = bin.display().to_string();
-        let path = if path.is_empty() {
-            bin
-        } else {
-            format!("{bin}:{path}")
-        };
-        environment.insert("PATH".to_string(), path);
-    }
-    let bash = if Path::new("/bin/bash").exists() {
-        "/bin/bash"
-    } else {
-        "bash"
-    };
-    let job_dir_files = RunFiles::new(&job_dir);
-    let _ = std::fs::remove_file(&job_dir_files.status);
-    let _ = std::fs::remove_file(&job_dir_files.pid);
-    let _ = std::fs::remove_file(&job_dir_files.ending);
-    let _ = std::fs::remove_file(&job_dir_files.reported);
-    job_dir_files.clear_progress();
+    put_commands_on_path(settings, &mut environment)?;
     let limits = crate::cgroup::Limits {
         memory_mib: assignment.memory_limit_mib,
         cpus: assignment.cpu_limit,
     };
-    let cgroup = job_cgroup(
-        settings,
-        assignment.job_id,
-        assignment.run,
-        limits,
-        &assignment.gpus,
-    );
-    let mut command = supervised_command(
-        settings.client_exe.as_deref(),
-        &job_dir_files,
-        user.as_ref(),
-        cgroup.as_ref(),
-        bash,
-    );
+    let cgroup = job_cgroup(settings, job_id, run, limits, &assignment.gpus);
     // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
     // `bash script.sh` in the same process.
-    command
-        .arg("-c")
-        .arg("export SLURM_TASK_PID=$$; exec bash \"$0\"")
-        .arg(&script)
-        .current_dir(&work_dir)
-        .env_clear()
-        .envs(&environment)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout_file))
-        .stderr(Stdio::from(stderr_file))
-        .kill_on_drop(false);
-    Ok(Prepared {
-        command,
-        script,
+    let bash = if Path::new("/bin/bash").exists() {
+        "/bin/bash"
+    } else {
+        "/usr/bin/bash"
+    };
+    let spec = ShepherdSpec {
+        user: user.as_ref().map(|user| user.name.clone()),
+        umask: job_umask(&assignment.environment),
+        work_dir,
+        make_work_dir,
+        argv: vec![
+            bash.to_string(),
+            "-c".to_string(),
+            "export SLURM_TASK_PID=$$; exec bash \"$0\"".to_string(),
+            script.display().to_string(),
+        ],
+        environment,
         outputs,
-        files: job_dir_files,
+        cgroups: cgroup.iter().flat_map(|group| group.dirs.clone()).collect(),
+        pid_file: files.pid.clone(),
+        status_file: files.status.clone(),
+        outputs_file: files.outputs.clone(),
+        lease: settings.lease.clone(),
+        reason_dir: Some(own.clone()),
+    };
+    let start = start_command(settings.client_exe.as_deref(), &files, &spec)?;
+    Ok(Prepared {
+        start,
+        script,
+        files,
         cgroup,
+        user,
     })
 }
 
-fn create_dir(path: &Path, action: &'static str) -> Result<(), WorkerError> {
-    std::fs::create_dir_all(path).map_err(|source| WorkerError::Io {
-        action,
-        path: path.to_path_buf(),
-        source,
-    })
+/// The umask a job's files get: its submission's `SLURM_UMASK` (octal, as `sbatch` sends
+/// it: `0022`), else [`DEFAULT_UMASK`].
+pub fn job_umask(environment: &BTreeMap<String, String>) -> u32 {
+    environment
+        .get("SLURM_UMASK")
+        .and_then(|mask| u32::from_str_radix(mask.trim(), 8).ok())
+        .filter(|mask| *mask <= 0o777)
+        .unwrap_or(DEFAULT_UMASK)
 }
 
-fn write_script(path: &Path, script: &str) -> Result<(), WorkerError> {
-    let io_error = |source| WorkerError::Io {
-        action: "write the batch script",
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o700)
-        .open(path)
-        .map_err(io_error)?;
-    file.write_all(script.as_bytes()).map_err(io_error)?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o700))
-        .map_err(io_error)?;
-    Ok(())
-}
-
-/// Opens an output file per `--open-mode`, creating missing parent directories.
-/// Returns the file and where this run's output starts in it.
-///
-/// For a job run as `user`, the directories and the file are made by a process running
-/// as that user (through `exe shepherd --exec-as`, with the user's groups), so a job can
-/// only name output files its user may write; the worker then opens the file without
-/// following a symbolic link and checks that it is a regular file of that user before
-/// truncating it (a path swapped meanwhile for someone else's file is refused, untouched).
-fn open_output(
-    path: &Path,
-    mode: OpenMode,
+/// What a job inherits besides its submission's environment: a job run as its own user
+/// gets nothing of the worker's environment, only its account's `HOME`, `USER`,
+/// `LOGNAME` and `SHELL` (its submission's win); a job run as the worker's user gets the
+/// worker's environment, less its credentials ([`SECRET_VARIABLES`], the node token).
+pub fn inherited_environment(
+    settings: &LaunchSettings,
     user: Option<&JobUser>,
-    exe: Option<&Path>,
-) -> Result<(File, u64), WorkerError> {
-    let io_error = |source| WorkerError::Io {
-        action: "open the output file",
-        path: path.to_path_buf(),
-        source,
-    };
-    let refused = |why: String| {
-        io_error(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            why,
-        ))
-    };
-    let file = match user {
+) -> Vec<(String, String)> {
+    match user {
         Some(user) => {
-            const CREATE: &str = "mkdir -p -- \"$(dirname -- \"$1\")\" && : >> \"$1\"";
-            let mut as_user = match exe {
-                Some(exe) => {
-                    let mut c = std::process::Command::new(exe);
-                    c.args(["shepherd", "--exec-as", &user.name, "--", "/bin/sh"]);
-                    c
-                }
-                None => {
-                    let mut c = std::process::Command::new("/bin/sh");
-                    c.uid(user.uid.as_raw()).gid(user.gid.as_raw());
-                    c
-                }
-            };
-            let out = as_user
-                .arg("-c")
-                .arg(CREATE)
-                .arg("berth-output")
-                .arg(path)
-                .stdin(Stdio::null())
-                .output()
-                .map_err(io_error)?;
-            if !out.status.success() {
-                return Err(refused(format!(
-                    "{} may not write it: {}",
-                    user.name,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                )));
+            let account = nix::unistd::User::from_uid(user.uid).ok().flatten();
+            let mut env = vec![
+                ("USER".to_string(), user.name.clone()),
+                ("LOGNAME".to_string(), user.name.clone()),
+            ];
+            if let Some(account) = account {
+                env.push(("HOME".to_string(), account.dir.display().to_string()));
+                env.push(("SHELL".to_string(), account.shell.display().to_string()));
             }
-            let file = OpenOptions::new()
-                .append(true)
-                .custom_flags(libc::O_NOFOLLOW)
-                .open(path)
-                .map_err(io_error)?;
-            let meta = file.metadata().map_err(io_error)?;
-            if !meta.is_file() || meta.uid() != user.uid.as_raw() {
-                return Err(refused(format!(
-                    "not a regular file of {} (it changed while being opened)",
-                    user.name
-                )));
-            }
-            if mode == OpenMode::Truncate {
-                file.set_len(0).map_err(io_error)?;
-            }
-            file
+            env
         }
-        None => {
-            if let Some(parent) = path.parent() {
-                if !parent.as_os_str().is_empty() && !parent.is_dir() {
-                    create_dir(parent, "create the output directory")?;
-                }
-            }
-            let mut options = OpenOptions::new();
-            options.create(true);
-            match mode {
-                OpenMode::Truncate => options.write(true).truncate(true),
-                OpenMode::Append => options.append(true),
-            };
-            options.open(path).map_err(io_error)?
-        }
+        None => std::env::vars()
+            .filter(|(name, value)| {
+                !SECRET_VARIABLES.contains(&name.as_str())
+                    && settings.token.as_deref() != Some(value.as_str())
+            })
+            .collect(),
+    }
+}
+
+/// Puts the node's client commands ([`client_command_dir`]) first on the job's `PATH`
+/// (after which [`DEFAULT_JOB_PATH`] when the job has none).
+pub(crate) fn put_commands_on_path(
+    settings: &LaunchSettings,
+    environment: &mut BTreeMap<String, String>,
+) -> Result<(), WorkerError> {
+    let Some(bin) = client_command_dir(settings)? else {
+        return Ok(());
     };
-    let start = match mode {
-        OpenMode::Truncate => 0,
-        OpenMode::Append => file.metadata().map_err(io_error)?.len(),
-    };
-    Ok((file, start))
+    let bin = bin.display().to_string();
+    let path = environment
+        .get("PATH")
+        .filter(|path| !path.is_empty())
+        .cloned()
+        .unwrap_or_else(|| DEFAULT_JOB_PATH.to_string());
+    // `srun`'s environment already has it first.
+    if path.split(':').next() != Some(bin.as_str()) {
+        environment.insert("PATH".to_string(), format!("{bin}:{path}"));
+    }
+    Ok(())
 }
 
 /// The batch script's environment: `inherited` (the worker's own) without the worker's
@@ -1730,6 +1681,8 @@ pub fn job_environment(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use berth_core::spec::OpenMode;
+    use std::os::unix::fs::PermissionsExt;
     use std::time::Instant;
 
     /// A fresh directory under the system temp dir for one test.
@@ -1754,6 +1707,7 @@ mod tests {
             cgroups: None,
             gpu_minors: Vec::new(),
             devices: Vec::new(),
+            lease: None,
         }
     }
 
@@ -1894,7 +1848,7 @@ mod tests {
         let text = std::fs::read_to_string(&out).unwrap();
         assert!(text.contains("to stderr"));
 
-        let script = dir.join("state/jobs/42.0/script.sh");
+        let script = dir.join("state/spool/42.0/script.sh");
         let mode = std::fs::metadata(&script).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
     }
@@ -1919,7 +1873,7 @@ mod tests {
             std::fs::read_to_string(dir.join("e-7.txt")).unwrap(),
             "err\n"
         );
-        assert!(dir.join("state/jobs/7.0/work").is_dir());
+        assert!(dir.join("state/spool/7.0/work").is_dir());
     }
 
     #[tokio::test]
@@ -2011,6 +1965,7 @@ mod tests {
             handle.stop(Stop {
                 preempted: true,
                 grace: Some(Duration::from_secs(10)),
+                ..Stop::default()
             });
             // Only the first request counts.
             handle.cancel();
@@ -2043,6 +1998,7 @@ mod tests {
             handle.stop(Stop {
                 preempted: true,
                 grace: Some(Duration::ZERO),
+                ..Stop::default()
             })
         })
         .await;
@@ -2124,6 +2080,41 @@ mod tests {
         assert_eq!(env["SLURM_CPUS_PER_TASK"], "8");
         assert_eq!(env["SLURM_JOB_NODELIST"], "node-2");
         assert_eq!(env["SLURM_CLUSTER_NAME"], "berth");
+    }
+
+    #[test]
+    fn the_umask_is_the_submitters_else_private() {
+        let env = |mask: &str| -> BTreeMap<String, String> {
+            [("SLURM_UMASK".to_string(), mask.to_string())].into()
+        };
+        assert_eq!(job_umask(&env("0022")), 0o022);
+        assert_eq!(job_umask(&env("027")), 0o027);
+        assert_eq!(job_umask(&env("rw-")), DEFAULT_UMASK);
+        assert_eq!(job_umask(&env("07777")), DEFAULT_UMASK);
+        assert_eq!(job_umask(&BTreeMap::new()), 0o077);
+    }
+
+    #[test]
+    fn a_job_of_its_own_user_inherits_nothing_of_the_worker() {
+        let dir = PathBuf::from("/tmp/work");
+        let me = nix::unistd::User::from_uid(nix::unistd::geteuid())
+            .unwrap()
+            .unwrap();
+        let user = JobUser {
+            name: me.name.clone(),
+            uid: me.uid,
+            gid: me.gid,
+        };
+        let inherited = inherited_environment(&settings(&dir), Some(&user));
+        let names: Vec<&str> = inherited.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["USER", "LOGNAME", "HOME", "SHELL"]);
+        let mut job = assignment(5, "true", &dir);
+        job.environment
+            .insert("HOME".to_string(), "/home/elsewhere".to_string());
+        let env = job_environment(&settings(&dir), &job, &dir, inherited);
+        assert_eq!(env["HOME"], "/home/elsewhere", "the submission's wins");
+        assert_eq!(env["USER"], me.name);
+        assert!(!env.contains_key("CARGO"), "nothing of the worker's own");
     }
 
     /// The devices of a simulated node of `spec`.

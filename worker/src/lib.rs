@@ -21,7 +21,13 @@
 //!
 //! A batch shell runs under a shepherd (`berth shepherd`, a small process that records
 //! its exit status), so a worker that is restarted (upgrade, crash) finds its running
-//! jobs again from `{state_dir}/jobs/*/run.json` and keeps supervising them.
+//! jobs again from `{state_dir}/jobs/*/run.json` and keeps supervising them. Nothing of
+//! a job (its environment, arguments, paths) reaches a root process: the shepherd reads
+//! it from a root-only spec and applies it after becoming the job's user
+//! ([`shepherd`]); the run directories and who may read them are in [`run_dir`].
+//!
+//! * [`lease`]: the node's lease; a node out of contact with the api for longer stops
+//!   its runs (through their shepherds) before the scheduler could start them again.
 //!
 //! A worker running as root runs each job as its submitting user (uid, gid and
 //! supplementary groups, switched by the shepherd); a job whose user has no account on
@@ -48,7 +54,10 @@ pub mod error;
 pub mod gpu;
 pub mod journal;
 pub mod launch;
+pub mod lease;
 pub mod output;
+pub mod run_dir;
+pub mod shepherd;
 pub mod task;
 
 pub use agent::run;
@@ -74,8 +83,8 @@ pub struct WorkerConfig {
     /// `Name=shard Count=…`; jobs ask `--gres=shard:N`), NVML or simulated. `None`: whole
     /// GPUs.
     pub gpu_shards: Option<u32>,
-    /// Where job scripts and scratch working directories live
-    /// (`{state_dir}/jobs/{job_id}.{run}/`).
+    /// Where the worker keeps its records, and jobs their scripts and scratch working
+    /// directories ([`run_dir`] has the layout).
     pub state_dir: PathBuf,
     /// Grace between SIGTERM and SIGKILL when a job is cancelled or hits its time limit
     /// (Slurm's `KillWait`, 30 s by default).
@@ -100,6 +109,11 @@ pub struct WorkerConfig {
     pub allow_root_jobs: bool,
     /// Limit jobs' memory and CPUs with cgroups where the node has them (default true).
     pub cgroups: bool,
+    /// Stop the node's jobs and step tasks when the worker stops (SIGTERM, SIGKILL after
+    /// the kill wait; their cgroups removed; reported as node failures at the next start):
+    /// what `berth dev` does. Default false: they keep running under their shepherds and
+    /// a restarted worker supervises them again.
+    pub stop_jobs_on_shutdown: bool,
 }
 
 impl WorkerConfig {
@@ -126,6 +140,7 @@ impl WorkerConfig {
             run_as_user: nix::unistd::geteuid().is_root(),
             allow_root_jobs: false,
             cgroups: true,
+            stop_jobs_on_shutdown: false,
         }
     }
 }

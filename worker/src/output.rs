@@ -8,6 +8,12 @@
 //! tasks' output files are shipped the same way. When the job ends, the
 //! tail reads to the end of the file and uploads the rest before the launcher reports
 //! the exit: clients print output once the job is terminal.
+//!
+//! The worker reads output files as root, by the names the job gave: it ships only a
+//! regular file (not a link to one, a FIFO or a device: `-o /dev/null` is simply not
+//! shipped) that belongs to the job's user, opened without following a link and checked
+//! again once open, so a job that swaps its output for a link (to `/etc/shadow`, another
+//! tenant's file) or a FIFO gets nothing shipped and stalls nothing.
 
 use crate::api::{ApiClient, Backoff};
 use crate::WorkerError;
@@ -111,6 +117,31 @@ pub(crate) struct OutputTail {
     /// Where the count of bytes uploaded so far is kept (decimal), so that a worker
     /// restarted while the job runs goes on from there; `None`: from `start`.
     pub(crate) progress: Option<PathBuf>,
+    /// The uid the file must belong to (the job's user, when it runs as its own);
+    /// `None`: any owner (the job runs as the worker's user, or the file is the worker's).
+    pub(crate) owner: Option<u32>,
+}
+
+/// Opens `path` for shipping when it is a regular file (no link followed, no FIFO or
+/// device opened) of `owner` (when given): checked before opening (`lstat`) and again on
+/// the open file (same file, still regular, same owner). `None` otherwise.
+pub(crate) fn open_shippable(path: &std::path::Path, owner: Option<u32>) -> Option<std::fs::File> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let before = std::fs::symlink_metadata(path).ok()?;
+    if !before.is_file() || owner.is_some_and(|uid| before.uid() != uid) {
+        return None;
+    }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    let after = file.metadata().ok()?;
+    let same = after.is_file()
+        && after.dev() == before.dev()
+        && after.ino() == before.ino()
+        && owner.is_none_or(|uid| after.uid() == uid);
+    same.then_some(file)
 }
 
 impl OutputTail {
@@ -139,10 +170,10 @@ impl OutputTail {
     /// Reads what was written past `start + sent` and uploads it in chunks. Unless
     /// `last`, an incomplete UTF-8 character at the end waits for the next round.
     async fn ship(&self, uploader: &OutputUploader, sent: &mut u64, last: bool) {
-        let mut file = match tokio::fs::File::open(&self.path).await {
-            Ok(file) => file,
-            Err(err) => {
-                tracing::debug!(job.id = self.job_id, path = %self.path.display(), error = %err, "output file not readable");
+        let mut file = match open_shippable(&self.path, self.owner) {
+            Some(file) => tokio::fs::File::from_std(file),
+            None => {
+                tracing::debug!(job.id = self.job_id, path = %self.path.display(), "output file not shipped: not a regular file of the job's user");
                 return;
             }
         };
@@ -240,7 +271,26 @@ pub(crate) fn utf8_complete_len(bytes: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::utf8_complete_len;
+    use super::{open_shippable, utf8_complete_len};
+
+    #[test]
+    fn only_a_regular_file_of_its_owner_is_shipped() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = std::env::temp_dir().join(format!("berth-ship-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("out");
+        std::fs::write(&out, "mine").unwrap();
+        let me = std::fs::metadata(&out).unwrap().uid();
+        assert!(open_shippable(&out, Some(me)).is_some());
+        assert!(open_shippable(&out, None).is_some());
+        assert!(open_shippable(&out, Some(me + 1)).is_none());
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&out, &link).unwrap();
+        assert!(open_shippable(&link, None).is_none());
+        assert!(open_shippable(std::path::Path::new("/dev/null"), None).is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn keeps_incomplete_characters_back() {

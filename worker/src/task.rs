@@ -4,10 +4,11 @@
 //! that runs the step's command as the leader of its own process group, in the step's
 //! working directory (else the job's scratch directory), with `srun`'s environment
 //! overlaid by the task's Slurm variables ([`task_environment`]), under a shepherd
-//! (`berth shepherd`, as batch shells) that records its exit status. Its stdout and
-//! stderr go to files in `{state_dir}/jobs/{job_id}.{run}/tasks/{step}.{task}/`, shipped to
-//! the api in chunks (`POST /v1/jobs/{id}/steps/{step}/output`), from where `srun` prints
-//! them. It reports `Started`, then `Exited` once all its output is uploaded (or
+//! (`berth shepherd`, as batch shells: the command and environment go through its spec,
+//! applied only once it has become the job's user) that records its exit status. Its
+//! stdout and stderr go to root's files (mode 0600) in the root-only
+//! `{state_dir}/jobs/{job_id}.{run}/tasks/{step}.{task}/`, shipped to the api in chunks
+//! (`POST /v1/jobs/{id}/steps/{step}/output`), from where `srun` prints them. It reports `Started`, then `Exited` once all its output is uploaded (or
 //! `LaunchFailed`). A cancellation (the step is being stopped, or its job ended) sends
 //! SIGTERM to the group, SIGKILL after the kill wait; whatever is left of the group when
 //! the task's process exits is killed.
@@ -19,10 +20,11 @@
 
 use crate::cgroup::JobCgroup;
 use crate::launch::{
-    job_bin_dir, signal_group, write_signal_reason, HeldDevices, LaunchSettings, RunFiles,
-    StopReason, Waiter, SECRET_VARIABLES,
+    signal_group, write_signal_reason, HeldDevices, LaunchSettings, RunFiles, StopReason, Waiter,
+    SECRET_VARIABLES,
 };
 use crate::output::{OutputTail, OutputUploader};
+use crate::shepherd::{OutputSpec, ShepherdSpec};
 use berth_core::hostlist;
 use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{OutputStream, ReportKind};
@@ -31,7 +33,6 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, Notify};
@@ -44,6 +45,7 @@ pub struct TaskHandle {
     key: StepTaskKey,
     gpus: Vec<u32>,
     cancel: Arc<Notify>,
+    cancelled: std::sync::atomic::AtomicBool,
     task: JoinHandle<()>,
 }
 
@@ -59,13 +61,27 @@ impl TaskHandle {
     }
 
     /// Asks the supervisor to stop the task (SIGTERM, SIGKILL after the kill wait).
-    pub fn cancel(&self) {
+    /// Returns whether this was the first request.
+    pub fn cancel(&self) -> bool {
         self.cancel.notify_one();
+        !self
+            .cancelled
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Stops supervising (the worker is shutting down); the process keeps running.
     pub fn abandon(self) {
         self.task.abort();
+    }
+
+    /// Waits for the supervisor to finish until `deadline`, then stops supervising.
+    pub async fn finish_by(mut self, deadline: tokio::time::Instant) {
+        if tokio::time::timeout_at(deadline, &mut self.task)
+            .await
+            .is_err()
+        {
+            self.task.abort();
+        }
     }
 }
 
@@ -101,6 +117,7 @@ pub fn launch_task(
         key,
         gpus,
         cancel,
+        cancelled: std::sync::atomic::AtomicBool::new(false),
         task,
     }
 }
@@ -128,6 +145,7 @@ pub fn adopt_task(
         key,
         gpus,
         cancel,
+        cancelled: std::sync::atomic::AtomicBool::new(false),
         task,
     }
 }
@@ -171,33 +189,28 @@ impl TaskSupervisor {
 
     async fn supervise(self, launch: StepTaskLaunch) {
         let key = launch.key;
-        let work_dir = match &launch.work_dir {
-            Some(dir) if PathBuf::from(dir).is_dir() => PathBuf::from(dir),
-            Some(dir) => {
-                return self.launch_failed(
-                    key,
-                    format!("the working directory {dir} does not exist on this node"),
-                )
-            }
-            None => {
-                let dir = crate::launch::run_dir(&self.settings, key.job_id, key.run).join("work");
-                if let Err(err) = std::fs::create_dir_all(&dir) {
-                    return self.launch_failed(key, format!("creating {}: {err}", dir.display()));
-                }
-                dir
-            }
+        let user = match crate::launch::job_user(&self.settings, &launch.user) {
+            Ok(user) => user,
+            Err(err) => return self.launch_failed(key, err.chain()),
         };
-        let bin_dir = match job_bin_dir(&self.settings, key.job_id, key.run) {
+        // The job user's own directory of the run on this node (its scratch directory and
+        // signal reason file), made here when the batch shell runs elsewhere.
+        let own = match crate::run_dir::user_dir(&self.settings, key.job_id, key.run, user.as_ref())
+        {
             Ok(dir) => dir,
             Err(err) => return self.launch_failed(key, err.chain()),
+        };
+        let (work_dir, make_work_dir) = match &launch.work_dir {
+            Some(dir) => (PathBuf::from(dir), false),
+            None => (own.join("work"), true),
         };
         let mut environment = task_environment(
             &self.settings,
             &launch,
-            bin_dir.as_deref(),
-            std::env::vars(),
+            None,
+            crate::launch::inherited_environment(&self.settings, user.as_ref()),
         );
-        match crate::launch::checkpoint_dir(&self.settings, key.job_id) {
+        match crate::launch::checkpoint_dir(&self.settings, key.job_id, user.as_ref()) {
             Ok(dir) => {
                 environment.insert(
                     "BERTH_CHECKPOINT_DIR".to_string(),
@@ -206,10 +219,9 @@ impl TaskSupervisor {
             }
             Err(err) => return self.launch_failed(key, err.chain()),
         }
-        let user = match crate::launch::job_user(&self.settings, &launch.user) {
-            Ok(user) => user,
-            Err(err) => return self.launch_failed(key, err.chain()),
-        };
+        if let Err(err) = crate::launch::put_commands_on_path(&self.settings, &mut environment) {
+            return self.launch_failed(key, err.chain());
+        }
         // The job's cgroups on this node (made here when the batch shell is elsewhere):
         // its limits, and only the job's GPUs on this node may be opened.
         let limits = crate::cgroup::Limits {
@@ -223,52 +235,60 @@ impl TaskSupervisor {
             limits,
             &launch.job_gpus,
         );
-        // The task's directory: its record, the shepherd's pid and status files, and its
+        // The task's directory (root's alone): its record, the shepherd's files, and its
         // output.
         let task_dir = task_record_dir(&self.settings, key);
-        if let Err(err) = std::fs::create_dir_all(&task_dir) {
-            return self.launch_failed(key, format!("creating {}: {err}", task_dir.display()));
-        }
-        let files = RunFiles::new(&task_dir);
-        for stale in [&files.status, &files.pid, &files.reported, &files.ending] {
-            let _ = std::fs::remove_file(stale);
-        }
-        files.clear_progress();
-        let mut outputs = Vec::new();
-        for stream in [OutputStream::Stdout, OutputStream::Stderr] {
-            let path = output_path(&task_dir, stream);
-            match std::fs::File::create(&path) {
-                Ok(file) => outputs.push(file),
-                Err(err) => {
-                    return self.launch_failed(key, format!("creating {}: {err}", path.display()))
-                }
+        let run_dir = crate::launch::run_dir(&self.settings, key.job_id, key.run);
+        for dir in [&run_dir, &run_dir.join("tasks"), &task_dir] {
+            if let Err(err) = crate::run_dir::ensure_dir(dir, crate::run_dir::RUN_DIR_MODE) {
+                return self.launch_failed(key, err.chain());
             }
         }
-        let stderr = outputs.pop().map(Stdio::from).unwrap_or_else(Stdio::null);
-        let stdout = outputs.pop().map(Stdio::from).unwrap_or_else(Stdio::null);
+        let files = RunFiles::new(&task_dir);
+        files.clear();
+        let outputs = [OutputStream::Stdout, OutputStream::Stderr]
+            .into_iter()
+            .map(|stream| OutputSpec {
+                stream,
+                path: output_path(&task_dir, stream),
+                open_mode: berth_core::spec::OpenMode::Truncate,
+                private: true,
+            })
+            .collect();
         // The task learns its own pid (SLURM_TASK_PID), then becomes the command.
-        let mut command = crate::launch::supervised_command(
+        let mut argv = vec![
+            "/bin/sh".to_string(),
+            "-c".to_string(),
+            "SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"".to_string(),
+            "berth-task".to_string(),
+        ];
+        argv.extend(launch.command.iter().cloned());
+        let spec = ShepherdSpec {
+            user: user.as_ref().map(|user| user.name.clone()),
+            umask: crate::launch::job_umask(&launch.environment),
+            work_dir,
+            make_work_dir,
+            argv,
+            environment,
+            outputs,
+            cgroups: cgroup.iter().flat_map(|group| group.dirs.clone()).collect(),
+            pid_file: files.pid.clone(),
+            status_file: files.status.clone(),
+            outputs_file: files.outputs.clone(),
+            lease: self.settings.lease.clone(),
+            reason_dir: Some(own.clone()),
+        };
+        let start = match crate::launch::start_command(
             self.settings.client_exe.as_deref(),
             &files,
-            user.as_ref(),
-            cgroup.as_ref(),
-            "/bin/sh",
-        );
-        command
-            .arg("-c")
-            .arg("SLURM_TASK_PID=$$; export SLURM_TASK_PID; exec \"$@\"")
-            .arg("berth-task")
-            .args(&launch.command)
-            .current_dir(&work_dir)
-            .env_clear()
-            .envs(&environment)
-            .stdin(Stdio::null())
-            .stdout(stdout)
-            .stderr(stderr)
-            .kill_on_drop(false);
+            &spec,
+        ) {
+            Ok(start) => start,
+            Err(err) => return self.launch_failed(key, err.chain()),
+        };
         // With a shepherd, the task can be found again after a worker restart: recorded
         // before the spawn (pid unknown yet), so that it is never launched twice.
-        let shepherded = self.settings.client_exe.is_some();
+        let shepherded = matches!(start, crate::launch::Start::Shepherd(_));
         let mut record = TaskRecord {
             key,
             pid: 0,
@@ -280,14 +300,13 @@ impl TaskSupervisor {
             record.launch = Some(launch.clone());
             record.write(&task_dir);
         }
-        let (waiter, pid) = match crate::launch::spawn_supervised(command, &files, shepherded).await
-        {
+        let (waiter, pid, _) = match crate::launch::spawn_supervised(start, &files).await {
             Ok(spawned) => spawned,
             Err(err) => {
-                let _ = std::fs::write(&files.reported, "");
+                let _ = crate::run_dir::write_private(&files.reported, b"");
                 return self.launch_failed(
                     key,
-                    format!("starting {:?}: {err}", launch.command.join(" ")),
+                    format!("starting {:?}: {}", launch.command.join(" "), err.chain()),
                 );
             }
         };
@@ -315,11 +334,13 @@ impl TaskSupervisor {
                     record.write(&task_dir);
                 }
                 None => {
-                    let _ = std::fs::write(&files.reported, "");
-                    return self.launch_failed(
-                        key,
-                        "the worker restarted before the shepherd started the task".into(),
-                    );
+                    let _ = crate::run_dir::write_private(&files.reported, b"");
+                    let message = crate::launch::read_status(&files.status)
+                        .and_then(|status| status.launch_error)
+                        .unwrap_or_else(|| {
+                            "the worker restarted before the shepherd started the task".into()
+                        });
+                    return self.launch_failed(key, message);
                 }
             }
         }
@@ -362,6 +383,8 @@ impl TaskSupervisor {
                     path: output_path(&task_dir, stream),
                     start: 0,
                     progress: Some(files.progress(stream)),
+                    // Root's own file in the run's root-only directory.
+                    owner: None,
                 };
                 tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
             }
@@ -448,7 +471,9 @@ pub struct TaskRecord {
 impl TaskRecord {
     fn write(&self, task_dir: &std::path::Path) {
         let text = serde_json::to_string(self).unwrap_or_default();
-        if let Err(err) = std::fs::write(task_dir.join("task.json"), text) {
+        if let Err(err) =
+            crate::run_dir::write_private(&task_dir.join("task.json"), text.as_bytes())
+        {
             tracing::warn!(error = %err, "could not record the task; a restarted worker will not find it");
         }
     }
@@ -464,7 +489,7 @@ fn task_record_dir(settings: &LaunchSettings, key: StepTaskKey) -> PathBuf {
 pub fn mark_reported(settings: &LaunchSettings, key: StepTaskKey) {
     let dir = task_record_dir(settings, key);
     if dir.is_dir() {
-        let _ = std::fs::write(RunFiles::new(&dir).reported, "");
+        let _ = crate::run_dir::write_private(&RunFiles::new(&dir).reported, b"");
     }
 }
 
@@ -623,6 +648,7 @@ mod tests {
             cgroups: None,
             gpu_minors: Vec::new(),
             devices: Vec::new(),
+            lease: None,
         }
     }
 

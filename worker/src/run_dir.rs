@@ -1,0 +1,353 @@
+//! Where a worker keeps its runs, who may read what, and how root writes where a job's
+//! user could plant a link.
+//!
+//! ```text
+//! {state_dir}/                      0711 root  (users pass through to bin/ and spool/)
+//!   node-credential                 0600 root  the node's credential (joined workers)
+//!   lease                           0600 root  the node's lease (crate::lease)
+//!   journal/                        0700 root  reports not yet acknowledged
+//!   bin/                            0755 root  berth (a copy) and srun, scontrol … links
+//!   jobs/                           0700 root  nobody but root lists or enters
+//!     {job}.{run}/                  0700 root
+//!       run.json  spec.json         0600 root  the assignment (script, environment, job
+//!                                              token), what the shepherd runs
+//!       batch.pid exit_status.json outputs.json ending reported  0600 root's records
+//!       {stdout,stderr}.sent        root       upload progress (only root can reach it)
+//!       shepherd.log                0600 root  the shepherd's own messages
+//!       tasks/{step}.{task}/        0700 root  task.json, spec.json, pid, status, and the
+//!                                              task's stdout/stderr (0600 root, shipped)
+//!   spool/                          0711 root  not listable; each run's entry named
+//!     {job}.{run}/                  0700 user  the job user's own: script.sh, work/
+//!                                              (scratch), signal_reason
+//! {checkpoint_root}/                0711 root  when the worker makes it
+//!   {job}/                          0700 user  BERTH_CHECKPOINT_DIR
+//! ```
+//!
+//! Root writes into a directory the job's user owns only through [`replace_file_in`]
+//! (the directory opened without following a link, the old entry unlinked, the new file
+//! created exclusively without following a link, then handed to the directory's owner),
+//! so a link or a hard link planted there never makes root write someone else's file.
+//! Output files named by the job are opened by the job's own process after it has become
+//! its user ([`crate::shepherd`]); the worker only reads them to ship them, and only a
+//! regular file of the job's user ([`crate::output`]).
+
+use crate::launch::{JobUser, LaunchSettings};
+use crate::WorkerError;
+use nix::errno::Errno;
+use nix::fcntl::{openat, OFlag};
+use nix::sys::stat::{fstat, Mode};
+use nix::unistd::{fchown, unlinkat, UnlinkatFlags};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::OwnedFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// The permission bits of the worker's directories (see the module's layout).
+pub const STATE_DIR_MODE: u32 = 0o711;
+/// `jobs/` and each run's directory: root's alone.
+pub const RUN_DIR_MODE: u32 = 0o700;
+/// `spool/`: passable, not listable.
+pub const SPOOL_MODE: u32 = 0o711;
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> WorkerError + 'a {
+    move |source| WorkerError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn errno<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(Errno) -> WorkerError + 'a {
+    move |e| WorkerError::Io {
+        action,
+        path: path.to_path_buf(),
+        source: std::io::Error::from(e),
+    }
+}
+
+/// Makes `path` (and missing parents) and sets its mode to `mode`.
+///
+/// # Errors
+/// [`WorkerError::Io`] when it cannot be made or its mode set.
+pub fn ensure_dir(path: &Path, mode: u32) -> Result<(), WorkerError> {
+    std::fs::create_dir_all(path).map_err(io("create the directory", path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(io("set the mode of", path))
+}
+
+/// Sets the modes of a worker's state directory and of the directories in it (see the
+/// module's layout), making those missing: records from an older worker become root's
+/// alone too.
+///
+/// # Errors
+/// [`WorkerError::Io`] when one cannot be made or its mode set, or when the state
+/// directory is one that others may write (`/tmp`): the worker needs its own.
+pub fn prepare_state_dir(state_dir: &Path) -> Result<(), WorkerError> {
+    if let Ok(meta) = std::fs::metadata(state_dir) {
+        if meta.permissions().mode() & 0o002 != 0 {
+            return Err(WorkerError::Io {
+                action: "use as the state directory",
+                path: state_dir.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    "everyone may write it; give the worker a directory of its own",
+                ),
+            });
+        }
+    }
+    ensure_dir(state_dir, STATE_DIR_MODE)?;
+    ensure_dir(&state_dir.join("jobs"), RUN_DIR_MODE)?;
+    ensure_dir(&state_dir.join("spool"), SPOOL_MODE)?;
+    ensure_dir(&state_dir.join("journal"), RUN_DIR_MODE)
+}
+
+/// Writes `bytes` to `path`, a file of the worker's in one of its own directories: mode
+/// 0600, replaced atomically (a temporary file renamed over it).
+///
+/// # Errors
+/// The file cannot be written.
+pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&tmp)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&tmp, path)
+}
+
+/// Opens directory `path` without following a link in its last component.
+fn open_dir(path: &Path) -> nix::Result<OwnedFd> {
+    nix::fcntl::open(
+        path,
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+}
+
+/// Replaces `name` in directory `dir` with a new file holding `contents`, of mode
+/// `mode`, owned by the directory's owner (and group): the directory is opened without
+/// following a link, whatever `name` was (a file, a link, a hard link to another file)
+/// is unlinked, and the new file is created exclusively without following a link. A
+/// directory of that name is left alone (an error). Safe in a directory the job's user
+/// owns.
+///
+/// # Errors
+/// The directory cannot be opened, the old entry removed or the new file written.
+pub fn replace_file_in(dir: &Path, name: &str, contents: &[u8], mode: u32) -> std::io::Result<()> {
+    let dir_fd = open_dir(dir)?;
+    let owner = fstat(&dir_fd)?;
+    for _ in 0..5 {
+        match unlinkat(&dir_fd, name, UnlinkatFlags::NoRemoveDir) {
+            Ok(()) | Err(Errno::ENOENT) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let fd = match openat(
+            &dir_fd,
+            name,
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::from_bits_truncate(0o600),
+        ) {
+            Ok(fd) => fd,
+            // Planted again between the unlink and the create: once more.
+            Err(Errno::EEXIST) => continue,
+            Err(e) => return Err(e.into()),
+        };
+        let mut file = File::from(fd);
+        file.write_all(contents)?;
+        if nix::unistd::geteuid().is_root() {
+            fchown(
+                &file,
+                Some(nix::unistd::Uid::from_raw(owner.st_uid)),
+                Some(nix::unistd::Gid::from_raw(owner.st_gid)),
+            )?;
+        }
+        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        return Ok(());
+    }
+    Err(std::io::Error::from(Errno::EEXIST))
+}
+
+/// The run's directory of the job's user: `{state_dir}/spool/{job_id}.{run}`, made (mode
+/// 0700, `user`'s) when missing. It holds the batch script, the scratch working
+/// directory (`work/`, made by the job itself) and the signal reason file.
+pub fn user_dir_path(settings: &LaunchSettings, job_id: i64, run: u32) -> PathBuf {
+    settings
+        .state_dir
+        .join("spool")
+        .join(format!("{job_id}.{run}"))
+}
+
+/// Makes (or finds) [`user_dir_path`]: made by root in `spool/` (which only root may
+/// write) and handed to `user`; one found must already be `user`'s (or root's, then
+/// handed over).
+///
+/// # Errors
+/// [`WorkerError::Io`] when it cannot be made, or belongs to someone else.
+pub fn user_dir(
+    settings: &LaunchSettings,
+    job_id: i64,
+    run: u32,
+    user: Option<&JobUser>,
+) -> Result<PathBuf, WorkerError> {
+    let spool = settings.state_dir.join("spool");
+    if !spool.is_dir() {
+        ensure_dir(&spool, SPOOL_MODE)?;
+    }
+    let dir = user_dir_path(settings, job_id, run);
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("create the job's directory", &dir)(e)),
+    }
+    let fd = open_dir(&dir).map_err(errno("open the job's directory", &dir))?;
+    hand_over(&fd, &dir, user)?;
+    Ok(dir)
+}
+
+/// Gives directory `fd` (at `path`) to `user`, mode 0700, when it is the worker's (just
+/// made); leaves one already `user`'s as it is; refuses one that belongs to anyone else.
+fn hand_over(fd: &OwnedFd, path: &Path, user: Option<&JobUser>) -> Result<(), WorkerError> {
+    let stat = fstat(fd).map_err(errno("inspect", path))?;
+    let me = nix::unistd::geteuid().as_raw();
+    let want = user.map_or(me, |u| u.uid.as_raw());
+    if stat.st_uid == want && want != me {
+        return Ok(());
+    }
+    if stat.st_uid != me {
+        return Err(WorkerError::Io {
+            action: "use the job's directory",
+            path: path.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!("it belongs to uid {}, not to the job's user", stat.st_uid),
+            ),
+        });
+    }
+    nix::sys::stat::fchmod(fd, Mode::from_bits_truncate(0o700))
+        .map_err(errno("set the mode of", path))?;
+    if let Some(user) = user {
+        fchown(fd, Some(user.uid), Some(user.gid)).map_err(|source| WorkerError::Chown {
+            path: path.to_path_buf(),
+            user: user.name.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// The job's checkpoint directory, `{checkpoint_root}/{job_id}` (`BERTH_CHECKPOINT_DIR`),
+/// `user`'s with mode 0700, made when missing (the root too, mode 0711). The root may be
+/// shared storage others can write: whatever else is found under the job's name (a link,
+/// a file) is removed and replaced, never followed; a directory that belongs to someone
+/// other than `user` is refused.
+///
+/// # Errors
+/// [`WorkerError::Io`] when it cannot be made, or belongs to someone else.
+pub fn checkpoint_dir(
+    settings: &LaunchSettings,
+    job_id: i64,
+    user: Option<&JobUser>,
+) -> Result<PathBuf, WorkerError> {
+    let root = &settings.checkpoint_root;
+    if !root.exists() {
+        ensure_dir(root, STATE_DIR_MODE)?;
+    }
+    let dir = root.join(job_id.to_string());
+    let root_fd = nix::fcntl::open(
+        root.as_path(),
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(errno("open the checkpoint root", root))?;
+    let name = job_id.to_string();
+    for _ in 0..5 {
+        match nix::sys::stat::mkdirat(&root_fd, name.as_str(), Mode::from_bits_truncate(0o700)) {
+            Ok(()) | Err(Errno::EEXIST) => {}
+            Err(e) => return Err(errno("create the checkpoint directory", &dir)(e)),
+        }
+        match openat(
+            &root_fd,
+            name.as_str(),
+            OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => {
+                hand_over(&fd, &dir, user)?;
+                return Ok(dir);
+            }
+            // A link or a file planted under the job's name: removed, never followed.
+            Err(Errno::ELOOP | Errno::ENOTDIR) => {
+                tracing::warn!(path = %dir.display(), "replacing what was found in place of the checkpoint directory");
+                match unlinkat(&root_fd, name.as_str(), UnlinkatFlags::NoRemoveDir) {
+                    Ok(()) | Err(Errno::ENOENT) => {}
+                    Err(e) => return Err(errno("remove what was in place of", &dir)(e)),
+                }
+            }
+            Err(Errno::ENOENT) => {}
+            Err(e) => return Err(errno("open the checkpoint directory", &dir)(e)),
+        }
+    }
+    Err(errno("create the checkpoint directory", &dir)(
+        Errno::EEXIST,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("berth-rundir-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_replaced_file_never_follows_a_link_nor_writes_a_hard_linked_one() {
+        let dir = test_dir("replace");
+        let victim = dir.join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let user = dir.join("user");
+        std::fs::create_dir(&user).unwrap();
+        std::os::unix::fs::symlink(&victim, user.join("reason")).unwrap();
+        replace_file_in(&user, "reason", b"cancelled\n", 0o600).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert_eq!(
+            std::fs::read_to_string(user.join("reason")).unwrap(),
+            "cancelled\n"
+        );
+        assert!(!std::fs::symlink_metadata(user.join("reason"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        std::fs::remove_file(user.join("reason")).unwrap();
+        std::fs::hard_link(&victim, user.join("reason")).unwrap();
+        replace_file_in(&user, "reason", b"time_limit\n", 0o600).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        // A directory linked in place of the user's directory is not entered.
+        std::os::unix::fs::symlink(&dir, dir.join("linked")).unwrap();
+        assert!(replace_file_in(&dir.join("linked"), "victim", b"x", 0o600).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_private_file_is_the_owners_alone() {
+        let dir = test_dir("private");
+        let path = dir.join("run.json");
+        write_private(&path, b"{}").unwrap();
+        write_private(&path, b"{\"a\":1}").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{\"a\":1}");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
