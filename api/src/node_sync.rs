@@ -96,7 +96,7 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             format!("GPU index {} is listed twice", dup.index),
         ));
     }
-    let mut tx = pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(pool).await?;
     node::node_register_in_tx(
         &mut tx,
         &req.name,
@@ -150,7 +150,7 @@ pub async fn apply_report(
     };
     let run =
         i32::try_from(report.run).map_err(|_| ApiError::bad_field("reports.run", "too large"))?;
-    let mut tx = pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(pool).await?;
     let Some(current) = job::job_lock_in_tx(&mut tx, report.job_id).await? else {
         return Ok(());
     };
@@ -254,7 +254,7 @@ pub async fn record_time_limits(
     for expired in &req.time_limits {
         let run = i32::try_from(expired.run)
             .map_err(|_| ApiError::bad_field("time_limits.run", "too large"))?;
-        let mut tx = pool.begin().await.map_err(DbError::from)?;
+        let mut tx = berth_db::begin(pool).await?;
         let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
             continue;
         };
@@ -342,7 +342,7 @@ pub async fn apply_step_report(
     match report.kind {
         ReportKind::Started => step::step_task_started(pool, key, report.at).await?,
         ReportKind::Exited | ReportKind::LaunchFailed => {
-            let mut tx = pool.begin().await.map_err(DbError::from)?;
+            let mut tx = berth_db::begin(pool).await?;
             let outcome = step::step_task_ended_in_tx(
                 &mut tx,
                 key,

@@ -231,7 +231,7 @@ pub async fn job_cancel(
     Path(id): Path<i64>,
 ) -> Result<Json<Job>, ApiError> {
     visible_job(&state, &caller, id).await?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let tasks = job::job_array_cancel_in_tx(&mut tx, id, &caller.name).await?;
     for a in allocation::allocation_list_for_jobs(&mut *tx, &tasks).await? {
         notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;

@@ -163,6 +163,7 @@ async fn run_cluster(
         jwt_secret: Some(secret.clone()),
         jwt_public_key_pem: None,
         max_connections: 16,
+        db_timeouts: berth_db::Timeouts::default(),
         limits: Default::default(),
         oidc: Vec::new(),
         tls: None,

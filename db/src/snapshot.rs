@@ -25,7 +25,7 @@ use sqlx::{PgConnection, Postgres, Transaction};
 pub async fn read_begin(
     pool: &crate::Pool,
 ) -> Result<(Transaction<'static, Postgres>, String), DbError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::begin(pool).await?;
     sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         .execute(&mut *tx)
         .await?;

@@ -41,7 +41,7 @@ pub async fn charge_ended_runs(
     let runs = usage::usage_uncharged_runs(pool, now, CHARGE_BATCH).await?;
     let mut charged = 0;
     if !runs.is_empty() {
-        let mut tx = pool.begin().await?;
+        let mut tx = berth_db::begin(pool).await?;
         for r in &runs {
             let bill = priority::billing(billing, r.cpus.max(0) as u64, r.gpus.max(0) as u64);
             let charge = Charge {
