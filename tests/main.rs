@@ -8,6 +8,7 @@ mod array_cancel;
 mod attacks;
 mod assoc_limits;
 mod authz;
+mod cancelled_requests;
 mod chaos;
 mod cli;
 mod cluster;

@@ -132,16 +132,18 @@ pub async fn connect_with(
 }
 
 /// Whether the session is outside any transaction block, asked of the server itself:
-/// outside a block each statement is its own transaction, which starts with the
+/// outside a block a simple query is its own transaction, which starts with the
 /// statement (`now()` is the statement's start); inside one, `now()` is the block's
 /// start. (sqlx keeps the server's transaction status to itself, and its own count of
-/// open transactions is what a cancelled `BEGIN` gets wrong.) A session in a failed
-/// block answers with an error, which also keeps it out of the pool.
+/// open transactions is what a cancelled `BEGIN` gets wrong.) It must be a simple query:
+/// the extended protocol's transaction starts before its statement's timestamp. A
+/// session in a failed block answers with an error, which also keeps it out of the pool.
 async fn outside_transaction(conn: &mut sqlx::PgConnection) -> Result<bool, sqlx::Error> {
-    let outside: bool =
-        sqlx::query_scalar("SELECT pg_catalog.now() = pg_catalog.statement_timestamp()")
-            .fetch_one(conn)
-            .await?;
+    use sqlx::{Executor, Row};
+    let row = conn
+        .fetch_one("SELECT pg_catalog.now() = pg_catalog.statement_timestamp()")
+        .await?;
+    let outside: bool = row.try_get(0)?;
     if !outside {
         tracing::warn!("a connection came back to the pool inside a transaction; closing it");
     }
