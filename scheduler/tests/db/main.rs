@@ -1,6 +1,7 @@
 //! The scheduler against a real PostgreSQL (one test binary): the reconcilers and the
 //! leader's incremental snapshot.
 
+mod charging;
 mod reconcile;
 mod snapshot;
 
