@@ -7,8 +7,10 @@
 -- cycle reads only these rows, and charging a run deletes its row in the same
 -- transaction that writes the ledger.
 
+-- No foreign key: queuing a run must not lock its job row (a release may come from a
+-- path that has not locked it); a row whose job is gone is dropped by the next prune.
 CREATE TABLE usage_pending (
-    job_id  bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    job_id  bigint NOT NULL,
     run     integer NOT NULL CHECK (run >= 0),
     PRIMARY KEY (job_id, run)
 );
