@@ -229,3 +229,30 @@ async fn a_transaction_open_across_a_refresh_is_read_once_it_commits(pool: PgPoo
     let (stats, _) = check(&pool, &mut cache, now).await;
     assert!(stats.full);
 }
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn the_server_is_identified_and_everything_is_read_again_periodically(pool: PgPool) {
+    use berth_scheduler::snapshot::FullRead;
+    register(&pool, "n1").await;
+    let mut conn = pool.acquire().await.unwrap();
+    let server = berth_db::snapshot::read_server_identity(&mut conn)
+        .await
+        .unwrap();
+    drop(conn);
+    assert_ne!(server.system_identifier, 0);
+    assert!(server.timeline >= 1, "{server:?}");
+
+    let t0 = Utc::now();
+    let mut cache = SnapshotCache::with_full_refresh(std::time::Duration::from_secs(30));
+    check(&pool, &mut cache, t0).await;
+    assert_eq!(cache.last_full, Some(FullRead::First));
+    let id = submit(&pool, "alice", 1).await;
+    let (stats, snap) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(10)).await;
+    assert_eq!((stats, cache.last_full), (read(1, 0), None));
+    assert_eq!(snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(), [id]);
+    let (stats, _) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(31)).await;
+    assert!(stats.full);
+    assert_eq!(cache.last_full, Some(FullRead::Periodic));
+    let (stats, _) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(40)).await;
+    assert_eq!((stats, cache.last_full), (read(0, 0), None));
+}
