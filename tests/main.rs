@@ -28,6 +28,7 @@ mod private_pg;
 mod requeue;
 mod restart;
 mod sbatch_scripts;
+mod scheduler_wakeups;
 mod scheduling;
 mod scheduling_scenarios;
 mod sim;
