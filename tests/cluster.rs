@@ -153,12 +153,17 @@ impl TestCluster {
         } else {
             "node_timeout_seconds = 120\n"
         };
+        // A test may set its own lease (both keys).
+        let lease = if options.scheduler_config.contains("lease_ttl_seconds") {
+            ""
+        } else {
+            "lease_ttl_seconds = 3\nrenew_interval_seconds = 1\n"
+        };
         std::fs::write(
             &config,
             format!(
-                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
-                options.scheduler_config,
-                api_config
+                "[scheduler]\n{lease}cycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
+                options.scheduler_config, api_config
             ),
         )
         .unwrap();

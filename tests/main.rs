@@ -23,6 +23,7 @@ mod node_join;
 mod oidc;
 mod operations;
 mod outage;
+mod pg_failover;
 mod preemption;
 mod private_pg;
 mod requeue;
