@@ -599,6 +599,66 @@ mod tests {
     }
 
     #[test]
+    fn database_timeouts_and_scheduler_wakeups_resolve() {
+        let text = r#"
+database_url = "postgres://berth@db/berth"
+[database]
+statement_timeout_seconds = 0
+lock_timeout_seconds = 3
+[scheduler]
+cycle_min_interval_ms = 250
+full_refresh_seconds = 120
+"#;
+        let file = parse_server_config(text, Path::new("b.toml")).unwrap();
+        let c = ServerConfig::resolve(file, Some(Path::new("b.toml")), no_env, None).unwrap();
+        let expected = berth_db::Timeouts {
+            statement: Duration::ZERO,
+            lock: Duration::from_secs(3),
+            idle_in_transaction: Duration::from_secs(5),
+        };
+        assert_eq!(
+            (c.db_timeouts, c.scheduler.db_timeouts),
+            (expected, expected)
+        );
+        assert_eq!(c.scheduler.cycle_min_interval, Duration::from_millis(250));
+        assert_eq!(c.scheduler.full_refresh_interval, Duration::from_secs(120));
+        let defaults = ServerConfig::resolve(
+            parse_server_config("", Path::new("b.toml")).unwrap(),
+            None,
+            |_| Some("postgres://x/y".into()),
+            None,
+        )
+        .unwrap();
+        assert_eq!(defaults.db_timeouts, berth_db::Timeouts::default());
+        assert_eq!(
+            defaults.scheduler.cycle_min_interval,
+            Duration::from_millis(500)
+        );
+        let zero = parse_server_config(
+            "[scheduler]\nfull_refresh_seconds = 0\n",
+            Path::new("b.toml"),
+        )
+        .unwrap();
+        let err = ServerConfig::resolve(
+            zero,
+            Some(Path::new("b.toml")),
+            |_| Some("postgres://x/y".into()),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("scheduler.full_refresh_seconds"),
+            "{err}"
+        );
+        assert!(
+            parse_server_config("[database]\nstatement_timeout = 1\n", Path::new("b.toml"))
+                .unwrap_err()
+                .to_string()
+                .contains("statement_timeout")
+        );
+    }
+
+    #[test]
     fn full_file_parses_and_resolves() {
         let text = r#"
 database_url = "postgres://berth@db/berth"
