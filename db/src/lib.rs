@@ -43,7 +43,7 @@ pub type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
 
 /// How long a session of ours may sit idle inside a transaction before PostgreSQL ends
 /// it (`idle_in_transaction_session_timeout`, milliseconds; the default of
-/// [`PoolSettings::idle_in_transaction_timeout`]). Every Berth transaction runs its
+/// [`Timeouts::idle_in_transaction`]). Every Berth transaction runs its
 /// statements back to back; a transaction left open is one whose task was cancelled
 /// mid-way (an HTTP client that went away), and its row locks must not outlive that.
 pub const IDLE_IN_TRANSACTION_TIMEOUT_MS: u32 = 5_000;
@@ -192,8 +192,8 @@ pub async fn migrate(pool: &Pool) -> Result<(), sqlx::migrate::MigrateError> {
 }
 
 /// Makes the current transaction wait at most `ms` milliseconds for any lock (`SET LOCAL
-/// lock_timeout`); a statement that would wait longer fails with [`DbError::Sqlx`] and
-/// the transaction must be rolled back.
+/// lock_timeout`); a statement that would wait longer fails with [`DbError::TimedOut`]
+/// and the transaction must be rolled back.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
