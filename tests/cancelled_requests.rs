@@ -15,14 +15,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Sessions of the cluster's database idle inside a transaction for over two seconds
+/// Sessions of the cluster's database idle inside a transaction for over three seconds
 /// (every Berth transaction runs its statements back to back; the server would end such
 /// a session only after `idle_in_transaction_session_timeout`, 5 s).
 const STALE_TRANSACTIONS: &str = "SELECT format('pid %s %s for %s s: %s', pid, state,
         round(EXTRACT(EPOCH FROM now() - state_change)::numeric, 1), left(query, 120))
     FROM pg_stat_activity
     WHERE datname = current_database() AND pid <> pg_backend_pid()
-      AND state LIKE 'idle in transaction%' AND now() - state_change > interval '2 seconds'";
+      AND state LIKE 'idle in transaction%' AND now() - state_change > interval '3 seconds'";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_cancelled_requests_leave_no_transaction_open() {
