@@ -134,6 +134,7 @@ async fn jobs_survive_random_kills_and_database_restarts() {
         poll_wait: Some(2),
         scheduler_config: "node_timeout_seconds = 5\ncompleting_timeout_seconds = 30",
         server_url: Some(pg.url()),
+        ..Default::default()
     })
     .await;
     let dir = cluster.dir.clone();

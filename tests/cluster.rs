@@ -26,6 +26,8 @@ pub struct Options {
     /// A server URL (its `/postgres` database) to create the cluster's database on,
     /// instead of `DATABASE_URL` (a private server a test may restart).
     pub server_url: Option<String>,
+    /// The components' `RUST_LOG` (default `info`).
+    pub log_filter: Option<&'static str>,
 }
 
 /// The api's `[api]` configuration section in tests: rate limits off (see
@@ -42,6 +44,7 @@ impl Default for Options {
             poll_wait: None,
             apis: 1,
             server_url: None,
+            log_filter: None,
         }
     }
 }
@@ -62,6 +65,7 @@ pub struct TestCluster {
     gpus: String,
     ca_file: Option<PathBuf>,
     poll_wait: Option<u32>,
+    log_filter: String,
     pub http: reqwest::Client,
 }
 
@@ -149,12 +153,17 @@ impl TestCluster {
         } else {
             "node_timeout_seconds = 120\n"
         };
+        // A test may set its own lease (both keys).
+        let lease = if options.scheduler_config.contains("lease_ttl_seconds") {
+            ""
+        } else {
+            "lease_ttl_seconds = 3\nrenew_interval_seconds = 1\n"
+        };
         std::fs::write(
             &config,
             format!(
-                "[scheduler]\nlease_ttl_seconds = 3\nrenew_interval_seconds = 1\ncycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
-                options.scheduler_config,
-                api_config
+                "[scheduler]\n{lease}cycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
+                options.scheduler_config, api_config
             ),
         )
         .unwrap();
@@ -181,6 +190,7 @@ impl TestCluster {
             gpus: String::new(),
             ca_file: None,
             poll_wait: None,
+            log_filter: options.log_filter.unwrap_or("info").to_string(),
         };
         cluster.spawn(
             "api",
@@ -305,7 +315,7 @@ impl TestCluster {
             .args(args)
             .env("DATABASE_URL", &self.db_url)
             .env("BERTH_JWT_SECRET", SECRET)
-            .env("RUST_LOG", "info")
+            .env("RUST_LOG", &self.log_filter)
             .env_remove("BERTH_URL")
             .env_remove("BERTH_TOKEN")
             .stdin(Stdio::null())

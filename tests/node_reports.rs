@@ -102,8 +102,7 @@ async fn a_node_whose_launches_fail_requeues_the_jobs_and_is_drained() {
         .await;
     let reason = node.reason.unwrap_or_default();
     assert!(
-        reason.starts_with("batch job launch failure: ")
-            && reason.contains("/node-1/jobs/"),
+        reason.starts_with("batch job launch failure: ") && reason.contains("/node-1/jobs/"),
         "{reason}"
     );
     assert!(
@@ -145,7 +144,7 @@ enum Forgotten {
 /// report.
 async fn forget(c: &TestCluster, id: i64, what: Forgotten) {
     let db = c.db().await;
-    let mut tx = db.begin().await.unwrap();
+    let mut tx = berth_db::begin(&db).await.unwrap();
     let started_seq: i64 = sqlx::query_scalar(
         "SELECT (detail->>'seq')::bigint FROM job_events WHERE job_id = $1 AND kind = 'started'",
     )

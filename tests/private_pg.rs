@@ -10,6 +10,8 @@ pub struct PrivatePg {
     dir: PathBuf,
     bin: PathBuf,
     run_as: Option<String>,
+    /// Extra `-c name=value` settings given to every start.
+    settings: String,
 }
 
 fn bin_dir() -> PathBuf {
@@ -30,6 +32,82 @@ fn bin_dir() -> PathBuf {
 
 impl PrivatePg {
     pub fn start() -> PrivatePg {
+        Self::start_with("")
+    }
+
+    /// Starts a new server with `settings` (`-c name=value …`) on every start.
+    pub fn start_with(settings: &str) -> PrivatePg {
+        let pg = Self::empty(settings);
+        let data = pg.dir.join("data");
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "--no-sync",
+            ],
+        );
+        pg.up();
+        pg
+    }
+
+    /// A streaming standby of the primary that answers on loopback port `primary`
+    /// (`pg_basebackup -R`: a copy of its data directory that follows it, connecting to
+    /// that port), started with `settings`. initdb's `pg_hba.conf` lets loopback
+    /// replication connections in.
+    pub fn standby_of(primary: u16, settings: &str) -> PrivatePg {
+        let pg = Self::empty(settings);
+        let data = pg.dir.join("data");
+        pg.run(
+            "pg_basebackup",
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &primary.to_string(),
+                "-U",
+                "postgres",
+                "-D",
+                data.to_str().unwrap(),
+                "-R",
+                "-X",
+                "stream",
+                "-c",
+                "fast",
+                "--no-sync",
+            ],
+        );
+        pg.up();
+        pg
+    }
+
+    /// Promotes a standby to primary (waits until it accepts writes).
+    pub fn promote(&self) {
+        let data = self.dir.join("data");
+        self.run("pg_ctl", &["-D", data.to_str().unwrap(), "-w", "promote"]);
+    }
+
+    /// Stops the server the hard way (`immediate`: no checkpoint, sessions cut, as a crash).
+    pub fn crash(&self) {
+        let data = self.dir.join("data");
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                data.to_str().unwrap(),
+                "-m",
+                "immediate",
+                "-w",
+                "stop",
+            ],
+        );
+    }
+
+    fn empty(settings: &str) -> PrivatePg {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -52,31 +130,37 @@ impl PrivatePg {
             nix::unistd::chown(&dir, Some(uid), None).unwrap();
             user.to_string()
         });
-        let pg = PrivatePg {
+        PrivatePg {
             port,
             dir,
             bin: bin_dir(),
             run_as,
-        };
-        let data = pg.dir.join("data");
-        pg.run(
-            "initdb",
-            &[
-                "-D",
-                data.to_str().unwrap(),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "--no-sync",
-            ],
-        );
-        pg.up();
-        pg
+            settings: settings.to_string(),
+        }
+    }
+
+    /// The server program `name`: beside `initdb` and `pg_ctl`, else in the newest
+    /// `/usr/lib/postgresql/*/bin` (Debian puts the client tools elsewhere), else on PATH.
+    fn program(&self, name: &str) -> PathBuf {
+        let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+            .map(|r| r.flatten().map(|e| e.path().join("bin")).collect())
+            .unwrap_or_default();
+        versions.sort();
+        std::iter::once(self.bin.clone())
+            .chain(versions.into_iter().rev())
+            .chain(
+                std::env::var("PATH")
+                    .unwrap_or_default()
+                    .split(':')
+                    .map(PathBuf::from),
+            )
+            .map(|d| d.join(name))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| self.bin.join(name))
     }
 
     fn run(&self, program: &str, args: &[&str]) {
-        let exe = self.bin.join(program);
+        let exe = self.program(program);
         let mut cmd = match &self.run_as {
             Some(user) => {
                 let mut c = Command::new("runuser");
@@ -104,9 +188,10 @@ impl PrivatePg {
         let data = self.dir.join("data");
         let log = self.dir.join("log");
         let opts = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 {}",
             self.port,
-            self.dir.display()
+            self.dir.display(),
+            self.settings
         );
         self.run(
             "pg_ctl",

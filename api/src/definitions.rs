@@ -96,7 +96,7 @@ pub async fn apply(pool: &Pool, definitions: &Definitions) -> Result<usize, Stri
                 .map_err(|e| named(&format!("partitions.{name}"), e))?,
         );
     }
-    let mut tx = pool.begin().await.map_err(|e| db(e.into()))?;
+    let mut tx = berth_db::begin(pool).await.map_err(db)?;
     for row in &qos_rows {
         qos::qos_upsert(&mut *tx, row).await.map_err(db)?;
     }

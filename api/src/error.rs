@@ -9,6 +9,9 @@ use berth_db::DbError;
 /// The media type of problem documents.
 pub const PROBLEM_JSON: &str = "application/problem+json";
 
+/// `Retry-After` of a 503 for an unavailable database, seconds.
+pub const UNAVAILABLE_RETRY_AFTER: &str = "2";
+
 /// An error an api handler returns.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -67,7 +70,8 @@ pub enum ApiError {
     /// 503: the request took longer than the api's request timeout.
     #[error("the request timed out")]
     Timeout,
-    /// 503: the database is unreachable or the pool exhausted.
+    /// 503 with `Retry-After`: the database is unreachable, the pool exhausted, or a
+    /// statement timed out.
     #[error("service unavailable")]
     Unavailable(#[source] DbError),
     /// 500: a bug or an unexpected failure; details are logged, never returned.
@@ -170,7 +174,7 @@ fn check_field(constraint: &str) -> Option<&'static str> {
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> Self {
         match (&e, e.constraint()) {
-            (DbError::Unavailable(_), _) => ApiError::Unavailable(e),
+            (DbError::Unavailable(_) | DbError::TimedOut(_), _) => ApiError::Unavailable(e),
             (DbError::InvalidText(_), _) => ApiError::BadRequest {
                 code: "invalid_text",
                 detail: "the request holds text that cannot be stored (a NUL byte or an invalid character)".into(),
@@ -225,6 +229,12 @@ impl IntoResponse for ApiError {
         };
         if let Some(v) = retry_after.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
             response.headers_mut().insert(header::RETRY_AFTER, v);
+        }
+        if let ApiError::Unavailable(_) = &self {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(UNAVAILABLE_RETRY_AFTER),
+            );
         }
         if status == StatusCode::UNAUTHORIZED {
             response

@@ -351,7 +351,7 @@ pub async fn membership_set(
     if account::account_get(&state.pool, &name).await?.is_none() {
         return Err(ApiError::NotFound(format!("no account {name}")));
     }
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     membership::membership_upsert(&mut *tx, &name, &user_name, req.coordinator).await?;
     if req.default || target.default_account.is_none() {
         user::user_set_default_account(&mut *tx, &user_name, Some(&name)).await?;

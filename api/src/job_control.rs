@@ -133,7 +133,7 @@ pub async fn job_top(
     Path(id): Path<i64>,
 ) -> Result<Json<Job>, ApiError> {
     let row = visible_job(&state, &caller, id).await?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let outcome = job::job_top_in_tx(&mut tx, id).await?;
     tx.commit().await.map_err(DbError::from)?;
     match outcome {
@@ -249,7 +249,7 @@ pub async fn job_update(
     let pending_only = update.nice.is_some() || update.priority_adjust.is_some() || begin.is_some();
     let running_changed = match time_limit {
         Some(limit) if !pending_only => {
-            let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+            let mut tx = berth_db::begin(&state.pool).await?;
             let n = job::job_update_running_time_limit(&mut *tx, id, limit).await?;
             if n > 0 {
                 // Their nodes learn the new limit at once (a held sync returns).
@@ -321,7 +321,7 @@ pub(crate) async fn task_cancel_one(
     if row.array_job_id != Some(id) {
         return Err(ApiError::NotFound(format!("job {id} is not a job array")));
     }
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let task_id = match job::job_array_task_get(&mut *tx, id, task).await? {
         Some(task_id) => task_id,
         None => job::job_array_split_in_tx(&mut tx, id, task)

@@ -71,6 +71,8 @@ pub struct ApiConfig {
     pub jwt_public_key_pem: Option<Vec<u8>>,
     /// The most connections to hold open to PostgreSQL.
     pub max_connections: u32,
+    /// The statement, lock and idle-in-transaction timeouts of those connections.
+    pub db_timeouts: berth_db::Timeouts,
     /// Rate, size and time limits.
     pub limits: limits::Limits,
     /// External OpenID Connect issuers whose tokens are accepted.
@@ -333,11 +335,14 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
             "set a jwt_secret or a jwt_public_key".into(),
         ));
     }
-    let pool = berth_db::connect(&config.database_url, config.max_connections)
-        .await
-        .map_err(ServeError::Database)?;
-    berth_db::MIGRATOR
-        .run(&pool)
+    let pool = berth_db::connect_with(
+        &config.database_url,
+        config.max_connections,
+        &config.db_timeouts,
+    )
+    .await
+    .map_err(ServeError::Database)?;
+    berth_db::migrate(&pool)
         .await
         .map_err(ServeError::Migrate)?;
     definitions::apply(&pool, &config.definitions)

@@ -111,7 +111,7 @@ pub async fn node_join(
     }
     let now = chrono::Utc::now();
     let credential = secret_with_prefix(NODE_CREDENTIAL_PREFIX);
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let bootstrap =
         node_credential::bootstrap_token_use_in_tx(&mut tx, &api_token_hash(token), now)
             .await?
@@ -190,7 +190,7 @@ pub async fn node_rekey(
         ));
     }
     let credential = secret_with_prefix(NODE_CREDENTIAL_PREFIX);
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     node_credential::node_credential_rekey_in_tx(
         &mut tx,
         &api_token_hash(&credential),

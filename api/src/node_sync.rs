@@ -107,7 +107,7 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             format!("GPU index {} is listed twice", dup.index),
         ));
     }
-    let mut tx = pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(pool).await?;
     node::node_register_in_tx(
         &mut tx,
         &req.name,
@@ -273,7 +273,7 @@ pub async fn apply_report(
         report.grant.as_deref(),
     )
     .await?;
-    let mut tx = pool.begin().await?;
+    let mut tx = berth_db::begin(pool).await?;
     let Some(current) = job::job_lock_in_tx(&mut tx, report.job_id).await? else {
         return Err(not_placed(report.job_id, run, &node_row.name));
     };
@@ -767,7 +767,7 @@ pub async fn record_time_limit(
         Some(a) if a.node_index == 0 => {}
         _ => return Err(not_placed(expired.job_id, run, &node_row.name)),
     }
-    let mut tx = pool.begin().await?;
+    let mut tx = berth_db::begin(pool).await?;
     let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
         return Err(not_placed(expired.job_id, run, &node_row.name));
     };
@@ -865,7 +865,7 @@ pub async fn apply_step_report(
     match report.kind {
         ReportKind::Started => step::step_task_started(pool, key, report.at).await?,
         ReportKind::Exited | ReportKind::LaunchFailed => {
-            let mut tx = pool.begin().await?;
+            let mut tx = berth_db::begin(pool).await?;
             let outcome = step::step_task_ended_in_tx(
                 &mut tx,
                 key,

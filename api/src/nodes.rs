@@ -105,7 +105,7 @@ pub async fn node_drain(
             format!("a drain needs a reason of 1-{MAX_REASON_CHARS} characters"),
         ));
     }
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let change = node::node_admin_drain_in_tx(&mut tx, &name, reason).await?;
     outcome(&name, change)?;
     tx.commit().await.map_err(DbError::from)?;
@@ -134,7 +134,7 @@ pub async fn node_resume(
     caller.require_person()?;
     caller.require_unscoped()?;
     caller.require_staff()?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let change = node::node_resume_in_tx(&mut tx, &name).await?;
     outcome(&name, change)?;
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "node").await?;

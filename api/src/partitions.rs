@@ -148,7 +148,7 @@ pub async fn partition_put(
     caller.require_staff()?;
     let Json(spec) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
     let row = partition_row(&state.pool, &name, spec, &[]).await?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let created = partition::partition_put_in_tx(&mut tx, &row).await?;
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "partition").await?;
     tx.commit().await.map_err(DbError::from)?;
@@ -181,7 +181,7 @@ pub async fn partition_delete(
     caller.require_person()?;
     caller.require_unscoped()?;
     caller.require_staff()?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     match partition::partition_delete_in_tx(&mut tx, &name).await? {
         PartitionDelete::Deleted => {}
         PartitionDelete::Missing => return Err(ApiError::NotFound(format!("no partition {name}"))),

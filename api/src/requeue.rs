@@ -33,7 +33,7 @@ pub async fn job_requeue(
     Path(id): Path<i64>,
 ) -> Result<Json<Job>, ApiError> {
     visible_job(&state, &caller, id).await?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let current = job::job_lock_in_tx(&mut tx, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no job {id}")))?;

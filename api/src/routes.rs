@@ -249,7 +249,7 @@ pub(crate) async fn cancel_one(
     id: i64,
 ) -> Result<Job, ApiError> {
     visible_job(state, caller, id).await?;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let tasks = job::job_array_cancel_in_tx(&mut tx, id, &caller.name).await?;
     for a in allocation::allocation_list_for_jobs(&mut *tx, &tasks).await? {
         notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
@@ -645,7 +645,7 @@ pub async fn job_output_upload(
         ));
     }
     let cap = state.limiters.limits().output_cap_bytes;
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let appended = match output::output_append_in_tx(
         &mut tx,
         id,

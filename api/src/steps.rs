@@ -139,7 +139,7 @@ pub async fn step_create(
         }
     }
 
-    let mut tx = state.pool.begin().await.map_err(DbError::from)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
     let job_row = job::job_lock_in_tx(&mut tx, id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no job {id}")))?;

@@ -319,7 +319,7 @@ pub async fn submit_job(
         array_task_count: scheduling.array.as_ref().map(|a| a.indices.count() as i32),
     };
 
-    let mut tx = pool.begin().await.map_err(berth_db::DbError::from)?;
+    let mut tx = berth_db::begin(pool).await?;
     if !partition::partition_hold_in_tx(&mut tx, &partition.name).await? {
         return Err(ApiError::bad_field(
             "--partition",

@@ -168,6 +168,7 @@ async fn run_cluster(
         jwt_secret: Some(secret.clone()),
         jwt_public_key_pem: None,
         max_connections: 16,
+        db_timeouts: berth_db::Timeouts::default(),
         limits: options.limits.clone(),
         oidc: Vec::new(),
         tls: None,

@@ -28,10 +28,17 @@
 //! username_claim = "preferred_username"   # default "sub"
 //! role_claim = "berth_role"               # optional
 //!
+//! [database]                   # every role's sessions with PostgreSQL (0: no limit)
+//! statement_timeout_seconds = 30
+//! lock_timeout_seconds = 10
+//! idle_in_transaction_timeout_seconds = 5
+//!
 //! [scheduler]
 //! lease_ttl_seconds = 3
 //! renew_interval_seconds = 1
 //! cycle_interval_seconds = 2
+//! cycle_min_interval_ms = 500   # the least time between cycles woken by NOTIFY
+//! full_refresh_seconds = 60     # the leader re-reads everything at least this often
 //! node_timeout_seconds = 30
 //! return_to_service = 1
 //! completing_timeout_seconds = 120
@@ -93,6 +100,9 @@ pub struct ServerConfigFile {
     pub jwt_secret: Option<String>,
     /// The api's listen address (`0.0.0.0:8750`); `--listen` wins.
     pub listen: Option<String>,
+    /// Every role's database sessions.
+    #[serde(default)]
+    pub database: DatabaseSection,
     /// The api role's settings.
     #[serde(default)]
     pub api: ApiSection,
@@ -149,6 +159,42 @@ pub struct ApiSection {
     pub oidc: Vec<berth_api::oidc::OidcIssuer>,
 }
 
+/// `[database]`: the timeouts of every role's sessions with PostgreSQL, seconds (0: no
+/// limit).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseSection {
+    /// The longest one statement may run (`statement_timeout`; default 30).
+    pub statement_timeout_seconds: u64,
+    /// The longest one statement may wait for a lock (`lock_timeout`; default 10).
+    pub lock_timeout_seconds: u64,
+    /// How long a session may sit idle inside a transaction before PostgreSQL ends it
+    /// (`idle_in_transaction_session_timeout`; default 5).
+    pub idle_in_transaction_timeout_seconds: u64,
+}
+
+impl Default for DatabaseSection {
+    fn default() -> Self {
+        let d = berth_db::Timeouts::default();
+        DatabaseSection {
+            statement_timeout_seconds: d.statement.as_secs(),
+            lock_timeout_seconds: d.lock.as_secs(),
+            idle_in_transaction_timeout_seconds: d.idle_in_transaction.as_secs(),
+        }
+    }
+}
+
+impl DatabaseSection {
+    /// The timeouts these settings describe.
+    pub fn timeouts(&self) -> berth_db::Timeouts {
+        berth_db::Timeouts {
+            statement: Duration::from_secs(self.statement_timeout_seconds),
+            lock: Duration::from_secs(self.lock_timeout_seconds),
+            idle_in_transaction: Duration::from_secs(self.idle_in_transaction_timeout_seconds),
+        }
+    }
+}
+
 /// `[scheduler]`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -159,6 +205,13 @@ pub struct SchedulerSection {
     pub renew_interval_seconds: u64,
     /// The scheduling cycle's timer, seconds (default 2; cycles also run on NOTIFY).
     pub cycle_interval_seconds: u64,
+    /// The least time between two cycles woken by NOTIFY, milliseconds (default 500): a
+    /// burst of submissions or cancellations costs one cycle per this much time, not one
+    /// per notification.
+    pub cycle_min_interval_ms: u64,
+    /// The leader reads everything again at least this often, seconds (default 60), as
+    /// well as whenever the database server changed (a failover).
+    pub full_refresh_seconds: u64,
     /// Silence after which a node is DOWN, seconds (Slurm's `SlurmdTimeout`; default 30).
     pub node_timeout_seconds: u64,
     /// Slurm's `ReturnToService`: 0 never, 1 a node DOWN for not responding (default), 2
@@ -206,6 +259,8 @@ impl Default for SchedulerSection {
             lease_ttl_seconds: 3,
             renew_interval_seconds: 1,
             cycle_interval_seconds: 2,
+            cycle_min_interval_ms: 500,
+            full_refresh_seconds: 60,
             node_timeout_seconds: 30,
             return_to_service: 1,
             completing_timeout_seconds: 120,
@@ -252,6 +307,8 @@ pub struct ServerConfig {
     pub listen: String,
     /// The api's connection pool size.
     pub max_connections: u32,
+    /// Every role's database session timeouts.
+    pub db_timeouts: berth_db::Timeouts,
     /// The api's rate, size and time limits.
     pub limits: berth_api::limits::Limits,
     /// External OpenID Connect issuers.
@@ -320,6 +377,7 @@ impl ServerConfig {
             ("scheduler.renew_interval_seconds", s.renew_interval_seconds),
             ("scheduler.cycle_interval_seconds", s.cycle_interval_seconds),
             ("scheduler.node_timeout_seconds", s.node_timeout_seconds),
+            ("scheduler.full_refresh_seconds", s.full_refresh_seconds),
             (
                 "scheduler.completing_timeout_seconds",
                 s.completing_timeout_seconds,
@@ -362,6 +420,7 @@ impl ServerConfig {
             bail!("scheduler.renew_interval_seconds must be less than scheduler.lease_ttl_seconds {from}");
         }
         let planner = s.planner();
+        let db_timeouts = file.database.timeouts();
         let return_to_service =
             berth_scheduler::reconcile::ReturnToService::from_slurm(s.return_to_service)
                 .ok_or_else(|| anyhow!("scheduler.return_to_service must be 0, 1 or 2 {from}"))?;
@@ -373,6 +432,7 @@ impl ServerConfig {
                 .or(file.listen)
                 .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
+            db_timeouts,
             limits: api_limits(&file.api, &from)?,
             oidc: file.api.oidc.clone(),
             jwt_public_key: file.api.jwt_public_key.clone(),
@@ -392,6 +452,9 @@ impl ServerConfig {
                 lease_ttl: Duration::from_secs(s.lease_ttl_seconds),
                 renew_interval: Duration::from_secs(s.renew_interval_seconds),
                 cycle_interval: Duration::from_secs(s.cycle_interval_seconds),
+                cycle_min_interval: Duration::from_millis(s.cycle_min_interval_ms),
+                full_refresh_interval: Duration::from_secs(s.full_refresh_seconds),
+                db_timeouts,
                 planner,
                 node_timeout: Duration::from_secs(s.node_timeout_seconds),
                 return_to_service,
@@ -503,6 +566,7 @@ pub async fn run_server(
             jwt_secret: secret,
             jwt_public_key_pem: public_key,
             max_connections: config.max_connections,
+            db_timeouts: config.db_timeouts,
             limits: config.limits.clone(),
             oidc: config.oidc.clone(),
             tls: config.tls.clone(),
@@ -552,6 +616,66 @@ mod tests {
 
     fn no_env(_: &str) -> Option<String> {
         None
+    }
+
+    #[test]
+    fn database_timeouts_and_scheduler_wakeups_resolve() {
+        let text = r#"
+database_url = "postgres://berth@db/berth"
+[database]
+statement_timeout_seconds = 0
+lock_timeout_seconds = 3
+[scheduler]
+cycle_min_interval_ms = 250
+full_refresh_seconds = 120
+"#;
+        let file = parse_server_config(text, Path::new("b.toml")).unwrap();
+        let c = ServerConfig::resolve(file, Some(Path::new("b.toml")), no_env, None).unwrap();
+        let expected = berth_db::Timeouts {
+            statement: Duration::ZERO,
+            lock: Duration::from_secs(3),
+            idle_in_transaction: Duration::from_secs(5),
+        };
+        assert_eq!(
+            (c.db_timeouts, c.scheduler.db_timeouts),
+            (expected, expected)
+        );
+        assert_eq!(c.scheduler.cycle_min_interval, Duration::from_millis(250));
+        assert_eq!(c.scheduler.full_refresh_interval, Duration::from_secs(120));
+        let defaults = ServerConfig::resolve(
+            parse_server_config("", Path::new("b.toml")).unwrap(),
+            None,
+            |_| Some("postgres://x/y".into()),
+            None,
+        )
+        .unwrap();
+        assert_eq!(defaults.db_timeouts, berth_db::Timeouts::default());
+        assert_eq!(
+            defaults.scheduler.cycle_min_interval,
+            Duration::from_millis(500)
+        );
+        let zero = parse_server_config(
+            "[scheduler]\nfull_refresh_seconds = 0\n",
+            Path::new("b.toml"),
+        )
+        .unwrap();
+        let err = ServerConfig::resolve(
+            zero,
+            Some(Path::new("b.toml")),
+            |_| Some("postgres://x/y".into()),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("scheduler.full_refresh_seconds"),
+            "{err}"
+        );
+        assert!(
+            parse_server_config("[database]\nstatement_timeout = 1\n", Path::new("b.toml"))
+                .unwrap_err()
+                .to_string()
+                .contains("statement_timeout")
+        );
     }
 
     #[test]

@@ -34,9 +34,15 @@ pub enum DbError {
     /// Text the database cannot store (a NUL byte, an untranslatable character).
     #[error("text the database cannot store")]
     InvalidText(#[source] sqlx::Error),
-    /// The server could not be reached, or the pool is exhausted.
+    /// The server could not be reached (refused, reset, closed before it answered, a
+    /// TLS or protocol failure while connecting), or the pool is exhausted.
     #[error("database unavailable")]
     Unavailable(#[source] sqlx::Error),
+    /// A statement ran past `statement_timeout`, waited for a lock past `lock_timeout`,
+    /// or its session sat in a transaction past `idle_in_transaction_session_timeout`
+    /// (see [`crate::Timeouts`]): the database is too busy or a lock is held too long.
+    #[error("database timed out")]
+    TimedOut(#[source] sqlx::Error),
     /// Any other driver error.
     #[error("database error")]
     Sqlx(#[source] sqlx::Error),
@@ -70,6 +76,9 @@ impl From<sqlx::Error> for DbError {
             if db.code().as_deref().is_some_and(is_unavailable_code) {
                 return DbError::Unavailable(e);
             }
+            if db.code().as_deref().is_some_and(is_timeout_code) {
+                return DbError::TimedOut(e);
+            }
             // 22021 character_not_in_repertoire (a NUL byte in text), 22P05
             // untranslatable_character: the input, not the server, is at fault.
             if matches!(db.code().as_deref(), Some("22021" | "22P05")) {
@@ -77,10 +86,15 @@ impl From<sqlx::Error> for DbError {
             }
         }
         match e {
+            // A protocol error is a connection that broke mid-conversation, or a peer
+            // that is not PostgreSQL: a TCP front (a proxy, a load balancer) that accepts
+            // and closes while its backend is down answers an `SSLRequest` with nothing
+            // ("unexpected response from SSLRequest: 0x00").
             sqlx::Error::Io(_)
             | sqlx::Error::PoolTimedOut
             | sqlx::Error::PoolClosed
             | sqlx::Error::Tls(_)
+            | sqlx::Error::Protocol(_)
             | sqlx::Error::WorkerCrashed => DbError::Unavailable(e),
             other => DbError::Sqlx(other),
         }
@@ -93,6 +107,13 @@ impl From<sqlx::Error> for DbError {
 /// `cannot_connect_now` (starting up or in recovery), 53300 `too_many_connections`.
 pub fn is_unavailable_code(code: &str) -> bool {
     code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
+}
+
+/// SQLSTATEs of Berth's session timeouts: 57014 `query_canceled` (`statement_timeout`),
+/// 55P03 `lock_not_available` (`lock_timeout`), 25P03
+/// `idle_in_transaction_session_timeout`.
+pub fn is_timeout_code(code: &str) -> bool {
+    matches!(code, "57014" | "55P03" | "25P03")
 }
 
 impl DbError {
@@ -109,7 +130,7 @@ impl DbError {
 
 #[cfg(test)]
 mod tests {
-    use super::is_unavailable_code;
+    use super::{is_timeout_code, is_unavailable_code, DbError};
 
     #[test]
     fn shutdown_and_connection_states_are_unavailable() {
@@ -119,5 +140,21 @@ mod tests {
         for code in ["23505", "42P01", "40001", "57014"] {
             assert!(!is_unavailable_code(code), "{code}");
         }
+    }
+
+    #[test]
+    fn session_timeouts_are_timeouts() {
+        for code in ["57014", "55P03", "25P03"] {
+            assert!(is_timeout_code(code), "{code}");
+        }
+        for code in ["23505", "40001", "08006"] {
+            assert!(!is_timeout_code(code), "{code}");
+        }
+    }
+
+    #[test]
+    fn a_peer_that_closes_before_answering_is_unavailable() {
+        let e = sqlx::Error::Protocol("unexpected response from SSLRequest: 0x00".into());
+        assert!(matches!(DbError::from(e), DbError::Unavailable(_)));
     }
 }

@@ -39,33 +39,162 @@ pub static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../migrations");
 /// A pool of connections to Berth's database.
 pub type Pool = sqlx::PgPool;
 
+/// A transaction on a pooled connection (from [`begin`]).
+pub type Tx = sqlx::Transaction<'static, sqlx::Postgres>;
+
 /// How long a session of ours may sit idle inside a transaction before PostgreSQL ends
-/// it (`idle_in_transaction_session_timeout`, milliseconds). Every Berth transaction runs
-/// its statements back to back; a transaction left open is one whose task was cancelled
+/// it (`idle_in_transaction_session_timeout`, milliseconds; the default of
+/// [`Timeouts::idle_in_transaction`]). Every Berth transaction runs its
+/// statements back to back; a transaction left open is one whose task was cancelled
 /// mid-way (an HTTP client that went away), and its row locks must not outlive that.
 pub const IDLE_IN_TRANSACTION_TIMEOUT_MS: u32 = 5_000;
 
-/// Opens a pool of at most `max_connections` connections to `url`.
+/// The timeouts of Berth's sessions with PostgreSQL (the `[database]` section of the
+/// server's configuration file): session settings sent when a connection opens; zero
+/// turns one off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The longest one statement may run (`statement_timeout`, default 30 s); a statement
+    /// that runs longer fails with SQLSTATE 57014 (the api answers 503).
+    pub statement: std::time::Duration,
+    /// The longest one statement may wait for a lock (`lock_timeout`, default 10 s); a
+    /// statement that waits longer fails with SQLSTATE 55P03 (503 at the api). A
+    /// transaction may lower it for itself ([`lock_timeout_in_tx`]).
+    pub lock: std::time::Duration,
+    /// How long a session may sit idle inside a transaction before PostgreSQL ends it
+    /// (`idle_in_transaction_session_timeout`, default
+    /// [`IDLE_IN_TRANSACTION_TIMEOUT_MS`]).
+    pub idle_in_transaction: std::time::Duration,
+}
+
+impl Default for Timeouts {
+    /// Statement 30 s, lock 10 s, idle in transaction 5 s.
+    fn default() -> Self {
+        Timeouts {
+            statement: std::time::Duration::from_secs(30),
+            lock: std::time::Duration::from_secs(10),
+            idle_in_transaction: std::time::Duration::from_millis(u64::from(
+                IDLE_IN_TRANSACTION_TIMEOUT_MS,
+            )),
+        }
+    }
+}
+
+impl Timeouts {
+    /// The session settings (name, milliseconds).
+    fn session_options(&self) -> [(&'static str, String); 3] {
+        let ms = |d: std::time::Duration| d.as_millis().min(i32::MAX as u128).to_string();
+        [
+            ("statement_timeout", ms(self.statement)),
+            ("lock_timeout", ms(self.lock)),
+            (
+                "idle_in_transaction_session_timeout",
+                ms(self.idle_in_transaction),
+            ),
+        ]
+    }
+}
+
+/// How long a task waits for a free connection of the pool before
+/// [`DbError::Unavailable`].
+pub const ACQUIRE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Opens a pool of at most `max_connections` connections to `url`, with the default
+/// [`Timeouts`].
 ///
 /// # Errors
 /// [`DbError::Sqlx`] when the URL is malformed or the server cannot be reached.
 pub async fn connect(url: &str, max_connections: u32) -> Result<Pool, DbError> {
+    connect_with(url, max_connections, &Timeouts::default()).await
+}
+
+/// Opens a pool of at most `max_connections` connections to `url`, each session with
+/// `timeouts`. A connection returned to the pool inside a transaction (which nothing of
+/// Berth leaves open on purpose: see [`begin`]) is closed rather than lent again, so its
+/// transaction ends with its session instead of capturing the next borrower's work.
+///
+/// # Errors
+/// [`DbError::Sqlx`] when the URL is malformed, [`DbError::Unavailable`] when the server
+/// cannot be reached.
+pub async fn connect_with(
+    url: &str,
+    max_connections: u32,
+    timeouts: &Timeouts,
+) -> Result<Pool, DbError> {
     let options: sqlx::postgres::PgConnectOptions = url.parse()?;
-    let options = options.options([(
-        "idle_in_transaction_session_timeout",
-        IDLE_IN_TRANSACTION_TIMEOUT_MS.to_string(),
-    )]);
+    let options = options.options(timeouts.session_options());
     sqlx::postgres::PgPoolOptions::new()
         .max_connections(max_connections)
-        .acquire_timeout(std::time::Duration::from_secs(5))
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .after_release(|conn, _| Box::pin(outside_transaction(conn)))
         .connect_with(options)
         .await
         .map_err(DbError::from)
 }
 
+/// Whether the session is outside any transaction block, asked of the server itself:
+/// outside a block a simple query is its own transaction, which starts with the
+/// statement (`now()` is the statement's start); inside one, `now()` is the block's
+/// start. (sqlx keeps the server's transaction status to itself, and its own count of
+/// open transactions is what a cancelled `BEGIN` gets wrong.) It must be a simple query:
+/// the extended protocol's transaction starts before its statement's timestamp. A
+/// session in a failed block answers with an error, which also keeps it out of the pool.
+async fn outside_transaction(conn: &mut sqlx::PgConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::{Executor, Row};
+    let row = conn
+        .fetch_one("SELECT pg_catalog.now() = pg_catalog.statement_timestamp()")
+        .await?;
+    let outside: bool = row.try_get(0)?;
+    if !outside {
+        tracing::warn!("a connection came back to the pool inside a transaction; closing it");
+    }
+    Ok(outside)
+}
+
+/// Starts a transaction on a connection from `pool`, safely against cancellation: the
+/// `BEGIN` runs in a task of its own, so a caller dropped while it is in flight (an HTTP
+/// client that went away) cannot return the connection to the pool inside a transaction
+/// (sqlx 0.8's `Pool::begin` can: sqlx issues #4385, #4393). The transaction then rolls
+/// back as any dropped [`Tx`] does. Use this instead of `Pool::begin` everywhere.
+///
+/// # Errors
+/// [`DbError::Unavailable`] when no connection can be had, [`DbError`] from the driver.
+pub async fn begin(pool: &Pool) -> Result<Tx, DbError> {
+    let pool = pool.clone();
+    #[allow(clippy::disallowed_methods)]
+    let task = tokio::spawn(async move { pool.begin().await });
+    match task.await {
+        Ok(result) => Ok(result?),
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        // The runtime is shutting down.
+        Err(_) => Err(DbError::Unavailable(sqlx::Error::PoolClosed)),
+    }
+}
+
+/// Runs the migrations on one connection with the statement and lock timeouts off: a
+/// migration may rewrite a large table, and a process starting beside another waits for
+/// its migrations (an advisory lock) as long as they take.
+///
+/// # Errors
+/// [`sqlx::migrate::MigrateError`] from the migrator or the driver.
+pub async fn migrate(pool: &Pool) -> Result<(), sqlx::migrate::MigrateError> {
+    // The pool's own options, with the two timeouts off (a later `-c` wins).
+    let options = (*pool.connect_options())
+        .clone()
+        .options([("statement_timeout", "0"), ("lock_timeout", "0")]);
+    let one = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .acquire_timeout(ACQUIRE_TIMEOUT)
+        .connect_with(options)
+        .await?;
+    let result = MIGRATOR.run(&one).await;
+    one.close().await;
+    result
+}
+
 /// Makes the current transaction wait at most `ms` milliseconds for any lock (`SET LOCAL
-/// lock_timeout`); a statement that would wait longer fails with [`DbError::Sqlx`] and
-/// the transaction must be rolled back.
+/// lock_timeout`); a statement that would wait longer fails with [`DbError::TimedOut`]
+/// and the transaction must be rolled back.
 ///
 /// # Errors
 /// [`DbError`] from the driver.

@@ -25,7 +25,7 @@ use sqlx::{PgConnection, Postgres, Transaction};
 pub async fn read_begin(
     pool: &crate::Pool,
 ) -> Result<(Transaction<'static, Postgres>, String), DbError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = crate::begin(pool).await?;
     sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         .execute(&mut *tx)
         .await?;
@@ -37,6 +37,42 @@ pub async fn read_begin(
 
 /// A snapshot that saw no transaction: the `_changed` queries return every row with it.
 pub const SINCE_EVER: &str = "1:1:";
+
+/// Which PostgreSQL server a read ran on, as far as transaction ids are concerned.
+/// Transaction ids (and so the `since` snapshots) only mean something on the server that
+/// assigned them: a promoted standby hands out again ids its old primary had already used
+/// for changes the standby never received, and a server restored from a backup, or a
+/// different cluster, has ids of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerIdentity {
+    /// `pg_control_system().system_identifier`: the cluster (a streaming standby has its
+    /// primary's).
+    pub system_identifier: i64,
+    /// The timeline the server writes on (a promotion or a point-in-time recovery starts
+    /// a new one): the current WAL file's, or the last checkpoint's during recovery.
+    pub timeline: i64,
+    /// `pg_postmaster_start_time()`: a restart (after which transactions that were never
+    /// flushed, `synchronous_commit = off`, are lost and their ids may be used again).
+    pub started: DateTime<Utc>,
+}
+
+/// The server the connection is on ([`ServerIdentity`]).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_server_identity(conn: &mut PgConnection) -> Result<ServerIdentity, DbError> {
+    Ok(sqlx::query_as!(
+        ServerIdentity,
+        r#"SELECT (SELECT system_identifier FROM pg_control_system()) AS "system_identifier!",
+                  CASE WHEN pg_is_in_recovery()
+                       THEN (SELECT timeline_id FROM pg_control_checkpoint())::bigint
+                       ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint
+                  END AS "timeline!",
+                  pg_postmaster_start_time() AS "started!""#
+    )
+    .fetch_one(conn)
+    .await?)
+}
 
 /// The small tables whose mark moved since the snapshot `since` (of `partitions`, `qos`,
 /// `accounts`, `users`, `usage`, and `deleted` when a row was deleted from a tracked

@@ -1,6 +1,9 @@
-//! The `usage` and `usage_charges` tables: fairshare usage per association (account,
-//! user), decayed with a half-life, and the ledger of charged job runs (each run charged
-//! exactly once, whatever the number of scheduler cycles or leaders that look at it).
+//! The `usage`, `usage_charges` and `usage_pending` tables: fairshare usage per
+//! association (account, user), decayed with a half-life; the ledger of charged job runs
+//! (each run charged exactly once, whatever the number of scheduler cycles or leaders
+//! that look at it); and the queue of runs to charge (a trigger queues a run when one of
+//! its allocations is released; its charge dequeues it), so charging reads what ended
+//! since, not the whole history.
 //! Also the reads of the account tree and the users' default accounts that fairshare
 //! needs.
 
@@ -32,8 +35,13 @@ pub struct UnchargedRunRow {
     pub ended: DateTime<Utc>,
 }
 
+/// How far back a run's end may lie for it to be charged: a run found later (the
+/// scheduler was down that long) is not charged, seconds (7 days).
+pub const CHARGE_WINDOW_SECONDS: f64 = 7.0 * 86_400.0;
+
 /// Runs released in the week before `now` that have no charge yet, oldest first, at most
-/// `limit`.
+/// `limit`. Reads only the runs queued in `usage_pending` (a release queues its run), not
+/// the history of allocations.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -53,25 +61,50 @@ pub async fn usage_uncharged_runs(
                   GREATEST(0, EXTRACT(EPOCH FROM MAX(a.released_at) - MIN(a.created_at)))::bigint
                       AS "elapsed!",
                   MAX(a.released_at) AS "ended!"
-           FROM allocations a
+           FROM usage_pending p
+           JOIN allocations a ON a.job_id = p.job_id AND a.run = p.run
            JOIN jobs j ON j.id = a.job_id
            LEFT JOIN users u ON u.name = j.user_name
            LEFT JOIN qos q ON q.name = COALESCE(j.qos, 'normal')
-           WHERE (a.job_id, a.run) IN (
-                   SELECT r.job_id, r.run FROM allocations r
-                   WHERE r.released_at IS NOT NULL AND r.released_at > $1::timestamptz - interval '7 days'
-                     AND NOT EXISTS (SELECT 1 FROM usage_charges c
-                                     WHERE c.job_id = r.job_id AND c.run = r.run))
+           WHERE NOT EXISTS (SELECT 1 FROM usage_charges c
+                             WHERE c.job_id = p.job_id AND c.run = p.run)
            GROUP BY a.job_id, a.run, j.account, u.default_account, j.user_name, j.num_tasks,
                     j.cpus_per_task, q.usage_factor
            HAVING bool_and(a.released_at IS NOT NULL)
+              AND MAX(a.released_at) > $1::timestamptz - make_interval(secs => $3::float8)
            ORDER BY MAX(a.released_at), a.job_id, a.run
            LIMIT $2"#,
         now,
-        limit
+        limit,
+        CHARGE_WINDOW_SECONDS
     )
     .fetch_all(ex)
     .await?)
+}
+
+/// Drops from the queue of runs to charge those already charged and those whose every
+/// allocation was released more than [`CHARGE_WINDOW_SECONDS`] before `now` (never
+/// charged, as before the queue existed). Returns how many it dropped.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn usage_pending_prune(
+    ex: impl PgExecutor<'_>,
+    now: DateTime<Utc>,
+) -> Result<u64, DbError> {
+    Ok(sqlx::query!(
+        r#"DELETE FROM usage_pending p
+           WHERE EXISTS (SELECT 1 FROM usage_charges c WHERE c.job_id = p.job_id AND c.run = p.run)
+              OR NOT EXISTS (SELECT 1 FROM allocations a
+                             WHERE a.job_id = p.job_id AND a.run = p.run
+                               AND (a.released_at IS NULL
+                                    OR a.released_at > $1::timestamptz - make_interval(secs => $2::float8)))"#,
+        now,
+        CHARGE_WINDOW_SECONDS
+    )
+    .execute(ex)
+    .await?
+    .rows_affected())
 }
 
 /// One charge: a run's usage, added to its association's decayed usage.
@@ -95,8 +128,8 @@ pub struct Charge {
     pub amount: f64,
 }
 
-/// Records a charge once (a run already charged changes nothing) and adds its amount to
-/// the association's usage, first decaying the stored usage from its `updated_at` to `at`
+/// Records a charge once (a run already charged changes nothing), takes the run off the
+/// queue of runs to charge, and adds its amount to the association's usage, first decaying the stored usage from its `updated_at` to `at`
 /// with `half_life` seconds (no decay when 0). Returns whether the run was charged now.
 ///
 /// # Errors
@@ -125,6 +158,13 @@ pub async fn usage_charge_in_tx(
         at
     )
     .fetch_optional(&mut *conn)
+    .await?;
+    sqlx::query!(
+        "DELETE FROM usage_pending WHERE job_id = $1 AND run = $2",
+        charge.job_id,
+        charge.run
+    )
+    .execute(&mut *conn)
     .await?;
     if inserted.is_none() {
         return Ok(false);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 #[sqlx::test(migrator = "berth_db::MIGRATOR")]
 async fn a_transaction_older_than_the_allocation_releases_it(pool: PgPool) {
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     let gpus = vec![node::GpuInsert {
         index: 0,
         uuid: "GPU-release-0".into(),
@@ -62,14 +62,14 @@ async fn a_transaction_older_than_the_allocation_releases_it(pool: PgPool) {
     tx.commit().await.unwrap();
 
     // The releasing transaction starts first (its now() is fixed from here) ...
-    let mut old = pool.begin().await.unwrap();
+    let mut old = berth_db::begin(&pool).await.unwrap();
     let started: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("SELECT now()")
         .fetch_one(&mut *old)
         .await
         .unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
     // ... the allocation is made and committed after it began ...
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     allocation::allocation_insert_in_tx(&mut tx, job_id, 0, node_id, 0, &[0], false, 1)
         .await
         .unwrap();

@@ -5,7 +5,7 @@ use berth_db::{allocation, job, lease, node, DbError};
 use sqlx::PgPool;
 
 async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(pool).await.unwrap();
     let gpus: Vec<node::GpuInsert> = (0..4)
         .map(|i| node::GpuInsert {
             index: i,
@@ -61,13 +61,13 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
 #[sqlx::test(migrator = "berth_db::MIGRATOR")]
 async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
     let (node_id, a, b) = one_node_one_job(&pool).await;
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     allocation::allocation_insert_in_tx(&mut tx, a, 0, node_id, 0, &[0, 1], false, 1)
         .await
         .unwrap();
     tx.commit().await.unwrap();
 
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     let err = allocation::allocation_insert_in_tx(&mut tx, b, 0, node_id, 0, &[1, 2], false, 1)
         .await
         .unwrap_err();
@@ -78,7 +78,7 @@ async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
     drop(tx);
 
     // Once released, the GPU may be allocated again, and the history keeps both rows.
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     allocation::allocation_release_job_in_tx(&mut tx, a, 0)
         .await
         .unwrap();
@@ -98,7 +98,7 @@ async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
 #[sqlx::test(migrator = "berth_db::MIGRATOR")]
 async fn a_gpu_the_node_lacks_cannot_be_allocated(pool: PgPool) {
     let (node_id, a, _) = one_node_one_job(&pool).await;
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     let err = allocation::allocation_insert_in_tx(&mut tx, a, 0, node_id, 0, &[7], false, 1)
         .await
         .unwrap_err();
@@ -134,7 +134,7 @@ async fn the_lease_has_one_holder_and_fences_old_terms(pool: PgPool) {
             .unwrap(),
         Some(2)
     );
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     assert!(!lease::lease_check_in_tx(&mut tx, "scheduler", 1)
         .await
         .unwrap());

@@ -24,7 +24,7 @@ async fn append(
     data: &str,
     cap: u64,
 ) -> output::OutputAppended {
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(pool).await.unwrap();
     let r = output::output_append_in_tx(&mut tx, job, run, "stdout", offset, data, Some(cap))
         .await
         .unwrap();

@@ -54,7 +54,7 @@ pub async fn commit_with_priorities(
     plan: &Plan,
     records: &[(i64, PriorityRecord)],
 ) -> Result<Outcome, DbError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = berth_db::begin(pool).await?;
     // A row an api transaction holds (a job being updated, a node syncing) must not stall
     // the cycle past the lease: wait at most this long for any lock, else fail the cycle
     // (the next one retries).
@@ -256,7 +256,7 @@ pub async fn run_cycle(
             .map(|w| w.job_id)
             .collect();
         if !never.is_empty() {
-            let mut tx = pool.begin().await?;
+            let mut tx = berth_db::begin(pool).await?;
             if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
                 return Ok(Outcome::Deposed);
             }

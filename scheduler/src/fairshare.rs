@@ -2,7 +2,9 @@
 //! association's fairshare factor.
 //!
 //! * **Charging** (a reconciler): each cycle looks for job runs whose allocations are all
-//!   released and that have no charge yet, and charges each once
+//!   released and that have no charge yet (among the runs a release queued in
+//!   `usage_pending`, so the cost follows what ended since, not the history), and charges
+//!   each once
 //!   (`elapsed × Σ TRES × billing weight × QOS usage factor`, see
 //!   [`berth_core::priority`]) to its association (the job's account, else its user's
 //!   default account, else `root`). The ledger's primary key makes a second charge of a
@@ -41,7 +43,7 @@ pub async fn charge_ended_runs(
     let runs = usage::usage_uncharged_runs(pool, now, CHARGE_BATCH).await?;
     let mut charged = 0;
     if !runs.is_empty() {
-        let mut tx = pool.begin().await?;
+        let mut tx = berth_db::begin(pool).await?;
         for r in &runs {
             let bill = priority::billing(billing, r.cpus.max(0) as u64, r.gpus.max(0) as u64);
             let charge = Charge {
@@ -66,6 +68,7 @@ pub async fn charge_ended_runs(
         }
         tx.commit().await?;
     }
+    usage::usage_pending_prune(pool, now).await?;
     usage::usage_decay(pool, now, half_life, DECAY_EVERY).await?;
     Ok(charged)
 }

@@ -6,12 +6,20 @@
 //! placing at once. Every cycle's commit re-checks the term under a row lock, so a deposed
 //! leader that has not noticed yet cannot write. While leading, the reconcilers
 //! ([`crate::reconcile`]) run before each timed cycle, under the same term.
+//!
+//! Wake-ups coalesce: a `NOTIFY berth_jobs` schedules a cycle [`SETTLE`] later, and no
+//! sooner than `cycle_min_interval` after the previous cycle ended; notifications that
+//! arrive meanwhile (a burst of submissions or cancellations, or the ones sent while a
+//! cycle ran) fold into that one cycle. An idle cluster runs only the timer's cycles.
 
 use crate::{cycle, reconcile, SchedulerConfig, LEASE_ROLE};
 use berth_db::{lease, notify, Pool};
 use sqlx::postgres::PgListener;
 use std::future::Future;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a cycle woken by a notification waits for more before it runs.
+pub const SETTLE: Duration = Duration::from_millis(50);
 
 async fn listen(pool: &Pool) -> Option<PgListener> {
     let mut listener = PgListener::connect_with(pool).await.ok()?;
@@ -31,13 +39,24 @@ pub async fn run_loop(
     let settings = config.reconcile_settings();
     let mut renew = tokio::time::interval(config.renew_interval);
     let mut cycle_timer = tokio::time::interval(config.cycle_interval);
+    // A cycle that overran its interval is not followed by the missed ticks' cycles.
+    cycle_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut listener = listen(&pool).await;
     // The snapshot the leader keeps between cycles; a new term starts from a full read.
-    let mut cache = cycle::SnapshotCache::new();
+    let new_cache = || cycle::SnapshotCache::with_full_refresh(config.full_refresh_interval);
+    let mut cache = new_cache();
+    // A cycle woken by notifications, due at this time; how many it folds.
+    let mut woken: Option<Instant> = None;
+    let mut folded: u64 = 0;
+    let mut last_cycle = Instant::now()
+        .checked_sub(config.cycle_min_interval)
+        .unwrap_or_else(Instant::now);
     tokio::pin!(shutdown);
     loop {
         let mut run_cycle = false;
         let mut run_reconcile = false;
+        let mut trigger = "timer";
+        let due = woken;
         tokio::select! {
             _ = &mut shutdown => break,
             _ = renew.tick() => {
@@ -52,8 +71,9 @@ pub async fn run_loop(
                         tracing::info!(term = t, instance = %config.instance_id, "became leader");
                         term = Some(t);
                         led_since = Instant::now();
-                        cache = cycle::SnapshotCache::new();
+                        cache = new_cache();
                         run_cycle = true;
+                        trigger = "lease";
                     }
                     (Some(t), Ok(None)) | (Some(t), Err(_)) => {
                         tracing::warn!(term = t, "lost the lease; stepping down");
@@ -73,9 +93,19 @@ pub async fn run_loop(
                 }
             } => {
                 match n {
-                    Ok(()) => run_cycle = true,
+                    Ok(()) => {
+                        folded += 1;
+                        if woken.is_none() {
+                            let settle = SETTLE.min(config.cycle_min_interval);
+                            woken = Some((Instant::now() + settle).max(last_cycle + config.cycle_min_interval));
+                        }
+                    }
                     Err(_) => listener = None,
                 }
+            }
+            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
+                run_cycle = true;
+                trigger = "notify";
             }
         }
         if listener.is_none() {
@@ -93,8 +123,24 @@ pub async fn run_loop(
                 }
             }
         }
+        if run_cycle {
+            // This cycle sees whatever the notifications so far announced.
+            woken = None;
+        }
         if let (Some(t), true) = (term, run_cycle) {
-            match cycle::run_cycle(&pool, t, &config.planner, &mut cache).await {
+            let started_at = Instant::now();
+            let outcome = cycle::run_cycle(&pool, t, &config.planner, &mut cache).await;
+            last_cycle = Instant::now();
+            tracing::debug!(
+                term = t,
+                trigger,
+                notifications = folded,
+                full_read = ?cache.last_full,
+                elapsed_ms = started_at.elapsed().as_millis() as u64,
+                "cycle ran"
+            );
+            folded = 0;
+            match outcome {
                 Ok(cycle::Outcome::Committed { started }) if started > 0 => {
                     tracing::info!(term = t, started, "cycle committed");
                 }

@@ -45,6 +45,12 @@ pub struct SchedulerConfig {
     pub renew_interval: Duration,
     /// The cycle timer (cycles also run on NOTIFY); the reconcilers run on it too.
     pub cycle_interval: Duration,
+    /// The least time between two cycles woken by NOTIFY (default 500 ms): notifications
+    /// that arrive meanwhile are folded into the next cycle.
+    pub cycle_min_interval: Duration,
+    /// The leader's snapshot is read whole at least this often (default 60 s), besides
+    /// whenever the database server changed (see [`snapshot`]).
+    pub full_refresh_interval: Duration,
     /// The planner's weights, backfill depth, fairshare half-life and billing weights.
     pub planner: planner::PlannerConfig,
     /// Silence after which a node is declared DOWN (Slurm's `SlurmdTimeout`; default
@@ -55,6 +61,8 @@ pub struct SchedulerConfig {
     /// How long an ended job's allocation may stay live before it is resolved and its
     /// node drained (Slurm's `UnkillableStepTimeout`; default 120 s).
     pub completing_timeout: Duration,
+    /// The statement, lock and idle-in-transaction timeouts of its database sessions.
+    pub db_timeouts: berth_db::Timeouts,
 }
 
 impl SchedulerConfig {
@@ -68,9 +76,12 @@ impl SchedulerConfig {
             lease_ttl: Duration::from_secs(3),
             renew_interval: Duration::from_secs(1),
             cycle_interval: Duration::from_secs(2),
+            cycle_min_interval: Duration::from_millis(500),
+            full_refresh_interval: Duration::from_secs(60),
             node_timeout: Duration::from_secs(30),
             return_to_service: reconcile::ReturnToService::NonResponsive,
             completing_timeout: Duration::from_secs(120),
+            db_timeouts: berth_db::Timeouts::default(),
             planner: planner::PlannerConfig::default(),
         }
     }
@@ -111,9 +122,8 @@ pub async fn run(
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), SchedulerError> {
-    let pool = berth_db::connect(&config.database_url, 4).await?;
-    berth_db::MIGRATOR
-        .run(&pool)
+    let pool = berth_db::connect_with(&config.database_url, 4, &config.db_timeouts).await?;
+    berth_db::migrate(&pool)
         .await
         .map_err(SchedulerError::Migrate)?;
     leadership::run_loop(pool, config, shutdown).await;

@@ -93,7 +93,7 @@ pub async fn reconcile(
     let mut report = Report::default();
     let timeout = settings.node_timeout.as_secs_f64();
     if settings.return_to_service != ReturnToService::Never {
-        let mut tx = pool.begin().await?;
+        let mut tx = berth_db::begin(pool).await?;
         if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
             report.deposed = true;
             return Ok(report);
@@ -114,7 +114,7 @@ pub async fn reconcile(
     }
     if led_for >= settings.node_timeout {
         for silent in node::node_silent_list(pool, timeout).await? {
-            let mut tx = pool.begin().await?;
+            let mut tx = berth_db::begin(pool).await?;
             if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
                 report.deposed = true;
                 return Ok(report);
@@ -152,7 +152,7 @@ pub async fn reconcile(
     for stuck in
         allocation::allocation_stuck_list(pool, settings.completing_timeout.as_secs_f64()).await?
     {
-        let mut tx = pool.begin().await?;
+        let mut tx = berth_db::begin(pool).await?;
         if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
             report.deposed = true;
             return Ok(report);

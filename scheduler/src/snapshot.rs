@@ -9,6 +9,14 @@
 //! [`Snapshot`] from them. Each refresh runs in one `REPEATABLE READ` transaction, so the
 //! planner sees one consistent state of the database.
 //!
+//! Every refresh also checks that it runs on the same database server as the previous
+//! one (system identifier, timeline, start time; [`berth_db::snapshot::ServerIdentity`])
+//! and that transaction ids did not go back: after a failover, a promoted standby hands out
+//! again ids its old primary had used for changes it never received, and rows stamped with
+//! them would pass for already read. Either reads everything again, as does a refresh
+//! after [`SnapshotCache::with_full_refresh`]'s interval (the backstop for any change the
+//! tracking might miss).
+//!
 //! What is still computed each cycle: fairshare factors (usage decays with time), the
 //! dependency state of pending jobs with a `--dependency` (their targets are read, being
 //! possibly ended jobs the snapshot does not keep), and the priority inputs of each
@@ -27,6 +35,7 @@ use berth_db::partition::{self, PartitionRow};
 use berth_db::qos::{self, QosRow};
 use berth_db::snapshot::{
     self as read, SchedAllocationRow, SchedGpuRow, SchedJobRow, SchedNodeRow, SchedPreemptionRow,
+    ServerIdentity,
 };
 use berth_db::usage::{self, UsageRow};
 use berth_db::{job, DbError, Pool};
@@ -56,6 +65,25 @@ pub struct RefreshStats {
     pub tables: usize,
 }
 
+/// Why a refresh read everything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FullRead {
+    /// The cache's first refresh (a new term), or the first after an error.
+    First,
+    /// A row was deleted from a tracked table.
+    Deleted,
+    /// The database server is not the one of the previous refresh (a failover, a
+    /// restore, a restart).
+    ServerChanged,
+    /// Transaction ids went back since the previous refresh.
+    XidsWentBack,
+    /// The periodic full read ([`SnapshotCache::with_full_refresh`]).
+    Periodic,
+}
+
+/// The default interval of the periodic full read.
+pub const FULL_REFRESH_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// A snapshot and what the commit needs besides the plan.
 pub struct CycleInput {
     /// The planner's input.
@@ -65,10 +93,16 @@ pub struct CycleInput {
 }
 
 /// The rows the leader holds between cycles (see the module docs).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SnapshotCache {
     /// The previous read's `pg_current_snapshot()`; `None` before the first.
     since: Option<String>,
+    /// The server of the previous read.
+    server: Option<ServerIdentity>,
+    /// When the last full read ran (the refresh's `now`).
+    full_at: Option<DateTime<Utc>>,
+    /// How often to read everything whatever happened.
+    full_every: std::time::Duration,
     /// Jobs PENDING (held too), RUNNING, SUSPENDED, COMPLETING, by id.
     jobs: BTreeMap<i64, SchedJobRow>,
     nodes: HashMap<i64, SchedNodeRow>,
@@ -85,6 +119,47 @@ pub struct SnapshotCache {
     usage: Vec<UsageRow>,
     /// What the last refresh read.
     pub last: RefreshStats,
+    /// Why the last refresh read everything (`None` when it read only changes).
+    pub last_full: Option<FullRead>,
+}
+
+impl Default for SnapshotCache {
+    fn default() -> Self {
+        SnapshotCache::with_full_refresh(FULL_REFRESH_EVERY)
+    }
+}
+
+/// The `xmax` of a snapshot in PostgreSQL's text form (`xmin:xmax:xip,…`).
+fn xmax(snapshot: &str) -> Option<u64> {
+    snapshot.split(':').nth(1)?.parse().ok()
+}
+
+/// Whether a refresh must read everything rather than the changes since `since`, and why
+/// (see the module docs): `server` and `snapshot` are this refresh's, `now` its time.
+pub fn full_read_needed(
+    since: Option<&str>,
+    previous: Option<&ServerIdentity>,
+    full_at: Option<DateTime<Utc>>,
+    full_every: std::time::Duration,
+    server: &ServerIdentity,
+    snapshot: &str,
+    now: DateTime<Utc>,
+) -> Option<FullRead> {
+    let (Some(since), Some(previous), Some(full_at)) = (since, previous, full_at) else {
+        return Some(FullRead::First);
+    };
+    if previous != server {
+        return Some(FullRead::ServerChanged);
+    }
+    match (xmax(since), xmax(snapshot)) {
+        (Some(before), Some(now)) if now >= before => {}
+        _ => return Some(FullRead::XidsWentBack),
+    }
+    let every = chrono::Duration::from_std(full_every).unwrap_or(chrono::Duration::MAX);
+    if now - full_at >= every {
+        return Some(FullRead::Periodic);
+    }
+    None
 }
 
 /// A job state the cache keeps.
@@ -101,9 +176,33 @@ fn epoch(t: DateTime<Utc>) -> i64 {
 }
 
 impl SnapshotCache {
-    /// An empty cache: its first refresh reads everything.
+    /// An empty cache: its first refresh reads everything; it reads everything again at
+    /// least every [`FULL_REFRESH_EVERY`].
     pub fn new() -> Self {
         SnapshotCache::default()
+    }
+
+    /// An empty cache that reads everything again at least every `full_every` (besides
+    /// its first refresh, after a deletion, and whenever the server changed).
+    pub fn with_full_refresh(full_every: std::time::Duration) -> Self {
+        SnapshotCache {
+            since: None,
+            server: None,
+            full_at: None,
+            full_every,
+            jobs: BTreeMap::new(),
+            nodes: HashMap::new(),
+            gpus: HashMap::new(),
+            allocations: BTreeMap::new(),
+            preemptions: HashMap::new(),
+            partitions: Vec::new(),
+            qos: Vec::new(),
+            accounts: Vec::new(),
+            default_accounts: HashMap::new(),
+            usage: Vec::new(),
+            last: RefreshStats::default(),
+            last_full: None,
+        }
     }
 
     /// Brings the cache up to date with the database (everything on the first call, the
@@ -118,21 +217,52 @@ impl SnapshotCache {
         now: DateTime<Utc>,
         config: &PlannerConfig,
     ) -> Result<CycleInput, DbError> {
+        // Taken out: after an error the next refresh reads everything.
         let since = self.since.take();
+        let previous = self.server.take();
         let (mut tx, snapshot) = read::read_begin(pool).await?;
-        let tables = match &since {
-            Some(since) => read::read_changed_tables(&mut tx, since).await?,
-            None => Vec::new(),
+        let server = read::read_server_identity(&mut tx).await?;
+        let mut full = full_read_needed(
+            since.as_deref(),
+            previous.as_ref(),
+            self.full_at,
+            self.full_every,
+            &server,
+            &snapshot,
+            now,
+        );
+        match full {
+            Some(FullRead::ServerChanged) => tracing::warn!(
+                previous = ?previous,
+                now = ?server,
+                "the database server changed (a failover?): reading everything again"
+            ),
+            Some(FullRead::XidsWentBack) => tracing::warn!(
+                previous = ?since,
+                now = %snapshot,
+                "transaction ids went back (a failover?): reading everything again"
+            ),
+            _ => {}
+        }
+        let tables = match (&since, full) {
+            (Some(since), None) => read::read_changed_tables(&mut tx, since).await?,
+            _ => Vec::new(),
         };
-        match since {
-            Some(since) if !tables.iter().any(|t| t == "deleted") => {
-                self.read_changes(&mut tx, &since, &tables).await?;
+        if tables.iter().any(|t| t == "deleted") {
+            full = Some(FullRead::Deleted);
+        }
+        match (since, full) {
+            (Some(since), None) => self.read_changes(&mut tx, &since, &tables).await?,
+            _ => {
+                self.read_all(&mut tx).await?;
+                self.full_at = Some(now);
             }
-            _ => self.read_all(&mut tx).await?,
         }
         let deps = Dependencies::load(&mut tx, self).await?;
         tx.commit().await?;
         self.since = Some(snapshot);
+        self.server = Some(server);
+        self.last_full = full;
         Ok(self.build(now, config, &deps))
     }
 
@@ -707,5 +837,92 @@ impl Dependencies {
             ),
             None => DependencyState::Satisfied,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{full_read_needed, FullRead};
+    use berth_db::snapshot::ServerIdentity;
+    use chrono::{TimeZone, Utc};
+    use std::time::Duration;
+
+    fn server(timeline: i64) -> ServerIdentity {
+        ServerIdentity {
+            system_identifier: 7_714_221_803_726_182_534,
+            timeline,
+            started: Utc.with_ymd_and_hms(2026, 12, 1, 6, 0, 0).unwrap(),
+        }
+    }
+
+    #[test]
+    fn a_changed_server_or_xids_going_back_force_a_full_read() {
+        let t0 = Utc.with_ymd_and_hms(2026, 12, 1, 7, 0, 0).unwrap();
+        let t1 = t0 + chrono::Duration::seconds(2);
+        let every = Duration::from_secs(60);
+        let need = |since: Option<&str>,
+                    before: Option<&ServerIdentity>,
+                    now: &ServerIdentity,
+                    snap: &str| {
+            full_read_needed(since, before, Some(t0), every, now, snap, t1)
+        };
+        let s = server(1);
+        // Same server, xids moving on: the changes suffice.
+        assert_eq!(need(Some("100:105:"), Some(&s), &s, "103:110:104"), None);
+        assert_eq!(need(Some("100:105:"), Some(&s), &s, "105:105:"), None);
+        // No previous read.
+        assert_eq!(need(None, None, &s, "1:2:"), Some(FullRead::First));
+        // A promoted standby: a new timeline, even with ids ahead of the old ones.
+        assert_eq!(
+            need(Some("100:105:"), Some(&s), &server(2), "200:210:"),
+            Some(FullRead::ServerChanged)
+        );
+        // Another cluster, or the same one restarted.
+        let other = ServerIdentity {
+            system_identifier: 1,
+            ..server(1)
+        };
+        assert_eq!(
+            need(Some("100:105:"), Some(&s), &other, "200:210:"),
+            Some(FullRead::ServerChanged)
+        );
+        let restarted = ServerIdentity {
+            started: t0,
+            ..server(1)
+        };
+        assert_eq!(
+            need(Some("100:105:"), Some(&s), &restarted, "200:210:"),
+            Some(FullRead::ServerChanged)
+        );
+        // Ids that went back on what looks like the same server.
+        assert_eq!(
+            need(Some("100:105:"), Some(&s), &s, "90:95:"),
+            Some(FullRead::XidsWentBack)
+        );
+        assert_eq!(
+            need(Some("garbage"), Some(&s), &s, "90:95:"),
+            Some(FullRead::XidsWentBack)
+        );
+    }
+
+    #[test]
+    fn everything_is_read_again_after_the_interval() {
+        let t0 = Utc.with_ymd_and_hms(2026, 12, 1, 7, 0, 0).unwrap();
+        let s = server(1);
+        let at = |secs: i64| {
+            full_read_needed(
+                Some("100:105:"),
+                Some(&s),
+                Some(t0),
+                Duration::from_secs(60),
+                &s,
+                "100:105:",
+                t0 + chrono::Duration::seconds(secs),
+            )
+        };
+        assert_eq!(at(59), None);
+        assert_eq!(at(60), Some(FullRead::Periodic));
+        // A `now` before the last full read (callers' clocks differ) is not late.
+        assert_eq!(at(-5), None);
     }
 }

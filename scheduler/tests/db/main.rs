@@ -1,6 +1,7 @@
 //! The scheduler against a real PostgreSQL (one test binary): the reconcilers and the
 //! leader's incremental snapshot.
 
+mod charging;
 mod reconcile;
 mod snapshot;
 
@@ -9,7 +10,7 @@ use sqlx::PgPool;
 
 /// Registers node `name` with 4 H100s and 8 CPUs; returns its id.
 async fn register(pool: &PgPool, name: &str) -> i64 {
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(pool).await.unwrap();
     let gpus: Vec<node::GpuInsert> = (0..4)
         .map(|i| node::GpuInsert {
             index: i,

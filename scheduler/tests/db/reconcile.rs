@@ -28,7 +28,7 @@ async fn running_job(pool: &PgPool, nodes: &[i64], spec: serde_json::Value, term
         spec,
         ..crate::insert("alice", 2)
     };
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(pool).await.unwrap();
     let id = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
     assert!(job::job_start_in_tx(&mut tx, id, term).await.unwrap());
     for (index, n) in nodes.iter().enumerate() {

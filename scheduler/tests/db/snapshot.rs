@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
 async fn submit(pool: &PgPool, user: &str, gpus: i32) -> i64 {
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(pool).await.unwrap();
     let id = job::job_insert_in_tx(&mut tx, &insert(user, gpus))
         .await
         .unwrap();
@@ -130,7 +130,7 @@ async fn incremental_refresh_reads_only_changes_and_matches_a_full_read(pool: Pg
     );
 
     // Draining a node; changing a QOS (a small table, re-read whole).
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     node::node_admin_drain_in_tx(&mut tx, "n2", "maintenance")
         .await
         .unwrap();
@@ -157,7 +157,7 @@ async fn incremental_refresh_reads_only_changes_and_matches_a_full_read(pool: Pg
     assert!(snap.pending.is_empty());
 
     // The running job ends: it and its allocation leave the snapshot.
-    let mut tx = pool.begin().await.unwrap();
+    let mut tx = berth_db::begin(&pool).await.unwrap();
     job::job_finish_in_tx(&mut tx, small, 0, "COMPLETED", None, Some(0), None)
         .await
         .unwrap()
@@ -179,7 +179,7 @@ async fn a_transaction_open_across_a_refresh_is_read_once_it_commits(pool: PgPoo
     check(&pool, &mut cache, now).await;
 
     // A submission whose transaction has its id before the refresh but commits after it.
-    let mut open = pool.begin().await.unwrap();
+    let mut open = berth_db::begin(&pool).await.unwrap();
     let late = job::job_insert_in_tx(&mut open, &insert("alice", 1))
         .await
         .unwrap();
@@ -201,7 +201,7 @@ async fn a_transaction_open_across_a_refresh_is_read_once_it_commits(pool: PgPoo
     );
 
     // A transaction that rolls back leaves nothing to read.
-    let mut aborted = pool.begin().await.unwrap();
+    let mut aborted = berth_db::begin(&pool).await.unwrap();
     job::job_insert_in_tx(&mut aborted, &insert("carol", 1))
         .await
         .unwrap();
@@ -228,4 +228,31 @@ async fn a_transaction_open_across_a_refresh_is_read_once_it_commits(pool: PgPoo
     sqlx::query("TRUNCATE usage").execute(&pool).await.unwrap();
     let (stats, _) = check(&pool, &mut cache, now).await;
     assert!(stats.full);
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn the_server_is_identified_and_everything_is_read_again_periodically(pool: PgPool) {
+    use berth_scheduler::snapshot::FullRead;
+    register(&pool, "n1").await;
+    let mut conn = pool.acquire().await.unwrap();
+    let server = berth_db::snapshot::read_server_identity(&mut conn)
+        .await
+        .unwrap();
+    drop(conn);
+    assert_ne!(server.system_identifier, 0);
+    assert!(server.timeline >= 1, "{server:?}");
+
+    let t0 = Utc::now();
+    let mut cache = SnapshotCache::with_full_refresh(std::time::Duration::from_secs(30));
+    check(&pool, &mut cache, t0).await;
+    assert_eq!(cache.last_full, Some(FullRead::First));
+    let id = submit(&pool, "alice", 1).await;
+    let (stats, snap) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(10)).await;
+    assert_eq!((stats, cache.last_full), (read(1, 0), None));
+    assert_eq!(snap.pending.iter().map(|j| j.id).collect::<Vec<_>>(), [id]);
+    let (stats, _) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(31)).await;
+    assert!(stats.full);
+    assert_eq!(cache.last_full, Some(FullRead::Periodic));
+    let (stats, _) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(40)).await;
+    assert_eq!((stats, cache.last_full), (read(0, 0), None));
 }

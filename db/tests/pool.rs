@@ -1,0 +1,129 @@
+//! The pool's guards: a connection given back inside a transaction is never lent again
+//! (its session is closed, which rolls the transaction back), and sessions carry Berth's
+//! timeouts.
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::Row;
+use std::time::Duration;
+
+fn url_of(connect: &PgConnectOptions) -> String {
+    format!(
+        "postgres://{}@{}:{}/{}",
+        connect.get_username(),
+        connect.get_host(),
+        connect.get_port(),
+        connect.get_database().unwrap_or("postgres")
+    )
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_connection_given_back_inside_a_transaction_is_not_lent_again(
+    _options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = berth_db::connect(&url_of(&connect), 1).await.unwrap();
+    // What a cancelled `BEGIN` leaves behind: a session inside a transaction block, which
+    // sqlx does not know about, holding a row lock.
+    let mut conn = pool.acquire().await.unwrap();
+    sqlx::query("BEGIN").execute(&mut *conn).await.unwrap();
+    sqlx::query("SELECT * FROM leader_lease FOR UPDATE")
+        .execute(&mut *conn)
+        .await
+        .unwrap();
+    let leaked_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut *conn)
+        .await
+        .unwrap();
+    drop(conn);
+    // The next borrower (the pool holds one connection) runs outside any transaction, on
+    // another session.
+    // (A simple query: the extended protocol starts its transaction before its
+    // statement's timestamp.)
+    let row = sqlx::Executor::fetch_one(
+        &pool,
+        "SELECT now() = statement_timestamp(), pg_backend_pid()",
+    )
+    .await
+    .unwrap();
+    let (outside, pid): (bool, i32) = (row.get(0), row.get(1));
+    assert!(
+        outside,
+        "the next borrower ran inside the leaked transaction"
+    );
+    assert_ne!(pid, leaked_pid);
+    // And the leaked session is gone (its transaction rolled back with it).
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let alive: bool =
+            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
+                .bind(leaked_pid)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        if !alive {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session left in a transaction is still there"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_connection_given_back_outside_a_transaction_is_lent_again(
+    _options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = berth_db::connect(&url_of(&connect), 1).await.unwrap();
+    let first: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    for _ in 0..20 {
+        let mut tx = berth_db::begin(&pool).await.unwrap();
+        sqlx::query("SELECT 1").execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            pid, first,
+            "a healthy connection was closed on its way back"
+        );
+    }
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn sessions_carry_the_configured_timeouts(
+    _options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let timeouts = berth_db::Timeouts {
+        statement: Duration::from_millis(300),
+        lock: Duration::from_millis(200),
+        idle_in_transaction: Duration::from_secs(4),
+    };
+    let pool = berth_db::connect_with(&url_of(&connect), 2, &timeouts)
+        .await
+        .unwrap();
+    let settings: (String, String, String) = sqlx::query_as(
+        "SELECT current_setting('statement_timeout'), current_setting('lock_timeout'),
+                current_setting('idle_in_transaction_session_timeout')",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(
+        settings,
+        ("300ms".to_string(), "200ms".to_string(), "4s".to_string())
+    );
+    // A statement past the limit fails as a timeout.
+    let slow = sqlx::query("SELECT pg_sleep(2)").execute(&pool).await;
+    let err = berth_db::DbError::from(slow.unwrap_err());
+    assert!(matches!(err, berth_db::DbError::TimedOut(_)), "{err:?}");
+    // Migrations run without those limits (a long one must not fail half-way).
+    berth_db::migrate(&pool).await.unwrap();
+}
