@@ -130,6 +130,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_cancel_batch",
         "job_hold_batch",
         "job_release_batch",
+        "node_rekey",
     ];
     if !known.contains(&op) {
         return None;
@@ -267,6 +268,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_output"
     );
     Some(match who {
+        // The fixture's job is pending, never placed: its output is no one's to upload.
+        Admin if op == "job_output_upload" => 404,
         Admin => success(op),
         // The fixture's jobs are not on node-x: their output is not node-x's to upload.
         Node if matches!(op, "job_output_upload" | "step_output_upload") => 404,
@@ -278,7 +281,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             }
         }
         _ if worker_route => 403,
-        _ if matches!(op, "audit_list" | "node_bootstrap_create") => 403,
+        _ if matches!(op, "audit_list" | "node_bootstrap_create" | "node_rekey") => 403,
         // Operators revoke only their own tokens: ursula's is invisible to them.
         Operator if op == "token_revoke" => 404,
         // A step runs code as the job's user: operators control jobs but do not run code
@@ -452,6 +455,10 @@ async fn prepare(
         "token_create" => Some(json!({"name": format!("t-{n}")})),
         "node_bootstrap_create" => Some(json!({"ttl_minutes": 5})),
         "node_join" => Some(json!({"name": format!("joined-{n}")})),
+        "node_rekey" => {
+            path = path.replace("{name}", &format!("rekeyed-{n}"));
+            None
+        }
         "job_update" => Some(json!({"nice": 10})),
         "job_cancel_batch" | "job_hold_batch" | "job_release_batch" => {
             Some(json!({"jobs": [job.to_string()]}))
