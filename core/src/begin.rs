@@ -60,26 +60,28 @@ fn parse_any(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
             .checked_mul(secs)
             .filter(|s| *s <= MAX_AHEAD_SECONDS)
             .ok_or_else(far)?;
-        return Ok(now + Duration::seconds(ahead));
+        return now
+            .checked_add_signed(Duration::seconds(ahead))
+            .ok_or_else(far);
     }
     let today = now.date_naive();
+    // Past the end of the calendar (a "now" at chrono's last day) is no time at all.
+    let next_day = |d: DateTime<Utc>| d.checked_add_signed(Duration::days(1)).ok_or_else(bad);
     let at = |t: NaiveTime| {
         let d = NaiveDateTime::new(today, t).and_utc();
         if d < now {
-            d + Duration::days(1)
+            next_day(d)
         } else {
-            d
+            Ok(d)
         }
     };
     let time = |h, m| NaiveTime::from_hms_opt(h, m, 0).ok_or_else(bad);
     match lower.as_str() {
-        "midnight" => return Ok(at(time(0, 0)?)),
-        "noon" => return Ok(at(time(12, 0)?)),
-        "teatime" => return Ok(at(time(16, 0)?)),
+        "midnight" => return at(time(0, 0)?),
+        "noon" => return at(time(12, 0)?),
+        "teatime" => return at(time(16, 0)?),
         "today" => return Ok(NaiveDateTime::new(today, time(0, 0)?).and_utc()),
-        "tomorrow" => {
-            return Ok(NaiveDateTime::new(today, time(0, 0)?).and_utc() + Duration::days(1))
-        }
+        "tomorrow" => return next_day(NaiveDateTime::new(today, time(0, 0)?).and_utc()),
         _ => {}
     }
     for f in ["%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"] {
@@ -92,7 +94,7 @@ fn parse_any(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
     }
     for f in ["%H:%M:%S", "%H:%M"] {
         if let Ok(t) = NaiveTime::parse_from_str(v, f) {
-            return Ok(at(t));
+            return at(t);
         }
     }
     Err(bad())
@@ -126,5 +128,24 @@ mod tests {
         assert!(parse_begin("+200000-01-01", now).is_err());
         assert!(parse_begin("-5000-01-01", now).is_err());
         assert_eq!(p("now+5200weeks"), "2126-07-29T10:00:00+00:00");
+    }
+
+    #[test]
+    fn the_ends_of_the_calendar_give_errors_not_panics() {
+        // Found by fuzz/ (target `begin`): a time of day after "now" on chrono's last day.
+        for now in [DateTime::<Utc>::MAX_UTC, DateTime::<Utc>::MIN_UTC] {
+            for v in [
+                "16:00",
+                "teatime",
+                "midnight",
+                "tomorrow",
+                "now+1",
+                "now+99999999999999",
+            ] {
+                let _ = parse_begin(v, now);
+            }
+        }
+        assert!(parse_begin("tomorrow", DateTime::<Utc>::MAX_UTC).is_err());
+        assert!(parse_begin("now+1", DateTime::<Utc>::MAX_UTC).is_err());
     }
 }

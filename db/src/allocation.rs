@@ -280,6 +280,12 @@ pub async fn allocation_live_runs_on_node(
 /// run) more than `bound_seconds` ago and whose node has not yet reported the processes
 /// gone: Slurm's jobs stuck in COMPLETING.
 ///
+/// A run ended when its job did (`end_time`, for the job's current run), or when the job
+/// moved past it: its first event of a later run (a requeue) or its node failure or
+/// preemption. Not when the allocation was made: a run requeued after hours of work is
+/// still in its kill wait, and releasing it then would let the job start again while it
+/// runs.
+///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn allocation_stuck_list(
@@ -292,7 +298,13 @@ pub async fn allocation_stuck_list(
            FROM allocations a JOIN jobs j ON j.id = a.job_id
            WHERE a.released_at IS NULL
              AND (j.state NOT IN ('RUNNING', 'SUSPENDED') OR j.restart_count <> a.run)
-             AND COALESCE(j.end_time, a.created_at) < now() - make_interval(secs => $1)
+             AND COALESCE(
+                   CASE WHEN j.restart_count = a.run THEN j.end_time END,
+                   (SELECT min(e.at) FROM job_events e
+                    WHERE e.job_id = a.job_id
+                      AND (e.run > a.run
+                           OR (e.run = a.run AND e.kind IN ('node_fail', 'preempted')))),
+                   a.created_at) < now() - make_interval(secs => $1)
            ORDER BY a.job_id, a.node_id"#,
         bound_seconds
     )

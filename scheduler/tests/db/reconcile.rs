@@ -260,3 +260,52 @@ async fn an_allocation_stuck_after_its_job_ended_is_released_and_the_node_draine
         );
     }
 }
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_run_requeued_after_long_work_is_not_stuck_until_the_bound_passes_after_the_requeue(
+    pool: PgPool,
+) {
+    let n1 = register(&pool, "n1").await;
+    let term = lead(&pool, "a").await;
+    let fresh = running_job(&pool, &[n1], serde_json::json!({}), term).await;
+    let old = running_job(&pool, &[n1], serde_json::json!({}), term).await;
+    // Both ran for two hours; one was requeued just now (its node is still stopping it),
+    // the other an hour ago and its node never reported the processes gone.
+    sqlx::query(
+        "UPDATE allocations SET created_at = now() - interval '2 hours' WHERE job_id = ANY($1)",
+    )
+    .bind(vec![fresh, old])
+    .execute(&pool)
+    .await
+    .unwrap();
+    for id in [fresh, old] {
+        let mut tx = berth_db::begin(&pool).await.unwrap();
+        assert!(job::job_requeue_in_tx(&mut tx, id, "alice")
+            .await
+            .unwrap()
+            .is_some());
+        tx.commit().await.unwrap();
+    }
+    sqlx::query(
+        "UPDATE job_events SET at = now() - interval '1 hour' WHERE job_id = $1 AND kind = 'requeued'",
+    )
+    .bind(old)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let r = reconcile(
+        &pool,
+        term,
+        Duration::ZERO,
+        &settings(ReturnToService::NonResponsive),
+    )
+    .await
+    .unwrap();
+    assert_eq!(r.stuck_released, vec![old]);
+    assert_eq!(
+        live_allocations(&pool, fresh).await,
+        1,
+        "requeued within the bound: still held while its node stops it"
+    );
+    assert_eq!(live_allocations(&pool, old).await, 0);
+}
