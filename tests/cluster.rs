@@ -461,6 +461,44 @@ impl TestCluster {
         r.json().await.unwrap()
     }
 
+    /// Submits `script` over REST as `user` (a JWT of theirs, role user) from `self.dir`,
+    /// with `sbatch` options `args` and `environment` besides the test's `PATH`; the job
+    /// id (panics unless 201).
+    pub async fn submit_as(
+        &self,
+        user: &str,
+        script: &str,
+        args: &[&str],
+        environment: &[(&str, &str)],
+    ) -> i64 {
+        let token = berth_api::mint_token(SECRET, user, Role::User, 3600);
+        let mut env: std::collections::BTreeMap<String, String> = [(
+            "PATH".to_string(),
+            std::env::var("PATH").unwrap_or_default(),
+        )]
+        .into();
+        for (k, v) in environment {
+            env.insert(k.to_string(), v.to_string());
+        }
+        let body = JobCreate {
+            script: Some(script.to_string()),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            submit_dir: Some(self.dir.to_string_lossy().into_owned()),
+            environment: env,
+            ..Default::default()
+        };
+        let r = self
+            .http
+            .post(format!("{}/v1/jobs", self.url))
+            .bearer_auth(&token)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
+        r.json::<JobCreated>().await.unwrap().id
+    }
+
     /// Submits a batch script (with `sbatch` options) from `self.dir`.
     pub async fn try_submit(&self, script: &str, args: &[&str]) -> Result<i64, (u16, Problem)> {
         let body = JobCreate {

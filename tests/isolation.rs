@@ -5,30 +5,9 @@
 use crate::cluster::{Options, TestCluster, SECRET};
 use berth_core::auth::Role;
 use berth_core::state::JobState;
-use berth_core::wire::{JobCreate, JobCreated};
 
 async fn submit_as(c: &TestCluster, user: &str, script: &str) -> i64 {
-    let token = berth_api::mint_token(SECRET, user, Role::User, 600);
-    let body = JobCreate {
-        script: Some(script.to_string()),
-        submit_dir: Some(c.dir.to_string_lossy().into_owned()),
-        environment: [(
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_default(),
-        )]
-        .into(),
-        ..Default::default()
-    };
-    let r = c
-        .http
-        .post(format!("{}/v1/jobs", c.url))
-        .bearer_auth(&token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
-    r.json::<JobCreated>().await.unwrap().id
+    c.submit_as(user, script, &[], &[]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -271,33 +250,6 @@ async fn output_files_follow_the_submitters_umask_and_may_be_dev_null() {
     std::fs::create_dir_all(&shared).unwrap();
     std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
     let s = shared.display();
-    let token = berth_api::mint_token(SECRET, "bxw-carol", Role::User, 600);
-    let submit = |script: String, umask: Option<&'static str>| {
-        let mut environment: std::collections::BTreeMap<String, String> = [(
-            "PATH".to_string(),
-            std::env::var("PATH").unwrap_or_default(),
-        )]
-        .into();
-        if let Some(umask) = umask {
-            environment.insert("SLURM_UMASK".into(), umask.into());
-        }
-        let body = JobCreate {
-            script: Some(script),
-            submit_dir: Some(c.dir.to_string_lossy().into_owned()),
-            environment,
-            ..Default::default()
-        };
-        let request = c
-            .http
-            .post(format!("{}/v1/jobs", c.url))
-            .bearer_auth(&token)
-            .json(&body);
-        async move {
-            let r = request.send().await.unwrap();
-            assert_eq!(r.status(), 201);
-            r.json::<JobCreated>().await.unwrap().id
-        }
-    };
     let mode = |path: std::path::PathBuf| {
         std::fs::metadata(&path)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -306,23 +258,33 @@ async fn output_files_follow_the_submitters_umask_and_may_be_dev_null() {
             & 0o777
     };
 
-    let private = submit(
-        format!("#!/bin/bash\n#SBATCH -o {s}/private-%j.out\necho hi\n"),
-        None,
-    )
-    .await;
-    let group = submit(
-        format!("#!/bin/bash\n#SBATCH -o {s}/group-%j.out\necho hi\n"),
-        Some("0027"),
-    )
-    .await;
-    let null = submit(
-        format!(
-            "#!/bin/bash\n#SBATCH -o /dev/null -e {s}/null-%j.err\necho to-null\necho to-err >&2\n"
-        ),
-        None,
-    )
-    .await;
+    let token = berth_api::mint_token(SECRET, "bxw-carol", Role::User, 600);
+    let private = c
+        .submit_as(
+            "bxw-carol",
+            &format!("#!/bin/bash\n#SBATCH -o {s}/private-%j.out\necho hi\n"),
+            &[],
+            &[],
+        )
+        .await;
+    let group = c
+        .submit_as(
+            "bxw-carol",
+            &format!("#!/bin/bash\n#SBATCH -o {s}/group-%j.out\necho hi\n"),
+            &[],
+            &[("SLURM_UMASK", "0027")],
+        )
+        .await;
+    let null = c
+        .submit_as(
+            "bxw-carol",
+            &format!(
+                "#!/bin/bash\n#SBATCH -o /dev/null -e {s}/null-%j.err\necho to-null\necho to-err >&2\n"
+            ),
+            &[],
+            &[],
+        )
+        .await;
     for id in [private, group, null] {
         let job = c.wait_ended(id, 60).await;
         assert_eq!(job.state, JobState::Completed, "{job:?}");

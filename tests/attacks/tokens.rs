@@ -7,7 +7,6 @@ use super::{can_switch_users, unix_user};
 use crate::cluster::{Options, TestCluster, SECRET, TEST_API_CONFIG};
 use berth_core::auth::Role;
 use berth_core::state::JobState;
-use berth_core::wire::{JobCreate, JobCreated};
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -15,31 +14,7 @@ use std::time::{Duration, Instant};
 /// Submits `script` as `user` (a JWT of theirs) from the cluster's directory, with
 /// `env` in its environment; the job id.
 async fn submit_as(c: &TestCluster, user: &str, script: &str, env: &[(&str, &str)]) -> i64 {
-    let token = berth_api::mint_token(SECRET, user, Role::User, 3600);
-    let mut environment: std::collections::BTreeMap<String, String> = [(
-        "PATH".to_string(),
-        std::env::var("PATH").unwrap_or_default(),
-    )]
-    .into();
-    for (k, v) in env {
-        environment.insert(k.to_string(), v.to_string());
-    }
-    let body = JobCreate {
-        script: Some(script.to_string()),
-        submit_dir: Some(c.dir.to_string_lossy().into_owned()),
-        environment,
-        ..Default::default()
-    };
-    let r = c
-        .http
-        .post(format!("{}/v1/jobs", c.url))
-        .bearer_auth(&token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
-    r.json::<JobCreated>().await.unwrap().id
+    c.submit_as(user, script, &[], env).await
 }
 
 /// The value of the last `key=` line of the job's stored output, waiting up to `secs`

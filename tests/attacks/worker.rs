@@ -18,7 +18,6 @@ use super::{can_switch_users, unix_user};
 use crate::cluster::{Options, TestCluster, SECRET};
 use berth_core::auth::Role;
 use berth_core::state::JobState;
-use berth_core::wire::{JobCreate, JobCreated};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -51,32 +50,7 @@ async fn submit_as(
     args: &[&str],
     environment: &[(&str, &str)],
 ) -> i64 {
-    let token = berth_api::mint_token(SECRET, user, Role::User, 600);
-    let mut env: std::collections::BTreeMap<String, String> = [(
-        "PATH".to_string(),
-        std::env::var("PATH").unwrap_or_default(),
-    )]
-    .into();
-    for (k, v) in environment {
-        env.insert(k.to_string(), v.to_string());
-    }
-    let body = JobCreate {
-        script: Some(script.to_string()),
-        args: args.iter().map(|a| a.to_string()).collect(),
-        submit_dir: Some(c.dir.to_string_lossy().into_owned()),
-        environment: env,
-        ..Default::default()
-    };
-    let r = c
-        .http
-        .post(format!("{}/v1/jobs", c.url))
-        .bearer_auth(&token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap_or_default());
-    r.json::<JobCreated>().await.unwrap().id
+    c.submit_as(user, script, args, environment).await
 }
 
 /// glibc's `libpcprofile.so`, where this machine has it.

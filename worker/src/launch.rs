@@ -840,17 +840,19 @@ pub(crate) async fn spawn_supervised(
                     files.opened_outputs(),
                 ));
             }
-            let status = read_status(&files.status);
-            let fault = status
-                .as_ref()
-                .and_then(|status| status.launch_fault)
-                .unwrap_or(LaunchFault::Node);
-            let message = status
-                .and_then(|status| status.launch_error)
-                .unwrap_or_else(|| "the shepherd did not start the job".to_string());
-            return Err(WorkerError::Launch { message, fault });
+            return Err(launch_error(files, "the shepherd did not start the job"));
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Why a shepherd did not start its job, and whose fault that was, from its status file;
+/// `otherwise` (the node's fault) when it wrote none.
+pub(crate) fn launch_error(files: &RunFiles, otherwise: &str) -> WorkerError {
+    let status = read_status(&files.status).unwrap_or_default();
+    WorkerError::Launch {
+        message: status.launch_error.unwrap_or_else(|| otherwise.to_string()),
+        fault: status.launch_fault.unwrap_or(LaunchFault::Node),
     }
 }
 
@@ -1008,19 +1010,11 @@ impl Supervisor {
                 record.pid_start = process_start_ticks(pid);
                 record.outputs = files.opened_outputs();
             } else {
-                let status = read_status(&files.status);
-                let fault = status
-                    .as_ref()
-                    .and_then(|status| status.launch_fault)
-                    .unwrap_or(LaunchFault::Node);
-                let message = status
-                    .and_then(|status| status.launch_error)
-                    .unwrap_or_else(|| {
-                        "the worker restarted before the shepherd started the batch shell"
-                            .to_string()
-                    });
-                return self
-                    .launch_failed(&record.assignment, &WorkerError::Launch { message, fault });
+                let err = launch_error(
+                    &files,
+                    "the worker restarted before the shepherd started the batch shell",
+                );
+                return self.launch_failed(&record.assignment, &err);
             }
             write_record(&files, &record);
         }

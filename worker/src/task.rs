@@ -335,12 +335,11 @@ impl TaskSupervisor {
                 }
                 None => {
                     let _ = crate::run_dir::write_private(&files.reported, b"");
-                    let message = crate::launch::read_status(&files.status)
-                        .and_then(|status| status.launch_error)
-                        .unwrap_or_else(|| {
-                            "the worker restarted before the shepherd started the task".into()
-                        });
-                    return self.launch_failed(key, message);
+                    let err = crate::launch::launch_error(
+                        &files,
+                        "the worker restarted before the shepherd started the task",
+                    );
+                    return self.launch_failed(key, err.to_string());
                 }
             }
         }
