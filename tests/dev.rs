@@ -209,3 +209,124 @@ async fn stopping_berth_dev_stops_its_jobs_and_removes_their_cgroups() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `berth dev` without `DATABASE_URL` starts its own PostgreSQL, which trusts whoever
+/// reaches it: so no other local user may. It listens on no TCP port, and its socket sits
+/// in a directory only the server's account may enter.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn berth_devs_own_database_is_out_of_other_local_users_reach() {
+    if !crate::attacks::can_switch_users("berth_devs_own_database") {
+        return;
+    }
+    let eve = crate::attacks::unix_user("bxd-eve");
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = std::env::temp_dir().join(format!(
+        "berth_e2e_devpg_{}_{:x}",
+        std::process::id(),
+        nanos & 0xffff_ffff
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let log = std::fs::File::create(dir.join("dev.log")).unwrap();
+    let mut dev = Command::new(berth_bin())
+        .args([
+            "dev",
+            "--data-dir",
+            dir.join("data").to_str().unwrap(),
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--gpus",
+            "1xH100",
+        ])
+        .env_remove("DATABASE_URL")
+        .env("BERTH_CLIENT_CONFIG", dir.join("client.toml"))
+        .env("RUST_LOG", "info")
+        .env_remove("BERTH_URL")
+        .env_remove("BERTH_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let dev_log = || std::fs::read_to_string(dir.join("dev.log")).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while !dev_log().contains("berth dev is running") {
+        if Instant::now() > deadline || dev.try_wait().unwrap().is_some() {
+            let _ = dev.kill();
+            panic!("berth dev did not come up:\n{}", dev_log());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // "PostgreSQL on the socket in DIR (port N; …)"
+    let text = dev_log();
+    let line = text
+        .lines()
+        .find(|l| l.contains("PostgreSQL on the socket in "))
+        .unwrap_or_else(|| panic!("no PostgreSQL line:\n{text}"))
+        .to_string();
+    let rest = line.split("PostgreSQL on the socket in ").nth(1).unwrap();
+    let (socket_dir, rest) = rest.split_once(" (port ").unwrap();
+    let pg_port: u16 = rest
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    // No TCP listener for the database, on any local address.
+    let tcp = std::net::TcpStream::connect(("127.0.0.1", pg_port));
+    // Another local user cannot even reach the socket's directory.
+    let reach = Command::new("runuser")
+        .args(["-u", &eve.name, "--", "test", "-x", socket_dir])
+        .status()
+        .unwrap();
+    let meta = std::fs::metadata(socket_dir).unwrap();
+    // And, where psql is installed, cannot connect through it.
+    let psql = Command::new("runuser")
+        .args(["-u", &eve.name, "--", "psql", "-h", socket_dir, "-p"])
+        .arg(pg_port.to_string())
+        .args(["-U", "berth", "-d", "berth", "-c", "SELECT 1"])
+        .output();
+    // The cluster works meanwhile: the api is ready (it reads the database).
+    let ready = reqwest::get(format!("http://127.0.0.1:{port}/readyz"))
+        .await
+        .map(|r| r.status().as_u16());
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(dev.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while dev.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let _ = dev.kill();
+
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    assert!(tcp.is_err(), "PostgreSQL answers on 127.0.0.1:{pg_port}");
+    assert!(!reach.success(), "{} may enter {socket_dir}", eve.name);
+    assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{socket_dir}");
+    assert_ne!(meta.uid(), eve.uid.as_raw());
+    if let Ok(out) = psql {
+        if out.status.code() != Some(127)
+            && !String::from_utf8_lossy(&out.stderr).contains("No such file")
+        {
+            assert!(
+                !out.status.success(),
+                "{} connected to berth dev's database: {}",
+                eve.name,
+                String::from_utf8_lossy(&out.stdout)
+            );
+        }
+    }
+    assert_eq!(ready.ok(), Some(200), "{}", dev_log());
+    let _ = std::fs::remove_dir_all(&dir);
+}

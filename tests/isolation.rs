@@ -323,3 +323,58 @@ async fn output_files_follow_the_submitters_umask_and_may_be_dev_null() {
     assert_eq!(job.state, JobState::Completed, "{job:?}");
     assert_eq!(mode(shared.join(format!("cli-{id}.out"))), 0o664);
 }
+
+/// A memory limit too small for the job to start (its process is killed in the job's
+/// cgroup before it runs anything) is the job's fault: it ends, naming why, and the node
+/// is neither drained nor given its jobs back to requeue. (A user could otherwise take
+/// every node out of service by submitting `--mem=1M` jobs.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_memory_limit_too_small_to_start_fails_the_job_never_the_node() {
+    let hierarchy = berth_worker::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"));
+    if !nix::unistd::geteuid().is_root() || hierarchy.is_none() {
+        eprintln!("skipped: needs root and cgroups (v2, or v1 memory/cpu)");
+        return;
+    }
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 1,
+            ..Default::default()
+        },
+        &["--run-as", "submitter"],
+    )
+    .await;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&c.dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(
+            submit_as(
+                &c,
+                "nobody",
+                "#!/bin/bash\n#SBATCH --mem=1M -t 5 -o /dev/null\necho started\n",
+            )
+            .await,
+        );
+    }
+    for id in ids {
+        let job = c.wait_ended(id, 90).await;
+        assert!(
+            matches!(job.state, JobState::Failed | JobState::OutOfMemory),
+            "{job:?}"
+        );
+        assert_eq!(job.restart_count, 0, "not requeued: {job:?}");
+        if job.state == JobState::Failed {
+            let reason = job.reason.unwrap_or_default();
+            assert!(reason.contains("memory limit"), "{reason}");
+        }
+    }
+    let node: berth_core::wire::Node = c.get("/v1/nodes/node-1").await;
+    assert!(
+        node.reason.is_none()
+            && !matches!(
+                node.state,
+                berth_core::state::NodeState::Draining | berth_core::state::NodeState::Drained
+            ),
+        "{node:?}"
+    );
+}

@@ -115,20 +115,23 @@ pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyho
     } else {
         OutputStream::Stdout
     };
+    let mut printer = crate::format::OutputPrinter::stdout();
     if follow {
         client
             .job_output_follow(id, stream, |bytes| {
                 let mut out = std::io::stdout().lock();
-                let _ = out.write_all(bytes);
+                let _ = out.write_all(&printer.chunk(bytes));
                 let _ = out.flush();
             })
             .await?;
     } else {
         let text = client.job_output(id, stream).await?;
         let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
+        out.write_all(&printer.chunk(text.as_bytes()))?;
     }
+    let mut out = std::io::stdout().lock();
+    out.write_all(&printer.finish())?;
+    out.flush()?;
     Ok(0)
 }
 

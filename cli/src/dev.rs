@@ -121,7 +121,8 @@ pub async fn run_dev(options: DevOptions) -> anyhow::Result<()> {
             eprintln!("berth dev: starting PostgreSQL …");
             let server = PgServer::start(data_dir).await?;
             eprintln!(
-                "berth dev: PostgreSQL on 127.0.0.1:{} ({})",
+                "berth dev: PostgreSQL on the socket in {} (port {}; {})",
+                server.socket_dir.display(),
                 server.port,
                 server.cluster_dir().display()
             );

@@ -14,6 +14,83 @@ use berth_core::wire::{Job, Node, Partition};
 use chrono::{DateTime, Local, Utc};
 use std::fmt::Write as _;
 
+/// Prints a job's output as it arrives: the bytes as they are when stdout is not a
+/// terminal (`berth logs 5 > out.txt` keeps them whole), and on a terminal through
+/// [`berth_core::text::TerminalFilter`] (lines, progress bars and colours pass; other
+/// escape sequences of the job's are shown escaped, never obeyed: the output may be
+/// another user's, read by an operator).
+pub struct OutputPrinter {
+    terminal: Option<(Vec<u8>, berth_core::text::TerminalFilter)>,
+}
+
+impl OutputPrinter {
+    /// A printer for this process's stdout.
+    pub fn stdout() -> OutputPrinter {
+        use std::io::IsTerminal;
+        OutputPrinter::new(std::io::stdout().is_terminal())
+    }
+
+    /// A printer that filters (`terminal`) or passes bytes through.
+    pub fn new(terminal: bool) -> OutputPrinter {
+        OutputPrinter {
+            terminal: terminal.then(Default::default),
+        }
+    }
+
+    /// What to write for `chunk` (a chunk may end inside a UTF-8 character: the rest
+    /// waits for the next one).
+    pub fn chunk(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let Some((partial, filter)) = &mut self.terminal else {
+            return chunk.to_vec();
+        };
+        partial.extend_from_slice(chunk);
+        let mut text = String::new();
+        let mut rest: &[u8] = partial;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(valid) => {
+                    text.push_str(valid);
+                    rest = &[];
+                    break;
+                }
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    text.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                    match e.error_len() {
+                        // Cut inside a character: wait for its rest.
+                        None => {
+                            rest = after;
+                            break;
+                        }
+                        Some(bad) => {
+                            text.push(char::REPLACEMENT_CHARACTER);
+                            rest = &after[bad..];
+                        }
+                    }
+                }
+            }
+        }
+        let kept = rest.to_vec();
+        *partial = kept;
+        filter.filter(&text).into_bytes()
+    }
+
+    /// What is left to write at the end.
+    pub fn finish(&mut self) -> Vec<u8> {
+        match &mut self.terminal {
+            Some((partial, filter)) => {
+                let mut end = filter.finish();
+                if !partial.is_empty() {
+                    end.push(char::REPLACEMENT_CHARACTER);
+                    partial.clear();
+                }
+                end.into_bytes()
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
 /// Escapes, in place, the control and bidirectional-formatting characters of every
 /// string in `value` (keys too) with [`berth_core::text::escape`] (`\e`, `\n`,
 /// `\u{202E}` …).
@@ -647,5 +724,23 @@ mod tests {
         let text = scontrol_job(&j, at(100_000));
         assert!(text.contains("TresPerNode=gres/shard:2"), "{text}");
         assert!(text.contains("GRES=shard:2(IDX:0-1)"), "{text}");
+    }
+
+    #[test]
+    fn job_output_is_filtered_on_a_terminal_and_whole_when_piped() {
+        let raw = "\u{1b}]52;c;cm0gLXJm\u{7}ok \u{1b}[1mbold\u{1b}[0m é\n".as_bytes();
+        let mut piped = OutputPrinter::new(false);
+        assert_eq!(piped.chunk(raw), raw);
+        let mut tty = OutputPrinter::new(true);
+        // Cut inside the é and inside a colour sequence: both wait for the next chunk.
+        let cut = raw.len() - 2;
+        let mut out = tty.chunk(&raw[..12]);
+        out.extend(tty.chunk(&raw[12..cut]));
+        out.extend(tty.chunk(&raw[cut..]));
+        out.extend(tty.finish());
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "\\e]52;c;cm0gLXJm\\u{0007}ok \u{1b}[1mbold\u{1b}[0m é\n"
+        );
     }
 }

@@ -1,11 +1,19 @@
 //! A private PostgreSQL for `berth dev`: found on the machine (`initdb`/`pg_ctl` on
 //! `PATH`, else the highest `/usr/lib/postgresql/<version>/bin`), initialised once into
-//! `<data-dir>/pg` (trust authentication, superuser `berth`), started on a free port of
-//! 127.0.0.1 (remembered in `<data-dir>/pg.port`, reused while running) and stopped with
+//! `<data-dir>/pg` (superuser `berth`), started on a Unix socket only and stopped with
 //! `pg_ctl stop -m fast`.
 //!
+//! The server trusts whoever reaches its socket, so no one else may: it listens on no
+//! TCP address (`listen_addresses = ''`), and its socket lives in a directory of mode 0700
+//! owned by the server's account. A local user who could connect would be the database's
+//! superuser, and through it an admin of the cluster. The port (`<data-dir>/pg.port`) only
+//! names the socket file.
+//!
 //! PostgreSQL refuses to run as root, so as root the server runs as the `postgres` system
-//! user (else `nobody`), owning the cluster and socket directories.
+//! user (else `nobody`), owning the cluster and socket directories. Directories made in
+//! places every user may write (`/tmp`, `/var/tmp`) are refused when they already exist
+//! as a link or as someone else's, so that root never hands over or writes through a path
+//! another user planted.
 
 use anyhow::{bail, Context};
 use std::os::unix::fs::PermissionsExt;
@@ -119,19 +127,59 @@ fn traversable_by(path: &Path, user: &RunAs) -> bool {
     true
 }
 
+/// Makes `path` a directory of `mode` owned by `owner` (or by this process's user),
+/// creating it (its parent must exist) or taking one that is already ours or `owner`'s.
+///
+/// # Errors
+/// When `path` exists as a link, as something other than a directory, or as a directory
+/// of another user (planted by someone who may write its parent), or cannot be made.
+fn private_dir(path: &Path, owner: Option<&RunAs>, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => std::fs::DirBuilder::new()
+            .mode(mode)
+            .create(path)
+            .with_context(|| format!("creating {}", path.display()))?,
+        Err(e) => return Err(e).with_context(|| format!("examining {}", path.display())),
+        Ok(meta) => {
+            let ours = meta.uid() == nix::unistd::geteuid().as_raw()
+                || owner.is_some_and(|o| o.uid.as_raw() == meta.uid());
+            if !meta.is_dir() || !ours {
+                bail!(
+                    "{} exists and is not a directory of this user or of the database's: \
+                     remove it (someone may have planted it there)",
+                    path.display()
+                );
+            }
+        }
+    }
+    // Another user cannot swap a directory of ours for a link: its parent is ours, or
+    // sticky (/tmp). Nothing below follows a link anyway.
+    if let Some(owner) = owner {
+        std::os::unix::fs::lchown(path, Some(owner.uid.as_raw()), Some(owner.gid.as_raw()))
+            .with_context(|| format!("giving {} to user {}", path.display(), owner.name))?;
+    }
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("setting the mode of {}", path.display()))?;
+    Ok(())
+}
+
 /// A private PostgreSQL server, started by [`PgServer::start`].
 #[derive(Debug)]
 pub struct PgServer {
     binaries: PgBinaries,
     cluster_dir: PathBuf,
     run_as: Option<RunAs>,
-    /// The TCP port on 127.0.0.1.
+    /// The directory of its Unix socket (mode 0700, the server's account's).
+    pub socket_dir: PathBuf,
+    /// The port, which names the socket file (`.s.PGSQL.<port>`); no TCP.
     pub port: u16,
 }
 
 impl PgServer {
-    /// Initialises (once) and starts the server for `data_dir`, reusing one already
-    /// running there, and makes sure database `berth` exists.
+    /// Initialises (once) and starts the server for `data_dir` (one left running there
+    /// is stopped and started again, with this version's settings), and makes sure
+    /// database `berth` exists.
     ///
     /// # Errors
     /// When PostgreSQL is not installed, `initdb` or `pg_ctl` fail (the message points at
@@ -148,8 +196,7 @@ impl PgServer {
                     "/var/tmp/berth-dev-pg-{:016x}",
                     fnv1a(data_dir.to_string_lossy().as_bytes())
                 ));
-                std::fs::create_dir_all(&base)?;
-                std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755))?;
+                private_dir(&base, None, 0o711)?;
             }
         }
         let cluster_dir = base.join("pg");
@@ -163,26 +210,23 @@ impl PgServer {
         }
         let log_path = base.join("pg.log");
         let port_path = data_dir.join("pg.port");
-        std::fs::create_dir_all(&socket_dir)?;
+        private_dir(&socket_dir, run_as.as_ref(), 0o700)?;
+        private_dir(&cluster_dir, run_as.as_ref(), 0o700)?;
         if let Some(user) = &run_as {
-            std::fs::create_dir_all(&cluster_dir)?;
-            if !log_path.exists() {
+            if std::fs::symlink_metadata(&log_path).is_err() {
                 std::fs::write(&log_path, b"")?;
             }
-            for p in [&cluster_dir, &socket_dir, &log_path] {
-                nix::unistd::chown(p, Some(user.uid), Some(user.gid))
-                    .with_context(|| format!("giving {} to user {}", p.display(), user.name))?;
-            }
+            std::os::unix::fs::lchown(&log_path, Some(user.uid.as_raw()), Some(user.gid.as_raw()))
+                .with_context(|| format!("giving {} to user {}", log_path.display(), user.name))?;
         }
         let server = PgServer {
             binaries,
             cluster_dir: cluster_dir.clone(),
             run_as,
+            socket_dir: socket_dir.clone(),
             port: 0,
         };
         if !cluster_dir.join("PG_VERSION").exists() {
-            std::fs::create_dir_all(&cluster_dir)?;
-            std::fs::set_permissions(&cluster_dir, std::fs::Permissions::from_mode(0o700))?;
             let mut initdb = server.command("initdb");
             initdb.arg("-D").arg(&cluster_dir).args([
                 "-A",
@@ -215,43 +259,39 @@ impl PgServer {
             .output()
             .map(|o| o.status.success())
             .unwrap_or(false);
-        match (running, remembered) {
-            (true, Some(port)) => server.port = port,
-            _ => {
-                if running {
-                    server.stop_quietly();
-                }
-                let port = match remembered {
-                    Some(p) if port_is_free(p) => p,
-                    _ => free_port()?,
-                };
-                let options = format!(
-                    "-p {port} -k {} -c listen_addresses=127.0.0.1",
-                    socket_dir.display()
-                );
-                let output = server
-                    .command("pg_ctl")
-                    .arg("-D")
-                    .arg(&cluster_dir)
-                    .arg("-o")
-                    .arg(options)
-                    .arg("-l")
-                    .arg(&log_path)
-                    .args(["-w", "-t", "60", "start"])
-                    .output()
-                    .context("running pg_ctl start")?;
-                if !output.status.success() {
-                    bail!(
-                        "PostgreSQL did not start (see {}): {}{}",
-                        log_path.display(),
-                        String::from_utf8_lossy(&output.stdout).trim(),
-                        String::from_utf8_lossy(&output.stderr).trim()
-                    );
-                }
-                std::fs::write(&port_path, format!("{port}\n"))?;
-                server.port = port;
-            }
+        if running {
+            // Possibly started by an older `berth dev` that listened on TCP.
+            server.stop_quietly();
         }
+        let port = match remembered {
+            Some(p) if port_is_free(p) => p,
+            _ => free_port()?,
+        };
+        let options = format!(
+            "-p {port} -k {} -c listen_addresses= -c unix_socket_permissions=0700",
+            socket_dir.display()
+        );
+        let output = server
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(&cluster_dir)
+            .arg("-o")
+            .arg(options)
+            .arg("-l")
+            .arg(&log_path)
+            .args(["-w", "-t", "60", "start"])
+            .output()
+            .context("running pg_ctl start")?;
+        if !output.status.success() {
+            bail!(
+                "PostgreSQL did not start (see {}): {}{}",
+                log_path.display(),
+                String::from_utf8_lossy(&output.stdout).trim(),
+                String::from_utf8_lossy(&output.stderr).trim()
+            );
+        }
+        std::fs::write(&port_path, format!("{port}\n"))?;
+        server.port = port;
         server.create_database().await?;
         Ok(server)
     }
@@ -274,7 +314,7 @@ impl PgServer {
 
     async fn create_database(&self) -> anyhow::Result<()> {
         use sqlx::Connection;
-        let url = format!("postgres://berth@127.0.0.1:{}/postgres", self.port);
+        let url = self.url_of("postgres");
         let mut conn = sqlx::PgConnection::connect(&url)
             .await
             .with_context(|| format!("connecting to {url}"))?;
@@ -292,9 +332,19 @@ impl PgServer {
         Ok(())
     }
 
-    /// The URL of database `berth`.
+    /// The URL of database `berth`, through the server's socket
+    /// (`postgres://berth@localhost/berth?host=SOCKET_DIR&port=PORT`).
     pub fn database_url(&self) -> String {
-        format!("postgres://berth@127.0.0.1:{}/berth", self.port)
+        self.url_of("berth")
+    }
+
+    fn url_of(&self, database: &str) -> String {
+        let dir = self.socket_dir.to_string_lossy();
+        let dir = percent_encoding::utf8_percent_encode(&dir, percent_encoding::NON_ALPHANUMERIC);
+        format!(
+            "postgres://berth@localhost/{database}?host={dir}&port={}",
+            self.port
+        )
     }
 
     fn stop_quietly(&self) {

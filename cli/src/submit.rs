@@ -289,13 +289,19 @@ pub fn wait_exit_code(job: &Job) -> i32 {
 /// Streams the job's stdout to this process's stdout until the job ends, then returns
 /// the job in its final state. Falls back on polling when the stream is unavailable.
 pub async fn follow_to_end(client: &Client, id: i64) -> anyhow::Result<Job> {
+    let mut printer = crate::format::OutputPrinter::stdout();
     let followed = client
         .job_output_follow(id, OutputStream::Stdout, |bytes| {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(bytes);
+            let _ = out.write_all(&printer.chunk(bytes));
             let _ = out.flush();
         })
         .await;
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(&printer.finish());
+        let _ = out.flush();
+    }
     if let Err(e) = followed {
         tracing::warn!("following the output of job {id}: {e}");
     }

@@ -76,6 +76,78 @@ pub fn escape_keep_lines(s: &str) -> Cow<'_, str> {
     )
 }
 
+/// Job output on its way to a terminal, chunk by chunk (`berth logs`, `berth submit
+/// --wait`): line breaks, tabs, carriage returns (progress bars) and colour sequences (SGR,
+/// `ESC [ … m`) pass; every other unsafe character or escape sequence (cursor moves, screen
+/// clears, window titles, the clipboard through OSC 52 …) is escaped as [`escape`] writes
+/// it. A colour sequence split between two chunks is held back until the next one.
+#[derive(Debug, Default)]
+pub struct TerminalFilter {
+    pending: String,
+}
+
+/// The longest colour sequence held back for the next chunk, bytes; a longer one is no
+/// colour sequence and is escaped.
+const MAX_SGR: usize = 64;
+
+impl TerminalFilter {
+    /// The filtered text of `chunk` (with what was held back before it).
+    pub fn filter(&mut self, chunk: &str) -> String {
+        let text = std::mem::take(&mut self.pending) + chunk;
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text.as_str();
+        while let Some(c) = rest.chars().next() {
+            if c == '\u{1b}' {
+                match sgr_len(rest) {
+                    Some(Some(n)) => {
+                        out.push_str(&rest[..n]);
+                        rest = &rest[n..];
+                        continue;
+                    }
+                    Some(None) if rest.len() <= MAX_SGR => {
+                        // Maybe a colour sequence that the next chunk completes.
+                        self.pending = rest.to_string();
+                        return out;
+                    }
+                    _ => {}
+                }
+            }
+            if matches!(c, '\n' | '\t' | '\r') || !is_unsafe(c) {
+                out.push(c);
+            } else {
+                out.push_str(&escape(c.encode_utf8(&mut [0; 4])));
+            }
+            rest = &rest[c.len_utf8()..];
+        }
+        out
+    }
+
+    /// What is still held back (an unfinished escape sequence at the end), escaped.
+    pub fn finish(&mut self) -> String {
+        escape(&std::mem::take(&mut self.pending)).into_owned()
+    }
+}
+
+/// For `s` starting with ESC: `Some(Some(n))` when its first `n` bytes are a colour
+/// sequence (`ESC [`, digits, `;` or `:`, then `m`), `Some(None)` when `s` could still
+/// become one, `None` when it is no colour sequence.
+fn sgr_len(s: &str) -> Option<Option<usize>> {
+    let bytes = s.as_bytes();
+    match bytes.get(1) {
+        None => return Some(None),
+        Some(b'[') => {}
+        Some(_) => return None,
+    }
+    for (i, b) in bytes.iter().enumerate().skip(2) {
+        match b {
+            b'0'..=b'9' | b';' | b':' => {}
+            b'm' => return Some(Some(i + 1)),
+            _ => return None,
+        }
+    }
+    Some(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +174,25 @@ mod tests {
         assert_eq!(escape("x\ny\tz\r"), "x\\ny\\tz\\r");
         assert_eq!(escape("\u{9b}2J\u{202E}"), "\\u{009B}2J\\u{202E}");
         assert_eq!(escape_keep_lines("a\u{1b}b\nc\td"), "a\\eb\nc\td");
+    }
+
+    #[test]
+    fn job_output_keeps_lines_progress_and_colours_and_escapes_the_rest() {
+        let mut f = TerminalFilter::default();
+        assert_eq!(
+            f.filter("epoch 1\r\u{1b}[32m 50%\u{1b}[0m\tok\n"),
+            "epoch 1\r\u{1b}[32m 50%\u{1b}[0m\tok\n"
+        );
+        // A window title (OSC), a screen clear, a cursor move, a C1 CSI, a bidi override.
+        assert_eq!(
+            f.filter("\u{1b}]0;PWNED\u{7}\u{1b}[2Jhi\u{1b}[1A\u{9b}31m\u{202E}x\n"),
+            "\\e]0;PWNED\\u{0007}\\e[2Jhi\\e[1A\\u{009B}31m\\u{202E}x\n"
+        );
+        // A colour sequence split between chunks passes once whole.
+        assert_eq!(f.filter("red \u{1b}[3"), "red ");
+        assert_eq!(f.filter("1mtext"), "\u{1b}[31mtext");
+        // One that never completes is escaped at the end.
+        assert_eq!(f.filter("\u{1b}["), "");
+        assert_eq!(f.finish(), "\\e[");
     }
 }

@@ -73,15 +73,16 @@ pub async fn bootstrap_token_use_in_tx(
 }
 
 /// Whether node name `node_name` is taken: a node of that name is registered, or a live
-/// credential names it. Joining under a taken name is refused.
+/// credential names it, ignoring case (`NODE-1` would pass for `node-1` in every listing).
+/// Joining under a taken name is refused.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn node_name_taken(ex: impl PgExecutor<'_>, node_name: &str) -> Result<bool, DbError> {
     Ok(sqlx::query_scalar!(
-        r#"SELECT EXISTS (SELECT 1 FROM nodes WHERE name = $1)
+        r#"SELECT EXISTS (SELECT 1 FROM nodes WHERE lower(name) = lower($1))
                OR EXISTS (SELECT 1 FROM node_credentials
-                          WHERE node_name = $1 AND revoked_at IS NULL) AS "taken!""#,
+                          WHERE lower(node_name) = lower($1) AND revoked_at IS NULL) AS "taken!""#,
         node_name
     )
     .fetch_one(ex)

@@ -286,6 +286,17 @@ async fn a_bootstrap_token_cannot_take_over_a_nodes_name() {
         problem["detail"].as_str().unwrap().contains("re-keys"),
         "{problem}"
     );
+    // Nor under the same name in other letters' case, which every listing would show
+    // as the same node.
+    let (s, problem) = c
+        .call(
+            Method::POST,
+            "/v1/nodes/join",
+            Some(&reusable),
+            Some(json!({"name": "NODE-1"})),
+        )
+        .await;
+    assert_eq!(s, 409, "{problem}");
     // A name that joined (not yet registered) is taken as well.
     let (s, first) = c
         .call(

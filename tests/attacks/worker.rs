@@ -455,6 +455,61 @@ async fn links_planted_where_the_worker_writes_for_a_job_hand_over_no_root_file(
     assert!(ckpt.is_dir());
     assert_eq!(ckpt.uid(), alice.uid.as_raw());
 
+    // Bob plants a directory of his own under the next job's id: alice's job neither
+    // fails nor is requeued, the node is not drained, and bob's directory is moved aside
+    // untouched.
+    let id = submit_as(
+        &c,
+        ALICE,
+        &format!(
+            "#!/bin/bash\n#SBATCH -t 5 -o {s}/ckpt-%j.out\ntouch $BERTH_CHECKPOINT_DIR/mine && echo ckpt=ok\n"
+        ),
+        &["--hold"],
+        &[],
+    )
+    .await;
+    let planted = run_as(
+        BOB,
+        &format!(
+            "mkdir {0}/{id} && echo bob > {0}/{id}/his",
+            scratch.display()
+        ),
+    );
+    assert!(planted.status.success(), "{planted:?}");
+    let r = c
+        .http
+        .post(format!("{}/v1/jobs/{id}/release", c.url))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        (job.state, job.restart_count),
+        (JobState::Completed, 0),
+        "{job:?}"
+    );
+    assert!(c.output(id).await.contains("ckpt=ok"));
+    let ckpt = scratch.join(id.to_string()).symlink_metadata().unwrap();
+    assert_eq!(ckpt.uid(), alice.uid.as_raw());
+    let aside: Vec<_> = std::fs::read_dir(&scratch)
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!(".{id}.taken-by-uid-"))
+        })
+        .collect();
+    assert_eq!(aside.len(), 1, "bob's directory moved aside");
+    assert_eq!(
+        std::fs::read_to_string(aside[0].path().join("his")).unwrap(),
+        "bob\n"
+    );
+    let node: berth_core::wire::Node = c.get("/v1/nodes/node-1").await;
+    assert!(node.reason.is_none(), "{node:?}");
+
     // The signal reason file: the job replaces it with a link to a root-owned file; the
     // worker writes the reason before the SIGTERM without following the link.
     let reason_victim = precious(&vault, "reason");

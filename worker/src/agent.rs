@@ -310,6 +310,9 @@ fn memory_mib() -> u64 {
         .unwrap_or(0)
 }
 
+/// How often the worker removes the directories of finished runs.
+const SWEEP_INTERVAL: Duration = Duration::from_secs(600);
+
 struct Agent {
     config: WorkerConfig,
     client: ApiClient,
@@ -496,7 +499,12 @@ impl Agent {
         // it cut short.
         let mut quiet_until: Option<tokio::time::Instant> = None;
         let mut lease_lapsed = false;
+        let mut swept_at: Option<tokio::time::Instant> = None;
         loop {
+            if swept_at.is_none_or(|at| at.elapsed() >= SWEEP_INTERVAL) {
+                self.sweep_finished_runs();
+                swept_at = Some(tokio::time::Instant::now());
+            }
             while let Ok(report) = self.reports.try_recv() {
                 self.record(report);
             }
@@ -737,6 +745,28 @@ impl Agent {
 
     /// Whether a run of job `job_id` earlier than `run` (batch shell or step task) is
     /// still alive here.
+    /// Removes the directories of runs over for [`crate::run_dir::FINISHED_RUN_RETENTION`]
+    /// (never one this worker supervises).
+    fn sweep_finished_runs(&self) {
+        let live: HashSet<RunKey> = self
+            .running
+            .keys()
+            .copied()
+            .chain(self.steps.running.keys().map(|k| (k.job_id, k.run)))
+            .collect();
+        let removed = crate::run_dir::sweep_finished_runs(
+            &self.config.state_dir,
+            &live,
+            crate::run_dir::FINISHED_RUN_RETENTION,
+        );
+        if !removed.is_empty() {
+            tracing::info!(
+                runs = removed.len(),
+                "removed the directories of finished runs"
+            );
+        }
+    }
+
     fn earlier_run_alive(&self, job_id: i64, run: u32) -> bool {
         self.running
             .keys()

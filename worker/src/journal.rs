@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Acknowledged reports kept in the history (about half as many job runs).
@@ -69,6 +70,17 @@ pub struct Journal {
     history_lines: usize,
     /// [`HISTORY_REPORTS`] (smaller in tests).
     history_limit: usize,
+}
+
+/// A new file of this process's user alone (mode 0600), replacing any at `path`: the
+/// journal holds the node's reports and the runs' grants.
+fn private_file(path: &Path) -> std::io::Result<File> {
+    let _ = std::fs::remove_file(path);
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
 }
 
 fn read_lines(path: &Path) -> Vec<Line> {
@@ -295,6 +307,7 @@ impl Journal {
             let mut file = OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(self.dir.join("history.jsonl"))?;
             file.write_all(&text)?;
             file.sync_data()?;
@@ -315,7 +328,7 @@ impl Journal {
                 text.extend(serde_json::to_vec(&Line::Report(Box::new(report.clone())))?);
                 text.push(b'\n');
             }
-            let mut out = File::create(&tmp)?;
+            let mut out = private_file(&tmp)?;
             out.write_all(&text)?;
             out.sync_data()?;
             std::fs::rename(&tmp, &path)
@@ -333,7 +346,7 @@ impl Journal {
         let path = self.dir.join("reports.jsonl");
         let tmp = self.dir.join("reports.jsonl.tmp");
         {
-            let mut out = File::create(&tmp)?;
+            let mut out = private_file(&tmp)?;
             let mut text = serde_json::to_vec(&Line::Header {
                 next_seq: self.next_seq,
                 acked_seq: self.acked_seq,
@@ -459,6 +472,15 @@ mod tests {
         assert!(!j.resend_end(1, 0), "already pending");
         assert_eq!(j.pending()[0].kind, ReportKind::Exited);
         assert!(!j.resend_end(2, 0), "no end recorded");
+        // The node's reports and the runs' grants are root's alone.
+        use std::os::unix::fs::PermissionsExt;
+        for file in ["reports.jsonl", "history.jsonl"] {
+            let mode = std::fs::metadata(d.join("journal").join(file))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{file}");
+        }
         let _ = std::fs::remove_dir_all(&d);
     }
 

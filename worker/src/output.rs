@@ -238,7 +238,7 @@ impl OutputTail {
             }
             *sent += len as u64;
             if let Some(progress) = &self.progress {
-                let _ = std::fs::write(progress, sent.to_string());
+                let _ = crate::run_dir::write_private(progress, sent.to_string().as_bytes());
             }
             if len < filled || filled < buf.len() {
                 // Caught up (or waiting for the rest of a character).

@@ -246,7 +246,9 @@ fn hand_over(fd: &OwnedFd, path: &Path, user: Option<&JobUser>) -> Result<(), Wo
 /// `user`'s with mode 0700, made when missing (the root too, mode 0711). The root may be
 /// shared storage others can write: whatever else is found under the job's name (a link,
 /// a file) is removed and replaced, never followed; a directory that belongs to someone
-/// other than `user` is refused.
+/// other than `user` (planted by another user who guessed the job's id) is moved aside,
+/// untouched, to `.{job_id}.taken-by-uid-{uid}.{seconds}` and a fresh one made, so that no
+/// one can make another tenant's job fail, or its node drain, by planting directories.
 ///
 /// # Errors
 /// [`WorkerError::Io`] when it cannot be made, or belongs to someone else.
@@ -279,6 +281,21 @@ pub fn checkpoint_dir(
             Mode::empty(),
         ) {
             Ok(fd) => {
+                let owner = fstat(&fd).map_err(errno("inspect", &dir))?.st_uid;
+                let me = nix::unistd::geteuid().as_raw();
+                if owner != me && user.is_none_or(|u| u.uid.as_raw() != owner) {
+                    drop(fd);
+                    let aside = format!(
+                        ".{name}.taken-by-uid-{owner}.{}",
+                        chrono::Utc::now().timestamp()
+                    );
+                    tracing::warn!(path = %dir.display(), uid = owner, aside = %aside,
+                        "another user's directory stands where the job's checkpoint directory goes; moving it aside");
+                    match nix::fcntl::renameat(&root_fd, name.as_str(), &root_fd, aside.as_str()) {
+                        Ok(()) | Err(Errno::ENOENT) => continue,
+                        Err(e) => return Err(errno("move aside what was in place of", &dir)(e)),
+                    }
+                }
                 hand_over(&fd, &dir, user)?;
                 return Ok(dir);
             }
@@ -297,6 +314,94 @@ pub fn checkpoint_dir(
     Err(errno("create the checkpoint directory", &dir)(
         Errno::EEXIST,
     ))
+}
+
+/// How long a run's records (`jobs/{job}.{run}/`) and its user's directory
+/// (`spool/{job}.{run}/`, the scratch `work/` among it) stay on the node once everything
+/// in them is reported: time for an operator to look, and no room for a user to keep
+/// files on the worker's disk for good.
+pub const FINISHED_RUN_RETENTION: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the directories of runs that are over: not in `live` (the runs this worker
+/// supervises, batch shells and step tasks), their batch record (`run.json`) and every
+/// step task's record reported, the last of those reports older than `retention`. The
+/// user's directory goes too, and one left without records. Returns the runs removed.
+///
+/// Removing a directory tree of the job's user as root never follows a link in it
+/// (`std::fs::remove_dir_all` works through directory descriptors).
+pub fn sweep_finished_runs(
+    state_dir: &Path,
+    live: &std::collections::HashSet<(i64, u32)>,
+    retention: std::time::Duration,
+) -> Vec<(i64, u32)> {
+    let parse = |name: &std::ffi::OsStr| -> Option<(i64, u32)> {
+        let (job, run) = name.to_str()?.split_once('.')?;
+        Some((job.parse().ok()?, run.parse().ok()?))
+    };
+    let now = std::time::SystemTime::now();
+    let old = |path: &Path| {
+        std::fs::symlink_metadata(path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|at| now.duration_since(at).unwrap_or_default() >= retention)
+    };
+    // A run directory is over when every record in it is reported, long enough ago.
+    let over = |dir: &Path| -> bool {
+        let files = crate::launch::RunFiles::new(dir);
+        if files.record.exists() && !(files.reported.exists() && old(&files.reported)) {
+            return false;
+        }
+        let tasks = std::fs::read_dir(dir.join("tasks"))
+            .into_iter()
+            .flatten()
+            .flatten();
+        for task in tasks {
+            let files = crate::launch::RunFiles::new(&task.path());
+            let recorded = task.path().join("task.json").exists();
+            if recorded && !(files.reported.exists() && old(&files.reported)) {
+                return false;
+            }
+        }
+        old(dir)
+    };
+    let mut removed = Vec::new();
+    let jobs = state_dir.join("jobs");
+    for entry in std::fs::read_dir(&jobs).into_iter().flatten().flatten() {
+        let Some(key) = parse(&entry.file_name()) else {
+            continue;
+        };
+        if live.contains(&key) || !over(&entry.path()) {
+            continue;
+        }
+        let spool = state_dir.join("spool").join(entry.file_name());
+        let gone = [entry.path(), spool]
+            .iter()
+            .all(|dir| match std::fs::remove_dir_all(dir) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+                Err(e) => {
+                    tracing::warn!(path = %dir.display(), error = %e, "could not remove a finished run's directory");
+                    false
+                }
+            });
+        if gone {
+            removed.push(key);
+        }
+    }
+    // User directories whose records are gone (removed above, or never made).
+    for entry in std::fs::read_dir(state_dir.join("spool"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let Some(key) = parse(&entry.file_name()) else {
+            continue;
+        };
+        if !live.contains(&key) && !jobs.join(entry.file_name()).exists() && old(&entry.path()) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    removed.sort_unstable();
+    removed
 }
 
 #[cfg(test)]
@@ -349,5 +454,46 @@ mod tests {
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn finished_runs_are_swept_after_their_retention_live_and_unreported_ones_stay() {
+        let state = test_dir("sweep");
+        let run = |name: &str, reported: bool| {
+            let dir = state.join("jobs").join(name);
+            std::fs::create_dir_all(dir.join("tasks/0.0")).unwrap();
+            std::fs::write(dir.join("run.json"), "{}").unwrap();
+            std::fs::write(dir.join("tasks/0.0/task.json"), "{}").unwrap();
+            if reported {
+                std::fs::write(dir.join("reported"), "").unwrap();
+                std::fs::write(dir.join("tasks/0.0/reported"), "").unwrap();
+            }
+            let spool = state.join("spool").join(name);
+            std::fs::create_dir_all(spool.join("work")).unwrap();
+            std::fs::write(spool.join("work/kept"), "data").unwrap();
+            // A link in the user's directory: removed, never followed.
+            std::os::unix::fs::symlink(state.join("precious"), spool.join("link")).unwrap();
+        };
+        std::fs::write(state.join("precious"), "root's").unwrap();
+        run("1.0", true);
+        run("2.0", false);
+        run("3.0", true);
+        std::fs::create_dir_all(state.join("spool/4.0")).unwrap();
+        let live = std::collections::HashSet::from([(3, 0)]);
+        let none = sweep_finished_runs(&state, &live, std::time::Duration::from_secs(3600));
+        assert!(none.is_empty(), "all too recent: {none:?}");
+        let swept = sweep_finished_runs(&state, &live, std::time::Duration::ZERO);
+        assert_eq!(swept, vec![(1, 0)]);
+        assert!(!state.join("jobs/1.0").exists() && !state.join("spool/1.0").exists());
+        assert!(
+            state.join("jobs/2.0").exists(),
+            "unreported: kept for adoption"
+        );
+        assert!(state.join("spool/3.0/work/kept").exists(), "live: kept");
+        assert!(!state.join("spool/4.0").exists(), "no records: swept");
+        assert_eq!(
+            std::fs::read_to_string(state.join("precious")).unwrap(),
+            "root's"
+        );
     }
 }

@@ -240,7 +240,27 @@ pub fn shepherd_main(spec_path: &Path) -> i32 {
     let outputs = match handshake {
         Handshake::Started { outputs } => outputs,
         Handshake::Failed { message, fault } => {
-            let _ = child.wait();
+            let ended = child.wait();
+            // Killed before it said anything: by the job's own memory limit (the exec
+            // stage runs in the job's cgroups), or by the job's user once it had switched
+            // to them. Neither is the node's fault, and neither may count against it.
+            let (message, fault) = match ended.ok().and_then(|status| status.signal()) {
+                Some(signal) if fault.is_none() => {
+                    let oom = spec.cgroups.iter().any(|dir| {
+                        ["memory.events", "memory.oom_control"].iter().any(|file| {
+                            std::fs::read_to_string(dir.join(file))
+                                .is_ok_and(|text| crate::cgroup::oom_kills(&text) > 0)
+                        })
+                    });
+                    let why = if oom {
+                        "it ran out of its memory limit (--mem) before it started".to_string()
+                    } else {
+                        format!("it was killed by signal {signal} before it started")
+                    };
+                    (format!("{message}: {why}"), Some(LaunchFault::Job))
+                }
+                _ => (message, fault),
+            };
             failed(message, fault);
             return 0;
         }
