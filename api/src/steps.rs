@@ -387,8 +387,19 @@ pub async fn step_output_upload(
             )));
         }
     }
-    match step::step_output_append(
-        &state.pool,
+    if chunk.data.len() > crate::routes::MAX_OUTPUT_CHUNK_BYTES {
+        return Err(ApiError::bad_field(
+            "data",
+            format!(
+                "a chunk holds at most {} bytes",
+                crate::routes::MAX_OUTPUT_CHUNK_BYTES
+            ),
+        ));
+    }
+    let cap = state.limiters.limits().output_cap_bytes;
+    let mut tx = berth_db::begin(&state.pool).await?;
+    match step::step_output_append_in_tx(
+        &mut tx,
         id,
         run,
         step_number(step_id)?,
@@ -396,10 +407,14 @@ pub async fn step_output_upload(
         chunk.stream.as_str(),
         offset,
         chunk.data.as_bytes(),
+        cap,
     )
     .await
     {
-        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Ok(_) => {
+            tx.commit().await.map_err(DbError::from)?;
+            Ok(StatusCode::NO_CONTENT)
+        }
         Err(DbError::ForeignKey { .. }) => Err(ApiError::NotFound(format!(
             "no task {} of step {id}.{step_id} in run {run}",
             chunk.task_id

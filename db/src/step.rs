@@ -590,14 +590,18 @@ pub struct StepOutputRow {
     pub data: Vec<u8>,
 }
 
-/// Stores a chunk of a task's output; one already stored at the same key is left as it
-/// is.
+/// Stores a chunk of a step task's output (`data` at byte `offset` of its stream); a
+/// chunk seen before is ignored. The database keeps at most `cap_bytes` of each task's
+/// stream (`None`: no cap): the part of a chunk past it is dropped, and the stream then
+/// ends with a line saying so (`[berth: output truncated after N bytes; the node's
+/// file has it whole]`), which `srun` prints as the task's. Returns how many bytes of
+/// `data` were kept.
 ///
 /// # Errors
-/// [`DbError::ForeignKey`] for an unknown task; others from the driver.
+/// [`DbError::ForeignKey`] when the task does not exist; [`DbError`] from the driver.
 #[allow(clippy::too_many_arguments)]
-pub async fn step_output_append(
-    ex: impl PgExecutor<'_>,
+pub async fn step_output_append_in_tx(
+    conn: &mut PgConnection,
     job_id: i64,
     run: i32,
     step_id: i32,
@@ -605,8 +609,30 @@ pub async fn step_output_append(
     stream: &str,
     offset: i64,
     data: &[u8],
-) -> Result<(), DbError> {
-    sqlx::query!(
+    cap_bytes: Option<u64>,
+) -> Result<usize, DbError> {
+    let total = sqlx::query!(
+        r#"INSERT INTO step_output_totals (job_id, run, step_id, task_id, stream)
+           VALUES ($1, $2, $3, $4, $5)
+           ON CONFLICT (job_id, run, step_id, task_id, stream)
+               DO UPDATE SET bytes = step_output_totals.bytes
+           RETURNING bytes, truncated"#,
+        job_id,
+        run,
+        step_id,
+        task_id,
+        stream
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    if total.truncated {
+        return Ok(0);
+    }
+    let room = cap_bytes.map_or(usize::MAX, |cap| {
+        usize::try_from(cap.saturating_sub(total.bytes.max(0) as u64)).unwrap_or(usize::MAX)
+    });
+    let kept = &data[..data.len().min(room)];
+    let inserted = sqlx::query!(
         r#"INSERT INTO step_output (job_id, run, step_id, task_id, stream, "offset", data)
            VALUES ($1, $2, $3, $4, $5, $6, $7)
            ON CONFLICT DO NOTHING"#,
@@ -616,11 +642,51 @@ pub async fn step_output_append(
         task_id,
         stream,
         offset,
-        data
+        kept
     )
-    .execute(ex)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if inserted == 0 {
+        // Seen before (a worker sending a chunk again).
+        return Ok(0);
+    }
+    let truncated = kept.len() < data.len();
+    if truncated {
+        let end = offset.saturating_add(kept.len() as i64);
+        let marker = format!(
+            "\n[berth: output truncated after {} bytes; the node's file has it whole]\n",
+            total.bytes.max(0) as u64 + kept.len() as u64
+        );
+        sqlx::query!(
+            r#"INSERT INTO step_output (job_id, run, step_id, task_id, stream, "offset", data)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)
+               ON CONFLICT DO NOTHING"#,
+            job_id,
+            run,
+            step_id,
+            task_id,
+            stream,
+            end,
+            marker.as_bytes()
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    sqlx::query!(
+        r#"UPDATE step_output_totals SET bytes = bytes + $6, truncated = truncated OR $7
+           WHERE job_id = $1 AND run = $2 AND step_id = $3 AND task_id = $4 AND stream = $5"#,
+        job_id,
+        run,
+        step_id,
+        task_id,
+        stream,
+        kept.len() as i64,
+        truncated
+    )
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    Ok(kept.len())
 }
 
 /// Up to `limit` chunks of a step's output after sequence number `after`, in order.

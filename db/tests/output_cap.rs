@@ -76,3 +76,72 @@ async fn the_database_keeps_at_most_the_cap_per_run_and_stream(pool: PgPool) {
     assert_eq!((r.stored, r.truncated), (10, false));
     assert_eq!(stored(&pool, job, 1).await, "0123456789");
 }
+
+/// A step task of `job` (step 0, task 0, run 0) on a node of its own.
+async fn a_step_task(pool: &PgPool, job: i64) {
+    let node: i64 = sqlx::query_scalar(
+        "INSERT INTO nodes (name, hostname, cpus, memory_mib) VALUES ('n-out', 'n', 2, 1024) RETURNING id",
+    )
+    .fetch_one(pool)
+    .await
+    .unwrap();
+    sqlx::query("INSERT INTO job_steps (job_id, run, step_id, command) VALUES ($1, 0, 0, '{yes}')")
+        .bind(job)
+        .execute(pool)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO step_tasks (job_id, run, step_id, task_id, node_id, node_index, local_id)
+         VALUES ($1, 0, 0, 0, $2, 0, 0)",
+    )
+    .bind(job)
+    .bind(node)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+async fn step_append(pool: &PgPool, job: i64, offset: i64, data: &[u8], cap: u64) -> usize {
+    let mut tx = berth_db::begin(pool).await.unwrap();
+    let kept = berth_db::step::step_output_append_in_tx(
+        &mut tx,
+        job,
+        0,
+        0,
+        0,
+        "stdout",
+        offset,
+        data,
+        Some(cap),
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    kept
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_step_tasks_output_is_capped_too_and_says_so(pool: PgPool) {
+    let job = a_job(&pool).await;
+    a_step_task(&pool, job).await;
+    assert_eq!(step_append(&pool, job, 0, b"yes\nyes\n", 10).await, 8);
+    assert_eq!(
+        step_append(&pool, job, 0, b"yes\nyes\n", 10).await,
+        0,
+        "a repeat"
+    );
+    assert_eq!(step_append(&pool, job, 8, b"yes\nyes\n", 10).await, 2);
+    // Past the cap nothing more is kept, at any offset.
+    for offset in [10, 16, 1_000_000] {
+        assert_eq!(step_append(&pool, job, offset, b"yes\n", 10).await, 0);
+    }
+    let rows = berth_db::step::step_output_read(&pool, job, 0, 0, -1, 1000)
+        .await
+        .unwrap();
+    let text: Vec<u8> = rows.iter().flat_map(|r| r.data.clone()).collect();
+    let text = String::from_utf8(text).unwrap();
+    assert_eq!(
+        text,
+        "yes\nyes\nye\n[berth: output truncated after 10 bytes; the node's file has it whole]\n"
+    );
+}
