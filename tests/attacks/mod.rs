@@ -6,8 +6,6 @@
 //! One file per room of the system: each creates the Unix users it needs with
 //! [`unix_user`] and a cluster whose worker runs jobs as their submitting user.
 
-#![allow(dead_code)] // until every room has its attack file
-
 use std::process::Command;
 
 /// Whether this process can create users and switch to them; prints why a test is
