@@ -797,7 +797,15 @@ fn job_token_ttl(job: &JobRow) -> i64 {
         .map_or(30 * 86_400, |limit| limit.saturating_add(86_400))
 }
 
-fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String]) -> Assignment {
+/// The assignment of batch allocation `row` (of `job`) on node `node`: what the worker
+/// runs, with the run's token and its grant ([`crate::run_grant`]).
+fn assignment(
+    keys: &Keys,
+    job: &JobRow,
+    row: &allocation::NodeAssignmentRow,
+    node: &str,
+) -> Assignment {
+    let (run, gpus) = (row.run, &row.gpu_indices);
     let environment: BTreeMap<String, String> =
         serde_json::from_value(job.environment.clone()).unwrap_or_default();
     let spec: berth_core::spec::JobSpec =
@@ -820,7 +828,7 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
         time_limit: job.time_limit.map(|t| t as u64),
         gpus: gpus.iter().map(|g| *g as u32).collect(),
         node_index: 0,
-        nodes: nodes.to_vec(),
+        nodes: row.node_names.clone(),
         ntasks: job.num_tasks as u32,
         cpus_per_task: spec.cpus_per_task,
         ntasks_per_node: spec.ntasks_per_node,
@@ -836,7 +844,15 @@ fn assignment(keys: &Keys, job: &JobRow, run: i32, gpus: &[i32], nodes: &[String
             .as_deref()
             .and_then(berth_core::signal::parse_warning_signal),
         job_token: keys.mint_job_token(&job.user_name, job.id, run as u32, job_token_ttl(job)),
-        grant: None,
+        grant: crate::run_grant::mint(
+            keys,
+            job.id,
+            run,
+            node,
+            gpus,
+            row.exclusive,
+            job_token_ttl(job),
+        ),
     }
 }
 
@@ -931,18 +947,7 @@ pub async fn desired(
             continue;
         }
         if let Some(job_row) = job::job_get(pool, row.job_id).await? {
-            let mut assignment =
-                assignment(keys, &job_row, row.run, &row.gpu_indices, &row.node_names);
-            assignment.grant = crate::run_grant::mint(
-                keys,
-                row.job_id,
-                row.run,
-                &node_row.name,
-                &row.gpu_indices,
-                row.exclusive,
-                job_token_ttl(&job_row),
-            );
-            assignments.push(assignment);
+            assignments.push(assignment(keys, &job_row, &row, &node_row.name));
         }
     }
     let job_ids: Vec<i64> = req.running.iter().map(|r| r.job_id).collect();

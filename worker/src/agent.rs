@@ -743,8 +743,6 @@ impl Agent {
         }
     }
 
-    /// Whether a run of job `job_id` earlier than `run` (batch shell or step task) is
-    /// still alive here.
     /// Removes the directories of runs over for [`crate::run_dir::FINISHED_RUN_RETENTION`]
     /// (never one this worker supervises).
     fn sweep_finished_runs(&self) {
@@ -767,6 +765,8 @@ impl Agent {
         }
     }
 
+    /// Whether a run of job `job_id` earlier than `run` (batch shell or step task) is
+    /// still alive here.
     fn earlier_run_alive(&self, job_id: i64, run: u32) -> bool {
         self.running
             .keys()
