@@ -82,19 +82,40 @@ pub fn ensure_dir(path: &Path, mode: u32) -> Result<(), WorkerError> {
 ///
 /// # Errors
 /// [`WorkerError::Io`] when one cannot be made or its mode set, or when the state
-/// directory is one that others may write (`/tmp`): the worker needs its own.
+/// directory is not a directory of the worker's own user that only it may write: one that
+/// everyone may write (`/tmp`), a link, or one another user made (say in `/tmp`, before
+/// the worker first started) and so controls, whatever its mode.
 pub fn prepare_state_dir(state_dir: &Path) -> Result<(), WorkerError> {
-    if let Ok(meta) = std::fs::metadata(state_dir) {
-        if meta.permissions().mode() & 0o002 != 0 {
-            return Err(WorkerError::Io {
-                action: "use as the state directory",
-                path: state_dir.to_path_buf(),
-                source: std::io::Error::new(
-                    std::io::ErrorKind::PermissionDenied,
-                    "everyone may write it; give the worker a directory of its own",
-                ),
-            });
-        }
+    use std::os::unix::fs::MetadataExt;
+    std::fs::create_dir_all(state_dir).map_err(io("create the directory", state_dir))?;
+    let me = nix::unistd::geteuid().as_raw();
+    // A link the worker's user made (`/var/lib/berth` → `/data/berth`) is followed; one
+    // anyone else made is not.
+    let link = std::fs::symlink_metadata(state_dir).map_err(io("inspect", state_dir))?;
+    let meta = std::fs::metadata(state_dir).map_err(io("inspect", state_dir))?;
+    let refusal = if link.file_type().is_symlink() && link.uid() != me {
+        Some(format!(
+            "it is a link of uid {}, not of the worker's user",
+            link.uid()
+        ))
+    } else if !meta.is_dir() {
+        Some("it is not a directory".to_string())
+    } else if meta.uid() != me {
+        Some(format!(
+            "it belongs to uid {}, not to the worker's user; give the worker a directory of its own",
+            meta.uid()
+        ))
+    } else if meta.mode() & 0o002 != 0 {
+        Some("everyone may write it; give the worker a directory of its own".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = refusal {
+        return Err(WorkerError::Io {
+            action: "use as the state directory",
+            path: state_dir.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::PermissionDenied, why),
+        });
     }
     ensure_dir(state_dir, STATE_DIR_MODE)?;
     ensure_dir(&state_dir.join("jobs"), RUN_DIR_MODE)?;
@@ -495,5 +516,51 @@ mod tests {
             std::fs::read_to_string(state.join("precious")).unwrap(),
             "root's"
         );
+    }
+
+    #[test]
+    fn a_state_directory_must_be_the_workers_own() {
+        use std::os::unix::fs::PermissionsExt;
+        let base = test_dir("statedir");
+        let own = base.join("own");
+        prepare_state_dir(&own).unwrap();
+        let mode = std::fs::metadata(&own).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, STATE_DIR_MODE);
+        assert!(own.join("jobs").is_dir() && own.join("journal").is_dir());
+        // A link of the worker's own user to its directory is followed.
+        let link = base.join("link");
+        std::os::unix::fs::symlink(&own, &link).unwrap();
+        prepare_state_dir(&link).unwrap();
+        // So is a directory everyone may write.
+        let open = base.join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(prepare_state_dir(&open).is_err());
+        // And, where the test may give it away, one of another user.
+        if nix::unistd::geteuid().is_root() {
+            let theirs = base.join("theirs");
+            std::fs::create_dir(&theirs).unwrap();
+            std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
+            let err = prepare_state_dir(&theirs).unwrap_err();
+            assert!(
+                err.chain().contains("belongs to uid 65534"),
+                "{}",
+                err.chain()
+            );
+            // A link another user planted, even to a directory of the worker's.
+            let planted = base.join("planted");
+            std::os::unix::fs::symlink(&own, &planted).unwrap();
+            nix::unistd::fchownat(
+                nix::fcntl::AT_FDCWD,
+                &planted,
+                Some(nix::unistd::Uid::from_raw(65534)),
+                None,
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .unwrap();
+            let err = prepare_state_dir(&planted).unwrap_err();
+            assert!(err.chain().contains("link of uid 65534"), "{}", err.chain());
+        }
+        let _ = std::fs::remove_dir_all(&base);
     }
 }
