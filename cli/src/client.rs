@@ -206,17 +206,17 @@ impl Client {
         what: String,
     ) -> Result<reqwest::Response, ClientError> {
         let mut request = request.bearer_auth(&self.token);
+        // A 503 is answered again only where sending twice is harmless.
+        let retry_503 = request
+            .try_clone()
+            .and_then(|r| r.build().ok())
+            .is_some_and(|r| {
+                r.method() != reqwest::Method::POST || r.headers().contains_key("idempotency-key")
+            });
         let mut attempt = 0;
         let response = loop {
             // A body that streams cannot be sent twice: such a request is not retried.
             let again = request.try_clone();
-            let retry_503 = again
-                .as_ref()
-                .and_then(|r| r.try_clone()?.build().ok())
-                .is_some_and(|r| {
-                    r.method() != reqwest::Method::POST
-                        || r.headers().contains_key("idempotency-key")
-                });
             let response = request.send().await.map_err(|source| ClientError::Http {
                 request: what.clone(),
                 source,
