@@ -621,40 +621,39 @@ pub async fn apply_reports(
     Ok(rejected)
 }
 
-/// When the database remembers fewer of this node's reports than the worker was told it
-/// took (`req.acked_seq` above the highest sequence number applied: a failover lost the
+/// The highest report sequence number of `node_row` the database remembers applying.
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub async fn reports_remembered(pool: &Pool, node_row: &NodeRow) -> Result<u64, ApiError> {
+    Ok(u64::try_from(node_report::node_report_seq(pool, node_row.id).await?).unwrap_or(0))
+}
+
+/// When the database remembers (`remembered`, [`reports_remembered`]) fewer of this node's
+/// reports than the worker was told it took (`req.acked_seq` above it: a failover lost the
 /// last commits), the sequence number it remembers up to: the worker must send the
 /// reports after it again before anything is decided. `None` when nothing was forgotten,
 /// or when this sync is that resend (it carries reports numbered at or below
 /// `acked_seq`).
-///
-/// # Errors
-/// 503 when the database is unreachable.
-pub async fn forgotten_reports(
-    pool: &Pool,
-    node_row: &NodeRow,
-    req: &SyncRequest,
-) -> Result<Option<u64>, ApiError> {
-    let Some(acked) = req.acked_seq else {
-        return Ok(None);
-    };
+pub fn forgotten_reports(node_row: &NodeRow, req: &SyncRequest, remembered: u64) -> Option<u64> {
+    let acked = req.acked_seq?;
     let resending = req
         .reports
         .iter()
         .any(|r| r.seq.is_some_and(|seq| seq <= acked));
-    let remembered =
-        u64::try_from(node_report::node_report_seq(pool, node_row.id).await?).unwrap_or(0);
     if acked > remembered && !resending {
         tracing::warn!(node.name = %node_row.name, acked, remembered,
             "the database forgot reports it had acknowledged; asking the worker for them again");
-        return Ok(Some(remembered));
+        return Some(remembered);
     }
-    Ok(None)
+    None
 }
 
 /// Records the highest report sequence number this sync has taken from the node (its
 /// `acked_seq` or a report's, whichever is higher): the worker's numbering decides, so a
-/// worker whose journal started again lowers it.
+/// worker whose journal started again lowers it. Only over `remembered`, the number read
+/// before the reports were applied: one that moved meanwhile (a failover) stays, so that
+/// the answer's last check ([`forgotten_reports`]) still sees what was lost.
 ///
 /// # Errors
 /// 503 when the database is unreachable.
@@ -662,6 +661,7 @@ pub async fn note_reports_taken(
     pool: &Pool,
     node_row: &NodeRow,
     req: &SyncRequest,
+    remembered: u64,
 ) -> Result<(), ApiError> {
     let Some(acked) = req.acked_seq else {
         return Ok(());
@@ -671,8 +671,8 @@ pub async fn note_reports_taken(
         .iter()
         .filter_map(|r| r.seq)
         .fold(acked, u64::max);
-    node_report::node_report_seq_set(pool, node_row.id, i64::try_from(top).unwrap_or(i64::MAX))
-        .await?;
+    let int = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    node_report::node_report_seq_set(pool, node_row.id, int(top), int(remembered)).await?;
     Ok(())
 }
 

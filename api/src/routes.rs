@@ -527,18 +527,15 @@ pub async fn node_sync(
     let node_row = node::node_get_by_name(&state.pool, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("node {name} is not registered")))?;
-    if let Some(remembered) = node_sync::forgotten_reports(&state.pool, &node_row, &req).await? {
+    let remembered = node_sync::reports_remembered(&state.pool, &node_row).await?;
+    if let Some(remembered) = node_sync::forgotten_reports(&node_row, &req, remembered) {
         // The database forgot reports it had acknowledged: nothing is decided on its older
         // memory until the worker has sent them again.
         node_sync::heartbeat(&state.pool, &node_row, &req).await?;
-        return Ok(Json(SyncResponse {
-            resend_after: Some(remembered),
-            lease_ms: node_lease_ms(&state),
-            ..SyncResponse::default()
-        }));
+        return Ok(resend_answer(&state, remembered));
     }
     let rejected = node_sync::apply_reports(&state.pool, &state.keys, &node_row, &req).await?;
-    node_sync::note_reports_taken(&state.pool, &node_row, &req).await?;
+    node_sync::note_reports_taken(&state.pool, &node_row, &req, remembered).await?;
     node_sync::heartbeat(&state.pool, &node_row, &req).await?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(req.wait_seconds));
     // The running jobs' time limits as this hold began: one changed meanwhile (`scontrol
@@ -552,6 +549,15 @@ pub async fn node_sync(
             .as_ref()
             .is_some_and(|limits| *limits != response.run_limits);
         response.lease_ms = node_lease_ms(&state);
+        if !response.cancellations.is_empty() {
+            // Before stopping runs the database does not know: a failover during the hold
+            // may have lost what the node reported (the run's start), and then the node's
+            // journal, not the database's older memory, decides.
+            let remembered = node_sync::reports_remembered(&state.pool, &node_row).await?;
+            if let Some(remembered) = node_sync::forgotten_reports(&node_row, &req, remembered) {
+                return Ok(resend_answer(&state, remembered));
+            }
+        }
         if !response.rejected.is_empty()
             || !response.assignments.is_empty()
             || !response.cancellations.is_empty()
@@ -582,6 +588,16 @@ pub async fn node_sync(
             return Ok(Json(response));
         }
     }
+}
+
+/// The answer to a sync when the database remembers the node's reports only up to
+/// `remembered`: send the rest again; nothing else is decided.
+fn resend_answer(state: &AppState, remembered: u64) -> Json<SyncResponse> {
+    Json(SyncResponse {
+        resend_after: Some(remembered),
+        lease_ms: node_lease_ms(state),
+        ..SyncResponse::default()
+    })
 }
 
 /// The node lease a sync answer grants, milliseconds: it counts from the worker's sending,

@@ -22,7 +22,10 @@ pub async fn node_report_seq(ex: impl PgExecutor<'_>, node_id: i64) -> Result<i6
 }
 
 /// Sets node `node_id`'s highest applied report sequence number to `seq` (the worker's
-/// numbering decides: a worker whose journal started again from 1 lowers it).
+/// numbering decides: a worker whose journal started again from 1 lowers it), provided it
+/// is still `seen`, the number read before the reports were applied: one that moved
+/// meanwhile (a failover that lost the last commits) is left as it is, for the next sync
+/// to notice.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -30,13 +33,16 @@ pub async fn node_report_seq_set(
     ex: impl PgExecutor<'_>,
     node_id: i64,
     seq: i64,
+    seen: i64,
 ) -> Result<(), DbError> {
     sqlx::query!(
         r#"INSERT INTO node_report_state (node_id, report_seq) VALUES ($1, $2)
            ON CONFLICT (node_id) DO UPDATE SET report_seq = EXCLUDED.report_seq
-           WHERE node_report_state.report_seq IS DISTINCT FROM EXCLUDED.report_seq"#,
+           WHERE node_report_state.report_seq = $3
+             AND node_report_state.report_seq IS DISTINCT FROM EXCLUDED.report_seq"#,
         node_id,
-        seq
+        seq,
+        seen
     )
     .execute(ex)
     .await?;
