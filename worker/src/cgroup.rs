@@ -21,9 +21,9 @@
 //! program), GPU devices are not isolated: jobs see only their GPUs in
 //! `CUDA_VISIBLE_DEVICES` but could open the others ([`Hierarchy::device_control`]).
 //!
-//! The shepherd joins the job's groups before it starts the batch shell (so the shell
-//! and everything it starts are inside from the first instruction) and moves itself back
-//! out; see [`join_then_leave`].
+//! The shepherd's exec stage joins the job's groups before it does anything of the job
+//! (so the batch shell and everything it starts are inside from the first instruction,
+//! and the shepherd never is); see [`join`].
 
 use std::path::{Path, PathBuf};
 
@@ -318,53 +318,20 @@ impl JobCgroup {
     }
 }
 
-/// The calling process's group in each hierarchy that holds `dir`s (from
-/// `/proc/self/cgroup`), to move back to.
-fn own_groups(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string("/proc/self/cgroup") else {
-        return Vec::new();
-    };
-    dirs.iter()
-        .filter_map(|dir| {
-            // `…/berth/{name}` → the hierarchy root is two levels up.
-            let root = dir.parent()?.parent()?;
-            let controller = root.file_name()?.to_str()?.to_string();
-            let relative = text.lines().find_map(|line| {
-                let mut parts = line.splitn(3, ':');
-                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-                let matches = if controllers.is_empty() {
-                    // v2 line `0::/path`: the unified root is /sys/fs/cgroup itself.
-                    !root.join("memory.limit_in_bytes").exists()
-                        && !root.join("cpu.cfs_quota_us").exists()
-                } else {
-                    controllers.split(',').any(|c| c == controller)
-                };
-                matches.then(|| path.trim_start_matches('/').to_string())
-            })?;
-            Some(root.join(relative))
-        })
-        .collect()
-}
-
-/// Puts the calling process into `dirs`, runs `spawn` (whose children start inside),
-/// then moves the calling process back to the groups it came from.
+/// Puts the calling process into `dirs` (each a job's group, see
+/// [`crate::launch::cgroup_name`]): the shepherd's exec stage calls it before it does
+/// anything of the job, so the batch shell and everything it starts are inside from their
+/// first instruction while the shepherd itself never is. An OOM kill in a group too small
+/// for the job (`--mem=1M`) can then strike only the exec stage, never the shepherd that
+/// must report it.
 ///
 /// # Errors
-/// Joining failed (the job is not started), or `spawn`'s error.
-pub fn join_then_leave<T>(
-    dirs: &[PathBuf],
-    spawn: impl FnOnce() -> std::io::Result<T>,
-) -> std::io::Result<T> {
-    let home = own_groups(dirs);
-    let pid = std::process::id().to_string();
+/// Joining a group failed (the job is not started); the message names the file.
+pub fn join(dirs: &[PathBuf]) -> std::io::Result<()> {
     for dir in dirs {
-        write(&dir.join("cgroup.procs"), &pid)?;
+        write(&dir.join("cgroup.procs"), "0")?;
     }
-    let spawned = spawn();
-    for dir in home {
-        let _ = write(&dir.join("cgroup.procs"), &pid);
-    }
-    spawned
+    Ok(())
 }
 
 #[cfg(test)]

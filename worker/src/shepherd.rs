@@ -204,12 +204,7 @@ pub fn shepherd_main(spec_path: &Path) -> i32 {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .process_group(0);
-    let spawned = if spec.cgroups.is_empty() {
-        command.spawn()
-    } else {
-        crate::cgroup::join_then_leave(&spec.cgroups, || command.spawn())
-    };
-    let mut child = match spawned {
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(err) => {
             failed(format!("starting the job's process: {err}"), None);
@@ -423,6 +418,7 @@ fn become_job(
     if spec.argv.is_empty() {
         return Err(node("no command".to_string()));
     }
+    crate::cgroup::join(&spec.cgroups).map_err(|e| node(format!("joining its cgroup: {e}")))?;
     let mut opened: Vec<Option<(File, u64)>> = Vec::new();
     for output in &spec.outputs {
         opened.push(if output.private {
