@@ -74,6 +74,7 @@ fn main() {
             available: true,
             gpus: (0..8).map(|g| (g, "H100".to_string())).collect(),
             features: vec!["h100".into()],
+            ..NodeView::default()
         })
         .collect();
     // Running jobs: first fit from a random node, so the busy GPUs are scattered.
@@ -112,6 +113,7 @@ fn main() {
                 gpus: (first..first + g).collect(),
                 exclusive: false,
                 end: Some(end),
+                ..RunningAlloc::default()
             });
             free[i] -= g;
         }

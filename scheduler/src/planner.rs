@@ -139,7 +139,7 @@ impl Default for PlannerConfig {
 }
 
 /// A node as the planner sees it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NodeView {
     /// Database id.
     pub id: i64,
@@ -151,10 +151,17 @@ pub struct NodeView {
     pub gpus: Vec<(u32, String)>,
     /// Features for `--constraint`.
     pub features: Vec<String>,
+    /// CPUs jobs may be given (its CPUs less `CoreSpecCount`); 0: not counted (a node
+    /// that reported none, a trace without CPUs).
+    pub cpus: u32,
+    /// Memory jobs may be given, MiB (`RealMemory` less `MemSpecLimit`); 0: not counted.
+    pub memory_mib: u64,
+    /// Slurm's node `Weight`: lower weights are filled first, before best fit (default 1).
+    pub weight: u32,
 }
 
 /// One node's share of a running job.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunningAlloc {
     /// The job.
     pub job_id: i64,
@@ -162,6 +169,10 @@ pub struct RunningAlloc {
     pub node_id: i64,
     /// GPU indices held.
     pub gpus: Vec<u32>,
+    /// CPUs held on the node.
+    pub cpus: u32,
+    /// Memory held on the node, MiB.
+    pub mem_mib: u64,
     /// The node is held whole (`--exclusive`).
     pub exclusive: bool,
     /// When it will have ended at the latest: start + time limit, seconds since the
@@ -247,6 +258,22 @@ pub struct PendingJob {
     pub qos: String,
     /// CPUs it asks for in total.
     pub cpus: u32,
+    /// CPUs it needs on each of its nodes (`-c` × tasks per node, `--cpus-per-gpu` ×
+    /// GPUs per node, the partition's `DefCpuPerGPU`); at least 1.
+    pub cpus_per_node: u32,
+    /// Memory it needs on each of its nodes, MiB (`--mem`, `--mem-per-cpu` × CPUs,
+    /// `--mem-per-gpu` × GPUs, the partition's defaults); `None`: a share of each node's
+    /// memory in proportion to the CPUs it gets there.
+    pub mem_per_node_mib: Option<u64>,
+    /// `-w/--nodelist`: nodes it must be given (all of them).
+    pub nodelist: Vec<String>,
+    /// `-x/--exclude`: nodes it must not be given.
+    pub exclude: Vec<String>,
+    /// `--time-min`, seconds: backfill may start it with a shorter limit, down to this,
+    /// where the full limit would not fit.
+    pub time_min: Option<i64>,
+    /// `--reservation`: it runs only inside this advance reservation.
+    pub reservation: Option<String>,
     /// Its partition's `MaxTime`, seconds.
     pub partition_max_time: Option<i64>,
     /// Its partition's `MaxNodes`.
@@ -367,6 +394,37 @@ pub struct Snapshot {
     /// Devices that are GPU shards (Slurm's `shard` GRES): node id → their indices. Only
     /// jobs asking for shards get them, and those get nothing else.
     pub shards: HashMap<i64, Vec<u32>>,
+    /// Advance reservations (Slurm's `scontrol create reservation`), one entry per
+    /// window: a recurring one (`DAILY`, `WEEKLY`) appears once per upcoming occurrence.
+    pub advance_reservations: Vec<AdvanceReservation>,
+}
+
+/// One window of an advance reservation: what it holds from `start` to `end`. Jobs that
+/// name it (`--reservation`) run only on its nodes and inside its window (anywhere and
+/// any time with `FLEX`); no other job overlaps what it holds there.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AdvanceReservation {
+    /// Its name.
+    pub name: String,
+    /// Start, seconds since the epoch.
+    pub start: i64,
+    /// End, seconds since the epoch ([`FOREVER`]: none).
+    pub end: i64,
+    /// What it holds: per node, the GPU indices (`None`: the whole node).
+    pub nodes: Vec<ReservedNode>,
+    /// `FLEX`: its jobs may also start before it, end after it, and use nodes outside it.
+    pub flex: bool,
+    /// `MAINT`: a maintenance window (its pending jobs' reason names it).
+    pub maint: bool,
+}
+
+/// A node an advance reservation holds.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ReservedNode {
+    /// The node id.
+    pub node_id: i64,
+    /// The GPU indices held (a GPU-count reservation); `None`: the whole node.
+    pub gpus: Option<Vec<u32>>,
 }
 
 /// What the running jobs (and the starts of this pass) hold, per user, account and QOS,
@@ -534,12 +592,16 @@ impl<'a> Tally<'a> {
 }
 
 /// One node's share of a start or reservation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Placement {
     /// Node id.
     pub node_id: i64,
     /// GPU indices.
     pub gpus: Vec<u32>,
+    /// CPUs (a count; the commit picks the cores).
+    pub cpus: u32,
+    /// Memory, MiB.
+    pub mem_mib: u64,
 }
 
 /// A job to start now.
@@ -555,6 +617,9 @@ pub struct Start {
     pub exclusive: bool,
     /// Its priority.
     pub priority: i64,
+    /// A shorter time limit it starts with (seconds, at least its `--time-min`), when
+    /// backfill could start it only so; `None`: its own limit.
+    pub time_limit: Option<i64>,
 }
 
 /// A planned start of a blocked job.
@@ -1384,6 +1449,7 @@ impl<'a> Timeline<'a> {
                         .filter(|(p, _)| mask & (1 << p) != 0)
                         .map(|(_, (g, _))| *g)
                         .collect(),
+                    ..Placement::default()
                 }
             })
             .collect()
@@ -2153,6 +2219,7 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
                         placements,
                         exclusive: job.exclusive || job.whole_node,
                         priority,
+                        time_limit: None,
                     });
                     started += 1;
                 }

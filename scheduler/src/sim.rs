@@ -262,6 +262,7 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
             available: true,
             gpus: (0..n.gpus).map(|g| (g, model_of(n))).collect(),
             features: vec![model_of(n)],
+            ..NodeView::default()
         })
         .collect();
     let mut report = SimReport {
@@ -353,6 +354,7 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
                             gpus: p.gpus.clone(),
                             exclusive: r.exclusive,
                             end: limit_end,
+                            ..RunningAlloc::default()
                         })
                     })
                     .collect(),

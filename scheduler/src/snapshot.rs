@@ -502,6 +502,7 @@ impl SnapshotCache {
                     available: n.state == "UP",
                     gpus,
                     features: n.features.clone(),
+                    ..NodeView::default()
                 }
             })
             .collect();
@@ -522,6 +523,7 @@ impl SnapshotCache {
                     (Some(end), Some(kill)) => Some(end.min(*kill)),
                     (end, kill) => kill.copied().or(end),
                 },
+                ..RunningAlloc::default()
             })
             .collect();
 
@@ -594,6 +596,8 @@ impl SnapshotCache {
                         .and_then(|p| p.max_nodes)
                         .map(|n| n.max(0) as u32),
                     preempting: preemptors.contains(&j.id),
+                    cpus_per_node: 1,
+                    ..PendingJob::default()
                 }
             })
             .collect();
@@ -686,6 +690,7 @@ impl SnapshotCache {
                 accounts: account_limits,
                 gpu_domains,
                 shards,
+                advance_reservations: Vec::new(),
             },
             accounts,
         }

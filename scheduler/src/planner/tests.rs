@@ -14,6 +14,7 @@ fn node(id: i64, gpus: u32) -> NodeView {
             .map(|i| (i, "NVIDIA H100 80GB HBM3".to_string()))
             .collect(),
         features: vec![],
+        ..NodeView::default()
     }
 }
 
@@ -36,6 +37,7 @@ fn busy(job_id: i64, node_id: i64, gpus: std::ops::Range<u32>, end: i64) -> Runn
         gpus: gpus.collect(),
         exclusive: false,
         end: Some(end),
+        ..RunningAlloc::default()
     }
 }
 
@@ -660,6 +662,7 @@ proptest! {
                     gpus: pl.gpus.clone(),
                     exclusive: s.exclusive,
                     end: j.time_limit,
+                    ..RunningAlloc::default()
                 });
             }
         }
@@ -1465,6 +1468,7 @@ fn build_cluster(
                 .filter(|(on, _)| *on)
                 .map(|(_, f)| f.to_string())
                 .collect(),
+            ..NodeView::default()
         })
         .collect();
     let mut allocs = Vec::new();
@@ -1478,6 +1482,7 @@ fn build_cluster(
             gpus: (*first..first + count).collect(),
             exclusive: *exclusive,
             end: (*end != 0).then_some(now - 50 + end),
+            ..RunningAlloc::default()
         });
         running_jobs.push(RunningJob {
             qos: if *low { "low" } else { "normal" }.into(),
