@@ -839,6 +839,7 @@ fn assignment(
         gpus_per_task: spec.gpus_per_task,
         memory_limit_mib: memory_limit_mib(job, &spec, gpus.len() as u64),
         cpu_limit: Some(cpus_on_node(job, &spec)),
+        cpu_ids: Vec::new(),
         warning_signal: spec
             .signal
             .as_deref()

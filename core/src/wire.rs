@@ -671,6 +671,11 @@ pub struct Assignment {
     /// as a CPU quota with cgroups where the node has them.
     #[serde(default)]
     pub cpu_limit: Option<u32>,
+    /// The logical CPU ids allocated to the job on this node (as the node reported its
+    /// CPUs: `0 .. cpus`); the worker confines the job to them (a cpuset) where it can.
+    /// Empty: not placed by CPU (a scheduler older than CPU placement).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_ids: Vec<u32>,
     /// `--signal`, parsed: the warning before the time limit.
     #[serde(default)]
     pub warning_signal: Option<crate::signal::WarningSignal>,

@@ -1733,6 +1733,7 @@ mod tests {
             gpus_per_task: None,
             memory_limit_mib: None,
             cpu_limit: None,
+            cpu_ids: Vec::new(),
             warning_signal: None,
             job_token: Some("job-token".to_string()),
             grant: None,
