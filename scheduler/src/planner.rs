@@ -12,13 +12,20 @@
 //!    (`DependencyNeverSatisfied`), whose array is at its `%LIMIT`
 //!    (`JobArrayTaskLimit`) or who ask more than their partition can ever give
 //!    (`PartitionNodeLimit`, `ReqNodeNotAvail`) are passed over;
-//! 3. **placement** on a timeline of every node's GPUs: running allocations hold their
-//!    GPUs until start + time limit (at least until `now + 1`), jobs started in this pass
-//!    likewise, and reservations from their planned start to start + limit. A job starts
-//!    now when `nodes` distinct nodes can hold it over `[now, now + limit)` without
-//!    touching any of those intervals, choosing the nodes with the fewest usable GPUs
-//!    first (best fit, ties by name) and the lowest free GPU indices of each; a gang is
-//!    placed whole or not at all;
+//! 3. **placement** on a timeline of every node's GPUs, CPUs and memory: running
+//!    allocations hold theirs until start + time limit (at least until `now + 1`), jobs
+//!    started in this pass likewise, reservations from their planned start to start +
+//!    limit, and advance reservations ([`AdvanceReservation`]) over their windows against
+//!    every job but their own. A job starts now when `nodes` distinct nodes can hold it
+//!    over `[now, now + limit)` (its GPUs, its CPUs and memory per node beside what the
+//!    overlapping intervals hold) without touching any of those intervals, choosing the
+//!    nodes of lowest `Weight` first, then those with the fewest usable GPUs (best fit,
+//!    ties by name), and the lowest free GPU indices of each; `-w` nodes are always among
+//!    them and `-x` nodes never; a gang is placed whole or not at all. A job of an
+//!    advance reservation runs only on its nodes and inside one of its windows (reason
+//!    `Reservation` before it; `ReservationDeleted` when it is gone), anywhere and any
+//!    time under `FLEX`; a blocked job with `--time-min` starts now with the longest
+//!    shorter limit that fits;
 //! 4. **backfill**: a job that cannot start now, among the first `backfill_depth` such
 //!    jobs, gets a reservation at the earliest interval end where it fits. Because a
 //!    later job may start now only where it touches no reservation, no backfilled job
@@ -747,19 +754,30 @@ fn pending_priorities<'s>(
     })
 }
 
-/// Folds into `held` (busy mask, anything held) the `intervals` that overlap `[t, end)`
-/// (reservations only with `res`; none that `skip` names); `None` when one of them holds
-/// the node exclusively.
+/// What the intervals overlapping a window hold of a node: the union of their GPU masks,
+/// whether there is one at all, and the sums of their CPUs and memory (MiB). Summing
+/// every interval that overlaps the window, whether or not they overlap each other, is
+/// conservative, as the union of masks is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Held {
+    busy: u128,
+    any: bool,
+    cpus: u64,
+    mem: u64,
+}
+
+/// Folds into `held` the `intervals` that overlap `[t, end)` (reservations only with
+/// `res`; none that `skip` names); `None` when one of them holds the node exclusively.
 #[inline]
 fn overlapping<'i>(
     intervals: impl IntoIterator<Item = &'i Interval>,
-    held: (u128, bool),
+    held: Held,
     t: i64,
     end: i64,
     res: bool,
     skip: impl Fn(&Interval) -> bool,
-) -> Option<(u128, bool)> {
-    let (mut busy, mut any) = held;
+) -> Option<Held> {
+    let mut held = held;
     for iv in intervals {
         if (iv.reservation && !res) || skip(iv) {
             continue;
@@ -768,21 +786,60 @@ fn overlapping<'i>(
             if iv.exclusive {
                 return None;
             }
-            busy |= iv.mask;
-            any = true;
+            held.busy |= iv.mask;
+            held.any = true;
+            held.cpus += u64::from(iv.cpus);
+            held.mem += iv.mem;
         }
     }
-    Some((busy, any))
+    Some(held)
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Interval {
+    /// The job (an advance reservation's window: a negative id, see
+    /// [`Timeline::advance`]).
     job: i64,
     start: i64,
     end: i64,
     mask: u128,
+    /// CPUs held.
+    cpus: u32,
+    /// Memory held, MiB.
+    mem: u64,
     exclusive: bool,
     reservation: bool,
+}
+
+/// A node's place in placement order: its `Weight` in the high half (lower weights are
+/// filled first), then what the placement weighs (usable GPUs for best fit, or GPUs of
+/// the wanted type for a reservation's fixed order).
+type Key = u64;
+
+fn key(weight: u32, count: u32) -> Key {
+    (u64::from(weight) << 32) | u64::from(count)
+}
+
+/// What a job needs of node `node` (CPUs, memory MiB): `--exclusive` and whole-node jobs
+/// take all of it; memory not asked for is the node's memory in proportion to the CPUs.
+/// `None` when the node can never give it (a count of 0 on the node is not counted).
+fn need(job: &PendingJob, node: &NodeView) -> Option<(u32, u64)> {
+    let cpus = job.cpus_per_node.max(1);
+    if node.cpus > 0 && cpus > node.cpus {
+        return None;
+    }
+    let mem = match job.mem_per_node_mib {
+        Some(m) => m,
+        None if node.cpus > 0 => (u64::from(cpus) * node.memory_mib).div_ceil(u64::from(node.cpus)),
+        None => 0,
+    };
+    if node.memory_mib > 0 && mem > node.memory_mib {
+        return None;
+    }
+    if job.exclusive || job.whole_node {
+        return Some((node.cpus.max(cpus), node.memory_mib.max(mem)));
+    }
+    Some((cpus, mem))
 }
 
 /// Whether `features` satisfy a `--constraint` (`a&b`, `a|b`, OR of ANDs; `[]` ignored).
@@ -847,16 +904,31 @@ fn pick_gpus(usable: u128, n: u32, domains: &[u128]) -> u128 {
 }
 
 /// A candidate list's nodes by what they can give at `now`, kept as intervals are
-/// added. Buckets are numbered by GPU count; within one, nodes are in name order.
+/// added. Buckets are keyed by (weight, GPU count) ([`Key`]); within one, nodes are in
+/// rank order.
 #[derive(Debug, Default)]
 struct NowIndex {
-    /// Nodes without reservations and without an exclusive hold now, by free GPUs of
-    /// the wanted type: (rank, node, wanted GPUs).
-    free: Vec<BTreeSet<(u32, usize, u128)>>,
-    /// Nodes without reservations with nothing held now, by GPUs of the wanted type.
-    idle: Vec<BTreeSet<(u32, usize, u128)>>,
+    /// Nodes without reservations and without an exclusive hold now, by weight and free
+    /// GPUs of the wanted type: (rank, node, wanted GPUs).
+    free: BTreeMap<Key, BTreeSet<(u32, usize, u128)>>,
+    /// Nodes without reservations with nothing held now, by weight and GPUs of the
+    /// wanted type.
+    idle: BTreeMap<Key, BTreeSet<(u32, usize, u128)>>,
     /// Nodes with a reservation (or an interval starting later): weighed one by one.
     slow: Vec<(usize, u128)>,
+}
+
+/// An advance reservation as the timeline keeps it.
+#[derive(Debug, Default)]
+struct AdvanceWindows {
+    /// Its windows' interval ids.
+    ids: Vec<i64>,
+    /// Its windows (start, end), in snapshot order.
+    windows: Vec<(i64, i64)>,
+    /// Its nodes (timeline index), sorted.
+    nodes: Vec<usize>,
+    /// `FLEX`.
+    flex: bool,
 }
 
 struct Timeline<'a> {
@@ -875,6 +947,9 @@ struct Timeline<'a> {
     now_busy: Vec<u128>,
     now_any: Vec<bool>,
     now_exclusive: Vec<bool>,
+    /// Per node, the CPUs and memory (MiB) its `now_*` intervals hold.
+    now_cpus: Vec<u64>,
+    now_mem: Vec<u64>,
     /// Per node: the intervals the `now_*` summary does not describe (reservations,
     /// intervals starting after `now`), and the union of their masks.
     later: Vec<Vec<Interval>>,
@@ -883,9 +958,12 @@ struct Timeline<'a> {
     /// reservation, or one starting after `now`): fits on it at `now` also weigh its
     /// `later` intervals, and at other times scan all of them.
     slow: Vec<bool>,
-    /// Per node: its position in name order (ties by index), the tie-break of
+    /// Per node: its position in (weight, name) order (ties by index), the tie-break of
     /// [`Timeline::place`].
     rank: Vec<u32>,
+    /// Per advance reservation name: the ids of its windows' intervals (negative), its
+    /// nodes, and whether it is `FLEX`.
+    advance: HashMap<String, AdvanceWindows>,
     /// Per candidate list of the pass (same numbering), its nodes by what they can give
     /// at `now`.
     indexes: Vec<NowIndex>,
@@ -921,6 +999,9 @@ impl<'a> Timeline<'a> {
             now_busy: vec![0; snapshot.nodes.len()],
             now_any: vec![false; snapshot.nodes.len()],
             now_exclusive: vec![false; snapshot.nodes.len()],
+            now_cpus: vec![0; snapshot.nodes.len()],
+            now_mem: vec![0; snapshot.nodes.len()],
+            advance: HashMap::new(),
             later: vec![Vec::new(); snapshot.nodes.len()],
             later_busy: vec![0; snapshot.nodes.len()],
             slow: vec![false; snapshot.nodes.len()],
@@ -956,10 +1037,14 @@ impl<'a> Timeline<'a> {
             }
         }
         let mut by_name: Vec<usize> = (0..snapshot.nodes.len()).collect();
-        by_name.sort_by(|a, b| snapshot.nodes[*a].name.cmp(&snapshot.nodes[*b].name));
+        by_name.sort_by(|a, b| {
+            let (a, b) = (&snapshot.nodes[*a], &snapshot.nodes[*b]);
+            (a.weight, &a.name).cmp(&(b.weight, &b.name))
+        });
         for (r, i) in by_name.into_iter().enumerate() {
             t.rank[i] = r as u32;
         }
+        let mut held_by_windows: Vec<(usize, Interval)> = Vec::new();
         for a in &snapshot.running {
             let Some(&i) = index.get(&a.node_id) else {
                 continue;
@@ -973,30 +1058,83 @@ impl<'a> Timeline<'a> {
                 .filter(|(_, (g, _))| a.gpus.contains(g))
                 .fold(0u128, |m, (p, _)| m | 1 << p);
             let end = a.end.unwrap_or(FOREVER).max(snapshot.now + 1);
-            t.add(a.job_id, i, i64::MIN, end, mask, a.exclusive, false);
+            t.add(
+                i,
+                Interval {
+                    job: a.job_id,
+                    start: i64::MIN,
+                    end,
+                    mask,
+                    cpus: a.cpus,
+                    mem: a.mem_mib,
+                    exclusive: a.exclusive,
+                    reservation: false,
+                },
+            );
+        }
+        // Advance reservations: each window holds its nodes (whole, or the GPUs it lists)
+        // against every job but its own, which skip its intervals (ids below zero).
+        for (w, r) in snapshot.advance_reservations.iter().enumerate() {
+            let id = -(w as i64) - 1;
+            let entry = t.advance.entry(r.name.clone()).or_default();
+            entry.ids.push(id);
+            entry.flex |= r.flex;
+            entry.windows.push((r.start, r.end));
+            let mut held = Vec::new();
+            for rn in &r.nodes {
+                let Some(&i) = index.get(&rn.node_id) else {
+                    continue;
+                };
+                held.push(i);
+                let node = &snapshot.nodes[i];
+                let (mask, exclusive) = match &rn.gpus {
+                    None => (0, true),
+                    Some(gpus) => (
+                        node.gpus
+                            .iter()
+                            .enumerate()
+                            .take(128)
+                            .filter(|(_, (g, _))| gpus.contains(g))
+                            .fold(0u128, |m, (p, _)| m | 1 << p),
+                        false,
+                    ),
+                };
+                if r.end > r.start {
+                    held_by_windows.push((
+                        i,
+                        Interval {
+                            job: id,
+                            start: r.start,
+                            end: r.end,
+                            mask,
+                            cpus: 0,
+                            mem: 0,
+                            exclusive,
+                            reservation: false,
+                        },
+                    ));
+                }
+            }
+            let entry = t.advance.get_mut(&r.name).expect("just added");
+            entry.nodes.extend(held);
+            entry.nodes.sort_unstable();
+            entry.nodes.dedup();
+        }
+        for (i, iv) in held_by_windows {
+            t.add(i, iv);
         }
         t
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn add(
-        &mut self,
-        job: i64,
-        node: usize,
-        start: i64,
-        end: i64,
-        mask: u128,
-        exclusive: bool,
-        res: bool,
-    ) {
-        let interval = Interval {
-            job,
+    fn add(&mut self, node: usize, interval: Interval) {
+        let Interval {
             start,
             end,
             mask,
             exclusive,
             reservation: res,
-        };
+            ..
+        } = interval;
         self.intervals[node].push(interval);
         self.changed.push(node);
         let was_slow = self.slow[node];
@@ -1014,6 +1152,8 @@ impl<'a> Timeline<'a> {
             self.now_busy[node] |= mask;
             self.now_any[node] = true;
             self.now_exclusive[node] |= exclusive;
+            self.now_cpus[node] += u64::from(interval.cpus);
+            self.now_mem[node] += interval.mem;
         }
         if indexed && !(was_slow && self.slow[node]) {
             self.index_update(node, true);
@@ -1026,6 +1166,7 @@ impl<'a> Timeline<'a> {
     /// Files node `i` in (`insert`) or out of every index it belongs to, by its state now.
     fn index_update(&mut self, i: usize, insert: bool) {
         let rank = self.rank[i];
+        let weight = self.nodes[i].weight;
         for &(k, typed) in &self.indexed_in[i] {
             let index = &mut self.indexes[k];
             if self.slow[i] {
@@ -1034,24 +1175,22 @@ impl<'a> Timeline<'a> {
                 }
                 continue;
             }
-            let file = |buckets: &mut Vec<BTreeSet<(u32, usize, u128)>>, b: usize| {
-                if buckets.len() <= b {
-                    buckets.resize_with(b + 1, BTreeSet::new);
-                }
+            let file = |buckets: &mut BTreeMap<Key, BTreeSet<(u32, usize, u128)>>, b: u32| {
+                let k = key(weight, b);
                 if insert {
-                    buckets[b].insert((rank, i, typed));
-                } else {
-                    buckets[b].remove(&(rank, i, typed));
+                    buckets.entry(k).or_default().insert((rank, i, typed));
+                } else if let Some(bucket) = buckets.get_mut(&k) {
+                    bucket.remove(&(rank, i, typed));
+                    if bucket.is_empty() {
+                        buckets.remove(&k);
+                    }
                 }
             };
             if !self.now_exclusive[i] {
-                file(
-                    &mut index.free,
-                    (typed & !self.now_busy[i]).count_ones() as usize,
-                );
+                file(&mut index.free, (typed & !self.now_busy[i]).count_ones());
             }
             if !self.now_any[i] {
-                file(&mut index.idle, typed.count_ones() as usize);
+                file(&mut index.idle, typed.count_ones());
             }
         }
     }
@@ -1084,7 +1223,7 @@ impl<'a> Timeline<'a> {
         if want == 0 || cands.len() < want {
             return None;
         }
-        if end <= now || !self.ignoring.is_empty() || self.reference {
+        if end <= now || !self.ignoring.is_empty() || self.reference || self.special(job) {
             return self.place(cands, job, now, true, true);
         }
         let index = &self.indexes[index];
@@ -1095,13 +1234,12 @@ impl<'a> Timeline<'a> {
         } else {
             &index.free
         };
-        let floor = if job.whole_node {
-            0
-        } else {
-            job.gpus_per_node as usize
-        };
-        let mut best: Vec<(u32, u32, usize, u128)> = Vec::with_capacity(want);
-        'fill: for bucket in buckets.iter().skip(floor) {
+        let floor = if job.whole_node { 0 } else { job.gpus_per_node };
+        let mut best: Vec<(Key, u32, usize, u128)> = Vec::with_capacity(want);
+        'fill: for (k, bucket) in buckets {
+            if (*k as u32) < floor {
+                continue;
+            }
             for &(rank, i, typed) in bucket {
                 if let Some((usable, chosen)) = self.fit(i, typed, job, now, end, true) {
                     best.push((usable, rank, i, chosen));
@@ -1118,7 +1256,8 @@ impl<'a> Timeline<'a> {
         for &(i, typed) in &index.slow {
             if let Some(Some(worst)) = found {
                 let least = (typed & !(self.now_busy[i] | self.later_busy[i])).count_ones();
-                if (least.max(floor as u32), self.rank[i]) > worst {
+                let least = key(self.nodes[i].weight, least.max(floor));
+                if (least, self.rank[i]) > worst {
                     continue;
                 }
             }
@@ -1138,15 +1277,117 @@ impl<'a> Timeline<'a> {
         )
     }
 
+    /// Whether the job's placements need the plain path (fits weighed one by one, not
+    /// through the indexes and caches): it names nodes it must get, or an advance
+    /// reservation (whose intervals it passes over).
+    fn special(&self, job: &PendingJob) -> bool {
+        !job.nodelist.is_empty() || job.reservation.is_some()
+    }
+
+    /// Whether a job that names an advance reservation may start at `t` (inside one of its
+    /// windows, its whole time limit too; any time under `FLEX`); true for other jobs.
+    fn window_open(&self, job: &PendingJob, t: i64) -> bool {
+        let Some(r) = job.reservation.as_ref() else {
+            return true;
+        };
+        let Some(a) = self.advance.get(r) else {
+            return false;
+        };
+        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        a.flex || a.windows.iter().any(|(s, e)| *s <= t && end <= *e)
+    }
+
+    /// The earliest start of a job in a (not `FLEX`) advance reservation: the first of
+    /// each window's start (or `now`) and the interval ends inside it at which it fits
+    /// in the window, with where.
+    fn earliest_in_windows(
+        &self,
+        cands: &[(usize, u128)],
+        job: &PendingJob,
+    ) -> Option<(i64, Chosen)> {
+        let a = self.advance.get(job.reservation.as_ref()?)?;
+        let limit = job.time_limit.unwrap_or(FOREVER);
+        let mut windows = a.windows.clone();
+        windows.sort_unstable();
+        windows
+            .into_iter()
+            .filter(|(_, e)| *e > self.now)
+            .find_map(|(s, e)| {
+                let first = s.max(self.now);
+                std::iter::once(first)
+                    .chain(self.ends.range(first + 1..e).copied())
+                    .take_while(|t| t.saturating_add(limit) <= e)
+                    .find_map(|t| self.place(cands, job, t, true, false).map(|c| (t, c)))
+            })
+    }
+
+    /// Backfill under `--time-min`: the longest time limit, from the job's limit down to
+    /// its `--time-min`, with which it starts now (trying the limits that end where an
+    /// interval on a candidate node begins), with where; `None` when none does or the job
+    /// has no `--time-min` below its limit.
+    fn shortened(&self, cands: &[(usize, u128)], job: &PendingJob) -> Option<(i64, Chosen)> {
+        let limit = job.time_limit?;
+        let least = job.time_min?.max(1);
+        if least >= limit {
+            return None;
+        }
+        let now = self.now;
+        let mut limits: Vec<i64> = cands
+            .iter()
+            .flat_map(|(i, _)| self.intervals[*i].iter())
+            .map(|iv| iv.start.saturating_sub(now))
+            .filter(|l| (least..limit).contains(l))
+            .collect();
+        limits.push(least);
+        limits.sort_unstable_by(|a, b| b.cmp(a));
+        limits.dedup();
+        limits.into_iter().find_map(|l| {
+            let shorter = PendingJob {
+                time_limit: Some(l),
+                ..job.clone()
+            };
+            if !self.window_open(&shorter, now) {
+                return None;
+            }
+            self.place(cands, &shorter, now, true, true).map(|c| (l, c))
+        })
+    }
+
+    /// The interval ids of the advance reservation the job runs in (it passes over them).
+    fn member_ids(&self, job: &PendingJob) -> &[i64] {
+        job.reservation
+            .as_ref()
+            .and_then(|r| self.advance.get(r))
+            .map_or(&[], |a| a.ids.as_slice())
+    }
+
     /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
     fn candidates(&self, job: &PendingJob) -> Vec<(usize, u128)> {
+        // A job in a reservation (not `FLEX`) runs on its nodes only.
+        let inside: Option<&[usize]> = job
+            .reservation
+            .as_ref()
+            .map(|r| match self.advance.get(r) {
+                Some(a) if a.flex => None,
+                Some(a) => Some(a.nodes.as_slice()),
+                None => Some(&[][..]),
+            })
+            .unwrap_or(None);
         let mut out = self
             .nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| n.available)
+            .filter(|(i, _)| inside.is_none_or(|nodes| nodes.binary_search(i).is_ok()))
             .filter(|(_, n)| {
                 job.partition_nodes.is_empty() || job.partition_nodes.contains(&n.name)
+            })
+            .filter(|(_, n)| !job.exclude.contains(&n.name))
+            .filter(|(_, n)| {
+                // `-w` naming every node of the job: those nodes only.
+                job.nodelist.is_empty()
+                    || job.nodelist.len() < job.nodes as usize
+                    || job.nodelist.contains(&n.name)
             })
             .filter(|(_, n)| {
                 job.constraint
@@ -1196,51 +1437,60 @@ impl<'a> Timeline<'a> {
         t: i64,
         end: i64,
         res: bool,
-    ) -> Option<(u32, u128)> {
-        if t == self.now && end > self.now && self.ignoring.is_empty() && !self.reference {
+    ) -> Option<(Key, u128)> {
+        let member = self.member_ids(job);
+        if t == self.now
+            && end > self.now
+            && self.ignoring.is_empty()
+            && member.is_empty()
+            && !self.reference
+        {
             // The intervals of the node that begin at or before `now` and overlap
             // `[now, end)` are exactly those summarised in `now_*`; the others are in
             // `later`.
             if self.now_exclusive[i] {
                 return None;
             }
-            let (busy, any) = overlapping(
-                &self.later[i],
-                (self.now_busy[i], self.now_any[i]),
-                t,
-                end,
-                res,
-                |_| false,
-            )?;
-            return Self::fit_mask(typed, job, busy, any, &self.domains[i]);
+            let held = Held {
+                busy: self.now_busy[i],
+                any: self.now_any[i],
+                cpus: self.now_cpus[i],
+                mem: self.now_mem[i],
+            };
+            let held = overlapping(&self.later[i], held, t, end, res, |_| false)?;
+            return self.fit_mask(i, typed, job, held);
         }
-        let (busy, any) = overlapping(&self.intervals[i], (0, false), t, end, res, |iv| {
-            !self.ignoring.is_empty() && self.ignoring.contains(&iv.job)
+        let held = overlapping(&self.intervals[i], Held::default(), t, end, res, |iv| {
+            (!self.ignoring.is_empty() && self.ignoring.contains(&iv.job))
+                || (iv.job < 0 && member.contains(&iv.job))
         })?;
-        Self::fit_mask(typed, job, busy, any, &self.domains[i])
+        self.fit_mask(i, typed, job, held)
     }
 
-    /// The job's GPUs on a node of GPUs `typed` where `busy` are held (`any`: something
-    /// is held there at all; `domains`: the node's GPUs by topology domain, see
-    /// [`pick_gpus`]).
-    fn fit_mask(
-        typed: u128,
-        job: &PendingJob,
-        busy: u128,
-        any: bool,
-        domains: &[u128],
-    ) -> Option<(u32, u128)> {
-        if (job.exclusive || job.whole_node) && any {
+    /// The job's GPUs on node `i` (GPUs of the wanted type `typed`) where `held` is held
+    /// (see [`pick_gpus`] for the choice among the node's topology domains): its key
+    /// (weight, usable GPUs) and the mask chosen; `None` when its GPUs, CPUs or memory do
+    /// not fit.
+    fn fit_mask(&self, i: usize, typed: u128, job: &PendingJob, held: Held) -> Option<(Key, u128)> {
+        let node = &self.nodes[i];
+        if (job.exclusive || job.whole_node) && held.any {
+            return None;
+        }
+        let (cpus, mem) = need(job, node)?;
+        if node.cpus > 0 && held.cpus + u64::from(cpus) > u64::from(node.cpus) {
+            return None;
+        }
+        if node.memory_mib > 0 && held.mem + mem > node.memory_mib {
             return None;
         }
         if job.whole_node {
-            return Some((typed.count_ones(), typed));
+            return Some((key(node.weight, typed.count_ones()), typed));
         }
-        let usable = typed & !busy;
+        let usable = typed & !held.busy;
         (usable.count_ones() >= job.gpus_per_node).then(|| {
             (
-                usable.count_ones(),
-                pick_gpus(usable, job.gpus_per_node, domains),
+                key(node.weight, usable.count_ones()),
+                pick_gpus(usable, job.gpus_per_node, &self.domains[i]),
             )
         })
     }
@@ -1262,14 +1512,53 @@ impl<'a> Timeline<'a> {
             return None;
         }
         let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
+        let order = |i: usize, typed: u128, usable: Key| {
+            if packed {
+                usable
+            } else {
+                key(self.nodes[i].weight, typed.count_ones())
+            }
+        };
+        // `-w` naming fewer nodes than the job wants: those first, the rest by the usual
+        // order among the others.
+        if !job.nodelist.is_empty() && job.nodelist.len() < want {
+            let mut required = Vec::new();
+            for (i, typed) in cands {
+                if job.nodelist.contains(&self.nodes[*i].name) {
+                    required.push((*i, self.fit(*i, *typed, job, t, end, res)?.1));
+                }
+            }
+            if required.len() != job.nodelist.len() {
+                return None;
+            }
+            let mut fits: Vec<(Key, u32, usize, u128)> = cands
+                .iter()
+                .filter(|(i, _)| !job.nodelist.contains(&self.nodes[*i].name))
+                .filter_map(|(i, typed)| {
+                    let (usable, chosen) = self.fit(*i, *typed, job, t, end, res)?;
+                    Some((order(*i, *typed, usable), self.rank[*i], *i, chosen))
+                })
+                .collect();
+            if fits.len() + required.len() < want {
+                return None;
+            }
+            fits.sort_unstable();
+            let rest = want - required.len();
+            required.extend(fits.into_iter().take(rest).map(|(_, _, i, m)| (i, m)));
+            return Some(required);
+        }
         if self.reference {
-            let mut fits: Vec<(u32, &str, usize, u128)> = cands
+            let mut fits: Vec<(Key, &str, usize, u128)> = cands
                 .iter()
                 .filter_map(|(i, typed)| {
                     self.fit(*i, *typed, job, t, end, res)
                         .map(|(usable, chosen)| {
-                            let key = if packed { usable } else { typed.count_ones() };
-                            (key, self.nodes[*i].name.as_str(), *i, chosen)
+                            (
+                                order(*i, *typed, usable),
+                                self.nodes[*i].name.as_str(),
+                                *i,
+                                chosen,
+                            )
                         })
                 })
                 .collect();
@@ -1286,26 +1575,27 @@ impl<'a> Timeline<'a> {
                     .collect(),
             );
         }
-        // No node's key can be below this: a fit has at least `gpus_per_node` usable
-        // GPUs (of the wanted type), except for whole-node jobs.
+        // No node's key can be below this (with the node's weight): a fit has at least
+        // `gpus_per_node` usable GPUs (of the wanted type), except for whole-node jobs.
         let floor = if job.whole_node { 0 } else { job.gpus_per_node };
-        // The `want` best (key, name rank) so far; `cands` are in name order, so once
-        // all of them have the lowest possible key no later node can displace one.
-        let mut best: std::collections::BinaryHeap<(u32, u32, usize, u128)> =
+        // The `want` best (key, rank) so far; `cands` are in rank order (weight, then
+        // name), so once all of them have the lowest key a later node could have, no
+        // later node can displace one.
+        let mut best: std::collections::BinaryHeap<(Key, u32, usize, u128)> =
             std::collections::BinaryHeap::with_capacity(want + 1);
         for (i, typed) in cands {
             let Some((usable, chosen)) = self.fit(*i, *typed, job, t, end, res) else {
                 continue;
             };
-            let key = if packed { usable } else { typed.count_ones() };
-            let entry = (key, self.rank[*i], *i, chosen);
+            let entry = (order(*i, *typed, usable), self.rank[*i], *i, chosen);
             if best.len() < want {
                 best.push(entry);
             } else if best.peek().is_some_and(|worst| entry < *worst) {
                 best.pop();
                 best.push(entry);
             }
-            if best.len() == want && best.peek().is_some_and(|worst| worst.0 <= floor) {
+            let lowest = key(self.nodes[*i].weight, floor);
+            if best.len() == want && best.peek().is_some_and(|worst| worst.0 <= lowest) {
                 break;
             }
         }
@@ -1330,6 +1620,9 @@ impl<'a> Timeline<'a> {
         let want = job.nodes as usize;
         if want == 0 {
             return None;
+        }
+        if self.special(job) {
+            return self.place(cands, job, self.now, false, true);
         }
         let end = self.now.saturating_add(job.time_limit.unwrap_or(FOREVER));
         let nodes: Vec<(usize, u128)> = cands
@@ -1432,14 +1725,17 @@ impl<'a> Timeline<'a> {
     /// The placements of `chosen`, in host-name order (numbers compared as numbers, as
     /// Slurm sorts its node lists), so node index 0 (the batch node) is the first name of
     /// `SLURM_JOB_NODELIST`.
-    fn placements(&self, chosen: &[(usize, u128)]) -> Vec<Placement> {
+    fn placements(&self, chosen: &[(usize, u128)], job: &PendingJob) -> Vec<Placement> {
         let mut chosen = chosen.to_vec();
         chosen.sort_by_key(|(i, _)| host_sort_key(&self.nodes[*i].name));
         chosen
             .iter()
             .map(|(i, mask)| {
                 let node = &self.nodes[*i];
+                let (cpus, mem_mib) = need(job, node).unwrap_or_default();
                 Placement {
+                    cpus,
+                    mem_mib,
                     node_id: node.id,
                     gpus: node
                         .gpus
@@ -1449,7 +1745,6 @@ impl<'a> Timeline<'a> {
                         .filter(|(p, _)| mask & (1 << p) != 0)
                         .map(|(_, (g, _))| *g)
                         .collect(),
-                    ..Placement::default()
                 }
             })
             .collect()
@@ -1458,14 +1753,19 @@ impl<'a> Timeline<'a> {
     fn hold(&mut self, chosen: &[(usize, u128)], job: &PendingJob, start: i64, res: bool) -> i64 {
         let end = start.saturating_add(job.time_limit.unwrap_or(FOREVER));
         for (i, mask) in chosen {
+            let (cpus, mem) = need(job, &self.nodes[*i]).unwrap_or_default();
             self.add(
-                job.id,
                 *i,
-                start,
-                end,
-                *mask,
-                job.exclusive || job.whole_node,
-                res,
+                Interval {
+                    job: job.id,
+                    start,
+                    end,
+                    mask: *mask,
+                    cpus,
+                    mem,
+                    exclusive: job.exclusive || job.whole_node,
+                    reservation: res,
+                },
             );
         }
         end
@@ -1484,6 +1784,11 @@ struct CandidateKey<'a> {
     shards: bool,
     whole_node: bool,
     gpus_per_node: u32,
+    /// Nodes wanted, where `-w` names nodes (0 otherwise).
+    nodes: u32,
+    nodelist: &'a [String],
+    exclude: &'a [String],
+    reservation: Option<&'a str>,
 }
 
 /// Everything a placement at `now` reads of a job besides its candidate nodes and its
@@ -1493,6 +1798,8 @@ struct Shape<'a> {
     candidates: CandidateKey<'a>,
     exclusive: bool,
     nodes: u32,
+    cpus_per_node: u32,
+    mem_per_node_mib: Option<u64>,
 }
 
 impl<'a> Shape<'a> {
@@ -1505,9 +1812,19 @@ impl<'a> Shape<'a> {
                 shards: job.shards,
                 whole_node: job.whole_node,
                 gpus_per_node: job.gpus_per_node,
+                nodes: if job.nodelist.is_empty() {
+                    0
+                } else {
+                    job.nodes
+                },
+                nodelist: &job.nodelist,
+                exclude: &job.exclude,
+                reservation: job.reservation.as_deref(),
             },
             exclusive: job.exclusive,
             nodes: job.nodes,
+            cpus_per_node: job.cpus_per_node,
+            mem_per_node_mib: job.mem_per_node_mib,
         }
     }
 }
@@ -1631,9 +1948,14 @@ impl NowCache {
 /// of sweeping every node's intervals.
 #[derive(Debug, Default)]
 struct FirstAble {
-    /// (candidate list, exclusive, whole node, GPUs per node) → its first able times.
-    lists: HashMap<(usize, bool, bool, u32), FirstAbleTimes>,
+    /// (candidate list, exclusive, whole node, GPUs per node, CPUs per node, memory per
+    /// node) → its first able times.
+    lists: HashMap<FitKey, FirstAbleTimes>,
 }
+
+/// What a fit reads of a job besides its candidate list: (list, exclusive, whole node, GPUs
+/// per node, CPUs per node, memory per node).
+type FitKey = (usize, bool, bool, u32, u32, Option<u64>);
 
 /// One candidate list's first able times for one fit.
 #[derive(Debug)]
@@ -1666,6 +1988,7 @@ impl FirstAble {
             || want == 0
             || cands.len() < want
             || !timeline.ignoring.is_empty()
+            || timeline.special(job)
         {
             return timeline.earliest_scan(cands, job, now);
         }
@@ -1677,7 +2000,14 @@ impl FirstAble {
         };
         let FirstAbleTimes { synced, first } = self
             .lists
-            .entry((list, job.exclusive, job.whole_node, job.gpus_per_node))
+            .entry((
+                list,
+                job.exclusive,
+                job.whole_node,
+                job.gpus_per_node,
+                job.cpus_per_node,
+                job.mem_per_node_mib,
+            ))
             .or_insert_with(|| {
                 let mut first = vec![FOREVER; timeline.nodes.len()];
                 for &(i, typed) in cands {
@@ -1742,7 +2072,7 @@ impl FirstAble {
             // The nodes able at `t` in [`Timeline::place`]'s fixed order: fewest GPUs of
             // the wanted type, then name.
             let end = t.saturating_add(limit);
-            let mut fits: Vec<(u32, u32, usize, u128)> = Vec::new();
+            let mut fits: Vec<(Key, u32, usize, u128)> = Vec::new();
             let able_at = first
                 .iter()
                 .enumerate()
@@ -1751,7 +2081,8 @@ impl FirstAble {
                 .chain(slow.iter().copied());
             for (i, typed) in able_at {
                 if let Some((_, chosen)) = timeline.fit(i, typed, job, t, end, true) {
-                    fits.push((typed.count_ones(), timeline.rank[i], i, chosen));
+                    let weight = timeline.nodes[i].weight;
+                    fits.push((key(weight, typed.count_ones()), timeline.rank[i], i, chosen));
                 }
             }
             debug_assert!(fits.len() >= want, "earliest: no room at {t} after all");
@@ -1929,7 +2260,7 @@ impl<'a> Preemptions<'a> {
         // so far ignored, and on how many it fits: it fits when `want` of them do.
         let want = job.nodes as usize;
         let mut typed_of: Vec<Option<u128>> = vec![None; timeline.nodes.len()];
-        let mut fitting: Vec<Option<(u32, u128)>> = vec![None; timeline.nodes.len()];
+        let mut fitting: Vec<Option<(Key, u128)>> = vec![None; timeline.nodes.len()];
         let mut count = 0usize;
         for &(i, typed) in cands {
             typed_of[i] = Some(typed);
@@ -1984,7 +2315,7 @@ impl<'a> Preemptions<'a> {
         }
         timeline.ignoring.clear();
         // [`Timeline::place`]'s choice (best fit first, then name) among the fits.
-        let mut best: Vec<(u32, u32, usize, u128)> = cands
+        let mut best: Vec<(Key, u32, usize, u128)> = cands
             .iter()
             .filter_map(|&(i, _)| {
                 let (usable, mask) = fitting[i]?;
@@ -2100,6 +2431,14 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
                 continue;
             }
         }
+        if job
+            .reservation
+            .as_ref()
+            .is_some_and(|r| !timeline.advance.contains_key(r))
+        {
+            wait!("ReservationDeleted", None);
+            continue;
+        }
         let limits = snapshot.qos_limits.get(&job.qos).unwrap_or(&no_limits);
         if job
             .partition_max_time
@@ -2200,10 +2539,15 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
                 limited = Some(reason);
                 break;
             }
-            match now_cache.place(&timeline, list, shape, cands, job) {
+            let placed = if timeline.window_open(job, now) {
+                now_cache.place(&timeline, list, shape, cands, job)
+            } else {
+                None
+            };
+            match placed {
                 Some(chosen) => {
                     timeline.hold(&chosen, job, now, false);
-                    let placements = timeline.placements(&chosen);
+                    let placements = timeline.placements(&chosen, job);
                     let placed: usize = placements.iter().map(|p| p.gpus.len()).sum();
                     tally.add(
                         &job.qos,
@@ -2250,10 +2594,41 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         } else if started == 1 {
             continue;
         }
+        // Blocked: with a `--time-min`, start it now with a shorter limit where one fits
+        // (never over a reservation, so no higher job is delayed).
+        if job.array.is_none() && config.backfill && !fifo_blocked {
+            if let Some((limit, chosen)) = timeline.shortened(cands, job) {
+                let shorter = PendingJob {
+                    time_limit: Some(limit),
+                    ..job.clone()
+                };
+                timeline.hold(&chosen, &shorter, now, false);
+                let placements = timeline.placements(&chosen, job);
+                let placed: usize = placements.iter().map(|p| p.gpus.len()).sum();
+                tally.add(
+                    &job.qos,
+                    &job.user,
+                    &job.account,
+                    job.cpus,
+                    placed as u32,
+                    job.nodes,
+                );
+                out.starts.push(Start {
+                    job_id: job.id,
+                    array_task_id: None,
+                    placements,
+                    exclusive: job.exclusive || job.whole_node,
+                    priority,
+                    time_limit: Some(limit),
+                });
+                continue;
+            }
+        }
         // Blocked: preempt for it when its QOS may, holding what the victims free (for an
-        // array, what its next task needs).
-        if !job.preempting {
-            let weighed = if reference {
+        // array, what its next task needs). Jobs of an advance reservation preempt
+        // nothing.
+        if !job.preempting && job.reservation.is_none() {
+            let weighed = if reference || timeline.special(job) {
                 preemption_for(snapshot, &mut timeline, cands, job, &victims_taken)
             } else {
                 preemptions.weigh(snapshot, &mut timeline, shape, cands, job, &victims_taken)
@@ -2265,7 +2640,7 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
                     job_id: job.id,
                     start: now + grace,
                     end,
-                    placements: timeline.placements(&chosen),
+                    placements: timeline.placements(&chosen, job),
                 });
                 victims_taken.extend(victims.iter().map(|v| v.victim));
                 out.preemptions.extend(victims);
@@ -2279,20 +2654,33 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
             wait!("Resources", None);
             continue;
         }
-        let reason = if now_cache.fits_ignoring_reservations(&timeline, shape, cands, job) {
+        let closed = !timeline.window_open(job, now);
+        let reason = if closed {
+            "Reservation"
+        } else if now_cache.fits_ignoring_reservations(&timeline, shape, cands, job) {
             "Priority"
         } else {
             "Resources"
         };
+        let flex = job
+            .reservation
+            .as_ref()
+            .and_then(|r| timeline.advance.get(r))
+            .is_none_or(|a| a.flex);
         let mut expected = None;
         if reserved < config.backfill_depth || job.preempting {
-            if let Some((t, chosen)) = first_able.earliest(&timeline, list, cands, job) {
+            let earliest = if flex {
+                first_able.earliest(&timeline, list, cands, job)
+            } else {
+                timeline.earliest_in_windows(cands, job)
+            };
+            if let Some((t, chosen)) = earliest {
                 let end = timeline.hold(&chosen, job, t, true);
                 out.reservations.push(Reservation {
                     job_id: job.id,
                     start: t,
                     end,
-                    placements: timeline.placements(&chosen),
+                    placements: timeline.placements(&chosen, job),
                 });
                 reserved += 1;
                 expected = Some(t);

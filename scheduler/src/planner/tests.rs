@@ -1671,6 +1671,364 @@ proptest! {
     }
 }
 
+/// A generated cluster with every resource of issue 11 in play: node CPUs (some not
+/// counted), memory and weights; running allocations holding CPUs and memory; jobs asking
+/// CPUs and memory per node (some memory left to the proportional default), some with
+/// `--time-min`, `-w`, `-x`; a whole-node advance reservation on the first node ahead of
+/// `now` whose window some jobs name, and a GPU reservation on the second node open now.
+fn with_cpus_memory_and_reservations(mut snap: Snapshot) -> Snapshot {
+    for n in &mut snap.nodes {
+        n.cpus = if n.id % 5 == 0 {
+            0
+        } else {
+            2 + 2 * (n.id as u32 % 4)
+        };
+        n.memory_mib = 1024 * (1 + n.id as u64 % 3);
+        n.weight = if n.id % 3 == 0 { 10 } else { 1 };
+    }
+    for a in &mut snap.running {
+        a.cpus = 1 + (a.job_id % 2) as u32;
+        a.mem_mib = 256;
+    }
+    let names: Vec<String> = snap.nodes.iter().map(|n| n.name.clone()).collect();
+    for j in &mut snap.pending {
+        j.cpus_per_node = 1 + (j.id % 3) as u32;
+        j.mem_per_node_mib = match j.id % 4 {
+            1 => Some(512),
+            2 => Some(2048),
+            _ => None,
+        };
+        if j.id % 5 == 0 {
+            j.time_min = j.time_limit.map(|l| (l / 3).max(1));
+        }
+        if j.id % 7 == 0 {
+            j.nodelist = names.iter().take(1).cloned().collect();
+        }
+        if j.id % 6 == 0 {
+            j.exclude = names.iter().rev().take(1).cloned().collect();
+        }
+        if j.id % 9 == 0 {
+            j.reservation = Some("maint".into());
+        }
+    }
+    let now = snap.now;
+    snap.advance_reservations = snap
+        .nodes
+        .iter()
+        .take(1)
+        .map(|n| AdvanceReservation {
+            name: "maint".into(),
+            start: now + 16,
+            end: now + 64,
+            nodes: vec![ReservedNode {
+                node_id: n.id,
+                gpus: None,
+            }],
+            ..Default::default()
+        })
+        .chain(
+            snap.nodes
+                .iter()
+                .skip(1)
+                .take(1)
+                .map(|n| AdvanceReservation {
+                    name: "gpus".into(),
+                    start: now - 5,
+                    end: now + 40,
+                    nodes: vec![ReservedNode {
+                        node_id: n.id,
+                        gpus: Some(vec![0, 1]),
+                    }],
+                    flex: true,
+                    ..Default::default()
+                }),
+        )
+        .collect();
+    snap
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    /// With CPUs, memory, weights, node lists and advance reservations in play, the
+    /// pass's shortcuts still decide exactly what the plain algorithms decide.
+    #[test]
+    fn fast_and_plain_plans_agree_with_cpus_memory_and_reservations(
+        (nodes, running, shapes, jobs, (backfill, depth, submit)) in arb_cluster()
+    ) {
+        let snap = with_cpus_memory_and_reservations(
+            build_cluster(&nodes, &running, &shapes, &jobs),
+        );
+        let config = PlannerConfig {
+            backfill,
+            backfill_depth: depth,
+            order: if submit { QueueOrder::Submit } else { QueueOrder::Multifactor },
+            ..PlannerConfig::default()
+        };
+        prop_assert_eq!(plan_with(&snap, &config, false), plan_with(&snap, &config, true));
+    }
+
+    /// No node is ever given more CPUs or memory than it has (running allocations plus
+    /// the starts of a pass), a start's CPUs and memory are what its job asks of that
+    /// node, `-w` nodes are in and `-x` nodes out, and no job but the reservation's own
+    /// is started or reserved on a reserved node across its window, while the
+    /// reservation's jobs start only inside it.
+    #[test]
+    fn cpus_memory_and_reservation_windows_are_respected(
+        (nodes, running, shapes, jobs, (backfill, depth, submit)) in arb_cluster()
+    ) {
+        let snap = with_cpus_memory_and_reservations(
+            build_cluster(&nodes, &running, &shapes, &jobs),
+        );
+        let config = PlannerConfig {
+            backfill,
+            backfill_depth: depth,
+            order: if submit { QueueOrder::Submit } else { QueueOrder::Multifactor },
+            ..PlannerConfig::default()
+        };
+        let p = plan(&snap, &config);
+        let now = snap.now;
+        for n in &snap.nodes {
+            // Generated running allocations may overcommit a node already: what is
+            // checked is that a pass adds nothing to a node it would overfill.
+            let held = snap.running.iter().filter(|a| a.node_id == n.id);
+            let mut cpus: u64 = held.clone().map(|a| u64::from(a.cpus)).sum();
+            let mut mem: u64 = held.map(|a| a.mem_mib).sum();
+            if !p.starts.iter().any(|st| st.placements.iter().any(|pl| pl.node_id == n.id)) {
+                continue;
+            }
+            for st in &p.starts {
+                let j = snap.pending.iter().find(|j| j.id == st.job_id).unwrap();
+                if j.time_limit == Some(0) {
+                    // Holds nothing past `now` (the database never has such a job).
+                    continue;
+                }
+                for pl in st.placements.iter().filter(|pl| pl.node_id == n.id) {
+                    prop_assert!(pl.cpus >= j.cpus_per_node.max(1));
+                    if let Some(m) = j.mem_per_node_mib {
+                        prop_assert!(pl.mem_mib >= m);
+                    }
+                    cpus += u64::from(pl.cpus);
+                    mem += pl.mem_mib;
+                }
+            }
+            if n.cpus > 0 {
+                prop_assert!(cpus <= u64::from(n.cpus), "{}: {cpus} CPUs of {}", n.name, n.cpus);
+            }
+            prop_assert!(mem <= n.memory_mib, "{}: {mem} MiB of {}", n.name, n.memory_mib);
+        }
+        let name_of = |id: i64| snap.nodes.iter().find(|n| n.id == id).unwrap().name.clone();
+        let planned = p
+            .starts
+            .iter()
+            .map(|st| (st.job_id, now, st.time_limit, &st.placements))
+            .chain(p.reservations.iter().map(|r| (r.job_id, r.start, None, &r.placements)));
+        for (id, start, shortened, placements) in planned {
+            let j = snap.pending.iter().find(|j| j.id == id).unwrap();
+            let end = start.saturating_add(shortened.or(j.time_limit).unwrap_or(FOREVER));
+            for pl in placements {
+                prop_assert!(!j.exclude.contains(&name_of(pl.node_id)));
+            }
+            for want in &j.nodelist {
+                prop_assert!(placements.iter().any(|pl| &name_of(pl.node_id) == want));
+            }
+            for r in snap.advance_reservations.iter().filter(|r| r.name == "maint") {
+                let on = placements.iter().any(|pl| r.nodes.iter().any(|rn| rn.node_id == pl.node_id));
+                if j.reservation.as_deref() == Some("maint") {
+                    prop_assert!(start >= r.start && end <= r.end, "job {id} outside its window");
+                    prop_assert!(placements.iter().all(|pl| r.nodes.iter().any(|rn| rn.node_id == pl.node_id)));
+                } else if on {
+                    prop_assert!(end <= r.start || start >= r.end, "job {id} overlaps maint");
+                }
+            }
+        }
+    }
+}
+
+/// Two 1-CPU jobs share a 2-CPU node while a third waits with reason `Resources`; a job
+/// asking more CPUs than any node has never starts; memory binds like CPUs, and memory
+/// not asked for is the node's in proportion to the CPUs.
+#[test]
+fn cpus_and_memory_are_placed_like_gpus() {
+    let mut n = node(1, 2);
+    n.cpus = 2;
+    n.memory_mib = 8192;
+    let cpu_job = |id: i64, cpus: u32| PendingJob {
+        cpus_per_node: cpus,
+        ..job(id, 1, 0)
+    };
+    let snap = Snapshot {
+        now: 100,
+        nodes: vec![n.clone()],
+        pending: vec![cpu_job(1, 1), cpu_job(2, 1), cpu_job(3, 1), cpu_job(4, 4)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    let started: Vec<i64> = p.starts.iter().map(|s| s.job_id).collect();
+    assert_eq!(started, vec![1, 2]);
+    assert_eq!(p.starts[0].placements[0].cpus, 1);
+    // Half the CPUs: half the memory.
+    assert_eq!(p.starts[0].placements[0].mem_mib, 4096);
+    assert_eq!(p.waiting(3).unwrap().reason, "Resources");
+    assert!(p.waiting(4).is_some());
+    assert!(p.reservations.iter().all(|r| r.job_id != 4));
+    // Memory: a 6 GiB job and a 4 GiB job do not fit together on 8 GiB.
+    let mem_job = |id: i64, mib: u64| PendingJob {
+        cpus_per_node: 1,
+        mem_per_node_mib: Some(mib),
+        ..job(id, 1, 0)
+    };
+    let snap = Snapshot {
+        now: 100,
+        nodes: vec![n],
+        pending: vec![mem_job(1, 6144), mem_job(2, 4096), mem_job(3, 2048)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    let started: Vec<i64> = p.starts.iter().map(|s| s.job_id).collect();
+    assert_eq!(started, vec![1, 3]);
+    assert_eq!(p.waiting(2).unwrap().reason, "Resources");
+}
+
+/// Lower `Weight` nodes are filled first, before best fit: a 1-GPU job goes to the
+/// weight-1 node with 8 free GPUs rather than the weight-10 node with 1.
+#[test]
+fn node_weight_orders_placement_before_best_fit() {
+    let mut light = node(1, 8);
+    light.weight = 1;
+    let mut heavy = node(2, 1);
+    heavy.weight = 10;
+    let snap = Snapshot {
+        now: 100,
+        nodes: vec![heavy, light],
+        pending: vec![job(1, 1, 1)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(p.starts[0].placements[0].node_id, 1);
+    assert_eq!(plan_with(&snap, &PlannerConfig::default(), true), p);
+}
+
+/// `-w` gets the named nodes (and others by best fit when it wants more); `-x` never
+/// gets the excluded ones.
+#[test]
+fn nodelist_and_exclude_pick_the_right_nodes() {
+    let nodes: Vec<NodeView> = (1..=4).map(|i| node(i, 8)).collect();
+    let snap = Snapshot {
+        now: 100,
+        nodes,
+        pending: vec![
+            PendingJob {
+                nodelist: vec!["n3".into()],
+                ..job(1, 1, 1)
+            },
+            PendingJob {
+                nodelist: vec!["n4".into()],
+                ..job(2, 2, 1)
+            },
+            PendingJob {
+                exclude: vec!["n1".into(), "n2".into(), "n3".into()],
+                ..job(3, 1, 1)
+            },
+        ],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    let nodes_of = |id: i64| -> Vec<i64> {
+        p.starts
+            .iter()
+            .find(|s| s.job_id == id)
+            .unwrap()
+            .placements
+            .iter()
+            .map(|pl| pl.node_id)
+            .collect()
+    };
+    assert_eq!(nodes_of(1), vec![3]);
+    let two = nodes_of(2);
+    assert_eq!(two.len(), 2);
+    assert!(two.contains(&4), "{two:?}");
+    assert_eq!(nodes_of(3), vec![4]);
+}
+
+/// A maintenance reservation of node 1 from `now + 100` for an hour: a plain 1-hour job
+/// cannot start there now (it would overlap) and waits for the window's end, a 50-second
+/// job backfills before it, the reservation's own job waits with reason `Reservation`
+/// expecting the window's start, and starts once the window is open. With `--time-min`,
+/// a long job starts now with its limit cut to end before the window.
+#[test]
+fn advance_reservations_keep_their_window_free() {
+    let resv = |start: i64| AdvanceReservation {
+        name: "maint".into(),
+        start,
+        end: start + 3600,
+        nodes: vec![ReservedNode {
+            node_id: 1,
+            gpus: None,
+        }],
+        maint: true,
+        ..Default::default()
+    };
+    let long = job(1, 1, 1);
+    let short = PendingJob {
+        time_limit: Some(50),
+        ..job(2, 1, 1)
+    };
+    let member = PendingJob {
+        reservation: Some("maint".into()),
+        time_limit: Some(600),
+        ..job(3, 1, 1)
+    };
+    let snap = Snapshot {
+        now: 1000,
+        nodes: vec![node(1, 8)],
+        pending: vec![long.clone(), short.clone(), member.clone()],
+        advance_reservations: vec![resv(1100)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(plan_with(&snap, &PlannerConfig::default(), true), p);
+    let started: Vec<i64> = p.starts.iter().map(|s| s.job_id).collect();
+    assert_eq!(started, vec![2]);
+    assert_eq!(p.waiting(1).unwrap().expected_start, Some(4700));
+    let waiting = p.waiting(3).unwrap();
+    assert_eq!(waiting.reason, "Reservation");
+    assert_eq!(waiting.expected_start, Some(1100));
+    // The window open: the member starts, the plain job still waits.
+    let snap = Snapshot {
+        now: 1200,
+        advance_reservations: vec![resv(1100)],
+        ..snap
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    let started: Vec<i64> = p.starts.iter().map(|s| s.job_id).collect();
+    assert_eq!(started, vec![3]);
+    assert_eq!(p.waiting(1).unwrap().reason, "Resources");
+    // A reservation that is gone: its jobs wait, saying so.
+    let snap = Snapshot {
+        advance_reservations: vec![],
+        pending: vec![member],
+        ..snap
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(p.waiting(3).unwrap().reason, "ReservationDeleted");
+    // `--time-min`: cut to the 100 s before the window.
+    let snap = Snapshot {
+        now: 1000,
+        nodes: vec![node(1, 8)],
+        pending: vec![PendingJob {
+            time_min: Some(60),
+            ..long
+        }],
+        advance_reservations: vec![resv(1100)],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(p.starts.len(), 1);
+    assert_eq!(p.starts[0].time_limit, Some(100));
+    let _ = short;
+}
+
 /// Topology: on a node reporting two domains of 4 GPUs (0–3, 4–7) with GPU 0 held, a
 /// 4-GPU job gets the whole free domain (not 1–4), a 2-GPU job the domain with the fewest
 /// usable GPUs that holds it (best fit), and a job larger than any domain takes the
