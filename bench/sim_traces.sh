@@ -25,3 +25,5 @@ row "tiresias 60, 3×4" --trace "$traces/tiresias/60_job.csv" --format tiresias 
 row "tiresias 60, 15×4" --trace "$traces/tiresias/60_job.csv" --format tiresias --cluster 15x4
 row "alibaba default, openb nodes" --trace "$traces/alibaba-gpu-v2023/openb_pod_list_default.csv" --format alibaba
 row "alibaba multigpu50, openb nodes" --trace "$traces/alibaba-gpu-v2023/openb_pod_list_multigpu50.csv" --format alibaba
+row "alibaba multigpu50, openb nodes, GPUs only" --trace "$traces/alibaba-gpu-v2023/openb_pod_list_multigpu50.csv" --format alibaba --gpus-only
+row "alibaba multigpu50, openb nodes, fragmentation fit" --trace "$traces/alibaba-gpu-v2023/openb_pod_list_multigpu50.csv" --format alibaba --fit fragmentation

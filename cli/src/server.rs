@@ -292,6 +292,7 @@ impl SchedulerSection {
             half_life: self.fairshare_half_life_seconds,
             billing: self.billing_weights,
             kill_invalid_depend: self.kill_invalid_depend,
+            fit: Default::default(),
         }
     }
 }

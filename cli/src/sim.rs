@@ -10,7 +10,7 @@
 //! `id,submit,nodes,gpus_per_node,duration[,time_limit,user,account]`).
 
 use anyhow::{bail, Context};
-use berth_scheduler::planner::{PlannerConfig, QueueOrder};
+use berth_scheduler::planner::{NodeFit, PlannerConfig, QueueOrder};
 use berth_scheduler::sim::{simulate, uniform_cluster, SimConfig, SimNode, SimSummary};
 use berth_scheduler::trace::{self, AlibabaPods};
 use clap::{Args, ValueEnum};
@@ -56,6 +56,16 @@ impl Policy {
     }
 }
 
+/// How a start chooses among the nodes that can hold it (`--fit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fit {
+    /// Fewest usable GPUs first.
+    Best,
+    /// Fewest GPUs stranded, then fewest usable GPUs.
+    Fragmentation,
+}
+
 /// `berth sim` options.
 #[derive(Debug, Clone, Args)]
 pub struct SimArgs {
@@ -73,6 +83,15 @@ pub struct SimArgs {
     /// The scheduling policy.
     #[arg(long, value_enum, default_value = "default")]
     pub policy: Policy,
+    /// How a start chooses among the nodes that can hold it: `best` (fewest usable GPUs,
+    /// Berth's default) or `fragmentation` (fewest GPUs stranded without CPUs or memory
+    /// to feed them, then best fit).
+    #[arg(long, value_enum, default_value = "best")]
+    pub fit: Fit,
+    /// Place GPUs only: the trace's CPUs and memory are ignored (as Berth did before it
+    /// placed them).
+    #[arg(long)]
+    pub gpus_only: bool,
     /// Print the figures as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -87,6 +106,10 @@ pub struct SimResult {
     pub format: TraceFormat,
     /// The policy.
     pub policy: Policy,
+    /// The node choice.
+    pub fit: Fit,
+    /// CPUs and memory ignored.
+    pub gpus_only: bool,
     /// Nodes in the cluster.
     pub nodes: usize,
     /// GPUs in the cluster.
@@ -158,8 +181,24 @@ pub fn simulate_trace(args: &SimArgs) -> anyhow::Result<SimResult> {
             (jobs, Some(stats))
         }
     };
+    let (mut cluster, mut jobs) = (cluster, jobs);
+    if args.gpus_only {
+        for n in &mut cluster {
+            n.cpus = 0;
+            n.memory_mib = 0;
+        }
+        for j in &mut jobs {
+            j.mem_per_node_mib = None;
+        }
+    }
     let config = SimConfig {
-        planner: args.policy.planner(),
+        planner: PlannerConfig {
+            fit: match args.fit {
+                Fit::Best => NodeFit::Best,
+                Fit::Fragmentation => NodeFit::Fragmentation,
+            },
+            ..args.policy.planner()
+        },
         ..Default::default()
     };
     let report = simulate(&cluster, &jobs, &config);
@@ -167,6 +206,8 @@ pub fn simulate_trace(args: &SimArgs) -> anyhow::Result<SimResult> {
         trace: args.trace.display().to_string(),
         format: args.format,
         policy: args.policy,
+        fit: args.fit,
+        gpus_only: args.gpus_only,
         nodes: cluster.len(),
         gpus: report.cluster_gpus,
         trace_jobs: jobs.len(),
@@ -193,8 +234,12 @@ pub fn render(r: &SimResult) -> String {
         ));
     }
     out.push_str(&format!(
-        "cluster       {} nodes, {} GPUs\npolicy        {:?}\n",
-        r.nodes, r.gpus, r.policy
+        "cluster       {} nodes, {} GPUs\npolicy        {:?}, {:?} fit{}\n",
+        r.nodes,
+        r.gpus,
+        r.policy,
+        r.fit,
+        if r.gpus_only { ", GPUs only" } else { "" }
     ));
     out.push_str(&format!(
         "jobs          {} completed, {} started, {} never started\n",

@@ -128,6 +128,22 @@ pub struct PlannerConfig {
     /// dependency can never be satisfied instead of leaving it pending with reason
     /// `DependencyNeverSatisfied` (default false). Applied by the cycle, not by [`plan`].
     pub kill_invalid_depend: bool,
+    /// How a start chooses among the nodes that can hold it (after `Weight`).
+    pub fit: NodeFit,
+}
+
+/// How a start chooses among the nodes that can hold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NodeFit {
+    /// The nodes with the fewest usable GPUs (Slurm's best fit): big nodes stay whole.
+    #[default]
+    Best,
+    /// Fragmentation-aware (after Weng et al., ATC'23, in a simple form): the nodes where
+    /// the start strands the fewest GPUs, then best fit. A node's free GPUs are stranded
+    /// when its free CPUs or memory cannot feed them at the queue's mean CPUs and memory
+    /// per GPU (over the pending GPU jobs of the pass). Every placement weighs every
+    /// candidate node (no early stop), so passes are slower.
+    Fragmentation,
 }
 
 impl Default for PlannerConfig {
@@ -141,6 +157,7 @@ impl Default for PlannerConfig {
             half_life: priority::DEFAULT_HALF_LIFE,
             billing: BillingWeights::default(),
             kill_invalid_depend: false,
+            fit: NodeFit::Best,
         }
     }
 }
@@ -964,6 +981,8 @@ struct Timeline<'a> {
     /// Per advance reservation name: the ids of its windows' intervals (negative), its
     /// nodes, and whether it is `FLEX`.
     advance: HashMap<String, AdvanceWindows>,
+    /// [`NodeFit::Fragmentation`]: the queue's mean CPUs and memory (MiB) per GPU.
+    fragmentation: Option<(f64, f64)>,
     /// Per candidate list of the pass (same numbering), its nodes by what they can give
     /// at `now`.
     indexes: Vec<NowIndex>,
@@ -1002,6 +1021,7 @@ impl<'a> Timeline<'a> {
             now_cpus: vec![0; snapshot.nodes.len()],
             now_mem: vec![0; snapshot.nodes.len()],
             advance: HashMap::new(),
+            fragmentation: None,
             later: vec![Vec::new(); snapshot.nodes.len()],
             later_busy: vec![0; snapshot.nodes.len()],
             slow: vec![false; snapshot.nodes.len()],
@@ -1281,7 +1301,7 @@ impl<'a> Timeline<'a> {
     /// through the indexes and caches): it names nodes it must get, or an advance
     /// reservation (whose intervals it passes over).
     fn special(&self, job: &PendingJob) -> bool {
-        !job.nodelist.is_empty() || job.reservation.is_some()
+        !job.nodelist.is_empty() || job.reservation.is_some() || self.fragmentation.is_some()
     }
 
     /// Whether a job that names an advance reservation may start at `t` (inside one of its
@@ -1487,12 +1507,29 @@ impl<'a> Timeline<'a> {
             return Some((key(node.weight, typed.count_ones()), typed));
         }
         let usable = typed & !held.busy;
-        (usable.count_ones() >= job.gpus_per_node).then(|| {
-            (
-                key(node.weight, usable.count_ones()),
-                pick_gpus(usable, job.gpus_per_node, &self.domains[i]),
-            )
-        })
+        if usable.count_ones() < job.gpus_per_node {
+            return None;
+        }
+        let mut count = usable.count_ones();
+        if let Some((cpus_per_gpu, mem_per_gpu)) = self.fragmentation {
+            // GPUs left that the CPUs and memory left could not feed.
+            let gpus_left = f64::from(usable.count_ones() - job.gpus_per_node);
+            let mut fed = gpus_left;
+            if node.cpus > 0 && cpus_per_gpu > 0.0 {
+                let left = u64::from(node.cpus).saturating_sub(held.cpus + u64::from(cpus));
+                fed = fed.min((left as f64 / cpus_per_gpu).floor());
+            }
+            if node.memory_mib > 0 && mem_per_gpu > 0.0 {
+                let left = node.memory_mib.saturating_sub(held.mem + mem);
+                fed = fed.min((left as f64 / mem_per_gpu).floor());
+            }
+            let stranded = (gpus_left - fed) as u32;
+            count |= stranded << 8;
+        }
+        Some((
+            key(node.weight, count),
+            pick_gpus(usable, job.gpus_per_node, &self.domains[i]),
+        ))
     }
 
     /// Chooses `job.nodes` nodes for the job over `[t, t + limit)`. Starts (`packed`)
@@ -2375,6 +2412,19 @@ fn plan_with(snapshot: &Snapshot, config: &PlannerConfig, reference: bool) -> Pl
         .map(|(_, _, _, k, p)| (p, &snapshot.pending[k]));
     let mut timeline = Timeline::new(snapshot);
     timeline.reference = reference;
+    if config.fit == NodeFit::Fragmentation {
+        let (mut gpus, mut cpus, mut mem) = (0f64, 0f64, 0f64);
+        for j in snapshot.pending.iter().filter(|j| j.gpus_per_node > 0) {
+            gpus += f64::from(j.gpus_per_node);
+            cpus += f64::from(j.cpus_per_node.max(1));
+            mem += j.mem_per_node_mib.unwrap_or(0) as f64;
+        }
+        timeline.fragmentation = Some(if gpus > 0.0 {
+            (cpus / gpus, mem / gpus)
+        } else {
+            (0.0, 0.0)
+        });
+    }
     let mut tally = Tally::new(&snapshot.accounts, &snapshot.qos_limits);
     for r in &snapshot.running_jobs {
         tally.add(&r.qos, &r.user, &r.account, r.cpus, r.gpus, r.nodes);

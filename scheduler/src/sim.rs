@@ -24,6 +24,10 @@ pub struct SimNode {
     /// The GPUs' model; also the node's one feature, so a job's `constraint` can name
     /// models (`V100M16|V100M32`). Empty: `GPU`.
     pub model: String,
+    /// CPUs (0: not placed).
+    pub cpus: u32,
+    /// Memory, MiB (0: not placed).
+    pub memory_mib: u64,
 }
 
 /// `count` nodes `n1..` of `gpus` GPUs each (`15x4`).
@@ -33,6 +37,7 @@ pub fn uniform_cluster(count: u32, gpus: u32) -> Vec<SimNode> {
             name: format!("n{i}"),
             gpus,
             model: "GPU".into(),
+            ..SimNode::default()
         })
         .collect()
 }
@@ -54,6 +59,10 @@ pub struct SimJob {
     pub gpus_per_node: u32,
     /// CPUs in total (for billing).
     pub cpus: u32,
+    /// CPUs on each of its nodes (placed where nodes count CPUs; 0 counts as 1).
+    pub cpus_per_node: u32,
+    /// Memory on each of its nodes, MiB (`None`: in proportion to its CPUs).
+    pub mem_per_node_mib: Option<u64>,
     /// How long it really runs, seconds ([`RUNS_FOREVER`]: it never ends).
     pub duration: i64,
     /// Time limit, seconds (`None`: unlimited).
@@ -262,7 +271,9 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
             available: true,
             gpus: (0..n.gpus).map(|g| (g, model_of(n))).collect(),
             features: vec![model_of(n)],
-            ..NodeView::default()
+            cpus: n.cpus,
+            memory_mib: n.memory_mib,
+            weight: 1,
         })
         .collect();
     let mut report = SimReport {
@@ -352,9 +363,10 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
                             job_id: jobs[r.job].id,
                             node_id: p.node_id,
                             gpus: p.gpus.clone(),
+                            cpus: p.cpus,
+                            mem_mib: p.mem_mib,
                             exclusive: r.exclusive,
                             end: limit_end,
-                            ..RunningAlloc::default()
                         })
                     })
                     .collect(),
@@ -377,6 +389,9 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
                             exclusive: j.exclusive,
                             time_limit: j.time_limit,
                             constraint: j.constraint.clone(),
+                            cpus: j.cpus,
+                            cpus_per_node: j.cpus_per_node.max(1),
+                            mem_per_node_mib: j.mem_per_node_mib,
                             ..Default::default()
                         }
                     })

@@ -190,13 +190,14 @@ pub struct AlibabaPods {
 /// "Beware of Fragmentation", ATC'23): `name,cpu_milli,memory_mib,num_gpu,gpu_milli`
 /// then optionally `gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time`.
 ///
-/// How a pod becomes a Berth job (Berth allocates whole GPUs and places by GPUs only):
+/// How a pod becomes a Berth job (Berth allocates whole GPUs):
 /// * `num_gpu` 0: left out (counted in [`AlibabaPods::skipped_no_gpu`]).
 /// * `num_gpu` 1 and `gpu_milli` < 1000 (a share of one GPU): one whole GPU. Berth does
 ///   not share a GPU between jobs, so a fractional pod holds the GPU it lands on.
 /// * `num_gpu` n ≥ 1 with `gpu_milli` 1000: n GPUs on one node (a pod is one node).
 /// * `gpu_spec` (`V100M16|V100M32`): a constraint on the node's GPU model.
-/// * CPU and memory are not placed (the planner schedules GPUs).
+/// * `cpu_milli` becomes whole CPUs (rounded up) and `memory_mib` the job's memory, both
+///   placed on its node beside its GPUs (Berth places CPUs and memory like GPUs).
 /// * Times: submitted at `creation_time`; runs `deletion_time − scheduled_time` (a pod
 ///   the trace never scheduled: `deletion_time − creation_time`); its time limit is
 ///   that run time. Without time columns every pod arrives at 0 in list order and never
@@ -210,6 +211,7 @@ pub fn parse_alibaba_pods(text: &str) -> Result<(Vec<SimJob>, AlibabaPods), Stri
     let c = Columns::new(header);
     let what = "an Alibaba pod list";
     let (num_gpu, gpu_milli) = (c.need("num_gpu", what)?, c.need("gpu_milli", what)?);
+    let (cpu_milli, memory) = (c.find("cpu_milli"), c.find("memory_mib"));
     let (spec, created, deleted, scheduled) = (
         c.find("gpu_spec"),
         c.find("creation_time"),
@@ -245,12 +247,16 @@ pub fn parse_alibaba_pods(text: &str) -> Result<(Vec<SimJob>, AlibabaPods), Stri
         } else {
             (0, crate::sim::RUNS_FOREVER, None)
         };
+        let cpus =
+            number::<u32>(&f, cpu_milli, "cpu_milli", n)?.map_or(1, |m| m.div_ceil(1000).max(1));
         jobs.push(SimJob {
             id: row as i64 + 1,
             submit,
             nodes: 1,
             gpus_per_node: gpus,
-            cpus: 1,
+            cpus,
+            cpus_per_node: cpus,
+            mem_per_node_mib: number(&f, memory, "memory_mib", n)?,
             duration,
             time_limit,
             user: "openb".into(),
@@ -276,6 +282,7 @@ pub fn parse_alibaba_nodes(text: &str) -> Result<Vec<SimNode>, String> {
         c.need("gpu", what)?,
         c.need("model", what)?,
     );
+    let (cpu_milli, memory) = (c.find("cpu_milli"), c.find("memory_mib"));
     let mut nodes = Vec::new();
     for (n, f) in rows(text) {
         let gpus: u32 = required(&f, Some(gpu), "gpu", n)?;
@@ -288,6 +295,8 @@ pub fn parse_alibaba_nodes(text: &str) -> Result<Vec<SimNode>, String> {
                 .to_string(),
             gpus,
             model: field(&f, Some(model)).unwrap_or("GPU").to_string(),
+            cpus: number::<u32>(&f, cpu_milli, "cpu_milli", n)?.map_or(0, |m| m / 1000),
+            memory_mib: number(&f, memory, "memory_mib", n)?.unwrap_or(0),
         });
     }
     Ok(nodes)
@@ -376,6 +385,15 @@ mod tests {
         assert_eq!(jobs[2].gpus_per_node, 8);
         assert_eq!(jobs[2].duration, 800, "never scheduled: from creation");
         assert_eq!(jobs[2].constraint.as_deref(), Some("V100M16|V100M32"));
+        // CPUs (rounded up to whole ones) and memory come along.
+        assert_eq!(
+            (jobs[1].cpus_per_node, jobs[1].mem_per_node_mib),
+            (6, Some(12288))
+        );
+        assert_eq!(
+            (jobs[2].cpus_per_node, jobs[2].mem_per_node_mib),
+            (32, Some(65536))
+        );
 
         let untimed = "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n\
                        openb-pod-0000,12000,16384,2,1000\n";
@@ -392,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn alibaba_nodes_carry_their_gpu_model() {
+    fn alibaba_nodes_carry_their_gpu_model_cpus_and_memory() {
         let text = "sn,cpu_milli,memory_mib,gpu,model\n\
                     openb-node-0000,64000,262144,2,P100\n\
                     openb-node-0001,96000,786432,8,V100M32\n\
@@ -404,12 +422,16 @@ mod tests {
                 SimNode {
                     name: "openb-node-0000".into(),
                     gpus: 2,
-                    model: "P100".into()
+                    model: "P100".into(),
+                    cpus: 64,
+                    memory_mib: 262144,
                 },
                 SimNode {
                     name: "openb-node-0001".into(),
                     gpus: 8,
-                    model: "V100M32".into()
+                    model: "V100M32".into(),
+                    cpus: 96,
+                    memory_mib: 786432,
                 },
             ]
         );

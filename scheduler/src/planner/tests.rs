@@ -1818,14 +1818,28 @@ proptest! {
             prop_assert!(mem <= n.memory_mib, "{}: {mem} MiB of {}", n.name, n.memory_mib);
         }
         let name_of = |id: i64| snap.nodes.iter().find(|n| n.id == id).unwrap().name.clone();
+        // What each start and reservation holds: [start, end). A preemption's
+        // reservation holds from now (its `start` is when the victims are gone).
+        let held_from = |job: i64, start: i64, end: i64| {
+            let j = snap.pending.iter().find(|j| j.id == job).unwrap();
+            match j.time_limit {
+                Some(l) if end != FOREVER => end - l,
+                _ => start,
+            }
+        };
         let planned = p
             .starts
             .iter()
-            .map(|st| (st.job_id, now, st.time_limit, &st.placements))
-            .chain(p.reservations.iter().map(|r| (r.job_id, r.start, None, &r.placements)));
-        for (id, start, shortened, placements) in planned {
+            .map(|st| {
+                let j = snap.pending.iter().find(|j| j.id == st.job_id).unwrap();
+                let limit = st.time_limit.or(j.time_limit).unwrap_or(FOREVER);
+                (st.job_id, now, now.saturating_add(limit), &st.placements)
+            })
+            .chain(p.reservations.iter().map(|r| {
+                (r.job_id, held_from(r.job_id, r.start, r.end), r.end, &r.placements)
+            }));
+        for (id, start, end, placements) in planned {
             let j = snap.pending.iter().find(|j| j.id == id).unwrap();
-            let end = start.saturating_add(shortened.or(j.time_limit).unwrap_or(FOREVER));
             for pl in placements {
                 prop_assert!(!j.exclude.contains(&name_of(pl.node_id)));
             }
