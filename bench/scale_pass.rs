@@ -7,10 +7,14 @@
 //! cargo run --release -p berth-scheduler --example scale_pass            # 10000 100000 20000
 //! cargo run --release -p berth-scheduler --example scale_pass -- 1000 10000 2000
 //! cargo run --release -p berth-scheduler --example scale_pass -- 10000 100000 20000 10
+//! cargo run --release -p berth-scheduler --example scale_pass -- 10000 100000 20000 0 0
 //! ```
-//! Arguments: nodes (8 GPUs each), pending jobs, running jobs, and the percentage of
+//! Arguments: nodes (8 GPUs each), pending jobs, running jobs, the percentage of
 //! pending jobs in QOS `high`, which may preempt the running jobs (QOS `normal`, exempt
-//! for their first 10 minutes; default 0: no preemption). Job sizes follow the
+//! for their first 10 minutes; default 0: no preemption), and whether CPUs and memory
+//! are placed (default 1: nodes of 96 CPUs and 1 TiB; running jobs hold 12 CPUs and
+//! 128 GiB per GPU; pending jobs ask 4–12 CPUs per GPU, and half of them 96 GiB per GPU,
+//! the others memory in proportion to their CPUs; 0: GPUs only). Job sizes follow the
 //! Tiresias 60-job mix (GPUs 1 × 50%, 2, 4, 8 × 1/6 each), plus gangs of whole nodes
 //! (2 × 8 GPUs 3%, 4 × 8 GPUs 1%); time limits 10 min–24 h; 200 users in 20 accounts
 //! with random fairshare; deterministic (a fixed-seed xorshift).
@@ -65,6 +69,8 @@ fn main() {
     };
     let (node_count, pending_count, running_count, high_percent) =
         (arg(1, 10_000), arg(2, 100_000), arg(3, 20_000), arg(4, 0));
+    let placed_cpus = arg(5, 1) != 0;
+    let (node_cpus, node_mem) = if placed_cpus { (96, 1 << 20) } else { (0, 0) };
     let now = 1_800_000_000i64;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let nodes: Vec<NodeView> = (0..node_count)
@@ -74,7 +80,9 @@ fn main() {
             available: true,
             gpus: (0..8).map(|g| (g, "H100".to_string())).collect(),
             features: vec!["h100".into()],
-            ..NodeView::default()
+            cpus: node_cpus,
+            memory_mib: node_mem,
+            weight: 1,
         })
         .collect();
     // Running jobs: first fit from a random node, so the busy GPUs are scattered.
@@ -111,9 +119,14 @@ fn main() {
                 job_id: id,
                 node_id: i as i64 + 1,
                 gpus: (first..first + g).collect(),
+                cpus: if placed_cpus { 12 * g } else { 0 },
+                mem_mib: if placed_cpus {
+                    131_072 * u64::from(g)
+                } else {
+                    0
+                },
                 exclusive: false,
                 end: Some(end),
-                ..RunningAlloc::default()
             });
             free[i] -= g;
         }
@@ -135,7 +148,11 @@ fn main() {
         .map(|_| {
             let (n, g) = size(&mut rng);
             let user = rng.below(200);
+            let cpus_per_gpu = 4 + rng.below(9) as u32;
+            let mem_per_gpu = rng.below(2) == 0;
             let job = PendingJob {
+                cpus_per_node: if placed_cpus { g * cpus_per_gpu } else { 1 },
+                mem_per_node_mib: (placed_cpus && mem_per_gpu).then_some(98_304 * u64::from(g)),
                 id,
                 submit_time: now - rng.below(7 * 86_400) as i64,
                 partition_tier: 1,
@@ -190,7 +207,8 @@ fn main() {
         );
     }
     println!(
-        "cluster {node_count} nodes × 8 GPUs; running {placed} jobs on {busy} GPUs ({:.0}%); pending {pending_count} ({high_percent}% may preempt)",
+        "cluster {node_count} nodes × 8 GPUs{}; running {placed} jobs on {busy} GPUs ({:.0}%); pending {pending_count} ({high_percent}% may preempt)",
+        if placed_cpus { ", 96 CPUs, 1 TiB" } else { "" },
         f64::from(busy) / (node_count as f64 * 8.0) * 100.0
     );
     println!(

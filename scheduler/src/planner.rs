@@ -54,6 +54,7 @@
 //! Without backfill ([`PlannerConfig::backfill`] false, strict FIFO) nothing below the
 //! first blocked job starts.
 
+use berth_core::constraint::Constraint;
 use berth_core::priority::{
     self, BillingWeights, PriorityFactors, PriorityInputs, PriorityWeights,
 };
@@ -859,17 +860,60 @@ fn need(job: &PendingJob, node: &NodeView) -> Option<(u32, u64)> {
     Some((cpus, mem))
 }
 
-/// Whether `features` satisfy a `--constraint` (`a&b`, `a|b`, OR of ANDs; `[]` ignored).
+/// Whether a node with `features` may be one of the nodes of a job with `--constraint`
+/// `constraint` ([`Constraint::node_may_match`]; an expression that does not parse
+/// matches no node: the api refuses those at submission).
 pub fn constraint_matches(constraint: &str, features: &[String]) -> bool {
-    let c: String = constraint
-        .chars()
-        .filter(|c| !matches!(c, '[' | ']' | ' '))
-        .collect();
-    c.split('|').any(|alt| {
-        alt.split('&')
-            .filter(|f| !f.is_empty())
-            .all(|f| features.iter().any(|have| have == f))
-    })
+    Constraint::parse(constraint).is_ok_and(|c| c.node_may_match(features))
+}
+
+/// Whether a `--constraint` is more than a property of each node (a count `a*2` or a
+/// matching OR `[a|b]`): its placements are chosen by [`Timeline::place_constrained`].
+fn constraint_spans_nodes(constraint: Option<&str>) -> bool {
+    constraint.is_some_and(|c| c.contains(['*', '[']))
+}
+
+/// The ways a `--constraint` can be met, tried in turn: each alternative of a matching OR
+/// (`[a|b]`, also one level inside an `&`) with the rest of the expression, else the
+/// expression itself.
+fn constraint_variants(c: &Constraint) -> Vec<Constraint> {
+    match c {
+        Constraint::OneOf(alts) => alts.clone(),
+        Constraint::And(items) => {
+            let Some(k) = items.iter().position(|x| matches!(x, Constraint::OneOf(_))) else {
+                return vec![c.clone()];
+            };
+            let Constraint::OneOf(alts) = &items[k] else {
+                return vec![c.clone()];
+            };
+            alts.iter()
+                .map(|alt| {
+                    let mut items = items.clone();
+                    items[k] = alt.clone();
+                    Constraint::And(items)
+                })
+                .collect()
+        }
+        _ => vec![c.clone()],
+    }
+}
+
+/// The counted features of a variant (`a*2` alone or directly under its `&`).
+fn constraint_counts(c: &Constraint) -> Vec<(&str, u32)> {
+    let items: &[Constraint] = match c {
+        Constraint::And(items) => items,
+        other => std::slice::from_ref(other),
+    };
+    items
+        .iter()
+        .filter_map(|x| match x {
+            Constraint::Feature {
+                name,
+                count: Some(n),
+            } => Some((name.as_str(), *n)),
+            _ => None,
+        })
+        .collect()
 }
 
 fn lowest_bits(mask: u128, n: u32) -> u128 {
@@ -1301,7 +1345,10 @@ impl<'a> Timeline<'a> {
     /// through the indexes and caches): it names nodes it must get, or an advance
     /// reservation (whose intervals it passes over).
     fn special(&self, job: &PendingJob) -> bool {
-        !job.nodelist.is_empty() || job.reservation.is_some() || self.fragmentation.is_some()
+        !job.nodelist.is_empty()
+            || job.reservation.is_some()
+            || self.fragmentation.is_some()
+            || constraint_spans_nodes(job.constraint.as_deref())
     }
 
     /// Whether a job that names an advance reservation may start at `t` (inside one of its
@@ -1383,6 +1430,7 @@ impl<'a> Timeline<'a> {
 
     /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
     fn candidates(&self, job: &PendingJob) -> Vec<(usize, u128)> {
+        let constraint = job.constraint.as_deref().map(|c| Constraint::parse(c).ok());
         // A job in a reservation (not `FLEX`) runs on its nodes only.
         let inside: Option<&[usize]> = job
             .reservation
@@ -1410,9 +1458,9 @@ impl<'a> Timeline<'a> {
                     || job.nodelist.contains(&n.name)
             })
             .filter(|(_, n)| {
-                job.constraint
-                    .as_deref()
-                    .is_none_or(|c| constraint_matches(c, &n.features))
+                constraint
+                    .as_ref()
+                    .is_none_or(|c| c.as_ref().is_some_and(|c| c.node_may_match(&n.features)))
             })
             .filter_map(|(i, n)| {
                 let all = n
@@ -1556,6 +1604,20 @@ impl<'a> Timeline<'a> {
                 key(self.nodes[i].weight, typed.count_ones())
             }
         };
+        if constraint_spans_nodes(job.constraint.as_deref()) {
+            let c = Constraint::parse(job.constraint.as_deref()?).ok()?;
+            let mut fits: Vec<(Key, u32, usize, u128)> = cands
+                .iter()
+                .filter_map(|(i, typed)| {
+                    let (usable, chosen) = self.fit(*i, *typed, job, t, end, res)?;
+                    Some((order(*i, *typed, usable), self.rank[*i], *i, chosen))
+                })
+                .collect();
+            fits.sort_unstable();
+            return constraint_variants(&c)
+                .iter()
+                .find_map(|v| self.place_constrained(v, &fits, job));
+        }
         // `-w` naming fewer nodes than the job wants: those first, the rest by the usual
         // order among the others.
         if !job.nodelist.is_empty() && job.nodelist.len() < want {
@@ -1645,6 +1707,66 @@ impl<'a> Timeline<'a> {
                 .map(|(_, _, i, m)| (i, m))
                 .collect(),
         )
+    }
+
+    /// The job's nodes among `fits` (in placement order) under one variant of its
+    /// `--constraint` ([`constraint_variants`]): the `-w` nodes, then for each counted
+    /// feature the first nodes that have it until the count is met, then the first of the
+    /// rest that may be one of its nodes; `None` when that does not satisfy the variant.
+    fn place_constrained(
+        &self,
+        variant: &Constraint,
+        fits: &[(Key, u32, usize, u128)],
+        job: &PendingJob,
+    ) -> Option<Chosen> {
+        let want = job.nodes as usize;
+        let usable: Vec<&(Key, u32, usize, u128)> = fits
+            .iter()
+            .filter(|f| variant.node_may_match(&self.nodes[f.2].features))
+            .collect();
+        let mut chosen: Vec<&(Key, u32, usize, u128)> = usable
+            .iter()
+            .copied()
+            .filter(|f| job.nodelist.contains(&self.nodes[f.2].name))
+            .collect();
+        if chosen.len() != job.nodelist.len() {
+            return None;
+        }
+        for (feature, count) in constraint_counts(variant) {
+            let mut have = chosen
+                .iter()
+                .filter(|f| self.nodes[f.2].features.iter().any(|x| x == feature))
+                .count();
+            for f in &usable {
+                if have >= count as usize || chosen.len() >= want {
+                    break;
+                }
+                if !chosen.iter().any(|c| c.2 == f.2)
+                    && self.nodes[f.2].features.iter().any(|x| x == feature)
+                {
+                    chosen.push(f);
+                    have += 1;
+                }
+            }
+        }
+        for f in &usable {
+            if chosen.len() >= want {
+                break;
+            }
+            if !chosen.iter().any(|c| c.2 == f.2) {
+                chosen.push(f);
+            }
+        }
+        if chosen.len() < want {
+            return None;
+        }
+        let features: Vec<&[String]> = chosen
+            .iter()
+            .map(|f| self.nodes[f.2].features.as_slice())
+            .collect();
+        variant
+            .placement_matches(&features)
+            .then(|| chosen.iter().map(|f| (f.2, f.3)).collect())
     }
 
     /// Whether the job fits now on `cands`, reservations aside (the `Priority`/`Resources`

@@ -1710,6 +1710,11 @@ fn with_cpus_memory_and_reservations(mut snap: Snapshot) -> Snapshot {
         if j.id % 9 == 0 {
             j.reservation = Some("maint".into());
         }
+        if j.id % 8 == 0 {
+            j.constraint = Some("[ib|fast]".into());
+        } else if j.id % 11 == 0 {
+            j.constraint = Some("fast*1&ib|fast".into());
+        }
     }
     let now = snap.now;
     snap.advance_reservations = snap
@@ -1843,6 +1848,14 @@ proptest! {
             for pl in placements {
                 prop_assert!(!j.exclude.contains(&name_of(pl.node_id)));
             }
+            if let Some(c) = &j.constraint {
+                let c = berth_core::constraint::Constraint::parse(c).unwrap();
+                let features: Vec<&[String]> = placements
+                    .iter()
+                    .map(|pl| snap.nodes.iter().find(|n| n.id == pl.node_id).unwrap().features.as_slice())
+                    .collect();
+                prop_assert!(c.placement_matches(&features), "job {id}: {c} on {features:?}");
+            }
             for want in &j.nodelist {
                 prop_assert!(placements.iter().any(|pl| &name_of(pl.node_id) == want));
             }
@@ -1902,6 +1915,60 @@ fn cpus_and_memory_are_placed_like_gpus() {
     let started: Vec<i64> = p.starts.iter().map(|s| s.job_id).collect();
     assert_eq!(started, vec![1, 3]);
     assert_eq!(p.waiting(2).unwrap().reason, "Resources");
+}
+
+/// `--constraint=[ib|fast]` gives a gang nodes of one kind only; `fast*2` at least two
+/// fast nodes among more.
+#[test]
+fn constraints_with_brackets_and_counts_span_the_gang() {
+    let with = |id: i64, features: &[&str]| NodeView {
+        features: features.iter().map(|f| f.to_string()).collect(),
+        ..node(id, 8)
+    };
+    let nodes = vec![
+        with(1, &["ib"]),
+        with(2, &["fast"]),
+        with(3, &["ib", "fast"]),
+        with(4, &["fast"]),
+        with(5, &[]),
+    ];
+    let snap = Snapshot {
+        now: 100,
+        nodes,
+        // Node 1 is busy, so only one node is `ib` and free: the gang must be `fast`.
+        running: vec![busy(99, 1, 0..8, 5000)],
+        pending: vec![
+            PendingJob {
+                constraint: Some("[ib|fast]".into()),
+                ..job(1, 2, 1)
+            },
+            PendingJob {
+                constraint: Some("fast*2".into()),
+                ..job(2, 3, 1)
+            },
+        ],
+        ..Default::default()
+    };
+    let p = plan(&snap, &PlannerConfig::default());
+    assert_eq!(plan_with(&snap, &PlannerConfig::default(), true), p);
+    let nodes_of = |id: i64| -> Vec<i64> {
+        p.starts
+            .iter()
+            .find(|s| s.job_id == id)
+            .unwrap()
+            .placements
+            .iter()
+            .map(|pl| pl.node_id)
+            .collect()
+    };
+    let gang = nodes_of(1);
+    assert!(gang.iter().all(|n| [2, 3, 4].contains(n)), "{gang:?}");
+    let counted = nodes_of(2);
+    assert_eq!(counted.len(), 3);
+    assert!(
+        counted.iter().filter(|n| [2, 3, 4].contains(*n)).count() >= 2,
+        "{counted:?}"
+    );
 }
 
 /// Lower `Weight` nodes are filled first, before best fit: a 1-GPU job goes to the
