@@ -12,6 +12,7 @@ mod cancelled_requests;
 mod chaos;
 mod cli;
 mod cluster;
+mod cpu_placement;
 mod dev;
 mod failover;
 mod fairshare;

@@ -175,6 +175,8 @@ async fn forget(c: &TestCluster, id: i64, what: Forgotten) {
                 "DELETE FROM usage_charges WHERE job_id = $1",
                 "UPDATE allocation_gpus SET released_at = NULL
                  WHERE allocation_id IN (SELECT id FROM allocations WHERE job_id = $1)",
+                "UPDATE allocation_cpus SET released_at = NULL
+                 WHERE allocation_id IN (SELECT id FROM allocations WHERE job_id = $1)",
                 "UPDATE allocations SET released_at = NULL WHERE job_id = $1",
                 "UPDATE jobs SET state = 'RUNNING', end_time = NULL, exit_code = NULL,
                         exit_signal = NULL WHERE id = $1",

@@ -200,7 +200,12 @@ fn not_placed(job_id: i64, run: i32, node: &str) -> ReportFailure {
 /// How a report's run is known to be the reporting node's.
 enum Authority {
     /// The node holds (or held) the batch allocation of the run.
-    Placed { gpus: Vec<i32>, exclusive: bool },
+    Placed {
+        gpus: Vec<i32>,
+        cpu_ids: Vec<i32>,
+        mem_mib: i64,
+        exclusive: bool,
+    },
     /// The database has no allocation of the run on the node, but the report carries the
     /// run's grant: the database forgot the placement (a failover).
     Granted(crate::run_grant::RunGrant),
@@ -220,6 +225,8 @@ async fn authorize(
     match allocation::allocation_run_on_node(pool, job_id, run, node_row.id).await? {
         Some(a) if a.node_index == 0 => Ok(Authority::Placed {
             gpus: a.gpu_indices,
+            cpu_ids: a.cpu_ids,
+            mem_mib: a.mem_mib,
             exclusive: false,
         }),
         Some(_) => Err(refused(
@@ -510,9 +517,14 @@ async fn take_back_in_tx(
     {
         return Ok(());
     }
-    let (gpus, exclusive) = match authority {
-        Authority::Placed { gpus, exclusive } => (gpus, exclusive),
-        Authority::Granted(grant) => (grant.gpus, grant.exclusive),
+    let (gpus, cpu_ids, mem_mib, exclusive) = match authority {
+        Authority::Placed {
+            gpus,
+            cpu_ids,
+            mem_mib,
+            exclusive,
+        } => (gpus, cpu_ids, mem_mib, exclusive),
+        Authority::Granted(grant) => (grant.gpus, grant.cpu_ids, grant.mem_mib, grant.exclusive),
     };
     let why = if current.num_nodes > 1 {
         Some("a multi-node run cannot be taken back from one node".to_string())
@@ -520,13 +532,17 @@ async fn take_back_in_tx(
         let mut sp = sqlx::Acquire::begin(&mut *tx).await?;
         let inserted = match allocation::allocation_insert_in_tx(
             &mut sp,
-            job_id,
-            run,
-            node_row.id,
-            0,
-            &gpus,
-            exclusive,
-            0,
+            &allocation::AllocationInsert {
+                job_id,
+                run,
+                node_id: node_row.id,
+                node_index: 0,
+                gpu_indices: &gpus,
+                cpu_ids: &cpu_ids,
+                mem_mib,
+                exclusive,
+                term: 0,
+            },
         )
         .await
         {
@@ -541,7 +557,7 @@ async fn take_back_in_tx(
         } else {
             sp.rollback().await?;
             Some(format!(
-                "its GPUs {gpus:?} on {} are held by another job now",
+                "its GPUs {gpus:?} or CPUs {cpu_ids:?} on {} are held by another job now",
                 node_row.name
             ))
         }
@@ -723,6 +739,18 @@ fn settle(
     Ok(())
 }
 
+/// The CPUs an allocation holds on its node (the number of its CPU ids); `None` for an
+/// allocation not placed by CPU.
+fn placed_cpus(cpu_ids: &[i32]) -> Option<u32> {
+    (!cpu_ids.is_empty()).then_some(cpu_ids.len() as u32)
+}
+
+/// The memory an allocation holds on its node, MiB; `None` for an allocation not placed
+/// by memory (0).
+fn placed_memory_mib(mem_mib: i64) -> Option<u64> {
+    (mem_mib > 0).then_some(mem_mib as u64)
+}
+
 /// CPUs the job uses on one node: `--cpus-per-task` × its tasks per node
 /// (`--ntasks-per-node`, else its tasks spread evenly).
 fn cpus_on_node(job: &JobRow, spec: &berth_core::spec::JobSpec) -> u32 {
@@ -837,9 +865,10 @@ fn assignment(
         array_task_id: job.array_task_id.map(|t| t as u32),
         array_task_count: job.array_task_count.map(|c| c as u32),
         gpus_per_task: spec.gpus_per_task,
-        memory_limit_mib: memory_limit_mib(job, &spec, gpus.len() as u64),
-        cpu_limit: Some(cpus_on_node(job, &spec)),
-        cpu_ids: Vec::new(),
+        memory_limit_mib: placed_memory_mib(row.mem_mib)
+            .or_else(|| memory_limit_mib(job, &spec, gpus.len() as u64)),
+        cpu_limit: Some(placed_cpus(&row.cpu_ids).unwrap_or_else(|| cpus_on_node(job, &spec))),
+        cpu_ids: to_u32s(&row.cpu_ids),
         warning_signal: spec
             .signal
             .as_deref()
@@ -850,8 +879,12 @@ fn assignment(
             job.id,
             run,
             node,
-            gpus,
-            row.exclusive,
+            crate::run_grant::Share {
+                gpus,
+                cpu_ids: &row.cpu_ids,
+                mem_mib: row.mem_mib,
+                exclusive: row.exclusive,
+            },
             job_token_ttl(job),
         ),
     }
@@ -1044,16 +1077,21 @@ async fn desired_step_tasks(
             }
             _ => None,
         };
+        // A step's tasks stay within the job's CPUs and memory on the node.
         let (memory_limit_mib, cpu_limit) = match job::job_get(pool, row.job_id).await? {
             Some(job_row) => (
-                memory_limit_mib(&job_row, &spec, row.job_gpus.len() as u64),
-                Some(cpus_on_node(&job_row, &spec)),
+                placed_memory_mib(row.job_mem_mib)
+                    .or_else(|| memory_limit_mib(&job_row, &spec, row.job_gpus.len() as u64)),
+                Some(
+                    placed_cpus(&row.job_cpu_ids).unwrap_or_else(|| cpus_on_node(&job_row, &spec)),
+                ),
             ),
             None => (None, None),
         };
         launches.push(StepTaskLaunch {
             memory_limit_mib,
             cpu_limit,
+            job_cpu_ids: to_u32s(&row.job_cpu_ids),
             warning_signal: warning_at.and(warning.map(|w| w.signal)),
             warning_at,
             user: row.job_user,

@@ -8,7 +8,8 @@
 //! node; its grant proves the placement, so the api can take the run back (or accept its
 //! end) instead of refusing the report or running the job a second time. A node cannot
 //! forge one: it is an HS256 JWT signed with the server's secret, with its own audience
-//! (`berth-run-grant`) so that it is no bearer token, naming the job, run, node and GPUs.
+//! (`berth-run-grant`) so that it is no bearer token, naming the job, run, node, GPUs,
+//! CPUs and memory.
 
 use crate::auth::Keys;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -30,21 +31,43 @@ pub struct RunGrant {
     pub gpus: Vec<i32>,
     /// Whether the allocation holds the node exclusively.
     pub exclusive: bool,
+    /// Logical CPU ids on that node (absent in grants from before CPU placement).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_ids: Vec<i32>,
+    /// Memory on that node, MiB (0: not placed by memory).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub mem_mib: i64,
     /// Audience: [`GRANT_AUDIENCE`].
     pub aud: String,
     /// Expiry, seconds since the epoch.
     pub exp: i64,
 }
 
-/// Signs a grant for run `run` of job `job_id` on node `node`, valid `ttl_seconds`;
-/// `None` when the server has no HS256 secret.
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+/// What a run holds on its node, as a grant names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Share<'a> {
+    /// GPU indices.
+    pub gpus: &'a [i32],
+    /// Logical CPU ids.
+    pub cpu_ids: &'a [i32],
+    /// Memory, MiB.
+    pub mem_mib: i64,
+    /// The node is held whole.
+    pub exclusive: bool,
+}
+
+/// Signs a grant for run `run` of job `job_id` on node `node` holding `share` there,
+/// valid `ttl_seconds`; `None` when the server has no HS256 secret.
 pub fn mint(
     keys: &Keys,
     job_id: i64,
     run: i32,
     node: &str,
-    gpus: &[i32],
-    exclusive: bool,
+    share: Share<'_>,
     ttl_seconds: i64,
 ) -> Option<String> {
     let secret = keys.hs256_secret()?;
@@ -52,8 +75,10 @@ pub fn mint(
         job_id,
         run,
         sub: node.to_string(),
-        gpus: gpus.to_vec(),
-        exclusive,
+        gpus: share.gpus.to_vec(),
+        exclusive: share.exclusive,
+        cpu_ids: share.cpu_ids.to_vec(),
+        mem_mib: share.mem_mib,
         aud: GRANT_AUDIENCE.to_string(),
         exp: chrono::Utc::now().timestamp().saturating_add(ttl_seconds),
     };
@@ -91,9 +116,16 @@ mod tests {
     #[test]
     fn a_grant_names_one_run_on_one_node_and_is_no_bearer_token() {
         let keys = Keys::from_secret("grant-test-secret-0123456789abcdef");
-        let grant = mint(&keys, 7, 1, "node-1", &[0, 3], false, 3600).unwrap();
+        let share = Share {
+            gpus: &[0, 3],
+            cpu_ids: &[4, 5],
+            mem_mib: 2048,
+            exclusive: false,
+        };
+        let grant = mint(&keys, 7, 1, "node-1", share, 3600).unwrap();
         let seen = verify(&keys, &grant, 7, 1, "node-1").unwrap();
         assert_eq!(seen.gpus, vec![0, 3]);
+        assert_eq!((seen.cpu_ids, seen.mem_mib), (vec![4, 5], 2048));
         assert!(
             verify(&keys, &grant, 7, 2, "node-1").is_none(),
             "another run"
@@ -112,6 +144,6 @@ mod tests {
             "another key"
         );
         assert!(keys.verify(&grant).is_err(), "not a bearer token");
-        assert!(mint(&Keys::default(), 7, 1, "node-1", &[], false, 60).is_none());
+        assert!(mint(&Keys::default(), 7, 1, "node-1", Share::default(), 60).is_none());
     }
 }

@@ -188,6 +188,24 @@ pub async fn step_create(
         };
         // Too few GPUs in the allocation at all is the request's fault (400) …
         task_gpus(&node_gpus, 0, count, gpus_per_task, bind).map_err(bad)?;
+        // … as are more CPUs than the job holds there (Slurm's "more processors requested
+        // than permitted").
+        let cpus_per_task = req.cpus_per_task.or(spec.cpus_per_task).unwrap_or(1);
+        if let Some(held) = step_cpus_exceed(&alloc.cpu_ids, count, cpus_per_task) {
+            let field = if req.cpus_per_task.is_some() {
+                "--cpus-per-task"
+            } else {
+                "--ntasks"
+            };
+            return Err(ApiError::bad_field(
+                field,
+                format!(
+                    "on {}: {count} task(s) × {cpus_per_task} CPU(s) is more CPUs than job {id} \
+                     holds there ({held})",
+                    alloc.node_name
+                ),
+            ));
+        }
         if let Some(taken) = busy.get(&alloc.node_name) {
             node_gpus.retain(|g| !taken.contains(g));
             // … too few free now is a wait (409).
@@ -243,6 +261,14 @@ pub async fn step_create(
         StatusCode::CREATED,
         Json(load_step(&state, &job_row, step_id).await?),
     ))
+}
+
+/// The CPUs the job holds on a node (the number of `cpu_ids`) when `tasks` tasks of
+/// `cpus_per_task` CPUs need more; `None` when they fit, or the allocation was not
+/// placed by CPU (no ids).
+fn step_cpus_exceed(cpu_ids: &[i32], tasks: u32, cpus_per_task: u32) -> Option<usize> {
+    let wanted = u64::from(tasks) * u64::from(cpus_per_task);
+    (!cpu_ids.is_empty() && wanted > cpu_ids.len() as u64).then_some(cpu_ids.len())
 }
 
 /// List a job's steps.
@@ -420,5 +446,20 @@ pub async fn step_output_upload(
             chunk.task_id
         ))),
         Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::step_cpus_exceed;
+
+    #[test]
+    fn a_step_stays_within_the_jobs_cpus_on_a_node() {
+        assert_eq!(step_cpus_exceed(&[0, 1], 2, 1), None);
+        assert_eq!(step_cpus_exceed(&[0, 1], 1, 2), None);
+        assert_eq!(step_cpus_exceed(&[0, 1], 3, 1), Some(2));
+        assert_eq!(step_cpus_exceed(&[0, 1], 1, 4), Some(2));
+        // Not placed by CPU: nothing to check against.
+        assert_eq!(step_cpus_exceed(&[], 64, 8), None);
     }
 }

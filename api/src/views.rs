@@ -79,8 +79,18 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         .map(|a| JobAllocation {
             node: a.node_name.clone(),
             gpus: a.gpu_indices.iter().map(|g| to_u32(*g)).collect(),
+            cpus: a.cpu_ids.iter().map(|c| to_u32(*c)).collect(),
+            memory_mib: to_u64(a.mem_mib),
         })
         .collect();
+    let allocated_cpus: u32 = allocations.iter().map(|a| a.cpus.len() as u32).sum();
+    let num_cpus = if allocated_cpus > 0 {
+        allocated_cpus
+    } else {
+        to_u32(row.num_tasks)
+            .max(1)
+            .saturating_mul(to_u32(row.cpus_per_task).max(1))
+    };
     let stdout_path = output_path(row, &row.stdout_pattern, batch_node);
     let stderr_path = row
         .stderr_pattern
@@ -104,6 +114,7 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         exit_signal: row.exit_signal,
         num_nodes: to_u32(row.num_nodes),
         num_tasks: to_u32(row.num_tasks),
+        num_cpus,
         gpus_per_node: match allocations.first() {
             Some(a) if row.whole_node => a.gpus.len() as u32,
             _ => to_u32(row.gpus_per_node),

@@ -356,7 +356,7 @@ pub fn scontrol_time(time: Option<DateTime<Utc>>) -> String {
     }
 }
 
-/// GPU indices as Slurm's `IDX:` ranges (`0-1,4`).
+/// GPU indices as Slurm's `IDX:` ranges (`0-1,4`); CPU ids likewise (`CPU_IDs=`).
 pub fn gpu_index_ranges(indices: &[u32]) -> String {
     let mut sorted = indices.to_vec();
     sorted.sort_unstable();
@@ -378,6 +378,41 @@ pub fn gpu_index_ranges(indices: &[u32]) -> String {
         i += 1;
     }
     parts.join(",")
+}
+
+/// Slurm's `AllocTRES` of a placed job: `cpu=N,mem=M,node=N,gres/gpu=N` over all its
+/// nodes (`cpu` and `mem` only where placed by CPU and memory; memory in Slurm's units,
+/// `M`, or `G`/`T` when exact). `None` before the job is placed.
+fn alloc_tres(job: &Job, gres: &str) -> Option<String> {
+    if job.allocations.is_empty() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    let cpus: usize = job.allocations.iter().map(|a| a.cpus.len()).sum();
+    if cpus > 0 {
+        parts.push(format!("cpu={cpus}"));
+    }
+    let mem: u64 = job.allocations.iter().map(|a| a.memory_mib).sum();
+    if mem > 0 {
+        parts.push(format!("mem={}", memory_units(mem)));
+    }
+    parts.push(format!("node={}", job.allocations.len()));
+    let gpus: usize = job.allocations.iter().map(|a| a.gpus.len()).sum();
+    if gpus > 0 {
+        parts.push(format!("gres/{gres}={gpus}"));
+    }
+    Some(parts.join(","))
+}
+
+/// MiB as Slurm prints memory: `M`, or the largest of `G`, `T` that divides it exactly.
+fn memory_units(mib: u64) -> String {
+    if mib.is_multiple_of(1024 * 1024) {
+        format!("{}T", mib / (1024 * 1024))
+    } else if mib.is_multiple_of(1024) {
+        format!("{}G", mib / 1024)
+    } else {
+        format!("{mib}M")
+    }
 }
 
 /// `scontrol show job` style: `Key=Value` pairs, a few per line, continuation lines
@@ -437,8 +472,11 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
             .unwrap_or("(null)")
     ));
     lines.push(format!(
-        "NumNodes={} NumTasks={}",
-        job.num_nodes, job.num_tasks
+        "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}",
+        job.num_nodes,
+        job.num_cpus,
+        job.num_tasks,
+        job.spec.cpus_per_task.unwrap_or(1)
     ));
     // A `--gres=shard:N` job holds shards (device indices of shards), not GPUs.
     let gres = if job.spec.resource_request().shards {
@@ -449,13 +487,23 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     if job.gpus_per_node > 0 {
         lines.push(format!("TresPerNode=gres/{gres}:{}", job.gpus_per_node));
     }
+    if let Some(tres) = alloc_tres(job, gres) {
+        lines.push(format!("AllocTRES={tres}"));
+    }
     for allocation in &job.allocations {
-        lines.push(format!(
-            "  Nodes={} GRES={gres}:{}(IDX:{})",
-            allocation.node,
+        let mut line = format!("  Nodes={}", allocation.node);
+        if !allocation.cpus.is_empty() {
+            line.push_str(&format!(" CPU_IDs={}", gpu_index_ranges(&allocation.cpus)));
+        }
+        if allocation.memory_mib > 0 {
+            line.push_str(&format!(" Mem={}", allocation.memory_mib));
+        }
+        line.push_str(&format!(
+            " GRES={gres}:{}(IDX:{})",
             allocation.gpus.len(),
             gpu_index_ranges(&allocation.gpus)
         ));
+        lines.push(line);
     }
     lines.push(format!("WorkDir={}", or_null(&job.work_dir)));
     lines.push(format!("StdOut={}", or_null(&job.stdout_path)));
@@ -501,6 +549,7 @@ mod tests {
             exit_signal: None,
             num_nodes: 1,
             num_tasks: 1,
+            num_cpus: 1,
             gpus_per_node: 2,
             allocations: vec![],
             nodelist: None,
@@ -699,6 +748,8 @@ mod tests {
         j.allocations = vec![JobAllocation {
             node: "node-1".into(),
             gpus: vec![0, 1],
+            cpus: vec![],
+            memory_mib: 0,
         }];
         let text = scontrol_job(&j, at(100_000));
         assert!(text.starts_with("JobId=7 JobName=train\n   UserId=alice Account=(null)"));
@@ -708,7 +759,11 @@ mod tests {
             text.contains("RunTime=1-01:01:01 TimeLimit=01:00:00"),
             "{text}"
         );
-        assert!(text.contains("NumNodes=1 NumTasks=1"), "{text}");
+        assert!(
+            text.contains("NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1"),
+            "{text}"
+        );
+        assert!(text.contains("AllocTRES=node=1,gres/gpu=2"), "{text}");
         assert!(text.contains("NodeList=node-1"), "{text}");
         assert!(text.contains("TresPerNode=gres/gpu:2"), "{text}");
         assert!(text.contains("Nodes=node-1 GRES=gpu:2(IDX:0-1)"), "{text}");
@@ -724,6 +779,48 @@ mod tests {
         let text = scontrol_job(&j, at(100_000));
         assert!(text.contains("TresPerNode=gres/shard:2"), "{text}");
         assert!(text.contains("GRES=shard:2(IDX:0-1)"), "{text}");
+    }
+
+    #[test]
+    fn scontrol_shows_the_cpus_and_memory_each_node_holds() {
+        let mut j = job(9, JobState::Running);
+        j.num_nodes = 2;
+        j.num_tasks = 2;
+        j.num_cpus = 6;
+        j.spec.cpus_per_task = Some(3);
+        j.allocations = vec![
+            JobAllocation {
+                node: "node-1".into(),
+                gpus: vec![0],
+                cpus: vec![0, 1, 2],
+                memory_mib: 4096,
+            },
+            JobAllocation {
+                node: "node-2".into(),
+                gpus: vec![1],
+                cpus: vec![4, 6, 7],
+                memory_mib: 4096,
+            },
+        ];
+        let text = scontrol_job(&j, at(100));
+        assert!(
+            text.contains("NumNodes=2 NumCPUs=6 NumTasks=2 CPUs/Task=3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("AllocTRES=cpu=6,mem=8G,node=2,gres/gpu=2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Nodes=node-1 CPU_IDs=0-2 Mem=4096 GRES=gpu:1(IDX:0)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Nodes=node-2 CPU_IDs=4,6-7 Mem=4096 GRES=gpu:1(IDX:1)"),
+            "{text}"
+        );
+        assert_eq!(memory_units(1536), "1536M");
+        assert_eq!(memory_units(1024 * 1024), "1T");
     }
 
     #[test]

@@ -69,6 +69,7 @@ mod tests {
             exit_signal: None,
             num_nodes: 4,
             num_tasks: 1,
+            num_cpus: 1,
             gpus_per_node: 8,
             allocations: vec![],
             nodelist: None,

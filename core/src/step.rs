@@ -262,6 +262,10 @@ pub struct StepTaskLaunch {
     /// The job's CPUs on this node (its cgroup's quota).
     #[serde(default)]
     pub cpu_limit: Option<u32>,
+    /// The job's logical CPU ids on this node (its cpuset, which the step's tasks share);
+    /// empty: not placed by CPU.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_cpu_ids: Vec<u32>,
 }
 
 /// What happened to a step task (in a sync request). Applied at most once per task and

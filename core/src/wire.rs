@@ -53,6 +53,12 @@ pub struct JobAllocation {
     pub node: String,
     /// Physical GPU indices on that node.
     pub gpus: Vec<u32>,
+    /// Logical CPU ids on that node (Slurm's `CPU_IDs`); empty: not placed by CPU.
+    #[serde(default)]
+    pub cpus: Vec<u32>,
+    /// Memory on that node, MiB (Slurm's `Mem`); 0: not placed by memory.
+    #[serde(default)]
+    pub memory_mib: u64,
 }
 
 /// A job, as `GET /v1/jobs/{id}` shows it.
@@ -91,6 +97,10 @@ pub struct Job {
     pub num_nodes: u32,
     /// Tasks asked for.
     pub num_tasks: u32,
+    /// CPUs (Slurm's `NumCPUs`): those allocated over all its nodes once placed by CPU,
+    /// else those asked for (tasks × CPUs per task).
+    #[serde(default)]
+    pub num_cpus: u32,
     /// GPUs asked for on each node (all of the node's for a whole-node exclusive job).
     pub gpus_per_node: u32,
     /// The allocation, node by node in node-index order, once placed.

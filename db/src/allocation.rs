@@ -1,5 +1,6 @@
-//! The `allocations` table (one row per job run and node) and `allocation_gpus` (one row
-//! per GPU held, with the partial unique index that forbids double allocation).
+//! The `allocations` table (one row per job run and node), `allocation_gpus` (one row
+//! per GPU held) and `allocation_cpus` (one row per logical CPU held), each with the
+//! partial unique index that forbids double allocation.
 
 use crate::DbError;
 use sqlx::{PgConnection, PgExecutor};
@@ -16,36 +17,60 @@ pub struct JobAllocationRow {
     pub node_index: i32,
     /// GPU indices.
     pub gpu_indices: Vec<i32>,
+    /// Logical CPU ids held there (empty: not placed by CPU).
+    pub cpu_ids: Vec<i32>,
+    /// Memory held there, MiB (0: not placed by memory).
+    pub mem_mib: i64,
 }
 
-/// Writes an allocation and claims its GPUs. Fails with [`DbError::Conflict`] on
-/// `allocation_gpus_one_live_holder` when a GPU is already held by a live allocation.
+/// One node's share of a job run, to be written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocationInsert<'a> {
+    /// The job.
+    pub job_id: i64,
+    /// The run (the job's restart count).
+    pub run: i32,
+    /// The node.
+    pub node_id: i64,
+    /// Position of the node in the job's node list (0 runs the batch script).
+    pub node_index: i32,
+    /// GPU indices held.
+    pub gpu_indices: &'a [i32],
+    /// Logical CPU ids held (empty: not placed by CPU).
+    pub cpu_ids: &'a [i32],
+    /// Memory held, MiB (0: not placed by memory).
+    pub mem_mib: i64,
+    /// The node is held whole (`--exclusive`).
+    pub exclusive: bool,
+    /// The leader term that makes it (0: taken back from a node's report).
+    pub term: i64,
+}
+
+/// Writes an allocation and claims its GPUs and CPUs. Fails with [`DbError::Conflict`] on
+/// `allocation_gpus_one_live_holder` (or `allocation_cpus_one_live_holder`) when a GPU
+/// (or a CPU) is already held by a live allocation on the node.
 ///
 /// # Errors
 /// [`DbError::Conflict`] as above; [`DbError::ForeignKey`] for a GPU the node does not
-/// have.
-#[allow(clippy::too_many_arguments)]
+/// have; [`DbError::Check`] for a negative CPU id or memory.
 #[instrument(skip(conn), err)]
 pub async fn allocation_insert_in_tx(
     conn: &mut PgConnection,
-    job_id: i64,
-    run: i32,
-    node_id: i64,
-    node_index: i32,
-    gpu_indices: &[i32],
-    exclusive: bool,
-    term: i64,
+    a: &AllocationInsert<'_>,
 ) -> Result<i64, DbError> {
     let id = sqlx::query_scalar!(
-        r#"INSERT INTO allocations (job_id, run, node_id, node_index, gpu_indices, exclusive, term)
-           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id"#,
-        job_id,
-        run,
-        node_id,
-        node_index,
-        gpu_indices,
-        exclusive,
-        term
+        r#"INSERT INTO allocations (job_id, run, node_id, node_index, gpu_indices, cpu_ids,
+                                    mem_mib, exclusive, term)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id"#,
+        a.job_id,
+        a.run,
+        a.node_id,
+        a.node_index,
+        a.gpu_indices,
+        a.cpu_ids,
+        a.mem_mib,
+        a.exclusive,
+        a.term
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -53,12 +78,61 @@ pub async fn allocation_insert_in_tx(
         r#"INSERT INTO allocation_gpus (allocation_id, node_id, gpu_index)
            SELECT $1, $2, g FROM UNNEST($3::int[]) AS g"#,
         id,
-        node_id,
-        gpu_indices
+        a.node_id,
+        a.gpu_indices
+    )
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query!(
+        r#"INSERT INTO allocation_cpus (allocation_id, node_id, cpu_id)
+           SELECT $1, $2, c FROM UNNEST($3::int[]) AS c"#,
+        id,
+        a.node_id,
+        a.cpu_ids
     )
     .execute(&mut *conn)
     .await?;
     Ok(id)
+}
+
+/// What a node can still give: its CPUs and memory (capacity) and what its live
+/// allocations hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeHoldingsRow {
+    /// CPUs jobs may be given (logical ids `0 .. cpus`); 0: not counted.
+    pub cpus: i32,
+    /// Memory jobs may be given, MiB; 0: not counted.
+    pub memory_mib: i64,
+    /// CPU ids held by live allocations, ascending.
+    pub held_cpu_ids: Vec<i32>,
+    /// Memory held by live allocations, MiB.
+    pub held_mem_mib: i64,
+}
+
+/// Node `node_id`'s capacity and live holdings, as the scheduler's commit re-checks a
+/// placement under the node's row lock (allocations written earlier in the same
+/// transaction count). The capacity is the node's `cpus` and `memory_mib`. `None` for
+/// an unknown node.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn allocation_node_holdings_in_tx(
+    conn: &mut PgConnection,
+    node_id: i64,
+) -> Result<Option<NodeHoldingsRow>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeHoldingsRow,
+        r#"SELECT n.cpus, n.memory_mib,
+                  ARRAY(SELECT c.cpu_id FROM allocation_cpus c
+                        WHERE c.node_id = n.id AND c.released_at IS NULL
+                        ORDER BY c.cpu_id) AS "held_cpu_ids!",
+                  (SELECT COALESCE(SUM(a.mem_mib), 0) FROM allocations a
+                   WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint AS "held_mem_mib!"
+           FROM nodes n WHERE n.id = $1"#,
+        node_id
+    )
+    .fetch_optional(&mut *conn)
+    .await?)
 }
 
 /// The allocations of the given jobs' current runs, by job then node index.
@@ -71,7 +145,8 @@ pub async fn allocation_list_for_jobs(
 ) -> Result<Vec<JobAllocationRow>, DbError> {
     Ok(sqlx::query_as!(
         JobAllocationRow,
-        r#"SELECT a.job_id, n.name AS node_name, a.node_index, a.gpu_indices
+        r#"SELECT a.job_id, n.name AS node_name, a.node_index, a.gpu_indices, a.cpu_ids,
+                  a.mem_mib
            FROM allocations a
            JOIN jobs j ON j.id = a.job_id AND j.restart_count = a.run
            JOIN nodes n ON n.id = a.node_id
@@ -83,7 +158,7 @@ pub async fn allocation_list_for_jobs(
     .await?)
 }
 
-/// Releases every live allocation of a job run and its GPUs. Returns the ids of the nodes
+/// Releases every live allocation of a job run and its GPUs and CPUs. Returns the ids of the nodes
 /// released.
 ///
 /// `released_at` is the later of this transaction's start (`now()`) and the allocation's
@@ -116,6 +191,15 @@ pub async fn allocation_release_job_in_tx(
     )
     .execute(&mut *conn)
     .await?;
+    sqlx::query!(
+        r#"UPDATE allocation_cpus SET released_at = now()
+           WHERE released_at IS NULL AND allocation_id IN
+                 (SELECT id FROM allocations WHERE job_id = $1 AND run = $2)"#,
+        job_id,
+        run
+    )
+    .execute(&mut *conn)
+    .await?;
     Ok(nodes)
 }
 
@@ -126,6 +210,10 @@ pub struct RunOnNodeRow {
     pub node_index: i32,
     /// GPU indices held there.
     pub gpu_indices: Vec<i32>,
+    /// Logical CPU ids held there (empty: not placed by CPU).
+    pub cpu_ids: Vec<i32>,
+    /// Memory held there, MiB (0: not placed by memory).
+    pub mem_mib: i64,
     /// Whether the allocation is still live (not released).
     pub live: bool,
 }
@@ -143,7 +231,7 @@ pub async fn allocation_run_on_node(
 ) -> Result<Option<RunOnNodeRow>, DbError> {
     Ok(sqlx::query_as!(
         RunOnNodeRow,
-        r#"SELECT node_index, gpu_indices, released_at IS NULL AS "live!"
+        r#"SELECT node_index, gpu_indices, cpu_ids, mem_mib, released_at IS NULL AS "live!"
            FROM allocations WHERE job_id = $1 AND run = $2 AND node_id = $3"#,
         job_id,
         run,
@@ -185,6 +273,10 @@ pub struct NodeAssignmentRow {
     pub run: i32,
     /// GPU indices on this node.
     pub gpu_indices: Vec<i32>,
+    /// Logical CPU ids on this node (empty: not placed by CPU).
+    pub cpu_ids: Vec<i32>,
+    /// Memory on this node, MiB (0: not placed by memory).
+    pub mem_mib: i64,
     /// Whether the allocation holds the node exclusively.
     pub exclusive: bool,
     /// Every node of the allocation, by node index.
@@ -201,7 +293,7 @@ pub async fn allocation_batch_list_for_node(
 ) -> Result<Vec<NodeAssignmentRow>, DbError> {
     Ok(sqlx::query_as!(
         NodeAssignmentRow,
-        r#"SELECT a.job_id, a.run, a.gpu_indices, a.exclusive,
+        r#"SELECT a.job_id, a.run, a.gpu_indices, a.cpu_ids, a.mem_mib, a.exclusive,
                   ARRAY(SELECT n.name FROM allocations b JOIN nodes n ON n.id = b.node_id
                         WHERE b.job_id = a.job_id AND b.run = a.run
                         ORDER BY b.node_index) AS "node_names!"

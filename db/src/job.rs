@@ -358,16 +358,25 @@ pub async fn job_cancel_in_tx(
     Ok(row)
 }
 
-/// Marks a pending job RUNNING (the scheduler's start). Returns false when it was no
-/// longer pending (cancelled meanwhile).
+/// Marks a pending job RUNNING (the scheduler's start). `time_limit` (seconds), when
+/// given, becomes the job's time limit: the shorter one backfill started it with, no less
+/// than its `--time-min`. Returns false when it was no longer pending (cancelled
+/// meanwhile).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
-pub async fn job_start_in_tx(conn: &mut PgConnection, id: i64, term: i64) -> Result<bool, DbError> {
+pub async fn job_start_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    term: i64,
+    time_limit: Option<i64>,
+) -> Result<bool, DbError> {
     let run = sqlx::query_scalar!(
-        r#"UPDATE jobs SET state = 'RUNNING', start_time = now(), reason = NULL
+        r#"UPDATE jobs SET state = 'RUNNING', start_time = now(), reason = NULL,
+                  time_limit = COALESCE($2, time_limit)
            WHERE id = $1 AND state = 'PENDING' AND NOT hold RETURNING restart_count"#,
-        id
+        id,
+        time_limit
     )
     .fetch_optional(&mut *conn)
     .await?;

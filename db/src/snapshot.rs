@@ -283,6 +283,10 @@ pub struct SchedAllocationRow {
     pub node_id: i64,
     /// GPU indices held.
     pub gpu_indices: Vec<i32>,
+    /// Logical CPU ids held (empty: not placed by CPU).
+    pub cpu_ids: Vec<i32>,
+    /// Memory held, MiB (0: not placed by memory).
+    pub mem_mib: i64,
     /// The node is held whole.
     pub exclusive: bool,
     /// When it was made (the run's start on this node).
@@ -302,7 +306,8 @@ pub async fn read_allocations_all(
 ) -> Result<Vec<SchedAllocationRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedAllocationRow,
-        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.exclusive, a.created_at,
+        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.cpu_ids, a.mem_mib,
+                  a.exclusive, a.created_at,
                   false AS "released!", j.time_limit
            FROM allocations a JOIN jobs j ON j.id = a.job_id
            WHERE a.released_at IS NULL"#
@@ -321,7 +326,8 @@ pub async fn read_allocations_changed(
 ) -> Result<Vec<SchedAllocationRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedAllocationRow,
-        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.exclusive, a.created_at,
+        r#"SELECT a.id, a.job_id, a.run, a.node_id, a.gpu_indices, a.cpu_ids, a.mem_mib,
+                  a.exclusive, a.created_at,
                   a.released_at IS NOT NULL AS "released!", j.time_limit
            FROM allocations a JOIN jobs j ON j.id = a.job_id
            WHERE a.change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint

@@ -271,6 +271,10 @@ pub struct StepTaskLaunchRow {
     pub cpus_per_task: Option<i32>,
     /// The job's GPUs on this node.
     pub job_gpus: Vec<i32>,
+    /// The job's logical CPU ids on this node (empty: not placed by CPU).
+    pub job_cpu_ids: Vec<i32>,
+    /// The job's memory on this node, MiB (0: not placed by memory).
+    pub job_mem_mib: i64,
     /// The step's GPUs on this node (every task's here).
     pub step_gpus: Vec<i32>,
     /// Tasks in the step.
@@ -306,6 +310,12 @@ pub async fn step_task_launch_list_for_node(
                   COALESCE((SELECT a.gpu_indices FROM allocations a
                             WHERE a.job_id = t.job_id AND a.run = t.run AND a.node_id = t.node_id),
                            '{}') AS "job_gpus!",
+                  COALESCE((SELECT a.cpu_ids FROM allocations a
+                            WHERE a.job_id = t.job_id AND a.run = t.run AND a.node_id = t.node_id),
+                           '{}') AS "job_cpu_ids!",
+                  COALESCE((SELECT a.mem_mib FROM allocations a
+                            WHERE a.job_id = t.job_id AND a.run = t.run AND a.node_id = t.node_id),
+                           0) AS "job_mem_mib!",
                   ARRAY(SELECT DISTINCT g FROM step_tasks o, UNNEST(o.gpu_indices) AS g
                         WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
                           AND o.node_id = t.node_id ORDER BY g) AS "step_gpus!",

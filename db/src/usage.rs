@@ -23,7 +23,8 @@ pub struct UnchargedRunRow {
     pub account: String,
     /// The user.
     pub user_name: String,
-    /// CPUs the job asked for in total (tasks × CPUs per task).
+    /// CPUs the run held over all its nodes (its allocations' CPU ids); for a run not
+    /// placed by CPU, what the job asked for (tasks × CPUs per task).
     pub cpus: i64,
     /// GPUs held over all its nodes.
     pub gpus: i64,
@@ -55,7 +56,8 @@ pub async fn usage_uncharged_runs(
         r#"SELECT a.job_id AS "job_id!", a.run AS "run!",
                   COALESCE(j.account, u.default_account, 'root') AS "account!",
                   j.user_name AS "user_name!",
-                  (j.num_tasks::bigint * j.cpus_per_task::bigint) AS "cpus!",
+                  COALESCE(NULLIF(SUM(cardinality(a.cpu_ids)), 0),
+                           j.num_tasks::bigint * j.cpus_per_task::bigint)::bigint AS "cpus!",
                   SUM(cardinality(a.gpu_indices))::bigint AS "gpus!",
                   COALESCE(q.usage_factor, 1) AS "usage_factor!",
                   GREATEST(0, EXTRACT(EPOCH FROM MAX(a.released_at) - MIN(a.created_at)))::bigint

@@ -70,9 +70,22 @@ async fn a_transaction_older_than_the_allocation_releases_it(pool: PgPool) {
     tokio::time::sleep(Duration::from_millis(50)).await;
     // ... the allocation is made and committed after it began ...
     let mut tx = berth_db::begin(&pool).await.unwrap();
-    allocation::allocation_insert_in_tx(&mut tx, job_id, 0, node_id, 0, &[0], false, 1)
-        .await
-        .unwrap();
+    allocation::allocation_insert_in_tx(
+        &mut tx,
+        &allocation::AllocationInsert {
+            job_id,
+            run: 0,
+            node_id,
+            node_index: 0,
+            gpu_indices: &[0],
+            cpu_ids: &[],
+            mem_mib: 0,
+            exclusive: false,
+            term: 1,
+        },
+    )
+    .await
+    .unwrap();
     tx.commit().await.unwrap();
     // ... and it still releases the allocation (READ COMMITTED sees it).
     let released = allocation::allocation_release_job_in_tx(&mut old, job_id, 0)

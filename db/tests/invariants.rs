@@ -1,5 +1,5 @@
-//! The database's own guarantees, checked against a real PostgreSQL: a GPU can never be
-//! held by two live allocations, and the leader lease fences deposed leaders.
+//! The database's own guarantees, checked against a real PostgreSQL: a GPU or a CPU can
+//! never be held by two live allocations, and the leader lease fences deposed leaders.
 
 use berth_db::{allocation, job, lease, node, DbError};
 use sqlx::PgPool;
@@ -58,17 +58,96 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
     (node_id, a, b)
 }
 
+/// Job `job_id`'s first run on node `node_id`, holding `gpus` and no CPUs.
+fn gpus_only<'a>(job_id: i64, node_id: i64, gpus: &'a [i32]) -> allocation::AllocationInsert<'a> {
+    allocation::AllocationInsert {
+        job_id,
+        run: 0,
+        node_id,
+        node_index: 0,
+        gpu_indices: gpus,
+        cpu_ids: &[],
+        mem_mib: 0,
+        exclusive: false,
+        term: 1,
+    }
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_held_cpu_cannot_be_allocated_again(pool: PgPool) {
+    let (node_id, a, b) = one_node_one_job(&pool).await;
+    let with_cpus = |job_id, gpus, cpus| allocation::AllocationInsert {
+        cpu_ids: cpus,
+        mem_mib: 256,
+        ..gpus_only(job_id, node_id, gpus)
+    };
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    allocation::allocation_insert_in_tx(&mut tx, &with_cpus(a, &[0], &[0, 1, 2]))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    // Other GPUs, but CPU 2 is held.
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    let err = allocation::allocation_insert_in_tx(&mut tx, &with_cpus(b, &[1], &[2, 3]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, DbError::Conflict { constraint, .. } if constraint == "allocation_cpus_one_live_holder"),
+        "{err:?}"
+    );
+    drop(tx);
+    // Other CPUs of the same node are free.
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    allocation::allocation_insert_in_tx(&mut tx, &with_cpus(b, &[1], &[3, 4]))
+        .await
+        .unwrap();
+    let mut conn = pool.acquire().await.unwrap();
+    let holdings = allocation::allocation_node_holdings_in_tx(&mut tx, node_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(holdings.held_cpu_ids, vec![0, 1, 2, 3, 4]);
+    assert_eq!(holdings.held_mem_mib, 512);
+    assert_eq!((holdings.cpus, holdings.memory_mib), (8, 1024));
+    drop(tx);
+
+    // Once released, the CPUs may be allocated again.
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    allocation::allocation_release_job_in_tx(&mut tx, a, 0)
+        .await
+        .unwrap();
+    allocation::allocation_insert_in_tx(&mut tx, &with_cpus(b, &[1], &[1, 2]))
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let live = berth_db::snapshot::read_allocations_all(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(live.len(), 1);
+    assert_eq!(
+        (live[0].job_id, &live[0].cpu_ids, live[0].mem_mib),
+        (b, &vec![1, 2], 256)
+    );
+    let holdings = allocation::allocation_node_holdings_in_tx(&mut conn, node_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(holdings.held_cpu_ids, vec![1, 2]);
+    assert_eq!(holdings.held_mem_mib, 256);
+}
+
 #[sqlx::test(migrator = "berth_db::MIGRATOR")]
 async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
     let (node_id, a, b) = one_node_one_job(&pool).await;
     let mut tx = berth_db::begin(&pool).await.unwrap();
-    allocation::allocation_insert_in_tx(&mut tx, a, 0, node_id, 0, &[0, 1], false, 1)
+    allocation::allocation_insert_in_tx(&mut tx, &gpus_only(a, node_id, &[0, 1]))
         .await
         .unwrap();
     tx.commit().await.unwrap();
 
     let mut tx = berth_db::begin(&pool).await.unwrap();
-    let err = allocation::allocation_insert_in_tx(&mut tx, b, 0, node_id, 0, &[1, 2], false, 1)
+    let err = allocation::allocation_insert_in_tx(&mut tx, &gpus_only(b, node_id, &[1, 2]))
         .await
         .unwrap_err();
     assert!(
@@ -82,7 +161,7 @@ async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
     allocation::allocation_release_job_in_tx(&mut tx, a, 0)
         .await
         .unwrap();
-    allocation::allocation_insert_in_tx(&mut tx, b, 0, node_id, 0, &[1, 2], false, 1)
+    allocation::allocation_insert_in_tx(&mut tx, &gpus_only(b, node_id, &[1, 2]))
         .await
         .unwrap();
     tx.commit().await.unwrap();
@@ -99,7 +178,7 @@ async fn a_held_gpu_cannot_be_allocated_again(pool: PgPool) {
 async fn a_gpu_the_node_lacks_cannot_be_allocated(pool: PgPool) {
     let (node_id, a, _) = one_node_one_job(&pool).await;
     let mut tx = berth_db::begin(&pool).await.unwrap();
-    let err = allocation::allocation_insert_in_tx(&mut tx, a, 0, node_id, 0, &[7], false, 1)
+    let err = allocation::allocation_insert_in_tx(&mut tx, &gpus_only(a, node_id, &[7]))
         .await
         .unwrap_err();
     assert!(matches!(err, DbError::ForeignKey { .. }), "{err:?}");

@@ -7,6 +7,7 @@
 //! jobs they name), and for an array master the task indices that may start now within
 //! its `%LIMIT`.
 
+use crate::cpus::{pick_cpus, NodeHoldings};
 use crate::planner::{self, Plan, PlannerConfig};
 pub use crate::snapshot::{CycleInput, SnapshotCache};
 use crate::{fairshare, LEASE_ROLE};
@@ -30,9 +31,10 @@ pub enum Outcome {
 
 /// Commits a plan under `term`: checks the term (locking the lease row), locks the
 /// affected node rows in id order, and for each start marks the job RUNNING (splitting an
-/// array task off its master first) and writes its allocations, each start in its own
-/// savepoint so one refused start (a GPU already held, a job cancelled meanwhile) does not
-/// undo the others. Records pending reasons, expected starts and priorities, and notifies
+/// array task off its master first, storing the shorter time limit backfill gave it) and
+/// writes its allocations with the CPU ids it picks (see [`crate::cpus`]), each start in
+/// its own savepoint so one refused start (a GPU or CPU already held, CPUs or memory no
+/// longer free, a job cancelled meanwhile) does not undo the others. Records pending reasons, expected starts and priorities, and notifies
 /// the batch nodes.
 ///
 /// # Errors
@@ -117,20 +119,28 @@ pub async fn commit_with_priorities(
             let Some(current) = job::job_lock_in_tx(&mut sp, job_id).await? else {
                 return Ok(None);
             };
-            if !job::job_start_in_tx(&mut sp, job_id, term).await? {
+            if !job::job_start_in_tx(&mut sp, job_id, term, start.time_limit).await? {
                 return Ok(None);
             }
             for (index, p) in start.placements.iter().enumerate() {
+                let Some(cpus) = place_cpus_in_tx(&mut sp, job_id, p, start.exclusive).await?
+                else {
+                    return Ok(None);
+                };
                 let gpus: Vec<i32> = p.gpus.iter().map(|g| *g as i32).collect();
                 allocation::allocation_insert_in_tx(
                     &mut sp,
-                    job_id,
-                    current.restart_count,
-                    p.node_id,
-                    index as i32,
-                    &gpus,
-                    start.exclusive,
-                    term,
+                    &allocation::AllocationInsert {
+                        job_id,
+                        run: current.restart_count,
+                        node_id: p.node_id,
+                        node_index: index as i32,
+                        gpu_indices: &gpus,
+                        cpu_ids: &cpus,
+                        mem_mib: i64::try_from(p.mem_mib).unwrap_or(i64::MAX),
+                        exclusive: start.exclusive,
+                        term,
+                    },
                 )
                 .await?;
             }
@@ -194,6 +204,44 @@ pub async fn commit_with_priorities(
     .await?;
     tx.commit().await?;
     Ok(Outcome::Committed { started })
+}
+
+/// The CPU ids placement `p` of job `job_id` gets on its node, re-checked under the
+/// node's row lock against the node's live allocations (those written earlier in this
+/// transaction included); `None` (logged) when the node no longer has the CPUs or the
+/// memory free.
+async fn place_cpus_in_tx(
+    conn: &mut sqlx::PgConnection,
+    job_id: i64,
+    p: &planner::Placement,
+    exclusive: bool,
+) -> Result<Option<Vec<i32>>, DbError> {
+    let Some(row) = allocation::allocation_node_holdings_in_tx(conn, p.node_id).await? else {
+        return Ok(None);
+    };
+    let holdings = NodeHoldings {
+        cpus: row.cpus.max(0) as u32,
+        memory_mib: row.memory_mib.max(0) as u64,
+        held_cpu_ids: row
+            .held_cpu_ids
+            .iter()
+            .map(|c| (*c).max(0) as u32)
+            .collect(),
+        held_mem_mib: row.held_mem_mib.max(0) as u64,
+    };
+    // No node reports CPU topology yet: lowest free ids, packed.
+    match pick_cpus(&holdings, p.cpus, p.mem_mib, exclusive, &BTreeSet::new()) {
+        Ok(ids) => Ok(Some(ids.into_iter().map(|c| c as i32).collect())),
+        Err(misfit) => {
+            tracing::info!(
+                job.id = job_id,
+                node.id = p.node_id,
+                ?misfit,
+                "placement no longer fits its node; the job waits for the next cycle"
+            );
+            Ok(None)
+        }
+    }
 }
 
 /// Preempts `p.victim` for `p.preemptor` (both re-checked: the victim still RUNNING, the

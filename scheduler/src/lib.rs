@@ -11,11 +11,14 @@
 //!   rows changed since the previous one.
 //! * [`cycle`]: one scheduling cycle: refresh the snapshot, plan, commit the plan in one
 //!   transaction that checks the term, locks the affected node rows and writes the
-//!   allocations (the database's partial unique index refuses any GPU held twice).
+//!   allocations (the database's partial unique indexes refuse any GPU or CPU held
+//!   twice).
+//! * [`cpus`]: which CPU ids a placement gets, re-checked under the node lock.
 //!
 //! A cycle runs when `NOTIFY berth_jobs` arrives (a submission, an end, a node) and on a
 //! timer.
 
+pub mod cpus;
 pub mod cycle;
 pub mod dependency;
 pub mod fairshare;

@@ -515,6 +515,8 @@ impl SnapshotCache {
                 job_id: a.job_id,
                 node_id: a.node_id,
                 gpus: a.gpu_indices.iter().map(|g| *g as u32).collect(),
+                cpus: a.cpu_ids.len() as u32,
+                mem_mib: a.mem_mib.max(0) as u64,
                 exclusive: a.exclusive,
                 end: match (
                     a.time_limit.map(|l| epoch(a.created_at).saturating_add(l)),
@@ -523,14 +525,15 @@ impl SnapshotCache {
                     (Some(end), Some(kill)) => Some(end.min(*kill)),
                     (end, kill) => kill.copied().or(end),
                 },
-                ..RunningAlloc::default()
             })
             .collect();
 
-        // GPUs each job's current run holds, and running tasks per array.
+        // GPUs and CPUs each job's current run holds, and running tasks per array.
         let mut gpus_held: HashMap<(i64, i32), u32> = HashMap::new();
+        let mut cpus_held: HashMap<(i64, i32), u32> = HashMap::new();
         for a in self.allocations.values() {
             *gpus_held.entry((a.job_id, a.run)).or_default() += a.gpu_indices.len() as u32;
+            *cpus_held.entry((a.job_id, a.run)).or_default() += a.cpu_ids.len() as u32;
         }
         let mut array_running: HashMap<i64, u32> = HashMap::new();
         for j in self.jobs.values().filter(|j| running_state(&j.state)) {
@@ -610,7 +613,14 @@ impl SnapshotCache {
                 job_id: r.id,
                 user: r.user_name.clone(),
                 qos: r.qos.clone().unwrap_or_else(|| "normal".to_string()),
-                cpus: (r.num_tasks.max(1) as u32).saturating_mul(r.cpus_per_task.max(1) as u32),
+                // The CPUs its run holds; what it asked for when not placed by CPU.
+                cpus: cpus_held
+                    .get(&(r.id, r.restart_count))
+                    .copied()
+                    .filter(|c| *c > 0)
+                    .unwrap_or_else(|| {
+                        (r.num_tasks.max(1) as u32).saturating_mul(r.cpus_per_task.max(1) as u32)
+                    }),
                 gpus: gpus_held
                     .get(&(r.id, r.restart_count))
                     .copied()

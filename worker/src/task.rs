@@ -683,6 +683,7 @@ mod tests {
             user: "alice".into(),
             memory_limit_mib: None,
             cpu_limit: None,
+            job_cpu_ids: Vec::new(),
         }
     }
 

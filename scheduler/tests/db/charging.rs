@@ -85,7 +85,7 @@ async fn placed(
     };
     let mut tx = berth_db::begin(pool).await.unwrap();
     let id = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
-    assert!(job::job_start_in_tx(&mut tx, id, 1).await.unwrap());
+    assert!(job::job_start_in_tx(&mut tx, id, 1, None).await.unwrap());
     for (index, n) in nodes.iter().enumerate() {
         let free: i32 = sqlx::query_scalar(
             "SELECT min(g.index) FROM gpus g WHERE g.node_id = $1 AND NOT EXISTS (
@@ -96,9 +96,22 @@ async fn placed(
         .fetch_one(&mut *tx)
         .await
         .unwrap();
-        allocation::allocation_insert_in_tx(&mut tx, id, 0, *n, index as i32, &[free], false, 1)
-            .await
-            .unwrap();
+        allocation::allocation_insert_in_tx(
+            &mut tx,
+            &allocation::AllocationInsert {
+                job_id: id,
+                run: 0,
+                node_id: *n,
+                node_index: index as i32,
+                gpu_indices: &[free],
+                cpu_ids: &[],
+                mem_mib: 0,
+                exclusive: false,
+                term: 1,
+            },
+        )
+        .await
+        .unwrap();
     }
     sqlx::query("UPDATE allocations SET created_at = now() - $2 WHERE job_id = $1")
         .bind(id)
@@ -231,4 +244,48 @@ async fn a_released_run_is_queued_whatever_path_releases_it(pool: PgPool) {
         .unwrap();
     tx.commit().await.unwrap();
     assert_eq!(queued(&pool).await, vec![(id, 0)]);
+}
+
+/// A run placed by CPU is charged for the CPUs its allocations hold over all its nodes,
+/// not for what it asked (tasks × CPUs per task).
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_run_placed_by_cpu_is_charged_its_allocated_cpus(pool: PgPool) {
+    let n1 = crate::register(&pool, "n1").await;
+    let n2 = crate::register(&pool, "n2").await;
+    let insert = job::JobInsert {
+        num_nodes: 2,
+        num_tasks: 2,
+        cpus_per_task: 3,
+        ..crate::insert("bob", 0)
+    };
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    let id = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
+    assert!(job::job_start_in_tx(&mut tx, id, 1, None).await.unwrap());
+    for (index, (node, cpus)) in [(n1, &[0, 1, 2, 3][..]), (n2, &[4][..])]
+        .into_iter()
+        .enumerate()
+    {
+        allocation::allocation_insert_in_tx(
+            &mut tx,
+            &allocation::AllocationInsert {
+                job_id: id,
+                run: 0,
+                node_id: node,
+                node_index: index as i32,
+                gpu_indices: &[],
+                cpu_ids: cpus,
+                mem_mib: 1024,
+                exclusive: false,
+                term: 1,
+            },
+        )
+        .await
+        .unwrap();
+    }
+    tx.commit().await.unwrap();
+    release(&pool, id, None, Duration::zero()).await;
+    let runs = from_queue(&pool, Utc::now()).await;
+    assert_eq!(runs.len(), 1);
+    // 4 CPUs on n1 and 1 on n2, though it asked 2 tasks × 3 CPUs.
+    assert_eq!((runs[0].0, runs[0].4), (id, 5));
 }

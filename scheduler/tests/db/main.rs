@@ -2,6 +2,7 @@
 //! leader's incremental snapshot.
 
 mod charging;
+mod commit;
 mod reconcile;
 mod snapshot;
 

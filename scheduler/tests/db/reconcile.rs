@@ -30,7 +30,7 @@ async fn running_job(pool: &PgPool, nodes: &[i64], spec: serde_json::Value, term
     };
     let mut tx = berth_db::begin(pool).await.unwrap();
     let id = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
-    assert!(job::job_start_in_tx(&mut tx, id, term).await.unwrap());
+    assert!(job::job_start_in_tx(&mut tx, id, term, None).await.unwrap());
     for (index, n) in nodes.iter().enumerate() {
         let held: i64 = sqlx::query_scalar(
             "SELECT count(*) FROM allocation_gpus WHERE node_id = $1 AND released_at IS NULL",
@@ -42,13 +42,17 @@ async fn running_job(pool: &PgPool, nodes: &[i64], spec: serde_json::Value, term
         let first = held as i32;
         allocation::allocation_insert_in_tx(
             &mut tx,
-            id,
-            0,
-            *n,
-            index as i32,
-            &[first, first + 1],
-            false,
-            term,
+            &allocation::AllocationInsert {
+                job_id: id,
+                run: 0,
+                node_id: *n,
+                node_index: index as i32,
+                gpu_indices: &[first, first + 1],
+                cpu_ids: &[],
+                mem_mib: 0,
+                exclusive: false,
+                term,
+            },
         )
         .await
         .unwrap();
