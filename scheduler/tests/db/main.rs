@@ -3,6 +3,7 @@
 
 mod charging;
 mod reconcile;
+mod reservations;
 mod snapshot;
 
 use berth_db::node;
