@@ -87,6 +87,7 @@ fn view(
     window: (i64, i64),
     nodes: &[NodeRow],
     gpus: &[GpuRow],
+    now: DateTime<Utc>,
 ) -> Reservation {
     let cpus_of: HashMap<i64, u32> = nodes.iter().map(|n| (n.id, n.cpus.max(0) as u32)).collect();
     let mut gpu_count: HashMap<i64, u32> = HashMap::new();
@@ -112,7 +113,7 @@ fn view(
         tres.push(format!("gres/gpu={held_gpus}"));
     }
     let names: Vec<String> = row.nodes.iter().map(|n| n.node.clone()).collect();
-    let now = Utc::now().timestamp();
+    let now = epoch(now);
     let at = |s: i64| DateTime::<Utc>::from_timestamp(s, 0).unwrap_or_default();
     Reservation {
         name: row.name.clone(),
@@ -181,7 +182,7 @@ pub async fn reservation_list(
     let mut items: Vec<Reservation> = rows
         .iter()
         .filter(|r| caller.sees_all_jobs() || allows(r, &caller.name, &accounts))
-        .filter_map(|r| shown_window(r, now).map(|w| view(r, w, &nodes, &gpus)))
+        .filter_map(|r| shown_window(r, now).map(|w| view(r, w, &nodes, &gpus, now)))
         .collect();
     items.sort_by(|a, b| (a.start_time, &a.name).cmp(&(b.start_time, &b.name)));
     Ok(Json(ReservationList { items }))
@@ -197,10 +198,11 @@ async fn visible(state: &AppState, caller: &Caller, name: &str) -> Result<Reserv
     {
         return Err(missing());
     }
-    let window = shown_window(&row, Utc::now()).ok_or_else(missing)?;
+    let now = Utc::now();
+    let window = shown_window(&row, now).ok_or_else(missing)?;
     let nodes = node::node_list(&state.pool).await?;
     let gpus = node::gpu_list(&state.pool, None).await?;
-    Ok(view(&row, window, &nodes, &gpus))
+    Ok(view(&row, window, &nodes, &gpus, now))
 }
 
 /// Show one advance reservation.
