@@ -31,6 +31,7 @@ mod preemption;
 mod private_pg;
 mod proxy;
 mod requeue;
+mod reservations;
 mod restart;
 mod sbatch_scripts;
 mod scheduler_wakeups;

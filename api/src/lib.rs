@@ -36,6 +36,7 @@ pub mod oidc;
 pub mod openapi;
 pub mod partitions;
 pub mod requeue;
+pub mod reservations;
 pub mod routes;
 pub mod run_grant;
 pub mod stats;
@@ -234,6 +235,16 @@ pub fn router(state: AppState) -> Router {
             get(partitions::partition_get)
                 .put(partitions::partition_put)
                 .delete(partitions::partition_delete),
+        )
+        .route(
+            "/v1/reservations",
+            get(reservations::reservation_list).post(reservations::reservation_create),
+        )
+        .route(
+            "/v1/reservations/{name}",
+            get(reservations::reservation_get)
+                .patch(reservations::reservation_update)
+                .delete(reservations::reservation_delete),
         )
         .route(
             "/v1/users",

@@ -3,8 +3,8 @@
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
 use crate::{
-    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, requeue, routes,
-    stats, steps, tokens,
+    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, requeue,
+    reservations, routes, stats, steps, tokens,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -145,6 +145,11 @@ impl Modify for ProblemResponses {
         partitions::partition_get,
         partitions::partition_put,
         partitions::partition_delete,
+        reservations::reservation_list,
+        reservations::reservation_create,
+        reservations::reservation_get,
+        reservations::reservation_update,
+        reservations::reservation_delete,
         identity::user_create,
         identity::user_list,
         identity::user_get,
@@ -168,6 +173,7 @@ impl Modify for ProblemResponses {
         (name = "jobs", description = "Submit, list, show, cancel jobs and read their output"),
         (name = "nodes", description = "Nodes, and the routes their workers use"),
         (name = "partitions", description = "Partitions: node sets with time limits, access and priority tiers"),
+        (name = "reservations", description = "Advance reservations: nodes or GPUs held for some users' jobs in a window"),
         (name = "fairshare", description = "Fairshare usage and factors (sshare)"),
         (name = "qos", description = "Quality of service: priority, usage factor, limits, preemption"),
         (name = "health", description = "Liveness and readiness"),

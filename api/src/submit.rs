@@ -232,6 +232,9 @@ pub async fn submit_job(
     }
     let account =
         crate::identity::submission_account(pool, user, role, spec.account.as_deref()).await?;
+    if let Some(name) = spec.reservation.as_deref() {
+        crate::reservations::check_submission(pool, name, user, account.as_deref()).await?;
+    }
     let request = spec.resource_request();
     check_satisfiable(pool, &partition, &request).await?;
     let qos_name = check_qos_and_partition_limits(

@@ -464,6 +464,9 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
         scontrol_time(job.end_time)
     ));
     lines.push(format!("Partition={}", job.partition));
+    if let Some(r) = job.spec.reservation.as_deref().filter(|r| !r.is_empty()) {
+        lines.push(format!("Reservation={r}"));
+    }
     lines.push(format!(
         "NodeList={}",
         job.nodelist

@@ -36,6 +36,7 @@ pub mod job_control;
 pub mod join;
 pub mod pg;
 pub mod queue_start;
+pub mod reservation;
 pub mod scontrol;
 pub mod server;
 pub mod shutdown;

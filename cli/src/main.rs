@@ -91,6 +91,13 @@ enum Command {
         #[command(subcommand)]
         what: PartitionCommand,
     },
+    /// Advance reservations: `berth reservation list|show|delete`, `berth reservation
+    /// create ReservationName=maint StartTime=now Duration=10 Nodes=node-1 Users=root
+    /// Flags=MAINT` (scontrol's keys; admins and operators create, update and delete).
+    Reservation {
+        #[command(subcommand)]
+        what: ReservationCommand,
+    },
     /// Show an object in detail, like scontrol show.
     Show {
         #[command(subcommand)]
@@ -396,6 +403,46 @@ enum PartitionCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum ReservationCommand {
+    /// The reservations you may use (all for admins and operators), as scontrol show
+    /// reservation prints them.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One reservation.
+    Show {
+        /// The reservation name.
+        name: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Create a reservation: ReservationName, StartTime, EndTime or Duration, Nodes or
+    /// NodeCnt or TRES=gres/gpu:N, PartitionName, Users and/or Accounts, Flags (MAINT,
+    /// IGNORE_JOBS, DAILY, WEEKLY, FLEX).
+    Create {
+        /// Key=Value settings.
+        #[arg(required = true)]
+        assignments: Vec<String>,
+    },
+    /// Change settings of a reservation (the others are kept).
+    Update {
+        /// The reservation name.
+        name: String,
+        /// Key=Value settings.
+        #[arg(required = true)]
+        assignments: Vec<String>,
+    },
+    /// Delete a reservation (refused while jobs that use it run).
+    Delete {
+        /// The reservation name.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum QosCommand {
     /// Every QOS.
     List {
@@ -613,6 +660,23 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     admin::partition_set(&client, &name, &assignments).await
                 }
                 PartitionCommand::Delete { name } => admin::partition_delete(&client, &name).await,
+            }
+        }
+        Command::Reservation { what } => {
+            use berth::reservation as r;
+            let client = client(url, token)?;
+            match what {
+                ReservationCommand::List { json } => r::reservation_list(&client, json).await,
+                ReservationCommand::Show { name, json } => {
+                    r::reservation_show(&client, &name, json).await
+                }
+                ReservationCommand::Create { assignments } => {
+                    r::reservation_create(&client, &assignments).await
+                }
+                ReservationCommand::Update { name, assignments } => {
+                    r::reservation_update(&client, Some(&name), &assignments).await
+                }
+                ReservationCommand::Delete { name } => r::reservation_delete(&client, &name).await,
             }
         }
         Command::Logs { follow, stderr, id } => {

@@ -4,7 +4,8 @@
 //! `update JobId=ID key=value…` (`TimeLimit=` also of a running job, from inside it); and
 //! the operator forms `show node|partition [NAME]`, `update NodeName=LIST
 //! State=DRAIN|RESUME Reason=…`, `create|update|delete PartitionName=NAME Key=Value…` (see
-//! [`crate::admin`]).
+//! [`crate::admin`]), and `create reservation …`, `update|delete ReservationName=NAME …`,
+//! `show reservation [NAME]` (see [`crate::reservation`]).
 
 use crate::client::Client;
 use crate::commands;
@@ -181,6 +182,18 @@ pub async fn run(
             Some(name) => crate::admin::partition_show(&client()?, name, false).await,
             None => crate::admin::partition_list(&client()?, false).await,
         },
+        ["show", "reservation" | "reservations" | "res", ..] => match args.get(2) {
+            Some(name) => crate::reservation::reservation_show(&client()?, name, false).await,
+            None => crate::reservation::reservation_list(&client()?, false).await,
+        },
+        [verb @ ("update" | "create" | "delete"), rest @ ..]
+            if rest.first().is_some_and(|w| *w == "reservation")
+                || rest.iter().any(|w| {
+                    w.starts_with("reservationname=") || w.starts_with("reservation=")
+                }) =>
+        {
+            crate::reservation::scontrol(&client()?, verb, &args[1..]).await
+        }
         [verb @ ("update" | "create" | "delete"), rest @ ..]
             if rest.iter().any(|w| w.starts_with("partitionname=")) =>
         {
@@ -212,8 +225,8 @@ pub async fn run(
         ),
         _ => bail!(
             "scontrol {}: not supported by Berth (supported: show hostnames|hostname|hostlist, \
-             show job|node|partition, hold, release, top, requeue, update JobId=|NodeName=, \
-             create|update|delete PartitionName=)",
+             show job|node|partition|reservation, hold, release, top, requeue, update \
+             JobId=|NodeName=, create|update|delete PartitionName=|ReservationName=)",
             args.join(" ")
         ),
     }

@@ -32,6 +32,7 @@ pub mod identity;
 pub mod pattern;
 pub mod priority;
 pub mod qos;
+pub mod reservation;
 pub mod resources;
 pub mod sbatch;
 pub mod scheduling;

@@ -25,6 +25,7 @@ pub mod output;
 pub mod partition;
 pub mod preemption;
 pub mod qos;
+pub mod reservation;
 pub mod snapshot;
 pub mod step;
 pub mod usage;

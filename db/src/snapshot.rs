@@ -130,6 +130,8 @@ pub struct SchedJobRow {
     pub time_limit: Option<i64>,
     /// `--constraint` (from the spec).
     pub constraint: Option<String>,
+    /// `--reservation` (from the spec).
+    pub reservation: Option<String>,
     /// What its GPU count is of: `gpu` (whole GPUs or MIG instances) or `shard`.
     pub gres: String,
     /// Array master id (a task row).
@@ -166,7 +168,7 @@ pub async fn read_jobs_all(conn: &mut PgConnection) -> Result<Vec<SchedJobRow>, 
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, gres, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running
            FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#
@@ -187,7 +189,7 @@ pub async fn read_jobs_changed(
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, gres, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running
            FROM jobs

@@ -1,7 +1,7 @@
 //! The leader's in-memory snapshot, refreshed incrementally from the database.
 //!
 //! The first refresh of a term reads every row the planner needs: jobs not ended, nodes
-//! and GPUs, live allocations, preemptions in flight, partitions, QOS, accounts, users'
+//! and GPUs, live allocations, preemptions in flight, partitions, QOS, reservations, accounts, users'
 //! default accounts and fairshare usage. Every later refresh reads only what changed since
 //! the previous one (see [`berth_db::snapshot`]: rows stamped with the id of the
 //! transaction that changed them, compared with the previous read's
@@ -25,14 +25,16 @@
 use crate::dependency::{self, Dependency, Target};
 use crate::fairshare;
 use crate::planner::{
-    AccountLimits, ArrayTasks, DependencyState, NodeView, PendingJob, PlannerConfig, PreemptMode,
-    QosLimits, QosPreemption, RunningAlloc, RunningJob, Snapshot, TresLimits,
+    AccountLimits, AdvanceReservation, ArrayTasks, DependencyState, NodeView, PendingJob,
+    PlannerConfig, PreemptMode, QosLimits, QosPreemption, ReservedNode, RunningAlloc, RunningJob,
+    Snapshot, TresLimits,
 };
 use berth_core::array::IndexSet;
 use berth_core::priority::ShareAccount;
 use berth_db::account::{self, AccountRow};
 use berth_db::partition::{self, PartitionRow};
 use berth_db::qos::{self, QosRow};
+use berth_db::reservation::{self, ReservationRow};
 use berth_db::snapshot::{
     self as read, SchedAllocationRow, SchedGpuRow, SchedJobRow, SchedNodeRow, SchedPreemptionRow,
     ServerIdentity,
@@ -61,7 +63,7 @@ pub struct RefreshStats {
     pub full: bool,
     /// Rows read from jobs, nodes, GPUs, allocations and preemptions.
     pub rows: usize,
-    /// Small tables re-read whole (partitions, QOS, accounts, users, usage).
+    /// Small tables re-read whole (partitions, QOS, accounts, users, usage, reservations).
     pub tables: usize,
 }
 
@@ -117,6 +119,7 @@ pub struct SnapshotCache {
     /// user → default account.
     default_accounts: HashMap<String, String>,
     usage: Vec<UsageRow>,
+    reservations: Vec<ReservationRow>,
     /// What the last refresh read.
     pub last: RefreshStats,
     /// Why the last refresh read everything (`None` when it read only changes).
@@ -200,6 +203,7 @@ impl SnapshotCache {
             accounts: Vec::new(),
             default_accounts: HashMap::new(),
             usage: Vec::new(),
+            reservations: Vec::new(),
             last: RefreshStats::default(),
             last_full: None,
         }
@@ -297,7 +301,14 @@ impl SnapshotCache {
             + self.gpus.len()
             + self.allocations.len()
             + self.preemptions.len();
-        let tables = ["partitions", "qos", "accounts", "users", "usage"];
+        let tables = [
+            "partitions",
+            "qos",
+            "accounts",
+            "users",
+            "usage",
+            "reservations",
+        ];
         for t in tables {
             self.read_table(conn, t).await?;
         }
@@ -321,6 +332,7 @@ impl SnapshotCache {
                     .collect()
             }
             "usage" => self.usage = usage::usage_list(&mut *conn).await?,
+            "reservations" => self.reservations = reservation::reservation_list(&mut *conn).await?,
             _ => {}
         }
         Ok(())
@@ -600,6 +612,7 @@ impl SnapshotCache {
                         .map(|n| n.max(0) as u32),
                     preempting: preemptors.contains(&j.id),
                     cpus_per_node: 1,
+                    reservation: j.reservation.clone(),
                     ..PendingJob::default()
                 }
             })
@@ -700,11 +713,52 @@ impl SnapshotCache {
                 accounts: account_limits,
                 gpu_domains,
                 shards,
-                advance_reservations: Vec::new(),
+                advance_reservations: advance_reservations(&self.reservations, epoch(now)),
             },
             accounts,
         }
     }
+}
+
+/// How many upcoming windows of a recurring reservation the planner sees.
+const RESERVATION_WINDOWS: usize = 2;
+
+/// The planner's view of the stored reservations at `now`: one entry per window whose end
+/// is after `now` (a `DAILY`/`WEEKLY` one: its current or next [`RESERVATION_WINDOWS`]
+/// occurrences; an ended one-off: none).
+fn advance_reservations(rows: &[ReservationRow], now: i64) -> Vec<AdvanceReservation> {
+    use berth_core::reservation::{period, windows, ReservationFlag};
+    let mut out = Vec::new();
+    for r in rows {
+        let flags: Vec<ReservationFlag> = r
+            .flags
+            .iter()
+            .filter_map(|f| ReservationFlag::parse(f))
+            .collect();
+        let nodes: Vec<ReservedNode> = r
+            .nodes
+            .iter()
+            .map(|n| ReservedNode {
+                node_id: n.node_id,
+                gpus: n
+                    .gpus
+                    .as_ref()
+                    .map(|g| g.iter().map(|i| (*i).max(0) as u32).collect()),
+            })
+            .collect();
+        let (start, end) = (epoch(r.start_time), epoch(r.end_time));
+        for (start, end) in windows(start, end, period(&flags), now, RESERVATION_WINDOWS) {
+            out.push(AdvanceReservation {
+                name: r.name.clone(),
+                start,
+                end,
+                nodes: nodes.clone(),
+                flex: flags.contains(&ReservationFlag::Flex),
+                maint: flags.contains(&ReservationFlag::Maint),
+            });
+        }
+    }
+    out
 }
 
 /// The tasks of array master `j` not started yet (`pending`, its range list) with

@@ -4,6 +4,7 @@
 mod charging;
 mod commit;
 mod reconcile;
+mod reservations;
 mod snapshot;
 
 use berth_db::node;
