@@ -40,3 +40,23 @@ ALTER TABLE nodes
         GENERATED ALWAYS AS (GREATEST(cpus - core_spec_count, LEAST(cpus, 1))) STORED,
     ADD COLUMN usable_memory_mib bigint NOT NULL
         GENERATED ALWAYS AS (GREATEST(memory_mib - mem_spec_limit_mib, LEAST(memory_mib, 1))) STORED;
+
+-- A BEFORE UPDATE trigger sees generated columns not yet computed (NULL in NEW): the
+-- change stamp compares them as they were (they follow the columns it does compare), so
+-- a heartbeat stays a non-change and a change of CPUs or reserves still stamps the row.
+CREATE OR REPLACE FUNCTION berth_stamp_node() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    probe nodes;
+BEGIN
+    probe := NEW;
+    probe.last_heartbeat := OLD.last_heartbeat;
+    probe.change_xid := OLD.change_xid;
+    probe.usable_cpus := OLD.usable_cpus;
+    probe.usable_memory_mib := OLD.usable_memory_mib;
+    IF probe IS DISTINCT FROM OLD THEN
+        NEW.change_xid := berth_xid();
+    ELSE
+        NEW.change_xid := OLD.change_xid;
+    END IF;
+    RETURN NEW;
+END $$;
