@@ -124,6 +124,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "node_get",
         "node_drain",
         "node_resume",
+        "node_update",
         "partition_get",
         "partition_put",
         "partition_delete",
@@ -242,6 +243,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             // Operators drain and resume nodes and manage partitions and QOS.
             | "node_drain"
             | "node_resume"
+            | "node_update"
             | "partition_put"
             | "partition_delete"
             | "qos_put"
@@ -483,6 +485,10 @@ async fn prepare(
         "node_drain" => {
             path = path.replace("{name}", "node-x");
             Some(json!({"reason": "authz matrix"}))
+        }
+        "node_update" => {
+            path = path.replace("{name}", "node-x");
+            Some(json!({"weight": 3}))
         }
         "partition_get" => {
             path = path.replace("{name}", "gpu");

@@ -96,6 +96,10 @@ async fn stopping_berth_dev_stops_its_jobs_and_removes_their_cgroups() {
             &format!("127.0.0.1:{port}"),
             "--gpus",
             "2xH100",
+            "--cpus",
+            "6",
+            "--memory",
+            "32G",
         ])
         .env("DATABASE_URL", &db_url)
         .env("BERTH_CLIENT_CONFIG", dir.join("client.toml"))
@@ -134,10 +138,22 @@ async fn stopping_berth_dev_stops_its_jobs_and_removes_their_cgroups() {
                 .name
         });
     let token = berth_api::mint_token(secret.trim(), &user, Role::Admin, 600);
+    let http = reqwest::Client::new();
+
+    // Its worker declares the CPUs and memory `--cpus` and `--memory` say.
+    let node: berth_core::wire::Node = http
+        .get(format!("{url}/v1/nodes/node-1"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!((node.cpus, node.memory_mib), (6, 32 * 1024), "{node:?}");
 
     // A job that ignores SIGTERM, so that only the kill wait's SIGKILL ends it.
     let marker = format!("BXW_DEV_MARK={db_name}");
-    let http = reqwest::Client::new();
     let body = serde_json::json!({
         "script": "#!/bin/bash\n#SBATCH --gres=gpu:1 -t 10\ntrap '' TERM\necho started\nsleep 300\n",
         "submit_dir": dir.to_str().unwrap(),

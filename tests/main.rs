@@ -23,6 +23,7 @@ mod keys;
 mod node_failure;
 mod node_join;
 mod node_reports;
+mod nodes;
 mod oidc;
 mod operations;
 mod outage;

@@ -1,6 +1,8 @@
-//! QOS and partitions defined in the server's configuration file (`[qos.NAME]` and
-//! `[partitions.NAME]` tables, as Slurm's slurm.conf defines partitions), applied when the
-//! api starts.
+//! QOS, partitions and node settings defined in the server's configuration file
+//! (`[qos.NAME]`, `[partitions.NAME]` and `[nodes.NAME]` tables, as Slurm's slurm.conf
+//! defines partitions and nodes), applied when the api starts. Node settings are written
+//! first, in their own transaction; a `[nodes.NAME]` table replaces the values it names
+//! (those set by `berth node set` included) at every start and leaves the others.
 //!
 //! Each table holds the same definition `PUT /v1/qos/{name}` and `PUT
 //! /v1/partitions/{name}` take (absent fields take their defaults) and is checked the same
@@ -13,7 +15,7 @@ use crate::error::ApiError;
 use crate::fairshare::qos_row;
 use crate::partitions::partition_row;
 use berth_core::qos::QosSpec;
-use berth_core::wire::PartitionSpec;
+use berth_core::wire::{NodeUpdate, PartitionSpec};
 use berth_db::{notify, partition, qos, DbError, Pool};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -28,13 +30,58 @@ pub struct Definitions {
     /// `[partitions.NAME]` tables.
     #[serde(default)]
     pub partitions: BTreeMap<String, PartitionSpec>,
+    /// `[nodes.NAME]` tables (the body of `PATCH /v1/nodes/{name}`: cpus, memory_mib,
+    /// features, weight, core_spec_count, mem_spec_limit_mib), for nodes registered or
+    /// not yet: a node takes them when its worker registers.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, NodeUpdate>,
 }
 
 impl Definitions {
     /// Nothing defined.
     pub fn is_empty(&self) -> bool {
-        self.qos.is_empty() && self.partitions.is_empty()
+        self.qos.is_empty() && self.partitions.is_empty() && self.nodes.is_empty()
     }
+}
+
+/// Checks and writes the `[nodes.NAME]` tables in one transaction. Returns how many.
+async fn apply_nodes(pool: &Pool, nodes: &BTreeMap<String, NodeUpdate>) -> Result<usize, String> {
+    if nodes.is_empty() {
+        return Ok(0);
+    }
+    let db = |e: DbError| format!("applying [nodes]: {e}");
+    let mut patches = Vec::new();
+    for (name, update) in nodes {
+        let table = format!("nodes.{name}");
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            return Err(format!(
+                "{table}: node names use letters, digits, '_', '.' and '-'"
+            ));
+        }
+        patches.push((
+            name,
+            crate::nodes::config_patch(update).map_err(|e| named(&table, e))?,
+        ));
+    }
+    let mut tx = berth_db::begin(pool).await.map_err(db)?;
+    for (name, patch) in &patches {
+        crate::nodes::config_write_in_tx(&mut tx, name, patch)
+            .await
+            .map_err(|e| named(&format!("nodes.{name}"), e))?;
+    }
+    notify::notify(&mut *tx, notify::JOBS_CHANNEL, "definitions")
+        .await
+        .map_err(db)?;
+    tx.commit().await.map_err(|e| db(e.into()))?;
+    tracing::info!(
+        nodes = patches.len(),
+        "node settings from the configuration applied"
+    );
+    Ok(patches.len())
 }
 
 /// `table.field: detail` for a definition's error.
@@ -56,8 +103,9 @@ fn named(table: &str, e: ApiError) -> String {
 /// A message naming the table and field (`qos.high.preempt: no QOS gold`), or the
 /// database error; nothing is written then.
 pub async fn apply(pool: &Pool, definitions: &Definitions) -> Result<usize, String> {
-    if definitions.is_empty() {
-        return Ok(0);
+    let nodes = apply_nodes(pool, &definitions.nodes).await?;
+    if definitions.qos.is_empty() && definitions.partitions.is_empty() {
+        return Ok(nodes);
     }
     let db = |e: DbError| format!("applying [qos] and [partitions]: {e}");
     let defaults: Vec<&String> = definitions
@@ -119,7 +167,7 @@ pub async fn apply(pool: &Pool, definitions: &Definitions) -> Result<usize, Stri
         .await
         .map_err(db)?;
     tx.commit().await.map_err(|e| db(e.into()))?;
-    let written = qos_rows.len() + partition_rows.len();
+    let written = nodes + qos_rows.len() + partition_rows.len();
     tracing::info!(
         qos = qos_rows.len(),
         partitions = partition_rows.len(),

@@ -225,7 +225,10 @@ pub fn router(state: AppState) -> Router {
             "/v1/nodes/{name}/credential",
             post(node_credentials::node_rekey),
         )
-        .route("/v1/nodes/{name}", get(nodes::node_get))
+        .route(
+            "/v1/nodes/{name}",
+            get(nodes::node_get).patch(nodes::node_update),
+        )
         .route("/v1/nodes/{name}/drain", post(nodes::node_drain))
         .route("/v1/nodes/{name}/resume", post(nodes::node_resume))
         .route("/v1/nodes/{name}/sync", post(routes::node_sync))

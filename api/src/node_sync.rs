@@ -107,18 +107,19 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             format!("GPU index {} is listed twice", dup.index),
         ));
     }
-    let mut tx = berth_db::begin(pool).await?;
-    node::node_register_in_tx(
-        &mut tx,
-        &req.name,
-        &req.hostname,
-        i32::try_from(req.cpus).map_err(|_| ApiError::bad_field("cpus", "too large"))?,
-        i64::try_from(req.memory_mib)
+    crate::nodes::check_features("features", &req.features)?;
+    let reported = node::NodeReported {
+        cpus: i32::try_from(req.cpus).map_err(|_| ApiError::bad_field("cpus", "too large"))?,
+        memory_mib: i64::try_from(req.memory_mib)
             .map_err(|_| ApiError::bad_field("memory_mib", "too large"))?,
-        &req.features,
-        &gpus,
-    )
-    .await?;
+        features: req.features.clone(),
+        weight: req
+            .weight
+            .map(|w| i32::try_from(w).map_err(|_| ApiError::bad_field("weight", "too large")))
+            .transpose()?,
+    };
+    let mut tx = berth_db::begin(pool).await?;
+    node::node_register_reported_in_tx(&mut tx, &req.name, &req.hostname, &reported, &gpus).await?;
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "node").await?;
     tx.commit().await.map_err(DbError::from)?;
     node::node_get_by_name(pool, &req.name)

@@ -1,4 +1,6 @@
-//! One node, and what operators do to nodes: `GET /v1/nodes/{name}`, `POST
+//! One node, and what operators do to nodes: `GET /v1/nodes/{name}`, `PATCH
+//! /v1/nodes/{name}` (slurm.conf's node line: CPUs, RealMemory, Features, Weight,
+//! CoreSpecCount, MemSpecLimit), `POST
 //! /v1/nodes/{name}/drain` and `POST /v1/nodes/{name}/resume` (scontrol's `update
 //! NodeName=… State=DRAIN Reason=…` and `State=RESUME`). Drains and resumes are audited
 //! like every state-changing call.
@@ -9,8 +11,8 @@ use crate::{views, AppState};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::Json;
-use berth_core::wire::{Node, NodeDrain, Problem};
-use berth_db::node::{AdminChange, NodeRow};
+use berth_core::wire::{Node, NodeDrain, NodeUpdate, Problem};
+use berth_db::node::{AdminChange, ConfigChange, NodeConfigPatch, NodeRow};
 use berth_db::{allocation, node, notify, partition, DbError};
 
 /// The longest drain reason, characters.
@@ -140,5 +142,179 @@ pub async fn node_resume(
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "node").await?;
     tx.commit().await.map_err(DbError::from)?;
     tracing::info!(node.name = %name, by = %caller.name, "node resumed");
+    Ok(Json(node_view(&state, &name).await?))
+}
+
+/// The most features a node carries.
+pub const MAX_FEATURES: usize = 64;
+/// The longest feature name, characters.
+pub const MAX_FEATURE_CHARS: usize = 64;
+
+/// Checks feature names (letters, digits, `_`, `.`, `-`, 1-64 characters; at most 64, no
+/// repeats); errors name `field`.
+///
+/// # Errors
+/// 400 naming `field`.
+pub fn check_features(field: &str, features: &[String]) -> Result<(), ApiError> {
+    if features.len() > MAX_FEATURES {
+        return Err(ApiError::bad_field(
+            field,
+            format!(
+                "{} features: a node carries at most {MAX_FEATURES}",
+                features.len()
+            ),
+        ));
+    }
+    for (i, f) in features.iter().enumerate() {
+        if f.is_empty()
+            || f.chars().count() > MAX_FEATURE_CHARS
+            || !f
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            return Err(ApiError::bad_field(
+                field,
+                format!(
+                    "feature {:?}: features are 1-{MAX_FEATURE_CHARS} letters, digits, '_', '.' or '-'",
+                    berth_core::text::escape(f)
+                ),
+            ));
+        }
+        if features[..i].contains(f) {
+            return Err(ApiError::bad_field(
+                field,
+                format!("feature {f} is listed twice"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a node update and turns it into the database's change.
+///
+/// # Errors
+/// 400 naming the field: CPUs or RealMemory 0, a value out of range, a bad feature name.
+pub fn config_patch(update: &NodeUpdate) -> Result<NodeConfigPatch, ApiError> {
+    fn int<T: TryInto<i32> + Copy>(
+        field: &str,
+        v: Option<Option<T>>,
+        min: i32,
+    ) -> Result<ConfigChange<i32>, ApiError> {
+        v.map(|v| {
+            v.map(|v| {
+                v.try_into().ok().filter(|v| *v >= min).ok_or_else(|| {
+                    ApiError::bad_field(field, format!("must be {min} to {}", i32::MAX))
+                })
+            })
+            .transpose()
+        })
+        .transpose()
+    }
+    fn big(field: &str, v: Option<Option<u64>>, min: i64) -> Result<ConfigChange<i64>, ApiError> {
+        v.map(|v| {
+            v.map(|v| {
+                i64::try_from(v).ok().filter(|v| *v >= min).ok_or_else(|| {
+                    ApiError::bad_field(field, format!("must be {min} to {}", i64::MAX))
+                })
+            })
+            .transpose()
+        })
+        .transpose()
+    }
+    if let Some(Some(features)) = &update.features {
+        check_features("features", features)?;
+    }
+    Ok(NodeConfigPatch {
+        cpus: int("cpus", update.cpus, 1)?,
+        memory_mib: big("memory_mib", update.memory_mib, 1)?,
+        features: update.features.clone(),
+        weight: int("weight", update.weight, 0)?,
+        core_spec_count: int("core_spec_count", update.core_spec_count, 0)?,
+        mem_spec_limit_mib: big("mem_spec_limit_mib", update.mem_spec_limit_mib, 0)?,
+    })
+}
+
+/// Checks a node's values after a change: the reserves leave something for jobs.
+///
+/// # Errors
+/// 400 naming `core_spec_count` or `mem_spec_limit_mib`.
+pub fn check_reserves(row: &NodeRow) -> Result<(), ApiError> {
+    if row.core_spec_count > 0 && row.core_spec_count >= row.cpus {
+        return Err(ApiError::bad_field(
+            "core_spec_count",
+            format!(
+                "node {}: CoreSpecCount {} leaves none of its {} CPUs to jobs",
+                row.name, row.core_spec_count, row.cpus
+            ),
+        ));
+    }
+    if row.mem_spec_limit_mib > 0 && row.mem_spec_limit_mib >= row.memory_mib {
+        return Err(ApiError::bad_field(
+            "mem_spec_limit_mib",
+            format!(
+                "node {}: MemSpecLimit {} MiB leaves none of its {} MiB to jobs",
+                row.name, row.mem_spec_limit_mib, row.memory_mib
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes `patch` for node `name` in `tx` and checks the node's values after it. Returns
+/// whether the node exists.
+///
+/// # Errors
+/// 400 naming the field when a reserve would leave nothing; 503 when the database is
+/// unreachable.
+pub async fn config_write_in_tx(
+    tx: &mut sqlx::PgConnection,
+    name: &str,
+    patch: &NodeConfigPatch,
+) -> Result<bool, ApiError> {
+    let exists = node::node_config_set_in_tx(tx, name, patch).await?;
+    if exists {
+        if let Some(row) = node::node_get_by_name(&mut *tx, name).await? {
+            check_reserves(&row)?;
+        }
+    }
+    Ok(exists)
+}
+
+/// Configure a node (admin or operator).
+///
+/// Sets what slurm.conf's node line (and `scontrol update NodeName=…`) sets: CPUs,
+/// RealMemory (MiB), Features, Weight, CoreSpecCount and MemSpecLimit (MiB). A field left
+/// out keeps its value; `null` returns it to what the worker reports. Configured values
+/// survive the worker's re-registration; the scheduler places by them from its next cycle.
+#[utoipa::path(patch, path = "/v1/nodes/{name}", tag = "nodes", operation_id = "node_update",
+    params(("name" = String, Path, description = "Node name")),
+    request_body = NodeUpdate,
+    responses((status = 200, description = "The node, with its new values", body = Node),
+              (status = 400, description = "A bad field", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not an admin or operator", body = Problem),
+              (status = 404, description = "No such node", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn node_update(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(name): Path<String>,
+    body: Result<Json<NodeUpdate>, JsonRejection>,
+) -> Result<Json<Node>, ApiError> {
+    caller.require_person()?;
+    caller.require_unscoped()?;
+    caller.require_staff()?;
+    let Json(update) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
+    let patch = config_patch(&update)?;
+    if node::node_get_by_name(&state.pool, &name).await?.is_none() {
+        return Err(ApiError::NotFound(format!("no node {name}")));
+    }
+    let mut tx = berth_db::begin(&state.pool).await?;
+    if !config_write_in_tx(&mut tx, &name, &patch).await? {
+        return Err(ApiError::NotFound(format!("no node {name}")));
+    }
+    notify::notify(&mut *tx, notify::JOBS_CHANNEL, "node").await?;
+    tx.commit().await.map_err(DbError::from)?;
+    tracing::info!(node.name = %name, ?patch, by = %caller.name, "node configured");
     Ok(Json(node_view(&state, &name).await?))
 }

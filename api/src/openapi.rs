@@ -139,6 +139,7 @@ impl Modify for ProblemResponses {
         routes::node_register,
         routes::node_sync,
         nodes::node_get,
+        nodes::node_update,
         nodes::node_drain,
         nodes::node_resume,
         routes::partition_list,

@@ -156,9 +156,11 @@ pub fn job_views(rows: &[JobRow], allocations: &[JobAllocationRow]) -> Vec<Job> 
 /// counts are not tracked per node).
 pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], busy: bool) -> Node {
     let allocated = gpus.iter().filter(|g| g.job_id.is_some()).count() as u32;
+    let cpus_full = row.usable_cpus > 0 && row.cpus_allocated >= i64::from(row.usable_cpus);
     let state = match row.state.as_str() {
         "UP" if allocated == 0 && !busy => NodeState::Idle,
         "UP" if allocated > 0 && allocated as usize >= gpus.len() => NodeState::Allocated,
+        "UP" if cpus_full => NodeState::Allocated,
         "UP" => NodeState::Mixed,
         other => other.parse().unwrap_or(NodeState::Down),
     };
@@ -169,6 +171,13 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
         cpus: to_u32(row.cpus),
         memory_mib: to_u64(row.memory_mib),
         features: row.features.clone(),
+        cpus_effective: to_u32(row.usable_cpus),
+        cpus_allocated: u32::try_from(row.cpus_allocated.max(0)).unwrap_or(u32::MAX),
+        memory_effective_mib: to_u64(row.usable_memory_mib),
+        memory_allocated_mib: to_u64(row.memory_allocated_mib),
+        weight: to_u32(row.weight),
+        core_spec_count: to_u32(row.core_spec_count),
+        mem_spec_limit_mib: to_u64(row.mem_spec_limit_mib),
         gpus: gpus
             .iter()
             .map(|g| Gpu {

@@ -9,7 +9,7 @@ use crate::client::{Client, ClientError};
 use crate::format;
 use anyhow::{anyhow, bail, Context};
 use berth_core::hostlist;
-use berth_core::wire::{Node, NodeDrain, Partition, PartitionSpec};
+use berth_core::wire::{Node, NodeDrain, NodeUpdate, Partition, PartitionSpec};
 use reqwest::Method;
 
 impl Client {
@@ -31,6 +31,13 @@ impl Client {
             Some(&body),
         )
         .await
+    }
+
+    /// `PATCH /v1/nodes/{name}`.
+    pub async fn node_update(&self, name: &str, update: &NodeUpdate) -> Result<Node, ClientError> {
+        let body = serde_json::to_value(update).unwrap_or_default();
+        self.call(Method::PATCH, &format!("/v1/nodes/{name}"), Some(&body))
+            .await
     }
 
     /// `POST /v1/nodes/{name}/resume`.
@@ -314,7 +321,104 @@ fn value_of<'a>(words: &'a [String], key: &str) -> Option<&'a str> {
     })
 }
 
-/// `scontrol update NodeName=LIST State=DRAIN|RESUME|UNDRAIN|IDLE [Reason=…]`.
+/// The node settings `berth node set` and `scontrol update NodeName=…` take, as
+/// slurm.conf's node line names them (keys case-insensitive).
+pub const NODE_SETTINGS: [&str; 7] = [
+    "cpus",
+    "realmemory",
+    "features",
+    "availablefeatures",
+    "weight",
+    "corespeccount",
+    "memspeclimit",
+];
+
+/// Reads node settings, `Key=Value` words: `CPUs=96`, `RealMemory=1T` (MiB without a
+/// suffix, as in slurm.conf; K/M/G/T allowed), `Features=h100,ib` (`Features=` clears
+/// them), `Weight=10`, `CoreSpecCount=2`, `MemSpecLimit=8G`. A value `default` returns
+/// the setting to what the worker reports.
+///
+/// # Errors
+/// A word that is not `Key=Value`, an unknown key, or a bad value; the message names the
+/// key.
+pub fn parse_node_settings(words: &[String]) -> anyhow::Result<NodeUpdate> {
+    fn number<T: std::str::FromStr>(key: &str, v: &str) -> anyhow::Result<Option<T>> {
+        if v.eq_ignore_ascii_case("default") {
+            return Ok(None);
+        }
+        v.parse()
+            .map(Some)
+            .map_err(|_| anyhow!("{key}={v}: not a whole number"))
+    }
+    fn size(key: &str, v: &str) -> anyhow::Result<Option<u64>> {
+        if v.eq_ignore_ascii_case("default") {
+            return Ok(None);
+        }
+        berth_core::sbatch::size_mib(v)
+            .map(Some)
+            .map_err(|e| anyhow!("{key}={v}: {e}"))
+    }
+    let mut update = NodeUpdate::default();
+    for word in words {
+        let (key, value) = word
+            .split_once('=')
+            .with_context(|| format!("{word}: expected Key=Value (CPUs=96, Features=h100,ib …)"))?;
+        match key.to_ascii_lowercase().as_str() {
+            "cpus" => update.cpus = Some(number(key, value)?),
+            "realmemory" => update.memory_mib = Some(size(key, value)?),
+            "features" | "availablefeatures" => {
+                update.features = Some(if value.eq_ignore_ascii_case("default") {
+                    None
+                } else {
+                    Some(
+                        value
+                            .split(',')
+                            .map(str::trim)
+                            .filter(|f| !f.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                    )
+                });
+            }
+            "weight" => update.weight = Some(number(key, value)?),
+            "corespeccount" => update.core_spec_count = Some(number(key, value)?),
+            "memspeclimit" => update.mem_spec_limit_mib = Some(size(key, value)?),
+            _ => bail!(
+                "{key}: not a node setting (CPUs, RealMemory, Features, Weight, CoreSpecCount, \
+                 MemSpecLimit)"
+            ),
+        }
+    }
+    if update == NodeUpdate::default() {
+        bail!("nothing to set (CPUs=, RealMemory=, Features=, Weight=, CoreSpecCount=, MemSpecLimit=)");
+    }
+    Ok(update)
+}
+
+/// `berth node set LIST Key=Value…`: configures each node as slurm.conf's node line does.
+///
+/// # Errors
+/// A bad setting, an unknown node, or the api's refusal.
+pub async fn node_set(client: &Client, list: &str, words: &[String]) -> anyhow::Result<i32> {
+    let names = hostlist::expand(list).with_context(|| format!("bad host list {list:?}"))?;
+    let update = parse_node_settings(words)?;
+    check_nodes(client, &names).await?;
+    let mut nodes = Vec::new();
+    for name in &names {
+        nodes.push(
+            client
+                .node_update(name, &update)
+                .await
+                .with_context(|| format!("set {name}"))?,
+        );
+    }
+    print!("{}", format::node_table(&nodes));
+    Ok(0)
+}
+
+/// `scontrol update NodeName=LIST State=DRAIN|RESUME|UNDRAIN|IDLE [Reason=…]`, and
+/// `scontrol update NodeName=LIST Features=… Weight=… …` (the settings of
+/// [`parse_node_settings`]).
 ///
 /// # Errors
 /// A missing or unsupported state, a drain without a reason, a bad host list, or the
@@ -322,12 +426,33 @@ fn value_of<'a>(words: &'a [String], key: &str) -> Option<&'a str> {
 pub async fn scontrol_update_node(client: &Client, words: &[String]) -> anyhow::Result<i32> {
     let list = value_of(words, "nodename").context("scontrol update: NodeName= is needed")?;
     let names = hostlist::expand(list).with_context(|| format!("bad host list {list:?}"))?;
+    let key = |w: &String| {
+        w.split_once('=')
+            .map(|(k, _)| k.to_ascii_lowercase())
+            .unwrap_or_default()
+    };
     if let Some(other) = words.iter().find(|w| {
-        !w.split_once('=').is_some_and(|(k, _)| {
-            ["nodename", "state", "reason"].contains(&k.to_ascii_lowercase().as_str())
-        })
+        let k = key(w);
+        !["nodename", "state", "reason"].contains(&k.as_str())
+            && !NODE_SETTINGS.contains(&k.as_str())
     }) {
-        bail!("scontrol update {other}: Berth changes a node's State and Reason only");
+        bail!(
+            "scontrol update {other}: Berth changes a node's State, Reason, CPUs, RealMemory, \
+             Features, Weight, CoreSpecCount and MemSpecLimit"
+        );
+    }
+    let settings: Vec<String> = words
+        .iter()
+        .filter(|w| NODE_SETTINGS.contains(&key(w).as_str()))
+        .cloned()
+        .collect();
+    if !settings.is_empty() {
+        let code = node_set(client, list, &settings)
+            .await
+            .context("scontrol update")?;
+        if value_of(words, "state").is_none() {
+            return Ok(code);
+        }
     }
     let state = value_of(words, "state").context("scontrol update: State= is needed")?;
     match state.to_ascii_lowercase().as_str() {

@@ -85,9 +85,19 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
 }
 
 /// `berth nodes`: sinfo's partition view, or with `long` one line per node.
-pub async fn nodes(client: &Client, long: bool) -> anyhow::Result<i32> {
+pub async fn nodes(
+    client: &Client,
+    long: bool,
+    format: Option<&str>,
+    header: bool,
+) -> anyhow::Result<i32> {
     let nodes = client.node_list().await?;
-    if long {
+    if let Some(format) = format {
+        let partitions = client.partition_list().await?;
+        let text = format::sinfo_formatted(format, &partitions.items, &nodes.items, long, header)
+            .map_err(anyhow::Error::msg)?;
+        print!("{text}");
+    } else if long {
         print!("{}", format::node_table(&nodes.items));
     } else {
         let partitions = client.partition_list().await?;

@@ -32,6 +32,12 @@ pub struct DevOptions {
     /// The simulated GPUs of each worker (`8xH100`); `None`: NVML if present, else 8
     /// simulated H100s.
     pub gpus: Option<String>,
+    /// The CPUs each worker declares (`--cpus`); `None`: simulated GPUs come with 12
+    /// CPUs each (at least 16), real ones with the machine's.
+    pub cpus: Option<u32>,
+    /// The memory each worker declares, MiB (`--memory`); `None`: simulated GPUs come
+    /// with 128 GiB each (at least 64 GiB), real ones with the machine's.
+    pub memory_mib: Option<u64>,
     /// Submit the demo job and show its output.
     pub demo: bool,
     /// The api's rate limits and output cap (`--rate-limit-per-user` …; the server's
@@ -215,6 +221,8 @@ async fn run_cluster(
             .with_context(|| format!("creating {}", state_dir.display()))?;
         let mut config = berth_worker::WorkerConfig::new(&url, &node_token, name, state_dir);
         config.simulate_gpus = options.gpus.clone();
+        config.simulate_cpus = options.cpus;
+        config.simulate_memory_mib = options.memory_mib;
         config.kill_wait = Duration::from_secs(10);
         // The one person running `berth dev` administers this cluster: their jobs run as
         // them, root included.

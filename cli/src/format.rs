@@ -281,15 +281,256 @@ pub fn sinfo_table(partitions: &[Partition], nodes: &[Node]) -> String {
     out
 }
 
-/// The node-oriented view (`berth nodes -N`): one line per node with its state, GPUs
-/// allocated out of its total, GPU model(s) and the drain/down reason. Columns are
-/// left-aligned and as wide as their widest value.
+/// A node's CPUs as sinfo's `%C`: (allocated, idle, other, total). Other counts the
+/// CPUs kept for the system (CoreSpecCount) and, on a node that takes no work (drained,
+/// down, powered down), every CPU not allocated.
+pub fn cpus_aiot(node: &Node) -> (u32, u32, u32, u32) {
+    let total = node.cpus;
+    let allocated = node.cpus_allocated.min(total);
+    let takes_work = matches!(
+        node.state,
+        NodeState::Idle | NodeState::Mixed | NodeState::Allocated
+    );
+    let other = if takes_work {
+        total.saturating_sub(node.cpus_effective.max(allocated))
+    } else {
+        total - allocated
+    };
+    (allocated, total - allocated - other, other, total)
+}
+
+/// Features as sinfo prints them: comma-separated, `(null)` for none.
+fn features_text(node: &Node) -> String {
+    if node.features.is_empty() {
+        "(null)".to_string()
+    } else {
+        node.features.join(",")
+    }
+}
+
+/// One part of an sinfo `-o` format.
+#[derive(Debug, Clone, PartialEq)]
+enum SinfoPart {
+    Literal(String),
+    Field {
+        kind: char,
+        width: Option<usize>,
+        right: bool,
+    },
+}
+
+/// The fields sinfo `-o` takes here, with their headers.
+const SINFO_FIELDS: [(char, &str); 15] = [
+    ('P', "PARTITION"),
+    ('a', "AVAIL"),
+    ('l', "TIMELIMIT"),
+    ('D', "NODES"),
+    ('t', "STATE"),
+    ('T', "STATE"),
+    ('N', "NODELIST"),
+    ('C', "CPUS(A/I/O/T)"),
+    ('c', "CPUS"),
+    ('m', "MEMORY"),
+    ('f', "AVAIL_FEATURES"),
+    ('e', "FREE_MEM"),
+    ('w', "WEIGHT"),
+    ('G', "GRES"),
+    ('E', "REASON"),
+];
+
+fn parse_sinfo_format(format: &str) -> Result<Vec<SinfoPart>, String> {
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut chars = format.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            literal.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            literal.push('%');
+            continue;
+        }
+        let right = chars.peek() == Some(&'.');
+        if right {
+            chars.next();
+        }
+        let mut digits = String::new();
+        while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
+            digits.push(*d);
+            chars.next();
+        }
+        let kind = chars
+            .next()
+            .ok_or_else(|| format!("-o {format:?}: a field is cut short at the end"))?;
+        if !SINFO_FIELDS.iter().any(|(k, _)| *k == kind) {
+            return Err(format!(
+                "-o {format:?}: %{kind} is not a field Berth shows (%P %a %l %D %t %T %N %C %c %m %f %e %w %G %E)"
+            ));
+        }
+        if !literal.is_empty() {
+            parts.push(SinfoPart::Literal(std::mem::take(&mut literal)));
+        }
+        let width = digits
+            .parse::<usize>()
+            .ok()
+            .map(|w| w.min(1024))
+            .filter(|w| *w > 0);
+        parts.push(SinfoPart::Field { kind, width, right });
+    }
+    if !literal.is_empty() {
+        parts.push(SinfoPart::Literal(literal));
+    }
+    Ok(parts)
+}
+
+/// A node's value of sinfo field `kind` within `partition` (`%D`, `%N` and `%C` are
+/// summed over a line's nodes by [`sinfo_formatted`]).
+fn sinfo_value(kind: char, partition: &Partition, node: &Node) -> String {
+    match kind {
+        'P' if partition.is_default => format!("{}*", partition.name),
+        'P' => partition.name.clone(),
+        'a' => "up".to_string(),
+        'l' => sinfo_time_limit(partition.max_time),
+        't' => node.state.short().to_string(),
+        'T' => format!("{:?}", node.state).to_ascii_lowercase(),
+        'c' => node.cpus.to_string(),
+        'm' => node.memory_mib.to_string(),
+        'f' => features_text(node),
+        'e' => node
+            .memory_effective_mib
+            .saturating_sub(node.memory_allocated_mib)
+            .to_string(),
+        'w' => node.weight.to_string(),
+        'G' => {
+            let whole = node.gpus.iter().filter(|g| g.parent.is_none()).count();
+            if node.gpus.is_empty() {
+                "(null)".to_string()
+            } else {
+                format!("gpu:{whole}")
+            }
+        }
+        'E' => node.reason.clone().unwrap_or_else(|| "none".to_string()),
+        _ => String::new(),
+    }
+}
+
+/// sinfo `-o FORMAT`: one line per partition and set of nodes whose shown fields agree
+/// (with `node_oriented`, `-N`, one line per node and partition), as Slurm groups them.
+/// Fields: `%P` partition, `%a` availability, `%l` time limit, `%D` nodes, `%t`/`%T`
+/// state, `%N` node list, `%C` CPUs allocated/idle/other/total (summed over the line's
+/// nodes), `%c` CPUs, `%m` memory (MiB), `%f` features, `%e` memory no job holds (MiB),
+/// `%w` weight, `%G` GRES, `%E` reason; `%.N` right-aligns in N columns, `%N…` left-aligns.
+///
+/// # Errors
+/// A field Berth does not show, named.
+pub fn sinfo_formatted(
+    format: &str,
+    partitions: &[Partition],
+    nodes: &[Node],
+    node_oriented: bool,
+    header: bool,
+) -> Result<String, String> {
+    let parts = parse_sinfo_format(format)?;
+    struct Line {
+        key: Vec<String>,
+        names: Vec<String>,
+        cpus: (u32, u32, u32, u32),
+        values: Vec<String>,
+    }
+    let mut lines: Vec<Line> = Vec::new();
+    for partition in partitions {
+        for node in nodes.iter().filter(|n| node_in_partition(n, partition)) {
+            let values: Vec<String> = parts
+                .iter()
+                .map(|p| match p {
+                    SinfoPart::Field { kind, .. } => sinfo_value(*kind, partition, node),
+                    SinfoPart::Literal(_) => String::new(),
+                })
+                .collect();
+            let mut key = vec![partition.name.clone()];
+            key.extend(values.iter().cloned());
+            if node_oriented {
+                key.push(node.name.clone());
+            }
+            let (a, i, o, t) = cpus_aiot(node);
+            match lines.iter_mut().find(|l| l.key == key) {
+                Some(line) => {
+                    line.names.push(node.name.clone());
+                    line.cpus = (
+                        line.cpus.0 + a,
+                        line.cpus.1 + i,
+                        line.cpus.2 + o,
+                        line.cpus.3 + t,
+                    );
+                }
+                None => lines.push(Line {
+                    key,
+                    names: vec![node.name.clone()],
+                    cpus: (a, i, o, t),
+                    values,
+                }),
+            }
+        }
+    }
+    let render = |value: &str, width: Option<usize>, right: bool| match width {
+        Some(w) => field(value, w, right),
+        None => value.to_string(),
+    };
+    let mut out = String::new();
+    if header {
+        let mut line = String::new();
+        for p in &parts {
+            match p {
+                SinfoPart::Literal(text) => line.push_str(text),
+                SinfoPart::Field { kind, width, right } => {
+                    let name = SINFO_FIELDS
+                        .iter()
+                        .find(|(k, _)| k == kind)
+                        .map_or("", |(_, h)| h);
+                    line.push_str(&render(name, *width, *right));
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    for l in &lines {
+        let mut line = String::new();
+        for (p, value) in parts.iter().zip(&l.values) {
+            match p {
+                SinfoPart::Literal(text) => line.push_str(text),
+                SinfoPart::Field { kind, width, right } => {
+                    let value = match kind {
+                        'D' => l.names.len().to_string(),
+                        'N' => hostlist::compress(&l.names),
+                        'C' => format!("{}/{}/{}/{}", l.cpus.0, l.cpus.1, l.cpus.2, l.cpus.3),
+                        _ => value.clone(),
+                    };
+                    line.push_str(&render(&value, *width, *right));
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The node-oriented view (`berth nodes -N`): one line per node with its state, CPUs
+/// (allocated/idle/other/total), memory (MiB), GPUs allocated out of its total, GPU
+/// model(s), features and the drain/down reason. Columns are left-aligned and as wide as
+/// their widest value.
 pub fn node_table(nodes: &[Node]) -> String {
     let header = [
         "NODELIST".to_string(),
         "STATE".to_string(),
+        "CPUS(A/I/O/T)".to_string(),
+        "MEMORY".to_string(),
         "GPUS(ALLOC/TOTAL)".to_string(),
         "MODEL".to_string(),
+        "FEATURES".to_string(),
         "REASON".to_string(),
     ];
     let mut rows = vec![header];
@@ -305,15 +546,19 @@ pub fn node_table(nodes: &[Node]) -> String {
         } else {
             models.join(",")
         };
+        let (a, i, o, t) = cpus_aiot(node);
         rows.push([
             node.name.clone(),
             node.state.short().to_string(),
+            format!("{a}/{i}/{o}/{t}"),
+            node.memory_mib.to_string(),
             format!("{}/{}", node.gpus_allocated, node.gpus.len()),
             model,
+            features_text(node),
             node.reason.clone().unwrap_or_else(|| "none".to_string()),
         ]);
     }
-    let widths: Vec<usize> = (0..5)
+    let widths: Vec<usize> = (0..8)
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::new();
@@ -580,6 +825,13 @@ mod tests {
             cpus: 32,
             memory_mib: 1024,
             features: vec![],
+            cpus_effective: 32,
+            cpus_allocated: 0,
+            memory_effective_mib: 1024,
+            memory_allocated_mib: 0,
+            weight: 1,
+            core_spec_count: 0,
+            mem_spec_limit_mib: 0,
             gpus: (0..gpus)
                 .map(|i| Gpu {
                     index: i,
@@ -722,16 +974,55 @@ mod tests {
     fn node_table_shows_gpus_and_reason() {
         let mut down = node("node-10", NodeState::Down, 0, 0);
         down.reason = Some("not responding".into());
-        let table = node_table(&[node("node-1", NodeState::Mixed, 8, 3), down]);
+        let mut one = node("node-1", NodeState::Mixed, 8, 3);
+        one.cpus_allocated = 4;
+        one.cpus_effective = 30;
+        one.features = vec!["h100".into(), "ib".into()];
+        let table = node_table(&[one, down]);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(
             lines,
             vec![
-                "NODELIST STATE GPUS(ALLOC/TOTAL) MODEL                 REASON",
-                "node-1   mix   3/8               NVIDIA H100 80GB HBM3 none",
-                "node-10  down  0/0               -                     not responding",
+                "NODELIST STATE CPUS(A/I/O/T) MEMORY GPUS(ALLOC/TOTAL) MODEL                 FEATURES REASON",
+                "node-1   mix   4/26/2/32     1024   3/8               NVIDIA H100 80GB HBM3 h100,ib  none",
+                "node-10  down  0/0/32/32     1024   0/0               -                     (null)   not responding",
             ]
         );
+    }
+
+    #[test]
+    fn sinfo_format_fields_group_nodes_and_sum_cpus() {
+        let mut a = node("node-1", NodeState::Mixed, 8, 1);
+        a.cpus_allocated = 4;
+        a.features = vec!["h100".into()];
+        let mut b = node("node-2", NodeState::Idle, 8, 0);
+        b.features = vec!["h100".into()];
+        let mut c = node("node-3", NodeState::Idle, 8, 0);
+        c.cpus = 64;
+        c.cpus_effective = 62;
+        c.weight = 10;
+        let nodes = [a, b, c];
+        let parts = [partition("gpu", true)];
+        let out = sinfo_formatted("%P %C %c %m %f", &parts, &nodes, false, true).unwrap();
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            vec![
+                "PARTITION CPUS(A/I/O/T) CPUS MEMORY AVAIL_FEATURES",
+                "gpu* 4/60/0/64 32 1024 h100",
+                "gpu* 0/62/2/64 64 1024 (null)",
+            ]
+        );
+        let out = sinfo_formatted("%N %.6w %e|%10t|", &parts, &nodes, true, false).unwrap();
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            vec![
+                "node-1      1 1024|mix       |",
+                "node-2      1 1024|idle      |",
+                "node-3     10 1024|idle      |",
+            ]
+        );
+        let err = sinfo_formatted("%P %z", &parts, &nodes, false, true).unwrap_err();
+        assert!(err.contains("%z"), "{err}");
     }
 
     #[test]

@@ -75,9 +75,19 @@ enum Command {
     },
     /// Show partitions and nodes, like sinfo.
     Nodes {
-        /// One line per node, with its GPUs.
+        /// One line per node, with its CPUs (A/I/O/T), memory, GPUs and features.
         #[arg(short = 'N', long)]
         long: bool,
+        /// sinfo's output format: `%P` partition, `%a` availability, `%l` time limit,
+        /// `%D` nodes, `%t`/`%T` state, `%N` node list, `%C` CPUs
+        /// allocated/idle/other/total, `%c` CPUs, `%m` memory (MiB), `%f` features, `%e`
+        /// memory no job holds (MiB), `%w` weight, `%G` GRES, `%E` reason; `%.10C`
+        /// right-aligns in 10 columns.
+        #[arg(short = 'o', long)]
+        format: Option<String>,
+        /// Leave out the header line (with --format).
+        #[arg(long)]
+        noheader: bool,
     },
     /// One node, and what operators do to nodes: `berth node drain NAME --reason R`,
     /// `berth node resume NAME` (scontrol update NodeName=… State=DRAIN|RESUME).
@@ -234,6 +244,22 @@ enum Command {
         /// GRES (gres.conf `Name=shard`): jobs ask `--gres=shard:N` and share the GPU.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=128))]
         gpu_shards: Option<u32>,
+        /// Declare this many CPUs instead of the machine's (a simulated node); CPU id i
+        /// of a job runs on real CPU i mod the real count.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+        simulate_cpus: Option<u32>,
+        /// Declare this much memory instead of the machine's: MiB, or with a K/M/G/T
+        /// suffix (`32G`, `1T`).
+        #[arg(long, value_parser = memory_size)]
+        simulate_memory: Option<u64>,
+        /// The node's features for `--constraint` (comma-separated: `h100,ib`); an
+        /// operator's `berth node set NAME Features=…` wins.
+        #[arg(long, value_delimiter = ',')]
+        feature: Vec<String>,
+        /// The node's Weight (lower is placed first; default 1); an operator's setting
+        /// wins.
+        #[arg(long)]
+        weight: Option<u32>,
         /// Where job scripts and scratch directories live.
         #[arg(long, default_value = "/var/lib/berth/worker")]
         state_dir: PathBuf,
@@ -312,6 +338,14 @@ enum Command {
         /// else 8 simulated H100s.
         #[arg(long)]
         gpus: Option<String>,
+        /// Each worker's declared CPUs (default: 12 per GPU, at least 8); simulated CPUs
+        /// share the machine's cores (CPU id i runs on real CPU i mod their count).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+        cpus: Option<u32>,
+        /// Each worker's declared memory: MiB, or with a K/M/G/T suffix (`32G`);
+        /// default 128 GiB per GPU, at least 32 GiB.
+        #[arg(long, value_parser = memory_size)]
+        memory: Option<u64>,
         /// Submit the single-GPU example, show its output, then keep running.
         #[arg(long)]
         demo: bool,
@@ -367,6 +401,18 @@ enum NodeCommand {
         /// Node names.
         #[arg(required = true)]
         names: Vec<String>,
+    },
+    /// Configure nodes as slurm.conf's node lines do (admins and operators):
+    /// `berth node set node-[1-4] Features=h100,ib Weight=10 CPUs=96 RealMemory=1T
+    /// CoreSpecCount=2 MemSpecLimit=8G`. Kept across the workers' re-registration;
+    /// `Key=default` returns a setting to what the worker reports.
+    Set {
+        /// The nodes (a host list: `node-[1-4]`).
+        nodes: String,
+        /// `Key=Value` settings: CPUs, RealMemory (MiB, or K/M/G/T), Features, Weight,
+        /// CoreSpecCount, MemSpecLimit (MiB, or K/M/G/T).
+        #[arg(required = true)]
+        settings: Vec<String>,
     },
 }
 
@@ -577,6 +623,14 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
+/// A memory size option's value (Slurm's: MiB, or a K/M/G/T suffix), at least 1 MiB.
+fn memory_size(value: &str) -> Result<u64, String> {
+    match berth_core::sbatch::size_mib(value)? {
+        0 => Err("a node needs some memory (at least 1M)".to_string()),
+        mib => Ok(mib),
+    }
+}
+
 fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -635,7 +689,11 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             commands::queue(&client(url, token)?, &options).await
         }
-        Command::Nodes { long } => commands::nodes(&client(url, token)?, long).await,
+        Command::Nodes {
+            long,
+            format,
+            noheader,
+        } => commands::nodes(&client(url, token)?, long, format.as_deref(), !noheader).await,
         Command::Show {
             what: ShowCommand::Job { id, json },
         } => commands::show_job(&client(url, token)?, id, json).await,
@@ -647,6 +705,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     admin::node_drain(&client, &names, &reason).await
                 }
                 NodeCommand::Resume { names } => admin::node_resume(&client, &names).await,
+                NodeCommand::Set { nodes, settings } => {
+                    admin::node_set(&client, &nodes, &settings).await
+                }
             }
         }
         Command::Partition { what } => {
@@ -715,6 +776,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             name,
             simulate_gpus,
             gpu_shards,
+            simulate_cpus,
+            simulate_memory,
+            feature,
+            weight,
             state_dir,
             kill_wait,
             bootstrap_token,
@@ -746,6 +811,10 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let mut config = berth_worker::WorkerConfig::new(api, token, name, state_dir);
             config.simulate_gpus = simulate_gpus;
             config.gpu_shards = gpu_shards;
+            config.simulate_cpus = simulate_cpus;
+            config.simulate_memory_mib = simulate_memory;
+            config.features = feature;
+            config.weight = weight;
             config.kill_wait = Duration::from_secs(kill_wait);
             if let Some(path) = &cli.ca_file {
                 config.ca_pem = Some(
@@ -851,6 +920,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             listen,
             workers,
             gpus,
+            cpus,
+            memory,
             demo,
             rate_limit_per_user,
             rate_limit_per_address,
@@ -870,6 +941,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 listen,
                 workers: workers.max(1),
                 gpus,
+                cpus,
+                memory_mib: memory,
                 demo,
                 limits,
             };

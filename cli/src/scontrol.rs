@@ -176,7 +176,7 @@ pub async fn run(
         }
         ["show", "node" | "nodes", ..] => match args.get(2) {
             Some(name) => crate::admin::node_show(&client()?, name, false).await,
-            None => crate::commands::nodes(&client()?, true).await,
+            None => crate::commands::nodes(&client()?, true, None, true).await,
         },
         ["show", "partition" | "partitions", ..] => match args.get(2) {
             Some(name) => crate::admin::partition_show(&client()?, name, false).await,

@@ -71,6 +71,12 @@
 //! nodes = ["gpu01", "gpu02"]
 //! max_time = 3600
 //! allowed_qos = ["normal", "high"]
+//!
+//! [nodes.gpu01]                 # slurm.conf's node line, as PATCH /v1/nodes/gpu01 takes it
+//! features = ["h100", "ib"]
+//! weight = 10
+//! core_spec_count = 2           # CPUs kept for the system
+//! mem_spec_limit_mib = 8192     # memory kept for the system, MiB
 //! ```
 
 use crate::shutdown::Shutdown;
@@ -117,6 +123,10 @@ pub struct ServerConfigFile {
     /// /v1/partitions/{name}`), applied by the api at start-up.
     #[serde(default)]
     pub partitions: BTreeMap<String, PartitionSpec>,
+    /// Node settings (`[nodes.NAME]`, the body of `PATCH /v1/nodes/{name}`: slurm.conf's
+    /// node line), applied by the api at start-up.
+    #[serde(default)]
+    pub nodes: BTreeMap<String, berth_core::wire::NodeUpdate>,
 }
 
 /// `[api]`.
@@ -464,6 +474,7 @@ impl ServerConfig {
             definitions: berth_api::definitions::Definitions {
                 qos: file.qos,
                 partitions: file.partitions,
+                nodes: file.nodes,
             },
         })
     }

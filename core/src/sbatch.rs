@@ -899,7 +899,10 @@ fn time(v: &str) -> Result<Option<u64>, String> {
 
 /// Slurm's memory size: a whole number with an optional `K`, `M`, `G` or `T` suffix
 /// (optionally followed by `B`), MiB by default; kibibytes round up.
-fn size_mib(v: &str) -> Result<u64, String> {
+///
+/// # Errors
+/// A message quoting the value and the expected form.
+pub fn size_mib(v: &str) -> Result<u64, String> {
     let bad = || {
         format!(
             "not a memory size: {v:?} (expected a number with an optional K, M, G or T \

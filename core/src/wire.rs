@@ -344,12 +344,34 @@ pub struct Node {
     pub state: NodeState,
     /// Why it is drained or down.
     pub reason: Option<String>,
-    /// CPUs.
+    /// CPUs (Slurm's CPUTot): the configured value, else what the worker reported.
     pub cpus: u32,
-    /// Memory, MiB.
+    /// Memory (Slurm's RealMemory), MiB: the configured value, else what the worker
+    /// reported.
     pub memory_mib: u64,
-    /// Features for `--constraint`.
+    /// Features for `--constraint` (Slurm's AvailableFeatures).
     pub features: Vec<String>,
+    /// CPUs jobs may use (Slurm's CPUEfctv): `cpus` less `core_spec_count`.
+    #[serde(default)]
+    pub cpus_effective: u32,
+    /// CPUs held by running jobs (Slurm's CPUAlloc).
+    #[serde(default)]
+    pub cpus_allocated: u32,
+    /// Memory jobs may use, MiB: `memory_mib` less `mem_spec_limit_mib`.
+    #[serde(default)]
+    pub memory_effective_mib: u64,
+    /// Memory held by running jobs, MiB (Slurm's AllocMem).
+    #[serde(default)]
+    pub memory_allocated_mib: u64,
+    /// Slurm's Weight: nodes of lower weight are placed first (default 1).
+    #[serde(default = "default_weight")]
+    pub weight: u32,
+    /// Slurm's CoreSpecCount: CPUs kept for the system.
+    #[serde(default)]
+    pub core_spec_count: u32,
+    /// Slurm's MemSpecLimit, MiB: memory kept for the system.
+    #[serde(default)]
+    pub mem_spec_limit_mib: u64,
     /// Its GPUs by index.
     pub gpus: Vec<Gpu>,
     /// GPUs held by live allocations.
@@ -437,6 +459,77 @@ fn default_priority_tier() -> u32 {
     1
 }
 
+fn default_weight() -> u32 {
+    1
+}
+
+/// Reads a field that may be absent (leave the value), `null` (clear it) or a value.
+fn patch_field<'de, D, T>(de: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(de).map(Some)
+}
+
+/// `PATCH /v1/nodes/{name}`: what an operator configures for a node, as slurm.conf's node
+/// line (and `scontrol update NodeName=…`) does. A field left out keeps its value; `null`
+/// clears the configured value, so the worker's reported one applies again (Weight: 1;
+/// the reserves: 0). Configured values survive the worker's re-registration.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeUpdate {
+    /// Slurm's CPUs: logical CPUs (sockets × cores × threads), 1 or more.
+    #[serde(
+        default,
+        deserialize_with = "patch_field",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<u32>, nullable)]
+    pub cpus: Option<Option<u32>>,
+    /// Slurm's RealMemory, MiB, 1 or more.
+    #[serde(
+        default,
+        deserialize_with = "patch_field",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<u64>, nullable)]
+    pub memory_mib: Option<Option<u64>>,
+    /// Slurm's Features (`h100`, `ib`): letters, digits, `_`, `.`, `-`; an empty list
+    /// configures none.
+    #[serde(
+        default,
+        deserialize_with = "patch_field",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<Vec<String>>, nullable)]
+    pub features: Option<Option<Vec<String>>>,
+    /// Slurm's Weight: nodes of lower weight are placed first.
+    #[serde(
+        default,
+        deserialize_with = "patch_field",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<u32>, nullable)]
+    pub weight: Option<Option<u32>>,
+    /// Slurm's CoreSpecCount: CPUs kept for the system (fewer than the node's CPUs).
+    #[serde(
+        default,
+        deserialize_with = "patch_field",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<u32>, nullable)]
+    pub core_spec_count: Option<Option<u32>>,
+    /// Slurm's MemSpecLimit, MiB: memory kept for the system (less than RealMemory).
+    #[serde(
+        default,
+        deserialize_with = "patch_field",
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schema(value_type = Option<u64>, nullable)]
+    pub mem_spec_limit_mib: Option<Option<u64>>,
+}
+
 /// `POST /v1/nodes/{name}/drain`: why the node is drained (scontrol's `Reason=`, required
 /// as in Slurm).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -469,6 +562,9 @@ pub struct NodeRegister {
     /// Features for `--constraint`.
     #[serde(default)]
     pub features: Vec<String>,
+    /// Slurm's Weight, when the worker declares one (operators' configured weight wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<u32>,
     /// GPUs.
     pub gpus: Vec<GpuInfo>,
 }

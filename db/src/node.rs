@@ -18,14 +18,50 @@ pub struct NodeRow {
     pub state: String,
     /// Why drained or down.
     pub reason: Option<String>,
-    /// CPUs.
+    /// CPUs (effective: configured, else reported).
     pub cpus: i32,
-    /// Memory, MiB.
+    /// Memory (Slurm's RealMemory), MiB (effective: configured, else reported).
     pub memory_mib: i64,
-    /// Features.
+    /// Features (effective: configured, else reported).
     pub features: Vec<String>,
     /// Last sync.
     pub last_heartbeat: Option<DateTime<Utc>>,
+    /// Slurm's Weight (effective; 1 unless set): lower weights are placed first.
+    pub weight: i32,
+    /// Slurm's CoreSpecCount: CPUs kept for the system.
+    pub core_spec_count: i32,
+    /// Slurm's MemSpecLimit, MiB: memory kept for the system.
+    pub mem_spec_limit_mib: i64,
+    /// CPUs jobs may use: `cpus - core_spec_count` (at least 1 when `cpus` > 0).
+    pub usable_cpus: i32,
+    /// Memory jobs may use, MiB: `memory_mib - mem_spec_limit_mib` (at least 1 when
+    /// `memory_mib` > 0).
+    pub usable_memory_mib: i64,
+    /// CPUs held by live allocations (the number of their CPU ids).
+    pub cpus_allocated: i64,
+    /// Memory held by live allocations, MiB.
+    pub memory_allocated_mib: i64,
+}
+
+/// `sqlx::query_as!(NodeRow, …)` selecting a [`NodeRow`] from `nodes n`, then `$tail`
+/// (`WHERE …`, `ORDER BY …`) with `$args`.
+macro_rules! select_nodes {
+    ($tail:tt $(, $arg:expr)* $(,)?) => {
+        sqlx::query_as!(
+            NodeRow,
+            r#"SELECT n.id, n.name, n.hostname, n.state, n.reason, n.cpus, n.memory_mib,
+                      n.features, n.last_heartbeat, n.weight, n.core_spec_count,
+                      n.mem_spec_limit_mib, n.usable_cpus, n.usable_memory_mib,
+                      (SELECT COALESCE(SUM(cardinality(a.cpu_ids)), 0) FROM allocations a
+                       WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint
+                          AS "cpus_allocated!",
+                      (SELECT COALESCE(SUM(a.mem_mib), 0) FROM allocations a
+                       WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint
+                          AS "memory_allocated_mib!"
+               FROM nodes n "# + $tail
+            $(, $arg)*
+        )
+    };
 }
 
 /// A GPU as stored, with the job holding it.
@@ -74,12 +110,11 @@ pub struct GpuInsert {
     pub parent: Option<i32>,
 }
 
-/// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
-/// longer reports are marked absent. Returns the node's id.
+/// Registers a node as [`node_register_reported_in_tx`] does, with `cpus`, `memory_mib`
+/// and `features` reported and no weight.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
-#[instrument(skip(conn, features, gpus), err)]
 pub async fn node_register_in_tx(
     conn: &mut PgConnection,
     name: &str,
@@ -89,18 +124,69 @@ pub async fn node_register_in_tx(
     features: &[String],
     gpus: &[GpuInsert],
 ) -> Result<i64, DbError> {
+    let reported = NodeReported {
+        cpus,
+        memory_mib,
+        features: features.to_vec(),
+        weight: None,
+    };
+    node_register_reported_in_tx(conn, name, hostname, &reported, gpus).await
+}
+
+/// What a worker reports of its node's resources (Slurm's node line as slurmd -C prints
+/// it); configured values ([`node_config_set_in_tx`]) take precedence over these.
+#[derive(Debug, Clone, Default)]
+pub struct NodeReported {
+    /// CPUs.
+    pub cpus: i32,
+    /// Memory, MiB.
+    pub memory_mib: i64,
+    /// Features.
+    pub features: Vec<String>,
+    /// Weight, when the worker declares one.
+    pub weight: Option<i32>,
+}
+
+/// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
+/// longer reports are marked absent. The node's effective CPUs, memory, features and
+/// weight are its configured values (`node_config`) where set, else `reported`. Returns
+/// the node's id.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn, reported, gpus), err)]
+pub async fn node_register_reported_in_tx(
+    conn: &mut PgConnection,
+    name: &str,
+    hostname: &str,
+    reported: &NodeReported,
+    gpus: &[GpuInsert],
+) -> Result<i64, DbError> {
     let id = sqlx::query_scalar!(
-        r#"INSERT INTO nodes (name, hostname, cpus, memory_mib, features, last_heartbeat)
-           VALUES ($1, $2, $3, $4, $5, now())
-           ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname, cpus = EXCLUDED.cpus,
-               memory_mib = EXCLUDED.memory_mib, features = EXCLUDED.features,
+        r#"INSERT INTO nodes (name, hostname, reported_cpus, reported_memory_mib,
+                              reported_features, reported_weight, cpus, memory_mib, features,
+                              weight, core_spec_count, mem_spec_limit_mib, last_heartbeat)
+           SELECT $1, $2, $3, $4, $5, $6, COALESCE(c.cpus, $3), COALESCE(c.memory_mib, $4),
+                  COALESCE(c.features, $5), COALESCE(c.weight, $6, 1),
+                  COALESCE(c.core_spec_count, 0), COALESCE(c.mem_spec_limit_mib, 0), now()
+           FROM (SELECT $1::text AS name) k LEFT JOIN node_config c ON c.name = k.name
+           ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname,
+               reported_cpus = EXCLUDED.reported_cpus,
+               reported_memory_mib = EXCLUDED.reported_memory_mib,
+               reported_features = EXCLUDED.reported_features,
+               reported_weight = EXCLUDED.reported_weight,
+               cpus = EXCLUDED.cpus, memory_mib = EXCLUDED.memory_mib,
+               features = EXCLUDED.features, weight = EXCLUDED.weight,
+               core_spec_count = EXCLUDED.core_spec_count,
+               mem_spec_limit_mib = EXCLUDED.mem_spec_limit_mib,
                last_heartbeat = now()
            RETURNING id"#,
         name,
         hostname,
-        cpus,
-        memory_mib,
-        features
+        reported.cpus,
+        reported.memory_mib,
+        &reported.features,
+        reported.weight
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -149,14 +235,9 @@ pub async fn node_get_by_name(
     ex: impl PgExecutor<'_>,
     name: &str,
 ) -> Result<Option<NodeRow>, DbError> {
-    Ok(sqlx::query_as!(
-        NodeRow,
-        r#"SELECT id, name, hostname, state, reason, cpus, memory_mib, features, last_heartbeat
-           FROM nodes WHERE name = $1"#,
-        name
-    )
-    .fetch_optional(ex)
-    .await?)
+    Ok(select_nodes!("WHERE n.name = $1", name)
+        .fetch_optional(ex)
+        .await?)
 }
 
 /// Every node, by name.
@@ -164,13 +245,7 @@ pub async fn node_get_by_name(
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn node_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeRow>, DbError> {
-    Ok(sqlx::query_as!(
-        NodeRow,
-        r#"SELECT id, name, hostname, state, reason, cpus, memory_mib, features, last_heartbeat
-           FROM nodes ORDER BY name"#
-    )
-    .fetch_all(ex)
-    .await?)
+    Ok(select_nodes!("ORDER BY n.name").fetch_all(ex).await?)
 }
 
 /// Every present GPU with its holder, by node and index; with `node`, only that node's.
@@ -257,13 +332,10 @@ pub async fn node_silent_list(
     ex: impl PgExecutor<'_>,
     timeout_seconds: f64,
 ) -> Result<Vec<NodeRow>, DbError> {
-    Ok(sqlx::query_as!(
-        NodeRow,
-        r#"SELECT id, name, hostname, state, reason, cpus, memory_mib, features, last_heartbeat
-           FROM nodes
-           WHERE state IN ('UP', 'DRAINING', 'DRAINED')
-             AND (last_heartbeat IS NULL OR last_heartbeat < now() - make_interval(secs => $1))
-           ORDER BY name"#,
+    Ok(select_nodes!(
+        "WHERE n.state IN ('UP', 'DRAINING', 'DRAINED')
+           AND (n.last_heartbeat IS NULL OR n.last_heartbeat < now() - make_interval(secs => $1))
+         ORDER BY n.name",
         timeout_seconds
     )
     .fetch_all(ex)
@@ -465,4 +537,92 @@ pub async fn node_resume_in_tx(
     .fetch_optional(&mut *conn)
     .await?;
     admin_change_outcome(conn, name, changed).await
+}
+
+/// A change to one configured value: `None` leaves it, `Some(None)` clears it (the node's
+/// reported value applies again; the default for Weight 1, for the reserves 0),
+/// `Some(Some(v))` sets it.
+pub type ConfigChange<T> = Option<Option<T>>;
+
+/// What an operator configures for a node (slurm.conf's node line), by node name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NodeConfigPatch {
+    /// CPUs.
+    pub cpus: ConfigChange<i32>,
+    /// RealMemory, MiB.
+    pub memory_mib: ConfigChange<i64>,
+    /// Features.
+    pub features: ConfigChange<Vec<String>>,
+    /// Weight.
+    pub weight: ConfigChange<i32>,
+    /// CoreSpecCount.
+    pub core_spec_count: ConfigChange<i32>,
+    /// MemSpecLimit, MiB.
+    pub mem_spec_limit_mib: ConfigChange<i64>,
+}
+
+impl NodeConfigPatch {
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        *self == NodeConfigPatch::default()
+    }
+}
+
+/// Applies `patch` to the configured values of node `name` (kept by name, so they may
+/// name a node that has not registered yet), then recomputes the node's effective values
+/// (configured, else reported) when it exists. Returns whether a node of that name exists.
+///
+/// # Errors
+/// [`DbError`] from the driver (a value out of range is a check violation).
+#[instrument(skip(conn), err)]
+pub async fn node_config_set_in_tx(
+    conn: &mut PgConnection,
+    name: &str,
+    patch: &NodeConfigPatch,
+) -> Result<bool, DbError> {
+    let features: Option<Vec<String>> = patch.features.clone().flatten();
+    sqlx::query!(
+        r#"INSERT INTO node_config (name, cpus, memory_mib, features, weight, core_spec_count,
+                                    mem_spec_limit_mib)
+           VALUES ($1, $3, $5, $7, $9, $11, $13)
+           ON CONFLICT (name) DO UPDATE SET
+               cpus = CASE WHEN $2 THEN EXCLUDED.cpus ELSE node_config.cpus END,
+               memory_mib = CASE WHEN $4 THEN EXCLUDED.memory_mib ELSE node_config.memory_mib END,
+               features = CASE WHEN $6 THEN EXCLUDED.features ELSE node_config.features END,
+               weight = CASE WHEN $8 THEN EXCLUDED.weight ELSE node_config.weight END,
+               core_spec_count = CASE WHEN $10 THEN EXCLUDED.core_spec_count
+                                      ELSE node_config.core_spec_count END,
+               mem_spec_limit_mib = CASE WHEN $12 THEN EXCLUDED.mem_spec_limit_mib
+                                         ELSE node_config.mem_spec_limit_mib END,
+               updated_at = now()"#,
+        name,
+        patch.cpus.is_some(),
+        patch.cpus.flatten(),
+        patch.memory_mib.is_some(),
+        patch.memory_mib.flatten(),
+        patch.features.is_some(),
+        features.as_deref(),
+        patch.weight.is_some(),
+        patch.weight.flatten(),
+        patch.core_spec_count.is_some(),
+        patch.core_spec_count.flatten(),
+        patch.mem_spec_limit_mib.is_some(),
+        patch.mem_spec_limit_mib.flatten(),
+    )
+    .execute(&mut *conn)
+    .await?;
+    let updated = sqlx::query!(
+        r#"UPDATE nodes n SET
+               cpus = COALESCE(c.cpus, n.reported_cpus, n.cpus),
+               memory_mib = COALESCE(c.memory_mib, n.reported_memory_mib, n.memory_mib),
+               features = COALESCE(c.features, n.reported_features, n.features),
+               weight = COALESCE(c.weight, n.reported_weight, 1),
+               core_spec_count = COALESCE(c.core_spec_count, 0),
+               mem_spec_limit_mib = COALESCE(c.mem_spec_limit_mib, 0)
+           FROM node_config c WHERE c.name = n.name AND n.name = $1"#,
+        name
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(updated.rows_affected() == 1)
 }

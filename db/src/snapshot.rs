@@ -212,6 +212,12 @@ pub struct SchedNodeRow {
     pub state: String,
     /// Features.
     pub features: Vec<String>,
+    /// CPUs jobs may use (CPUs less CoreSpecCount).
+    pub usable_cpus: i32,
+    /// Memory jobs may use, MiB (RealMemory less MemSpecLimit).
+    pub usable_memory_mib: i64,
+    /// Slurm's Weight: lower weights are placed first.
+    pub weight: i32,
 }
 
 /// Every node changed since the snapshot `since` (every node with [`SINCE_EVER`]).
@@ -224,7 +230,7 @@ pub async fn read_nodes_changed(
 ) -> Result<Vec<SchedNodeRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedNodeRow,
-        r#"SELECT id, name, state, features FROM nodes
+        r#"SELECT id, name, state, features, usable_cpus, usable_memory_mib, weight FROM nodes
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
         since

@@ -514,7 +514,9 @@ impl SnapshotCache {
                     available: n.state == "UP",
                     gpus,
                     features: n.features.clone(),
-                    ..NodeView::default()
+                    cpus: n.usable_cpus.max(0) as u32,
+                    memory_mib: n.usable_memory_mib.max(0) as u64,
+                    weight: n.weight.max(0) as u32,
                 }
             })
             .collect();

@@ -92,20 +92,36 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         None => backend,
     };
     let client = ApiClient::with_ca(&config.api_url, &config.token, config.ca_pem.as_deref())?;
+    let topology = crate::topology::CpuTopology::detect();
+    let inventory = backend.inventory();
+    // Simulated GPUs come with CPUs and memory in proportion, unless declared.
+    let per_gpu =
+        (backend.kind() == "simulated").then(|| crate::topology::simulated_resources(&inventory));
     let registration = NodeRegister {
         name: config.name.clone(),
         hostname: crate::host_name(),
-        cpus: std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1),
-        memory_mib: memory_mib(),
-        features: Vec::new(),
-        gpus: backend.inventory(),
+        cpus: config
+            .simulate_cpus
+            .or(per_gpu.map(|(cpus, _)| cpus))
+            .unwrap_or(topology.cpus.len() as u32)
+            .max(1),
+        memory_mib: config
+            .simulate_memory_mib
+            .or(per_gpu.map(|(_, mib)| mib))
+            .unwrap_or_else(memory_mib),
+        features: config.features.clone(),
+        weight: config.weight,
+        gpus: inventory,
     };
     tracing::info!(
         gpu.backend = backend.kind(),
         gpus = registration.gpus.len(),
         cpus = registration.cpus,
+        real_cpus = topology.cpus.len(),
+        sockets = topology.sockets,
+        cores_per_socket = topology.cores_per_socket,
+        threads_per_core = topology.threads_per_core,
+        simulated = config.simulate_cpus.is_some() || per_gpu.is_some(),
         memory_mib = registration.memory_mib,
         "registering"
     );
@@ -136,6 +152,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         gpu_minors: backend.device_minors(),
         devices: registration.gpus.clone(),
         lease: Some(lease_path(&config.state_dir)),
+        real_cpus: topology.cpus.clone(),
     };
     crate::launch::client_command_dir(&settings)?;
     let devices = settings

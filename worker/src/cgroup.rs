@@ -56,12 +56,14 @@ pub fn denied_gpu_minors(node_devices: &[(u32, u32)], allowed: &[u32]) -> Vec<u3
 }
 
 /// What a job may use on this node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Limits {
     /// Memory, MiB.
     pub memory_mib: Option<u64>,
     /// CPUs (a quota of that many CPUs' time).
     pub cpus: Option<u32>,
+    /// The real CPUs it may run on (a cpuset), increasing; empty: any.
+    pub cpu_ids: Vec<u32>,
 }
 
 /// The cgroup layout of this host.
@@ -77,6 +79,8 @@ pub enum Hierarchy {
         cpu: Option<PathBuf>,
         /// `/sys/fs/cgroup/devices`.
         devices: Option<PathBuf>,
+        /// `/sys/fs/cgroup/cpuset`.
+        cpuset: Option<PathBuf>,
     },
 }
 
@@ -95,11 +99,15 @@ pub fn detect(root: &Path) -> Option<Hierarchy> {
     let memory = usable("memory", "memory.limit_in_bytes");
     let cpu = usable("cpu", "cpu.cfs_quota_us");
     let devices = usable("devices", "devices.deny");
-    (memory.is_some() || cpu.is_some() || devices.is_some()).then_some(Hierarchy::V1 {
-        memory,
-        cpu,
-        devices,
-    })
+    let cpuset = usable("cpuset", "cpuset.cpus");
+    (memory.is_some() || cpu.is_some() || devices.is_some() || cpuset.is_some()).then_some(
+        Hierarchy::V1 {
+            memory,
+            cpu,
+            devices,
+            cpuset,
+        },
+    )
 }
 
 /// A job run's groups (one directory for v2, one per hierarchy for v1).
@@ -109,6 +117,10 @@ pub struct JobCgroup {
     pub dirs: Vec<PathBuf>,
     /// Where the OOM kill counter is: `memory.events` (v2) or `memory.oom_control` (v1).
     pub oom_file: Option<PathBuf>,
+    /// Whether a cpuset confines the job to its CPUs ([`Limits::cpu_ids`]); when not,
+    /// the shepherd sets the job's CPU affinity instead.
+    #[serde(default)]
+    pub cpuset: bool,
 }
 
 fn write(path: &Path, value: &str) -> std::io::Result<()> {
@@ -144,8 +156,8 @@ impl Hierarchy {
     }
 
     /// Whether a job with `limits` that must not open `denied_gpus` needs groups here.
-    pub fn needed(&self, limits: Limits, denied_gpus: &[u32]) -> bool {
-        limits != Limits::default()
+    pub fn needed(&self, limits: &Limits, denied_gpus: &[u32]) -> bool {
+        *limits != Limits::default()
             || (!denied_gpus.is_empty() && self.device_control() != DeviceControl::None)
     }
 
@@ -158,7 +170,7 @@ impl Hierarchy {
     pub fn create(
         &self,
         name: &str,
-        limits: Limits,
+        limits: &Limits,
         denied_gpus: &[u32],
     ) -> std::io::Result<JobCgroup> {
         match self {
@@ -169,8 +181,22 @@ impl Hierarchy {
                 // from the no-internal-processes rule; berth/ holds no processes).
                 let _ = write(&root.join("cgroup.subtree_control"), "+memory +cpu");
                 let _ = write(&base.join("cgroup.subtree_control"), "+memory +cpu");
+                if !limits.cpu_ids.is_empty() {
+                    // Not every host delegates cpuset; the shepherd falls back to the
+                    // job's CPU affinity then.
+                    let _ = write(&root.join("cgroup.subtree_control"), "+cpuset");
+                    let _ = write(&base.join("cgroup.subtree_control"), "+cpuset");
+                }
                 let dir = base.join(name);
                 std::fs::create_dir_all(&dir)?;
+                let mut cpuset = false;
+                if !limits.cpu_ids.is_empty() && dir.join("cpuset.cpus").exists() {
+                    write(
+                        &dir.join("cpuset.cpus"),
+                        &crate::topology::format_cpu_list(&limits.cpu_ids),
+                    )?;
+                    cpuset = true;
+                }
                 if let Some(mib) = limits.memory_mib {
                     write(&dir.join("memory.max"), &(mib * 1024 * 1024).to_string())?;
                     let _ = write(&dir.join("memory.swap.max"), "0");
@@ -191,17 +217,43 @@ impl Hierarchy {
                 Ok(JobCgroup {
                     oom_file: Some(dir.join("memory.events")),
                     dirs: vec![dir],
+                    cpuset,
                 })
             }
             Hierarchy::V1 {
                 memory,
                 cpu,
                 devices,
+                cpuset,
             } => {
                 let mut group = JobCgroup {
                     dirs: Vec::new(),
                     oom_file: None,
+                    cpuset: false,
                 };
+                if let (Some(root), false) = (cpuset, limits.cpu_ids.is_empty()) {
+                    // A v1 cpuset takes no task until its cpus and mems are set: berth/
+                    // inherits its parent's, the job's group its CPUs and berth/'s mems.
+                    let base = root.join("berth");
+                    std::fs::create_dir_all(&base)?;
+                    for file in ["cpuset.cpus", "cpuset.mems"] {
+                        let own = std::fs::read_to_string(base.join(file)).unwrap_or_default();
+                        if own.trim().is_empty() {
+                            let parent = std::fs::read_to_string(root.join(file))?;
+                            write(&base.join(file), parent.trim())?;
+                        }
+                    }
+                    let dir = base.join(name);
+                    std::fs::create_dir_all(&dir)?;
+                    let mems = std::fs::read_to_string(base.join("cpuset.mems"))?;
+                    write(&dir.join("cpuset.mems"), mems.trim())?;
+                    write(
+                        &dir.join("cpuset.cpus"),
+                        &crate::topology::format_cpu_list(&limits.cpu_ids),
+                    )?;
+                    group.cpuset = true;
+                    group.dirs.push(dir);
+                }
                 if let Some(root) = memory {
                     let dir = root.join("berth").join(name);
                     std::fs::create_dir_all(&dir)?;
@@ -250,7 +302,8 @@ impl Hierarchy {
                 memory,
                 cpu,
                 devices,
-            } => [memory, cpu, devices]
+                cpuset,
+            } => [memory, cpu, devices, cpuset]
                 .into_iter()
                 .flatten()
                 .map(|root| root.join("berth"))
@@ -387,10 +440,10 @@ mod tests {
         std::fs::write(dir.join("devices/devices.deny"), "").unwrap();
         let hierarchy = detect(&dir).unwrap();
         assert_eq!(hierarchy.device_control(), DeviceControl::V1Devices);
-        assert!(hierarchy.needed(Limits::default(), &[1]));
-        assert!(!hierarchy.needed(Limits::default(), &[]));
+        assert!(hierarchy.needed(&Limits::default(), &[1]));
+        assert!(!hierarchy.needed(&Limits::default(), &[]));
         let group = hierarchy
-            .create("job_3.0", Limits::default(), &[1, 7])
+            .create("job_3.0", &Limits::default(), &[1, 7])
             .unwrap();
         let job = dir.join("devices/berth/job_3.0");
         assert_eq!(group.dirs, vec![job.clone()]);
@@ -415,6 +468,7 @@ mod tests {
                 memory: Some(dir.join("memory")),
                 cpu: None,
                 devices: None,
+                cpuset: None,
             })
         );
         std::fs::write(
@@ -427,9 +481,10 @@ mod tests {
         let group = Hierarchy::V2(dir.clone())
             .create(
                 "job_1.0",
-                Limits {
+                &Limits {
                     memory_mib: Some(512),
                     cpus: Some(2),
+                    cpu_ids: Vec::new(),
                 },
                 &[],
             )
@@ -445,5 +500,75 @@ mod tests {
             "200000 100000"
         );
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_v1_cpuset_group_takes_its_parents_mems_and_the_jobs_cpus() {
+        let dir = std::env::temp_dir().join(format!("berth-cpuset-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("cpuset")).unwrap();
+        std::fs::write(dir.join("cpuset/cpuset.cpus"), "0-7\n").unwrap();
+        std::fs::write(dir.join("cpuset/cpuset.mems"), "0-1\n").unwrap();
+        let hierarchy = detect(&dir).unwrap();
+        let limits = Limits {
+            cpu_ids: vec![1, 2, 3, 6],
+            ..Limits::default()
+        };
+        assert!(hierarchy.needed(&limits, &[]));
+        let group = hierarchy.create("job_4.0", &limits, &[]).unwrap();
+        let job = dir.join("cpuset/berth/job_4.0");
+        assert_eq!(group.dirs, vec![job.clone()]);
+        assert!(group.cpuset);
+        let read = |p: PathBuf| std::fs::read_to_string(p).unwrap();
+        assert_eq!(read(dir.join("cpuset/berth/cpuset.cpus")), "0-7");
+        assert_eq!(read(dir.join("cpuset/berth/cpuset.mems")), "0-1");
+        assert_eq!(read(job.join("cpuset.cpus")), "1-3,6");
+        assert_eq!(read(job.join("cpuset.mems")), "0-1");
+        // Without CPU ids no cpuset group is made.
+        let plain = hierarchy
+            .create("job_5.0", &Limits::default(), &[])
+            .unwrap();
+        assert!(plain.dirs.is_empty() && !plain.cpuset);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// On a host with the v1 cpuset hierarchy (this one's CI), a process that joins a
+    /// job's group runs only on its CPUs.
+    #[test]
+    fn a_real_cpuset_confines_a_process() {
+        let Some(
+            hierarchy @ Hierarchy::V1 {
+                cpuset: Some(_), ..
+            },
+        ) = detect(Path::new("/sys/fs/cgroup"))
+        else {
+            eprintln!("no v1 cpuset hierarchy here; skipped");
+            return;
+        };
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("not root; skipped");
+            return;
+        }
+        let name = format!("berth-unit-cpuset-{}", std::process::id());
+        let limits = Limits {
+            cpu_ids: vec![0],
+            ..Limits::default()
+        };
+        let group = hierarchy.create(&name, &limits, &[]).unwrap();
+        let procs = group.dirs[0].join("cgroup.procs");
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {}; grep Cpus_allowed_list /proc/self/status",
+                procs.display()
+            ))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+        child.wait().unwrap();
+        let _ = std::fs::remove_dir(&group.dirs[0]);
+        assert_eq!(out.trim(), "Cpus_allowed_list:\t0", "{out}");
     }
 }

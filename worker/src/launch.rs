@@ -108,6 +108,9 @@ pub struct LaunchSettings {
     /// The node's lease file (`{state_dir}/lease`), which shepherds watch to stop their
     /// jobs when it runs out ([`crate::lease`]); `None`: jobs are never fenced.
     pub lease: Option<PathBuf>,
+    /// The real CPUs the node's CPU ids map onto (id `i` is `real_cpus[i mod len]`,
+    /// [`crate::topology`]); empty: jobs are not confined to CPUs.
+    pub real_cpus: Vec<u32>,
 }
 
 /// The devices a job (or step task) holds on this node, as its environment names them.
@@ -203,7 +206,7 @@ pub(crate) fn job_cgroup(
     settings: &LaunchSettings,
     job_id: i64,
     run: u32,
-    limits: crate::cgroup::Limits,
+    limits: &crate::cgroup::Limits,
     gpus: &[u32],
 ) -> Option<crate::cgroup::JobCgroup> {
     let (Some(hierarchy), Some(_)) = (&settings.cgroups, &settings.client_exe) else {
@@ -1430,8 +1433,14 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
     let limits = crate::cgroup::Limits {
         memory_mib: assignment.memory_limit_mib,
         cpus: assignment.cpu_limit,
+        cpu_ids: crate::topology::real_cpus(&settings.real_cpus, &assignment.cpu_ids),
     };
-    let cgroup = job_cgroup(settings, job_id, run, limits, &assignment.gpus);
+    let cgroup = job_cgroup(settings, job_id, run, &limits, &assignment.gpus);
+    // Without a cpuset the exec stage pins the job to its CPUs (sched_setaffinity).
+    let cpu_affinity = match &cgroup {
+        Some(group) if group.cpuset => Vec::new(),
+        _ => limits.cpu_ids.clone(),
+    };
     // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
     // `bash script.sh` in the same process.
     let bash = if Path::new("/bin/bash").exists() {
@@ -1453,6 +1462,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         environment,
         outputs,
         cgroups: cgroup.iter().flat_map(|group| group.dirs.clone()).collect(),
+        cpu_affinity,
         pid_file: files.pid.clone(),
         status_file: files.status.clone(),
         outputs_file: files.outputs.clone(),
@@ -1608,6 +1618,25 @@ pub fn job_environment(
         "SLURM_CPUS_PER_TASK",
         assignment.cpus_per_task.map(|n| n.to_string()),
     );
+    // The CPUs allocated here (every node of a job gets as many; Slurm writes
+    // `SLURM_JOB_CPUS_PER_NODE` as `N(xK)` for K nodes).
+    let cpus_here = if assignment.cpu_ids.is_empty() {
+        assignment.cpu_limit
+    } else {
+        Some(assignment.cpu_ids.len() as u32)
+    };
+    let node_count = assignment.nodes.len().max(1);
+    set("SLURM_CPUS_ON_NODE", cpus_here.map(|n| n.to_string()));
+    set(
+        "SLURM_JOB_CPUS_PER_NODE",
+        cpus_here.map(|n| {
+            if node_count > 1 {
+                format!("{n}(x{node_count})")
+            } else {
+                n.to_string()
+            }
+        }),
+    );
     set("SLURM_GPUS_ON_NODE", Some(held.gpus.to_string()));
     set(
         "SLURM_SHARDS_ON_NODE",
@@ -1699,6 +1728,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
+            real_cpus: Vec::new(),
             gpu_minors: Vec::new(),
             devices: Vec::new(),
             lease: None,

@@ -59,6 +59,7 @@ pub mod output;
 pub mod run_dir;
 pub mod shepherd;
 pub mod task;
+pub mod topology;
 
 pub use agent::run;
 pub use error::WorkerError;
@@ -114,6 +115,15 @@ pub struct WorkerConfig {
     /// what `berth dev` does. Default false: they keep running under their shepherds and
     /// a restarted worker supervises them again.
     pub stop_jobs_on_shutdown: bool,
+    /// Simulated CPUs (`--simulate-cpus`): the node declares this many instead of the
+    /// machine's; job `i`'s CPU id runs on real CPU `i mod` the real count.
+    pub simulate_cpus: Option<u32>,
+    /// Simulated memory, MiB (`--simulate-memory`): the node declares this much.
+    pub simulate_memory_mib: Option<u64>,
+    /// Features the node declares (`--feature`; slurm.conf's Features).
+    pub features: Vec<String>,
+    /// The node's Weight, when the worker declares one (`--weight`).
+    pub weight: Option<u32>,
 }
 
 impl WorkerConfig {
@@ -141,6 +151,10 @@ impl WorkerConfig {
             allow_root_jobs: false,
             cgroups: true,
             stop_jobs_on_shutdown: false,
+            simulate_cpus: None,
+            simulate_memory_mib: None,
+            features: Vec::new(),
+            weight: None,
         }
     }
 }

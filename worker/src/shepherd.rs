@@ -68,6 +68,10 @@ pub struct ShepherdSpec {
     pub outputs: Vec<OutputSpec>,
     /// The cgroup directories the job starts in.
     pub cgroups: Vec<PathBuf>,
+    /// The real CPUs the job is pinned to (its CPU affinity, set by the exec stage) where
+    /// no cpuset confines it; empty: left as is.
+    #[serde(default)]
+    pub cpu_affinity: Vec<u32>,
     /// Where the shepherd writes the job's pid (its process group).
     pub pid_file: PathBuf,
     /// Where the shepherd writes how the job ended ([`ShepherdStatus`]).
@@ -411,6 +415,15 @@ pub fn exec_main(spec_path: &Path) -> i32 {
 /// says whose fault it was: the node's until the switch to the user (its spec, its private
 /// files), the user's account for the switch itself, the job's after it (its `--chdir`,
 /// its `--output`), except in the scratch directory the worker made for it (the node's).
+/// Sets this process's CPU affinity to `cpus` (inherited by what it starts).
+fn pin_cpus(cpus: &[u32]) -> nix::Result<()> {
+    let mut set = nix::sched::CpuSet::new();
+    for &cpu in cpus {
+        set.set(cpu as usize)?;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+}
+
 fn become_job(
     spec: &ShepherdSpec,
 ) -> Result<(std::process::Command, Vec<OpenedOutput>), (String, LaunchFault)> {
@@ -419,6 +432,9 @@ fn become_job(
         return Err(node("no command".to_string()));
     }
     crate::cgroup::join(&spec.cgroups).map_err(|e| node(format!("joining its cgroup: {e}")))?;
+    if !spec.cpu_affinity.is_empty() {
+        pin_cpus(&spec.cpu_affinity).map_err(|e| node(format!("pinning it to its CPUs: {e}")))?;
+    }
     let mut opened: Vec<Option<(File, u64)>> = Vec::new();
     for output in &spec.outputs {
         opened.push(if output.private {

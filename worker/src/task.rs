@@ -227,12 +227,13 @@ impl TaskSupervisor {
         let limits = crate::cgroup::Limits {
             memory_mib: launch.memory_limit_mib,
             cpus: launch.cpu_limit,
+            cpu_ids: Vec::new(),
         };
         let cgroup = crate::launch::job_cgroup(
             &self.settings,
             key.job_id,
             key.run,
-            limits,
+            &limits,
             &launch.job_gpus,
         );
         // The task's directory (root's alone): its record, the shepherd's files, and its
@@ -272,6 +273,7 @@ impl TaskSupervisor {
             environment,
             outputs,
             cgroups: cgroup.iter().flat_map(|group| group.dirs.clone()).collect(),
+            cpu_affinity: Vec::new(),
             pid_file: files.pid.clone(),
             status_file: files.status.clone(),
             outputs_file: files.outputs.clone(),
@@ -645,6 +647,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
+            real_cpus: Vec::new(),
             gpu_minors: Vec::new(),
             devices: Vec::new(),
             lease: None,

@@ -256,3 +256,55 @@ async fn the_server_is_identified_and_everything_is_read_again_periodically(pool
     let (stats, _) = check(&pool, &mut cache, t0 + chrono::Duration::seconds(40)).await;
     assert_eq!((stats, cache.last_full), (read(0, 0), None));
 }
+
+/// An operator's node settings (CPUs, reserves, weight, features) reach the planner's
+/// snapshot through change tracking, as usable CPUs and memory; a re-registration keeps
+/// them.
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn node_settings_reach_the_snapshot(pool: PgPool) {
+    register(&pool, "n1").await;
+    let now = Utc::now();
+    let mut cache = SnapshotCache::new();
+    let (_, snap) = check(&pool, &mut cache, now).await;
+    let n = &snap.nodes[0];
+    assert_eq!((n.cpus, n.memory_mib, n.weight), (8, 1024, 1), "{n:?}");
+
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    let patch = node::NodeConfigPatch {
+        cpus: Some(Some(16)),
+        weight: Some(Some(10)),
+        core_spec_count: Some(Some(2)),
+        mem_spec_limit_mib: Some(Some(24)),
+        features: Some(Some(vec!["h100".into()])),
+        ..Default::default()
+    };
+    assert!(node::node_config_set_in_tx(&mut tx, "n1", &patch)
+        .await
+        .unwrap());
+    tx.commit().await.unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    let n = &snap.nodes[0];
+    assert_eq!((n.cpus, n.memory_mib, n.weight), (14, 1000, 10), "{n:?}");
+    assert_eq!(n.features, vec!["h100"]);
+
+    // The worker registers again with what it sees: the settings stay.
+    register(&pool, "n1").await;
+    let (_, snap) = check(&pool, &mut cache, now).await;
+    let n = &snap.nodes[0];
+    assert_eq!((n.cpus, n.memory_mib, n.weight), (14, 1000, 10), "{n:?}");
+
+    // Cleared, CPUs are the reported ones again.
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    let patch = node::NodeConfigPatch {
+        cpus: Some(None),
+        ..Default::default()
+    };
+    node::node_config_set_in_tx(&mut tx, "n1", &patch)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let (stats, snap) = check(&pool, &mut cache, now).await;
+    assert_eq!(stats, read(1, 0));
+    assert_eq!(snap.nodes[0].cpus, 6);
+}

@@ -1,0 +1,227 @@
+//! The node's CPUs as the worker sees them, and how the CPU ids the scheduler allocates
+//! map onto real ones.
+//!
+//! The worker reports as its node's CPUs the logical CPUs it may run on (its affinity
+//! mask, normally every online CPU), and their layout (sockets × cores per socket ×
+//! threads per core) from `/sys/devices/system/cpu/cpuN/topology`. The scheduler
+//! allocates CPU ids `0 .. cpus`; id `i` is the `i`-th of the worker's CPUs in increasing
+//! order. A simulated node (`--simulate-cpus N`) may declare more CPUs than the machine
+//! has: its id `i` is the real CPU `real[i mod real.len()]`, so simulated CPUs share the
+//! real cores round-robin.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The CPUs the worker may use, with their layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuTopology {
+    /// The real logical CPU ids, increasing.
+    pub cpus: Vec<u32>,
+    /// Sockets (physical packages) among them.
+    pub sockets: u32,
+    /// Cores per socket.
+    pub cores_per_socket: u32,
+    /// Hardware threads per core.
+    pub threads_per_core: u32,
+}
+
+impl CpuTopology {
+    /// This machine's: the worker's affinity mask (else every online CPU, else
+    /// `available_parallelism`), laid out from `/sys/devices/system/cpu`.
+    pub fn detect() -> CpuTopology {
+        let mut cpus = affinity().unwrap_or_default();
+        if cpus.is_empty() {
+            cpus = std::fs::read_to_string("/sys/devices/system/cpu/online")
+                .ok()
+                .and_then(|text| parse_cpu_list(&text).ok())
+                .unwrap_or_default();
+        }
+        if cpus.is_empty() {
+            let n = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+            cpus = (0..n).collect();
+        }
+        layout(Path::new("/sys/devices/system/cpu"), cpus)
+    }
+
+    /// The real CPUs of allocated CPU ids `ids` (`real[i mod real.len()]`), increasing,
+    /// each once.
+    pub fn real_cpus(&self, ids: &[u32]) -> Vec<u32> {
+        real_cpus(&self.cpus, ids)
+    }
+}
+
+/// CPUs a simulated node declares per whole GPU when `--simulate-cpus` is not given.
+pub const SIMULATED_CPUS_PER_GPU: u32 = 12;
+/// Memory a simulated node declares per whole GPU, MiB (128 GiB), when
+/// `--simulate-memory` is not given.
+pub const SIMULATED_MEMORY_MIB_PER_GPU: u64 = 128 * 1024;
+/// The fewest CPUs a simulated node declares by default (a node with few or no GPUs).
+pub const SIMULATED_MIN_CPUS: u32 = 16;
+/// The least memory a simulated node declares by default, MiB (64 GiB).
+pub const SIMULATED_MIN_MEMORY_MIB: u64 = 64 * 1024;
+
+/// The CPUs and memory (MiB) a node of simulated `devices` declares by default: 12 CPUs
+/// and 128 GiB per whole GPU (MIG instances and shards count as their GPU), at least 16
+/// CPUs and 64 GiB.
+pub fn simulated_resources(devices: &[berth_core::wire::GpuInfo]) -> (u32, u64) {
+    let gpus: BTreeSet<u32> = devices
+        .iter()
+        .map(|d| d.parent.unwrap_or(d.index))
+        .collect();
+    let n = gpus.len() as u32;
+    (
+        (n * SIMULATED_CPUS_PER_GPU).max(SIMULATED_MIN_CPUS),
+        (u64::from(n) * SIMULATED_MEMORY_MIB_PER_GPU).max(SIMULATED_MIN_MEMORY_MIB),
+    )
+}
+
+/// The real CPUs of allocated ids `ids` on a node whose real CPUs are `real`: id `i` is
+/// `real[i mod real.len()]`. Increasing, each once; empty when `real` is.
+pub fn real_cpus(real: &[u32], ids: &[u32]) -> Vec<u32> {
+    if real.is_empty() {
+        return Vec::new();
+    }
+    let set: BTreeSet<u32> = ids.iter().map(|&i| real[i as usize % real.len()]).collect();
+    set.into_iter().collect()
+}
+
+/// The worker's own CPU affinity mask.
+fn affinity() -> Option<Vec<u32>> {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok()?;
+    Some(
+        (0..nix::sched::CpuSet::count())
+            .filter(|&i| set.is_set(i).unwrap_or(false))
+            .map(|i| i as u32)
+            .collect(),
+    )
+}
+
+/// The layout of `cpus` from `sys` (`/sys/devices/system/cpu`): sockets are the distinct
+/// `physical_package_id`s, cores the distinct (package, `core_id`) pairs; where the files
+/// are missing each CPU counts as its own core on one socket.
+pub fn layout(sys: &Path, cpus: Vec<u32>) -> CpuTopology {
+    let read = |cpu: u32, file: &str| -> Option<i64> {
+        std::fs::read_to_string(sys.join(format!("cpu{cpu}/topology/{file}")))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let mut sockets = BTreeSet::new();
+    let mut cores = BTreeSet::new();
+    for &cpu in &cpus {
+        let package = read(cpu, "physical_package_id").unwrap_or(0);
+        let core = read(cpu, "core_id").unwrap_or(i64::from(cpu));
+        sockets.insert(package);
+        cores.insert((package, core));
+    }
+    let n = cpus.len().max(1) as u32;
+    let sockets_n = (sockets.len() as u32).max(1);
+    let cores_n = (cores.len() as u32).max(1);
+    CpuTopology {
+        cpus,
+        sockets: sockets_n,
+        cores_per_socket: (cores_n / sockets_n).max(1),
+        threads_per_core: (n / cores_n).max(1),
+    }
+}
+
+/// Parses a Linux CPU list (`0-3,8,10-11`) into ids, increasing, each once.
+///
+/// # Errors
+/// A message naming the bad part.
+pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>, String> {
+    let mut set = BTreeSet::new();
+    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
+        let bad = || format!("not a CPU list part: {part:?}");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let a: u32 = a.parse().map_err(|_| bad())?;
+                let b: u32 = b.parse().map_err(|_| bad())?;
+                if a > b || b - a > 1 << 20 {
+                    return Err(bad());
+                }
+                set.extend(a..=b);
+            }
+            None => {
+                set.insert(part.parse::<u32>().map_err(|_| bad())?);
+            }
+        }
+    }
+    Ok(set.into_iter().collect())
+}
+
+/// Writes ids as a Linux CPU list (`0-3,8,10-11`); `ids` increasing.
+pub fn format_cpu_list(ids: &[u32]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < ids.len() {
+        let start = ids[i];
+        let mut end = start;
+        while i + 1 < ids.len() && ids[i + 1] == end + 1 {
+            i += 1;
+            end = ids[i];
+        }
+        out.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_lists_round_trip() {
+        assert_eq!(
+            parse_cpu_list("0-3,8,10-11\n").unwrap(),
+            vec![0, 1, 2, 3, 8, 10, 11]
+        );
+        assert_eq!(format_cpu_list(&[0, 1, 2, 3, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(format_cpu_list(&[]), "");
+        assert_eq!(parse_cpu_list("").unwrap(), Vec::<u32>::new());
+        assert!(parse_cpu_list("3-1").is_err());
+        assert!(parse_cpu_list("a").is_err());
+    }
+
+    #[test]
+    fn simulated_ids_wrap_onto_the_real_cpus() {
+        // A 96-CPU simulated node on a 2-core machine: ids 0, 2, 4 are CPU 0; 1, 95 CPU 1.
+        assert_eq!(real_cpus(&[0, 1], &[0, 2, 4]), vec![0]);
+        assert_eq!(real_cpus(&[0, 1], &[1, 95]), vec![1]);
+        assert_eq!(real_cpus(&[0, 1], &[4, 5]), vec![0, 1]);
+        // The worker's CPUs need not start at 0.
+        assert_eq!(real_cpus(&[2, 3, 6], &[0, 2, 4]), vec![2, 3, 6]);
+        assert_eq!(real_cpus(&[], &[0]), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn layout_counts_sockets_cores_and_threads() {
+        let dir = std::env::temp_dir().join(format!("berth-topology-{}", std::process::id()));
+        // 2 sockets × 2 cores × 2 threads: CPUs 0-3 on package 0, 4-7 on package 1;
+        // CPU n and n+2 are siblings.
+        for cpu in 0..8u32 {
+            let t = dir.join(format!("cpu{cpu}/topology"));
+            std::fs::create_dir_all(&t).unwrap();
+            std::fs::write(t.join("physical_package_id"), format!("{}\n", cpu / 4)).unwrap();
+            std::fs::write(t.join("core_id"), format!("{}\n", cpu % 2)).unwrap();
+        }
+        let topo = layout(&dir, (0..8).collect());
+        assert_eq!(
+            (topo.sockets, topo.cores_per_socket, topo.threads_per_core),
+            (2, 2, 2)
+        );
+        // Without the files: one socket, every CPU its own core.
+        let flat = layout(&dir.join("missing"), vec![0, 1, 2]);
+        assert_eq!(
+            (flat.sockets, flat.cores_per_socket, flat.threads_per_core),
+            (1, 3, 1)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
