@@ -13,6 +13,7 @@
 //! * [`priority`]: multifactor priority and classic fairshare formulas.
 //! * [`array`]: job array index sets (`--array`).
 //! * [`begin`]: `--begin` times.
+//! * [`constraint`]: `--constraint` expressions (`a&b`, `a|b`, `[a|b]`, `a*2`).
 //! * [`scheduling`]: wire types of hold/release/update.
 //! * [`qos`]: QOS definitions, TRES limits, fairshare and priority views.
 //! * [`identity`]: users, accounts, memberships, API tokens and the audit log on the wire.
@@ -24,6 +25,7 @@
 pub mod array;
 pub mod auth;
 pub mod begin;
+pub mod constraint;
 pub mod duration;
 pub mod hostlist;
 pub mod identity;
