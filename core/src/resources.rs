@@ -85,6 +85,15 @@ pub fn gres_shards(gres: &str) -> Option<u32> {
     })
 }
 
+fn expand_list(list: Option<&str>) -> Vec<String> {
+    let mut names = list
+        .and_then(|l| crate::hostlist::expand(l).ok())
+        .unwrap_or_default();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 fn div_ceil(a: u32, b: u32) -> u32 {
     if b == 0 {
         a
@@ -94,6 +103,17 @@ fn div_ceil(a: u32, b: u32) -> u32 {
 }
 
 impl JobSpec {
+    /// The node names `-w/--nodelist` gives, expanded (empty without one, or for a list
+    /// that does not parse, which [`crate::sbatch::check_spec`] refuses).
+    pub fn nodelist_names(&self) -> Vec<String> {
+        expand_list(self.nodelist.as_deref())
+    }
+
+    /// The node names `-x/--exclude` gives, expanded (as [`Self::nodelist_names`]).
+    pub fn exclude_names(&self) -> Vec<String> {
+        expand_list(self.exclude.as_deref())
+    }
+
     /// Whether a GPU option is given (`--gpus*`, or a `gpu` entry of `--gres`).
     pub fn asks_gpus(&self) -> bool {
         self.gpus_per_node.is_some() || self.gpus_per_task.is_some() || self.gpus.is_some()
@@ -118,7 +138,7 @@ impl JobSpec {
     /// The resources this spec asks for in a partition with `defaults`.
     ///
     /// * nodes: `--nodes`, else `ceil(ntasks / ntasks-per-node)` when both are given,
-    ///   else 1;
+    ///   else 1; without `--nodes`, at least the number of nodes `-w/--nodelist` names;
     /// * tasks: `--ntasks`, else `nodes × ntasks-per-node`, else one per node;
     /// * GPUs per node: `--gpus-per-node` (or `--gres=gpu:N`), else `--gpus-per-task`
     ///   × tasks per node, else `ceil(--gpus / nodes)`, else 0;
@@ -139,6 +159,11 @@ impl JobSpec {
             (Some(n), _, _) => n.max(1),
             (None, Some(t), Some(per)) => div_ceil(t, per).max(1),
             _ => 1,
+        };
+        // Without -N, a job gets at least every node -w names (as in Slurm).
+        let nodes = match (self.nodes, self.nodelist_names().len()) {
+            (None, listed) => nodes.max(listed.min(u32::MAX as usize) as u32),
+            (Some(_), _) => nodes,
         };
         let ntasks = match (self.ntasks, self.ntasks_per_node) {
             (Some(t), _) => t.max(1),
@@ -451,6 +476,22 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.option, "--mem-per-gpu");
         assert!(e.message.contains("MaxMemPerNode=1500"), "{e}");
+    }
+
+    #[test]
+    fn a_nodelist_without_nodes_sets_the_node_count() {
+        let spec = JobSpec {
+            nodelist: Some("node-[1-3],node-2".into()),
+            ..Default::default()
+        };
+        let r = spec.resource_request();
+        assert_eq!((r.nodes, r.ntasks), (3, 3));
+        assert_eq!(spec.nodelist_names(), ["node-1", "node-2", "node-3"]);
+        let spec = JobSpec {
+            nodes: Some(1),
+            ..spec
+        };
+        assert_eq!(spec.resource_request().nodes, 1);
     }
 
     #[test]
