@@ -128,11 +128,7 @@ impl JobSpec {
     /// The resources this spec asks for, without partition defaults
     /// ([`Self::resource_request_in`] with [`PartitionDefaults::default`]).
     pub fn resource_request(&self) -> ResourceRequest {
-        match self.resource_request_in(&PartitionDefaults::default()) {
-            Ok(r) => r,
-            // Without MaxMemPerNode nothing is refused.
-            Err(_) => unreachable!("no cap, no refusal"),
-        }
+        self.request_with(&PartitionDefaults::default())
     }
 
     /// The resources this spec asks for in a partition with `defaults`.
@@ -155,6 +151,26 @@ impl JobSpec {
         &self,
         defaults: &PartitionDefaults,
     ) -> Result<ResourceRequest, ResourceError> {
+        let r = self.request_with(defaults);
+        // Defaults are capped already; an amount an option asked for over the cap is
+        // refused.
+        if let (Some(option), Some(m), Some(max)) =
+            (r.mem_option, r.mem_per_node_mib, defaults.max_mem_per_node)
+        {
+            if option.starts_with("--") && m > max {
+                return Err(ResourceError {
+                    option,
+                    message: format!(
+                        "{m} MiB per node is more than the partition allows (MaxMemPerNode={max} MiB)"
+                    ),
+                });
+            }
+        }
+        Ok(r)
+    }
+
+    /// [`Self::resource_request_in`] without refusing memory over `MaxMemPerNode`.
+    fn request_with(&self, defaults: &PartitionDefaults) -> ResourceRequest {
         let nodes = match (self.nodes, self.ntasks, self.ntasks_per_node) {
             (Some(n), _, _) => n.max(1),
             (None, Some(t), Some(per)) => div_ceil(t, per).max(1),
@@ -218,19 +234,7 @@ impl JobSpec {
             _ => None,
         };
         let (mem_per_node_mib, mem_option) = match explicit {
-            Some((mem, option)) => {
-                if let (Some(m), Some(max)) = (mem, defaults.max_mem_per_node) {
-                    if m > max {
-                        return Err(ResourceError {
-                            option,
-                            message: format!(
-                                "{m} MiB per node is more than the partition allows                                  (MaxMemPerNode={max} MiB)"
-                            ),
-                        });
-                    }
-                }
-                (mem, Some(option))
-            }
+            Some((mem, option)) => (mem, Some(option)),
             None => {
                 let default = match (defaults.def_mem_per_gpu, defaults.def_mem_per_cpu) {
                     (Some(m), _) if gpus_here > 0 => Some((m.saturating_mul(u64g), "DefMemPerGPU")),
@@ -246,7 +250,7 @@ impl JobSpec {
                 }
             }
         };
-        Ok(ResourceRequest {
+        ResourceRequest {
             nodes,
             ntasks,
             cpus_per_task,
@@ -264,7 +268,7 @@ impl JobSpec {
             exclusive: self.exclusive,
             whole_node: self.exclusive && !asked_gpus && shards.is_none(),
             shards: shards.is_some(),
-        })
+        }
     }
 }
 
@@ -475,7 +479,10 @@ mod tests {
         .resource_request_in(&d)
         .unwrap_err();
         assert_eq!(e.option, "--mem-per-gpu");
-        assert!(e.message.contains("MaxMemPerNode=1500"), "{e}");
+        assert_eq!(
+            e.message,
+            "1600 MiB per node is more than the partition allows (MaxMemPerNode=1500 MiB)"
+        );
     }
 
     #[test]
