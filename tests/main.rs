@@ -38,6 +38,7 @@ mod sbatch_scripts;
 mod scheduler_wakeups;
 mod scheduling;
 mod scheduling_scenarios;
+mod selection;
 mod sim;
 mod steps;
 mod time_limit;

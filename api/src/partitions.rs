@@ -53,6 +53,21 @@ fn seconds(v: Option<u64>, field: &str) -> Result<Option<i64>, ApiError> {
     }
 }
 
+/// A memory setting in MiB: 1 to [`berth_core::spec::MAX_MEMORY_MIB`].
+fn mebibytes(v: Option<u64>, field: &str) -> Result<Option<i64>, ApiError> {
+    match v {
+        None => Ok(None),
+        Some(m) if (1..=berth_core::spec::MAX_MEMORY_MIB).contains(&m) => Ok(Some(m as i64)),
+        Some(_) => Err(ApiError::bad_field(
+            field,
+            format!(
+                "must be between 1 and {} MiB; leave it out for none",
+                berth_core::spec::MAX_MEMORY_MIB
+            ),
+        )),
+    }
+}
+
 /// Checks a definition and turns it into the row to store. Accounts and QOS it names
 /// must exist (or, for QOS, be among `more_qos`: ones defined alongside it).
 ///
@@ -119,6 +134,19 @@ pub(crate) async fn partition_row(
         },
         allowed_accounts: spec.allowed_accounts,
         allowed_qos: spec.allowed_qos,
+        def_cpu_per_gpu: match spec.def_cpu_per_gpu {
+            None => None,
+            Some(n) if (1..=berth_core::sbatch::MAX_COUNT).contains(&n) => Some(n as i32),
+            Some(_) => {
+                return Err(ApiError::bad_field(
+                    "def_cpu_per_gpu",
+                    format!("must be between 1 and {}", berth_core::sbatch::MAX_COUNT),
+                ))
+            }
+        },
+        def_mem_per_gpu: mebibytes(spec.def_mem_per_gpu, "def_mem_per_gpu")?,
+        def_mem_per_cpu: mebibytes(spec.def_mem_per_cpu, "def_mem_per_cpu")?,
+        max_mem_per_node: mebibytes(spec.max_mem_per_node, "max_mem_per_node")?,
     })
 }
 

@@ -199,12 +199,8 @@ pub async fn submit_job(
             "a job asks for GPUs or for GPU shards, not both",
         ));
     }
-    let partition = partition::partition_get(pool, spec.partition.as_deref())
-        .await?
-        .ok_or_else(|| match &spec.partition {
-            Some(p) => ApiError::bad_field("--partition", format!("no partition named {p:?}")),
-            None => ApiError::bad_field("--partition", "no default partition is configured"),
-        })?;
+    let partitions = listed_partitions(pool, &spec).await?;
+    let partition = partitions[0].clone();
     // Slurm: no --time takes the partition's DefaultTime; --time=UNLIMITED (or 0) its
     // MaxTime, which may itself be unlimited. A partition without DefaultTime gives its
     // MaxTime (as Slurm does), so such a job is not left over the limit forever.
@@ -235,8 +231,22 @@ pub async fn submit_job(
     if let Some(name) = spec.reservation.as_deref() {
         crate::reservations::check_submission(pool, name, user, account.as_deref()).await?;
     }
-    let request = spec.resource_request();
-    check_satisfiable(pool, &partition, &request).await?;
+    if let (Some(min), Some(limit)) = (spec.time_min, time_limit) {
+        if min as i64 > limit {
+            return Err(ApiError::bad_field(
+                "--time-min",
+                format!("{min} s is longer than the job's time limit ({limit} s)"),
+            ));
+        }
+    }
+    let request = spec
+        .resource_request_in(&partition.resource_defaults())
+        .map_err(|e| ApiError::Unprocessable {
+            detail: format!("{}: partition {}: {}", e.option, partition.name, e.message),
+            field: Some(e.option.to_string()),
+        })?;
+    let (nodelist, exclude) = check_node_lists(&spec, &request)?;
+    check_satisfiable(pool, &partitions, &spec, &request, &nodelist, &exclude).await?;
     let qos_name = check_qos_and_partition_limits(
         pool,
         user,
@@ -320,14 +330,28 @@ pub async fn submit_job(
             .and_then(|a| a.max_running)
             .map(|m| m.min(i32::MAX as u32) as i32),
         array_task_count: scheduling.array.as_ref().map(|a| a.indices.count() as i32),
+        cpus_per_node: positive_i32(request.cpus_per_node, "--cpus-per-task")?,
+        mem_per_node_mib: request
+            .mem_per_node_mib
+            .map(|m| m.min(berth_core::spec::MAX_MEMORY_MIB) as i64),
+        nodelist,
+        exclude,
+        partitions: if partitions.len() > 1 {
+            partitions.iter().map(|p| p.name.clone()).collect()
+        } else {
+            Vec::new()
+        },
+        time_min: spec.time_min.map(|t| t as i64),
     };
 
     let mut tx = berth_db::begin(pool).await?;
-    if !partition::partition_hold_in_tx(&mut tx, &partition.name).await? {
-        return Err(ApiError::bad_field(
-            "--partition",
-            format!("partition {} was just deleted", partition.name),
-        ));
+    for p in &partitions {
+        if !partition::partition_hold_in_tx(&mut tx, &p.name).await? {
+            return Err(ApiError::bad_field(
+                "--partition",
+                format!("partition {} was just deleted", p.name),
+            ));
+        }
     }
     let id = job::job_insert_in_tx(&mut tx, &insert).await?;
     if let Some(key) = idempotency_key {
@@ -401,54 +425,213 @@ async fn scheduling_options(
     })
 }
 
-/// Refuses (422) a request that no node of the partition could ever hold: more nodes than
-/// it has, or more GPUs per node than its largest node. Nothing is checked while the
-/// partition has no registered node yet (workers may still be starting).
+/// The partitions `-p` names, in order (`-p a,b`), or the default partition; each must
+/// exist. The first one's defaults, time limits and access rules apply to the job (Slurm
+/// checks each; Berth holds a multi-partition job to its first).
+///
+/// # Errors
+/// 400 naming `--partition` and the partition that does not exist.
+async fn listed_partitions(
+    pool: &Pool,
+    spec: &JobSpec,
+) -> Result<Vec<berth_db::partition::PartitionRow>, ApiError> {
+    let names = spec.partitions();
+    if names.is_empty() {
+        let default = partition::partition_get(pool, None).await?.ok_or_else(|| {
+            ApiError::bad_field("--partition", "no default partition is configured")
+        })?;
+        return Ok(vec![default]);
+    }
+    let mut rows = Vec::with_capacity(names.len());
+    for name in &names {
+        rows.push(
+            partition::partition_get(pool, Some(name))
+                .await?
+                .ok_or_else(|| {
+                    ApiError::bad_field("--partition", format!("no partition named {name:?}"))
+                })?,
+        );
+    }
+    Ok(rows)
+}
+
+/// `-w/--nodelist` and `-x/--exclude`, expanded, checked against each other and `-N` as
+/// Slurm does: a list longer than the job's (maximum) node count, or a node both
+/// required and excluded, is refused.
+///
+/// # Errors
+/// 400 naming `--nodelist` or `--exclude`.
+fn check_node_lists(
+    spec: &JobSpec,
+    request: &berth_core::resources::ResourceRequest,
+) -> Result<(Vec<String>, Vec<String>), ApiError> {
+    let nodelist = spec.nodelist_names();
+    let exclude = spec.exclude_names();
+    let max_nodes = spec.nodes_max.unwrap_or(request.nodes) as usize;
+    if nodelist.len() > max_nodes {
+        return Err(ApiError::bad_field(
+            "--nodelist",
+            format!(
+                "{} nodes are listed but the job asks for {} (-N): the required node list \
+                 includes more nodes than permitted by the node count",
+                nodelist.len(),
+                max_nodes
+            ),
+        ));
+    }
+    if let Some(both) = nodelist.iter().find(|n| exclude.contains(n)) {
+        return Err(ApiError::bad_field(
+            "--exclude",
+            format!("{both} is both required (-w) and excluded (-x)"),
+        ));
+    }
+    Ok((nodelist, exclude))
+}
+
+/// The partitions' names for messages: `gpu`, `partitions gpu,cpu`.
+fn partition_names(partitions: &[berth_db::partition::PartitionRow]) -> String {
+    match partitions {
+        [one] => format!("partition {}", one.name),
+        many => format!(
+            "partitions {}",
+            many.iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+    }
+}
+
+/// Refuses a request that no node of its partitions could ever hold (422, naming the
+/// option and the resource): more nodes than they have; `-w` naming a node that does not
+/// exist or is outside them, or `-x` one that does not exist (400); a `--constraint`
+/// feature no node of them has; or, narrowing the nodes step by step, too few nodes left
+/// after `-x`, after `--constraint`, with the GPUs, with the CPUs (usable CPUs,
+/// [`node::node_capacity_list`]) or with the memory per node asked for. Nothing is
+/// checked while the partitions have no registered node yet (workers may still be
+/// starting).
 async fn check_satisfiable(
     pool: &Pool,
-    partition: &berth_db::partition::PartitionRow,
+    partitions: &[berth_db::partition::PartitionRow],
+    spec: &JobSpec,
     request: &berth_core::resources::ResourceRequest,
+    nodelist: &[String],
+    exclude: &[String],
 ) -> Result<(), ApiError> {
-    let nodes = node::node_list(pool).await?;
-    let members: Vec<_> = nodes
-        .iter()
-        .filter(|n| partition.nodes.is_empty() || partition.nodes.contains(&n.name))
-        .collect();
+    let all = node::node_capacity_list(pool).await?;
+    let in_partitions = |name: &str| {
+        partitions
+            .iter()
+            .any(|p| p.nodes.is_empty() || p.nodes.iter().any(|n| n == name))
+    };
+    let members: Vec<&node::NodeCapacity> = all.iter().filter(|n| in_partitions(&n.name)).collect();
     if members.is_empty() {
         return Ok(());
     }
-    if request.nodes as usize > members.len() {
-        return Err(ApiError::Unprocessable {
-            detail: format!(
-                "{} nodes requested but partition {} has {}",
+    let where_ = partition_names(partitions);
+    let unprocessable = |field: &str, detail: String| ApiError::Unprocessable {
+        detail,
+        field: Some(field.to_string()),
+    };
+    let wanted = request.nodes as usize;
+    if wanted > members.len() {
+        return Err(unprocessable(
+            "--nodes",
+            format!(
+                "{} nodes requested but {where_} has {}",
                 request.nodes,
-                partition.name,
                 members.len()
             ),
-            field: Some("--nodes".into()),
-        });
+        ));
+    }
+    for name in nodelist {
+        if !all.iter().any(|n| &n.name == name) {
+            return Err(ApiError::bad_field(
+                "--nodelist",
+                format!("no node named {name}"),
+            ));
+        }
+        if !in_partitions(name) {
+            return Err(ApiError::bad_field(
+                "--nodelist",
+                format!("node {name} is not in {where_}"),
+            ));
+        }
+    }
+    if let Some(name) = exclude.iter().find(|x| !all.iter().any(|n| &n.name == *x)) {
+        return Err(ApiError::bad_field(
+            "--exclude",
+            format!("no node named {name}"),
+        ));
+    }
+    // The nodes that could be the job's, narrowed one requirement at a time; the first
+    // requirement that leaves too few is the one named.
+    let too_few = |what: String| {
+        if wanted == 1 {
+            format!("no node of {where_} has {what}")
+        } else {
+            format!("fewer than {wanted} nodes of {where_} have {what}")
+        }
+    };
+    let mut candidates: Vec<&node::NodeCapacity> = members
+        .into_iter()
+        .filter(|n| !exclude.contains(&n.name))
+        .collect();
+    if candidates.len() < wanted {
+        return Err(unprocessable(
+            "--exclude",
+            format!(
+                "-x leaves {} node(s) of {where_}; the job needs {wanted}",
+                candidates.len()
+            ),
+        ));
+    }
+    if let Some(text) = spec.constraint.as_deref() {
+        let constraint = berth_core::constraint::Constraint::parse(text)
+            .map_err(|e| ApiError::bad_field("--constraint", e.to_string()))?;
+        for feature in constraint.features() {
+            if !candidates
+                .iter()
+                .any(|n| n.features.iter().any(|f| f == feature))
+            {
+                return Err(unprocessable(
+                    "--constraint",
+                    format!("invalid feature specification: no node of {where_} has feature {feature:?}"),
+                ));
+            }
+        }
+        candidates.retain(|n| constraint.node_may_match(&n.features));
+        if candidates.len() < wanted {
+            return Err(unprocessable(
+                "--constraint",
+                format!(
+                    "{} node(s) of {where_} can satisfy --constraint={text}; the job needs {wanted}",
+                    candidates.len()
+                ),
+            ));
+        }
     }
     if request.gpus_per_node > 0 {
         // Matching GPUs per node, counted in one pass.
-        let wanted = request.gpu_type.as_deref().map(str::to_lowercase);
+        let wanted_type = request.gpu_type.as_deref().map(str::to_lowercase);
         let mut matching: std::collections::HashMap<i64, usize> = std::collections::HashMap::new();
         for g in node::gpu_list(pool, None).await? {
             if (g.kind == "shard") == request.shards
-                && wanted
+                && wanted_type
                     .as_deref()
                     .is_none_or(|t| g.model.to_lowercase().contains(t))
             {
                 *matching.entry(g.node_id).or_default() += 1;
             }
         }
-        let fitting = members
-            .iter()
-            .filter(|n| matching.get(&n.id).copied().unwrap_or(0) >= request.gpus_per_node as usize)
-            .count();
-        if fitting < request.nodes as usize {
-            return Err(ApiError::Unprocessable {
-                detail: format!(
-                    "{} node(s) with {} {}{} each requested, but partition {} has {} such node(s)",
+        candidates.retain(|n| {
+            matching.get(&n.id).copied().unwrap_or(0) >= request.gpus_per_node as usize
+        });
+        if candidates.len() < wanted {
+            return Err(unprocessable(
+                "--gres",
+                format!(
+                    "{} node(s) with {} {}{} each requested, but {where_} has {} such node(s)",
                     request.nodes,
                     request.gpus_per_node,
                     request
@@ -461,14 +644,94 @@ async fn check_satisfiable(
                     } else {
                         "GPU(s)"
                     },
-                    partition.name,
-                    fitting
+                    candidates.len()
                 ),
-                field: Some("--gres".into()),
-            });
+            ));
+        }
+    }
+    // A node that does not count its CPUs (0) or memory (0) holds any amount.
+    let cpus = i64::from(request.cpus_per_node);
+    let largest_cpus = candidates.iter().map(|n| n.cpus).max().unwrap_or(0);
+    candidates.retain(|n| n.cpus == 0 || n.cpus >= cpus);
+    if candidates.len() < wanted {
+        let (field, asked) = cpus_asked(spec, request);
+        return Err(unprocessable(
+            field,
+            format!(
+                "{asked}: {} (the largest has {largest_cpus})",
+                too_few(format!("{cpus} CPUs"))
+            ),
+        ));
+    }
+    if let Some(mem) = request.mem_per_node_mib {
+        let mem = i64::try_from(mem).unwrap_or(i64::MAX);
+        let largest = candidates.iter().map(|n| n.memory_mib).max().unwrap_or(0);
+        candidates.retain(|n| n.memory_mib == 0 || n.memory_mib >= mem);
+        if candidates.len() < wanted {
+            let option = request.mem_option.unwrap_or("--mem");
+            let field = if option.starts_with("--") {
+                option
+            } else {
+                "--mem"
+            };
+            return Err(unprocessable(
+                field,
+                format!(
+                    "{option} ({mem} MiB per node): {} (the largest has {largest} MiB)",
+                    too_few(format!("{mem} MiB of memory"))
+                ),
+            ));
         }
     }
     Ok(())
+}
+
+/// The option that asked for the CPUs per node, and how it reads (`-c 8`,
+/// `-c 2 × 4 tasks per node`, `--cpus-per-gpu=4 × 2 GPUs per node`).
+fn cpus_asked(
+    spec: &JobSpec,
+    r: &berth_core::resources::ResourceRequest,
+) -> (&'static str, String) {
+    let per_node = |n: u32, what: &str| {
+        if n == 1 {
+            String::new()
+        } else {
+            format!(" × {n} {what} per node")
+        }
+    };
+    match r.cpus_option {
+        "--cpus-per-gpu" => (
+            "--cpus-per-gpu",
+            format!(
+                "--cpus-per-gpu={}{}",
+                spec.cpus_per_gpu.unwrap_or_default(),
+                per_node(r.gpus_per_node, "GPUs")
+            ),
+        ),
+        "DefCpuPerGPU" => (
+            "--gres",
+            format!(
+                "the partition's DefCpuPerGPU × {} GPUs per node",
+                r.gpus_per_node
+            ),
+        ),
+        "--cpus-per-task" => (
+            "--cpus-per-task",
+            format!(
+                "-c {}{}",
+                r.cpus_per_task,
+                per_node(r.tasks_per_node, "tasks")
+            ),
+        ),
+        _ => (
+            if spec.ntasks_per_node.is_some() {
+                "--ntasks-per-node"
+            } else {
+                "--ntasks"
+            },
+            format!("{} tasks per node (one CPU each)", r.tasks_per_node),
+        ),
+    }
 }
 
 /// Checks the QOS (`-q/--qos`, default `normal`) and the partition's limits at submission:

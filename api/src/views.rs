@@ -102,7 +102,13 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         name: row.name.clone(),
         user: row.user_name.clone(),
         account: row.account.clone(),
-        partition: row.partition.clone(),
+        // As squeue shows it: every partition a pending job may start in (`a,b`), then
+        // the one it started in.
+        partition: if state == JobState::Pending && !row.partitions.is_empty() {
+            row.partitions.join(",")
+        } else {
+            row.partition.clone()
+        },
         qos: row.qos.clone(),
         state,
         reason: row.reason.clone(),
@@ -223,5 +229,9 @@ pub fn partition_view(row: &PartitionRow, nodes: &[NodeRow], gpus: &[GpuRow]) ->
         max_nodes: row.max_nodes.map(to_u32),
         allowed_accounts: row.allowed_accounts.clone(),
         allowed_qos: row.allowed_qos.clone(),
+        def_cpu_per_gpu: row.def_cpu_per_gpu.map(to_u32),
+        def_mem_per_gpu: row.def_mem_per_gpu.map(to_u64),
+        def_mem_per_cpu: row.def_mem_per_cpu.map(to_u64),
+        max_mem_per_node: row.max_mem_per_node.map(to_u64),
     }
 }

@@ -81,6 +81,10 @@ pub fn partition_spec(p: &Partition) -> PartitionSpec {
         max_nodes: p.max_nodes,
         allowed_accounts: p.allowed_accounts.clone(),
         allowed_qos: p.allowed_qos.clone(),
+        def_cpu_per_gpu: p.def_cpu_per_gpu,
+        def_mem_per_gpu: p.def_mem_per_gpu,
+        def_mem_per_cpu: p.def_mem_per_cpu,
+        max_mem_per_node: p.max_mem_per_node,
     }
 }
 
@@ -103,7 +107,9 @@ fn unlimited(value: &str) -> bool {
 /// Applies slurm.conf-style `Key=Value` partition settings to `spec` (keys
 /// case-insensitive): `Nodes=node-[1-4],gpu7` (a host list; `ALL` for every node),
 /// `Default=YES|NO`, `DefaultTime=` and `MaxTime=` (Slurm's time formats, `UNLIMITED`),
-/// `PriorityTier=N`, `MaxNodes=N|UNLIMITED`, `AllowAccounts=a,b|ALL`, `AllowQos=q|ALL`.
+/// `PriorityTier=N`, `MaxNodes=N|UNLIMITED`, `AllowAccounts=a,b|ALL`, `AllowQos=q|ALL`,
+/// `DefCpuPerGPU=N`, and `DefMemPerGPU=`, `DefMemPerCPU=`, `MaxMemPerNode=` in MiB
+/// (`UNLIMITED` or `0` for none, as slurm.conf's `0`).
 /// `PartitionName=` is skipped (scontrol passes it along).
 ///
 /// # Errors
@@ -154,9 +160,29 @@ pub fn apply_partition_assignments(
             }
             "allowaccounts" => spec.allowed_accounts = list(value),
             "allowqos" => spec.allowed_qos = list(value),
+            "defcpupergpu" => {
+                spec.def_cpu_per_gpu = if unlimited(value) || value == "0" {
+                    None
+                } else {
+                    Some(value.parse().map_err(|_| bad("not a count"))?)
+                }
+            }
+            "defmempergpu" | "defmempercpu" | "maxmempernode" => {
+                let mib = if unlimited(value) || value == "0" {
+                    None
+                } else {
+                    Some(value.parse().map_err(|_| bad("not a size in MiB"))?)
+                };
+                match key.to_ascii_lowercase().as_str() {
+                    "defmempergpu" => spec.def_mem_per_gpu = mib,
+                    "defmempercpu" => spec.def_mem_per_cpu = mib,
+                    _ => spec.max_mem_per_node = mib,
+                }
+            }
             other => bail!(
                 "unknown partition setting {other:?} (Nodes, Default, DefaultTime, MaxTime, \
-                 PriorityTier, MaxNodes, AllowAccounts, AllowQos)"
+                 PriorityTier, MaxNodes, AllowAccounts, AllowQos, DefCpuPerGPU, DefMemPerGPU, \
+                 DefMemPerCPU, MaxMemPerNode)"
             ),
         }
     }
@@ -169,6 +195,7 @@ pub fn format_partition(p: &Partition) -> String {
         Some(s) => format::scontrol_duration(s),
         None => "UNLIMITED".to_string(),
     };
+    let mem = |m: Option<u64>| m.map_or_else(|| "UNLIMITED".to_string(), |m| m.to_string());
     let all = |v: &[String]| {
         if v.is_empty() {
             "ALL".to_string()
@@ -177,7 +204,7 @@ pub fn format_partition(p: &Partition) -> String {
         }
     };
     format!(
-        "PartitionName={}\n   AllowAccounts={} AllowQos={}\n   Default={} DefaultTime={} MaxTime={} MaxNodes={} PriorityTier={}\n   Nodes={}\n   TotalNodes={} TotalGPUs={}\n",
+        "PartitionName={}\n   AllowAccounts={} AllowQos={}\n   Default={} DefaultTime={} MaxTime={} MaxNodes={} PriorityTier={}\n   Nodes={}\n   TotalNodes={} TotalGPUs={}\n   DefCpuPerGPU={} DefMemPerGPU={} DefMemPerCPU={} MaxMemPerNode={}\n",
         p.name,
         all(&p.allowed_accounts),
         all(&p.allowed_qos),
@@ -194,6 +221,11 @@ pub fn format_partition(p: &Partition) -> String {
         },
         p.total_nodes,
         p.total_gpus,
+        p.def_cpu_per_gpu
+            .map_or_else(|| "UNLIMITED".to_string(), |n| n.to_string()),
+        mem(p.def_mem_per_gpu),
+        mem(p.def_mem_per_cpu),
+        mem(p.max_mem_per_node),
     )
 }
 
@@ -558,6 +590,26 @@ mod tests {
             .to_string();
         assert!(err.contains("shared"), "{err}");
         assert!(apply_partition_assignments(&mut spec, &["Default=maybe".into()]).is_err());
+        apply_partition_assignments(
+            &mut spec,
+            &[
+                "DefCpuPerGPU=8".into(),
+                "DefMemPerGPU=16384".into(),
+                "DefMemPerCPU=2048".into(),
+                "MaxMemPerNode=UNLIMITED".into(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                spec.def_cpu_per_gpu,
+                spec.def_mem_per_gpu,
+                spec.def_mem_per_cpu,
+                spec.max_mem_per_node
+            ),
+            (Some(8), Some(16384), Some(2048), None)
+        );
+        assert!(apply_partition_assignments(&mut spec, &["DefMemPerCPU=2G".into()]).is_err());
         assert!(apply_partition_assignments(&mut spec, &["MaxNodes=x".into()]).is_err());
     }
 
@@ -575,10 +627,20 @@ mod tests {
             max_nodes: None,
             allowed_accounts: vec![],
             allowed_qos: vec!["normal".into()],
+            def_cpu_per_gpu: Some(4),
+            def_mem_per_gpu: None,
+            def_mem_per_cpu: None,
+            max_mem_per_node: Some(65536),
         };
         let text = format_partition(&p);
         assert!(text.starts_with("PartitionName=debug\n"), "{text}");
         assert!(text.contains("AllowAccounts=ALL AllowQos=normal"), "{text}");
+        assert!(
+            text.contains(
+                "DefCpuPerGPU=4 DefMemPerGPU=UNLIMITED DefMemPerCPU=UNLIMITED MaxMemPerNode=65536"
+            ),
+            "{text}"
+        );
         assert!(
             text.contains("Default=NO DefaultTime=00:30:00 MaxTime=UNLIMITED MaxNodes=UNLIMITED PriorityTier=2"),
             "{text}"

@@ -865,6 +865,10 @@ mod tests {
             max_nodes: None,
             allowed_accounts: vec![],
             allowed_qos: vec![],
+            def_cpu_per_gpu: None,
+            def_mem_per_gpu: None,
+            def_mem_per_cpu: None,
+            max_mem_per_node: None,
         }
     }
 

@@ -1,10 +1,38 @@
-//! What a job asks of the cluster, derived from its [`JobSpec`] by Slurm's rules.
+//! What a job asks of the cluster, derived from its [`JobSpec`] by Slurm's rules: nodes,
+//! tasks, GPUs, and the CPUs and memory each of its nodes must give it (with the
+//! partition's `DefCpuPerGPU`, `DefMemPerGPU`, `DefMemPerCPU` and `MaxMemPerNode`).
 
 use crate::spec::JobSpec;
-use serde::{Deserialize, Serialize};
+
+/// A partition's defaults and caps for CPUs and memory (slurm.conf's names); all `None`
+/// where the partition sets none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartitionDefaults {
+    /// `DefCpuPerGPU`: CPUs per GPU for a job asking GPUs but neither `-c` nor
+    /// `--cpus-per-gpu`.
+    pub def_cpu_per_gpu: Option<u32>,
+    /// `DefMemPerGPU`, MiB: memory per GPU for a job asking GPUs and no memory option.
+    pub def_mem_per_gpu: Option<u64>,
+    /// `DefMemPerCPU`, MiB: memory per CPU for a job with no memory option (and no GPUs
+    /// where `DefMemPerGPU` is set).
+    pub def_mem_per_cpu: Option<u64>,
+    /// `MaxMemPerNode`, MiB: the most memory a job may have on one node.
+    pub max_mem_per_node: Option<u64>,
+}
+
+/// A job whose CPUs or memory per node its partition refuses (`MaxMemPerNode`): the
+/// option that set the amount and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{option}: {message}")]
+pub struct ResourceError {
+    /// The option that asked for it (`--mem`, `--mem-per-cpu`, `--mem-per-gpu`).
+    pub option: &'static str,
+    /// Why it is refused.
+    pub message: String,
+}
 
 /// The resources the scheduler must find for a job.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceRequest {
     /// Nodes, all at once (a gang when more than one).
     pub nodes: u32,
@@ -12,6 +40,21 @@ pub struct ResourceRequest {
     pub ntasks: u32,
     /// CPUs per task.
     pub cpus_per_task: u32,
+    /// Tasks on each node: `--ntasks-per-node`, else `ceil(ntasks / nodes)`.
+    pub tasks_per_node: u32,
+    /// CPUs on each node, at least 1: the larger of `-c` × tasks per node and
+    /// `--cpus-per-gpu` (or the partition's `DefCpuPerGPU` without `-c`) × GPUs per node.
+    pub cpus_per_node: u32,
+    /// The option that decided `cpus_per_node`, for messages: `--cpus-per-task`,
+    /// `--cpus-per-gpu`, `DefCpuPerGPU` or `--ntasks-per-node` (one CPU per task).
+    pub cpus_option: &'static str,
+    /// Memory on each node, MiB: `--mem`, `--mem-per-cpu` × CPUs per node,
+    /// `--mem-per-gpu` × GPUs per node, else the partition's `DefMemPerGPU` (when GPUs
+    /// are asked) or `DefMemPerCPU`; `None` when none applies, or for `--mem=0` (all of
+    /// each node's memory): the planner gives a share in proportion to CPUs.
+    pub mem_per_node_mib: Option<u64>,
+    /// The option that decided `mem_per_node_mib`, for messages.
+    pub mem_option: Option<&'static str>,
     /// GPUs on each node (0 when `whole_node` decides).
     pub gpus_per_node: u32,
     /// Required GPU model substring (`h100`), when asked for.
@@ -42,6 +85,15 @@ pub fn gres_shards(gres: &str) -> Option<u32> {
     })
 }
 
+fn expand_list(list: Option<&str>) -> Vec<String> {
+    let mut names = list
+        .and_then(|l| crate::hostlist::expand(l).ok())
+        .unwrap_or_default();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
 fn div_ceil(a: u32, b: u32) -> u32 {
     if b == 0 {
         a
@@ -51,6 +103,17 @@ fn div_ceil(a: u32, b: u32) -> u32 {
 }
 
 impl JobSpec {
+    /// The node names `-w/--nodelist` gives, expanded (empty without one, or for a list
+    /// that does not parse, which [`crate::sbatch::check_spec`] refuses).
+    pub fn nodelist_names(&self) -> Vec<String> {
+        expand_list(self.nodelist.as_deref())
+    }
+
+    /// The node names `-x/--exclude` gives, expanded (as [`Self::nodelist_names`]).
+    pub fn exclude_names(&self) -> Vec<String> {
+        expand_list(self.exclude.as_deref())
+    }
+
     /// Whether a GPU option is given (`--gpus*`, or a `gpu` entry of `--gres`).
     pub fn asks_gpus(&self) -> bool {
         self.gpus_per_node.is_some() || self.gpus_per_task.is_some() || self.gpus.is_some()
@@ -62,19 +125,61 @@ impl JobSpec {
         self.asks_gpus() && self.gres.as_deref().and_then(gres_shards).is_some()
     }
 
-    /// The resources this spec asks for.
+    /// The resources this spec asks for, without partition defaults
+    /// ([`Self::resource_request_in`] with [`PartitionDefaults::default`]).
+    pub fn resource_request(&self) -> ResourceRequest {
+        self.request_with(&PartitionDefaults::default())
+    }
+
+    /// The resources this spec asks for in a partition with `defaults`.
     ///
     /// * nodes: `--nodes`, else `ceil(ntasks / ntasks-per-node)` when both are given,
-    ///   else 1;
+    ///   else 1; without `--nodes`, at least the number of nodes `-w/--nodelist` names;
     /// * tasks: `--ntasks`, else `nodes × ntasks-per-node`, else one per node;
     /// * GPUs per node: `--gpus-per-node` (or `--gres=gpu:N`), else `--gpus-per-task`
     ///   × tasks per node, else `ceil(--gpus / nodes)`, else 0;
-    /// * `--exclusive` with no GPU option takes every GPU of the node.
-    pub fn resource_request(&self) -> ResourceRequest {
+    /// * `--exclusive` with no GPU option takes every GPU of the node;
+    /// * CPUs and memory per node: see [`ResourceRequest::cpus_per_node`] and
+    ///   [`ResourceRequest::mem_per_node_mib`]. A memory option over `MaxMemPerNode` is
+    ///   refused; a partition default over it is capped to it (as Slurm's defaults never
+    ///   make a job impossible).
+    ///
+    /// # Errors
+    /// [`ResourceError`] naming `--mem`, `--mem-per-cpu` or `--mem-per-gpu` when the
+    /// memory per node it gives exceeds `MaxMemPerNode`.
+    pub fn resource_request_in(
+        &self,
+        defaults: &PartitionDefaults,
+    ) -> Result<ResourceRequest, ResourceError> {
+        let r = self.request_with(defaults);
+        // Defaults are capped already; an amount an option asked for over the cap is
+        // refused.
+        if let (Some(option), Some(m), Some(max)) =
+            (r.mem_option, r.mem_per_node_mib, defaults.max_mem_per_node)
+        {
+            if option.starts_with("--") && m > max {
+                return Err(ResourceError {
+                    option,
+                    message: format!(
+                        "{m} MiB per node is more than the partition allows (MaxMemPerNode={max} MiB)"
+                    ),
+                });
+            }
+        }
+        Ok(r)
+    }
+
+    /// [`Self::resource_request_in`] without refusing memory over `MaxMemPerNode`.
+    fn request_with(&self, defaults: &PartitionDefaults) -> ResourceRequest {
         let nodes = match (self.nodes, self.ntasks, self.ntasks_per_node) {
             (Some(n), _, _) => n.max(1),
             (None, Some(t), Some(per)) => div_ceil(t, per).max(1),
             _ => 1,
+        };
+        // Without -N, a job gets at least every node -w names (as in Slurm).
+        let nodes = match (self.nodes, self.nodelist_names().len()) {
+            (None, listed) => nodes.max(listed.min(u32::MAX as usize) as u32),
+            (Some(_), _) => nodes,
         };
         let ntasks = match (self.ntasks, self.ntasks_per_node) {
             (Some(t), _) => t.max(1),
@@ -99,10 +204,61 @@ impl JobSpec {
         } else {
             self.gres.as_deref().and_then(gres_shards)
         };
+        // Real GPUs on each node (shards are shares of one, and ask no CPUs of their own).
+        let gpus_here = if shards.is_some() { 0 } else { gpus_per_node };
+        let cpus_per_task = self.cpus_per_task.unwrap_or(1);
+        let by_tasks = cpus_per_task.saturating_mul(tasks_per_node.max(1));
+        let (per_gpu, per_gpu_option) = match (self.cpus_per_gpu, self.cpus_per_task) {
+            (Some(c), _) => (Some(c), "--cpus-per-gpu"),
+            (None, None) => (defaults.def_cpu_per_gpu, "DefCpuPerGPU"),
+            (None, Some(_)) => (None, ""),
+        };
+        let by_gpus = per_gpu.map_or(0, |c| c.saturating_mul(gpus_here));
+        let (cpus_per_node, cpus_option) = if by_gpus > by_tasks {
+            (by_gpus, per_gpu_option)
+        } else if self.cpus_per_task.is_some() {
+            (by_tasks, "--cpus-per-task")
+        } else {
+            (by_tasks, "--ntasks-per-node")
+        };
+        let cpus_per_node = cpus_per_node.max(1);
+        let u64c = u64::from(cpus_per_node);
+        let u64g = u64::from(gpus_here);
+        let explicit = match (self.mem_mib, self.mem_per_cpu_mib, self.mem_per_gpu_mib) {
+            (Some(0), _, _) => Some((None, "--mem")),
+            (Some(m), _, _) => Some((Some(m), "--mem")),
+            (None, Some(m), _) => Some((Some(m.saturating_mul(u64c)), "--mem-per-cpu")),
+            (None, None, Some(m)) if gpus_here > 0 => {
+                Some((Some(m.saturating_mul(u64g)), "--mem-per-gpu"))
+            }
+            _ => None,
+        };
+        let (mem_per_node_mib, mem_option) = match explicit {
+            Some((mem, option)) => (mem, Some(option)),
+            None => {
+                let default = match (defaults.def_mem_per_gpu, defaults.def_mem_per_cpu) {
+                    (Some(m), _) if gpus_here > 0 => Some((m.saturating_mul(u64g), "DefMemPerGPU")),
+                    (_, Some(m)) => Some((m.saturating_mul(u64c), "DefMemPerCPU")),
+                    _ => None,
+                };
+                match default {
+                    Some((m, option)) => (
+                        Some(defaults.max_mem_per_node.map_or(m, |max| m.min(max))),
+                        Some(option),
+                    ),
+                    None => (None, None),
+                }
+            }
+        };
         ResourceRequest {
             nodes,
             ntasks,
-            cpus_per_task: self.cpus_per_task.unwrap_or(1),
+            cpus_per_task,
+            tasks_per_node,
+            cpus_per_node,
+            cpus_option,
+            mem_per_node_mib,
+            mem_option,
             gpus_per_node: shards.unwrap_or(gpus_per_node),
             gpu_type: if shards.is_some() {
                 None
@@ -187,6 +343,162 @@ mod tests {
             ..Default::default()
         };
         assert!(!spec.resource_request().whole_node);
+    }
+
+    fn cpus_mem(spec: &JobSpec, d: &PartitionDefaults) -> (u32, Option<u64>) {
+        let r = spec.resource_request_in(d).unwrap();
+        (r.cpus_per_node, r.mem_per_node_mib)
+    }
+
+    #[test]
+    fn cpus_per_node_by_slurms_rules() {
+        let none = PartitionDefaults::default();
+        // One task, one CPU.
+        assert_eq!(cpus_mem(&JobSpec::default(), &none), (1, None));
+        // -c × tasks per node.
+        let spec = JobSpec {
+            nodes: Some(2),
+            ntasks: Some(8),
+            cpus_per_task: Some(3),
+            ..Default::default()
+        };
+        let r = spec.resource_request();
+        assert_eq!((r.tasks_per_node, r.cpus_per_node), (4, 12));
+        assert_eq!(r.cpus_option, "--cpus-per-task");
+        let spec = JobSpec {
+            ntasks_per_node: Some(4),
+            ..Default::default()
+        };
+        assert_eq!(spec.resource_request().cpus_per_node, 4);
+        // --cpus-per-gpu × GPUs per node.
+        let spec = JobSpec {
+            gpus_per_node: Some(2),
+            cpus_per_gpu: Some(6),
+            ..Default::default()
+        };
+        let r = spec.resource_request();
+        assert_eq!((r.cpus_per_node, r.cpus_option), (12, "--cpus-per-gpu"));
+        // DefCpuPerGPU applies without -c, not with it.
+        let d = PartitionDefaults {
+            def_cpu_per_gpu: Some(4),
+            ..Default::default()
+        };
+        let gpus = JobSpec {
+            gpus: Some(3),
+            ..Default::default()
+        };
+        assert_eq!(cpus_mem(&gpus, &d).0, 12);
+        let with_c = JobSpec {
+            cpus_per_task: Some(2),
+            ..gpus.clone()
+        };
+        assert_eq!(cpus_mem(&with_c, &d).0, 2);
+        // Shards ask no CPUs per shard.
+        let shards = JobSpec {
+            gres: Some("shard:4".into()),
+            ..Default::default()
+        };
+        assert_eq!(cpus_mem(&shards, &d).0, 1);
+    }
+
+    #[test]
+    fn memory_per_node_by_slurms_rules() {
+        let none = PartitionDefaults::default();
+        let mem = |spec: JobSpec, d: &PartitionDefaults| cpus_mem(&spec, d).1;
+        assert_eq!(
+            mem(
+                JobSpec {
+                    mem_mib: Some(1000),
+                    nodes: Some(2),
+                    ..Default::default()
+                },
+                &none
+            ),
+            Some(1000)
+        );
+        // --mem=0: all of each node's memory, left to the planner.
+        assert_eq!(
+            mem(
+                JobSpec {
+                    mem_mib: Some(0),
+                    ..Default::default()
+                },
+                &none
+            ),
+            None
+        );
+        assert_eq!(
+            mem(
+                JobSpec {
+                    cpus_per_task: Some(4),
+                    mem_per_cpu_mib: Some(100),
+                    ..Default::default()
+                },
+                &none
+            ),
+            Some(400)
+        );
+        assert_eq!(
+            mem(
+                JobSpec {
+                    gpus_per_node: Some(2),
+                    mem_per_gpu_mib: Some(500),
+                    ..Default::default()
+                },
+                &none
+            ),
+            Some(1000)
+        );
+        let d = PartitionDefaults {
+            def_mem_per_gpu: Some(1000),
+            def_mem_per_cpu: Some(10),
+            max_mem_per_node: Some(1500),
+            ..Default::default()
+        };
+        // DefMemPerGPU for GPU jobs (capped by MaxMemPerNode), DefMemPerCPU otherwise.
+        let two_gpus = JobSpec {
+            gpus_per_node: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(mem(two_gpus.clone(), &d), Some(1500));
+        let one_gpu = JobSpec {
+            gpus_per_node: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(mem(one_gpu, &d), Some(1000));
+        let cpus = JobSpec {
+            cpus_per_task: Some(8),
+            ..Default::default()
+        };
+        assert_eq!(mem(cpus, &d), Some(80));
+        // An explicit amount over MaxMemPerNode is refused, naming the option.
+        let e = JobSpec {
+            mem_per_gpu_mib: Some(800),
+            ..two_gpus
+        }
+        .resource_request_in(&d)
+        .unwrap_err();
+        assert_eq!(e.option, "--mem-per-gpu");
+        assert_eq!(
+            e.message,
+            "1600 MiB per node is more than the partition allows (MaxMemPerNode=1500 MiB)"
+        );
+    }
+
+    #[test]
+    fn a_nodelist_without_nodes_sets_the_node_count() {
+        let spec = JobSpec {
+            nodelist: Some("node-[1-3],node-2".into()),
+            ..Default::default()
+        };
+        let r = spec.resource_request();
+        assert_eq!((r.nodes, r.ntasks), (3, 3));
+        assert_eq!(spec.nodelist_names(), ["node-1", "node-2", "node-3"]);
+        let spec = JobSpec {
+            nodes: Some(1),
+            ..spec
+        };
+        assert_eq!(spec.resource_request().nodes, 1);
     }
 
     #[test]

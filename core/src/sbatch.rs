@@ -150,6 +150,7 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
         ntasks,
         ntasks_per_node,
         cpus_per_task,
+        cpus_per_gpu,
         mem_mib,
         mem_per_cpu_mib,
         mem_per_gpu_mib,
@@ -165,6 +166,8 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
         chdir,
         exclusive,
         constraint,
+        nodelist,
+        exclude,
         account,
         qos,
         comment,
@@ -208,6 +211,7 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
         ntasks,
         ntasks_per_node,
         cpus_per_task,
+        cpus_per_gpu,
         mem_mib,
         mem_per_cpu_mib,
         mem_per_gpu_mib,
@@ -222,6 +226,8 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
         error,
         chdir,
         constraint,
+        nodelist,
+        exclude,
         account,
         qos,
         comment,
@@ -269,6 +275,7 @@ enum Opt {
     Ntasks,
     NtasksPerNode,
     CpusPerTask,
+    CpusPerGpu,
     Mem,
     MemPerCpu,
     MemPerGpu,
@@ -283,6 +290,8 @@ enum Opt {
     Chdir,
     Exclusive,
     Constraint,
+    Nodelist,
+    Exclude,
     Account,
     Qos,
     Comment,
@@ -329,6 +338,7 @@ const OPTIONS: &[OptDef] = &[
     def("ntasks", Some('n'), Arg::Required, Opt::Ntasks),
     def("ntasks-per-node", None, Arg::Required, Opt::NtasksPerNode),
     def("cpus-per-task", Some('c'), Arg::Required, Opt::CpusPerTask),
+    def("cpus-per-gpu", None, Arg::Required, Opt::CpusPerGpu),
     def("mem", None, Arg::Required, Opt::Mem),
     def("mem-per-cpu", None, Arg::Required, Opt::MemPerCpu),
     def("mem-per-gpu", None, Arg::Required, Opt::MemPerGpu),
@@ -343,6 +353,8 @@ const OPTIONS: &[OptDef] = &[
     def("chdir", Some('D'), Arg::Required, Opt::Chdir),
     def("exclusive", None, Arg::Optional, Opt::Exclusive),
     def("constraint", Some('C'), Arg::Required, Opt::Constraint),
+    def("nodelist", Some('w'), Arg::Required, Opt::Nodelist),
+    def("exclude", Some('x'), Arg::Required, Opt::Exclude),
     def("account", Some('A'), Arg::Required, Opt::Account),
     def("qos", Some('q'), Arg::Required, Opt::Qos),
     def("comment", None, Arg::Required, Opt::Comment),
@@ -449,7 +461,7 @@ pub const MAX_COUNT: u32 = i32::MAX as u32;
 /// An [`SbatchError`] without a line, naming the option (`--mem`) and the value.
 pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
     let err = |option: &str, message: String| Err(SbatchError::new(None, option, message));
-    let texts: [(&str, &Option<String>); 20] = [
+    let texts: [(&str, &Option<String>); 22] = [
         ("--job-name", &spec.job_name),
         ("--partition", &spec.partition),
         ("--gres", &spec.gres),
@@ -458,6 +470,8 @@ pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
         ("--error", &spec.error),
         ("--chdir", &spec.chdir),
         ("--constraint", &spec.constraint),
+        ("--nodelist", &spec.nodelist),
+        ("--exclude", &spec.exclude),
         ("--account", &spec.account),
         ("--qos", &spec.qos),
         ("--comment", &spec.comment),
@@ -482,12 +496,13 @@ pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
     }) {
         return err("--wrap", crate::text::forbidden_message(c));
     }
-    let counts: [(&str, Option<u32>, u32); 8] = [
+    let counts: [(&str, Option<u32>, u32); 9] = [
         ("--nodes", spec.nodes, 1),
         ("--nodes (maximum)", spec.nodes_max, 1),
         ("--ntasks", spec.ntasks, 1),
         ("--ntasks-per-node", spec.ntasks_per_node, 1),
         ("--cpus-per-task", spec.cpus_per_task, 1),
+        ("--cpus-per-gpu", spec.cpus_per_gpu, 1),
         ("--gpus", spec.gpus, 0),
         ("--gpus-per-node", spec.gpus_per_node, 0),
         ("--gpus-per-task", spec.gpus_per_task, 0),
@@ -528,7 +543,11 @@ pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
         );
     }
     type Check = fn(&str) -> Result<(), String>;
-    let checks: [(&str, &Option<String>, Check); 5] = [
+    let checks: [(&str, &Option<String>, Check); 9] = [
+        ("--partition", &spec.partition, check_partitions),
+        ("--constraint", &spec.constraint, check_constraint),
+        ("--nodelist", &spec.nodelist, check_node_list),
+        ("--exclude", &spec.exclude, check_node_list),
         ("--array", &spec.array, check_array),
         ("--dependency", &spec.dependency, check_dependency),
         ("--signal", &spec.signal, check_signal),
@@ -539,6 +558,60 @@ pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
         if let Some(v) = value {
             check(v).map_err(|m| SbatchError::new(None, option, m))?;
         }
+    }
+    if spec.cpus_per_task.is_some() && spec.cpus_per_gpu.is_some() {
+        return err(
+            "--cpus-per-gpu",
+            "--cpus-per-gpu and --cpus-per-task are mutually exclusive".to_string(),
+        );
+    }
+    if let (Some(min), Some(limit)) = (spec.time_min, spec.time_limit) {
+        if limit != 0 && min > limit {
+            return err(
+                "--time-min",
+                format!("{min} s is longer than the time limit (--time, {limit} s)"),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `-p`: partition names separated by commas (`gpu`, `gpu,cpu`).
+fn check_partitions(v: &str) -> Result<(), String> {
+    if v.split(',').any(|p| p.trim().is_empty()) {
+        return Err(format!(
+            "not a partition list: {v:?} (expected NAME or NAME,NAME,… without empty names)"
+        ));
+    }
+    Ok(())
+}
+
+/// `-C/--constraint`: Slurm's feature expression ([`crate::constraint`]).
+fn check_constraint(v: &str) -> Result<(), String> {
+    crate::constraint::Constraint::parse(v)
+        .map(|_| ())
+        .map_err(|e| format!("not a feature expression: {v:?} ({e})"))
+}
+
+/// `-w/--nodelist`, `-x/--exclude`: a host list of at most
+/// [`crate::spec::MAX_NODE_LIST`] names. Slurm also reads a file when the value holds a
+/// `/`; Berth's api cannot read the submitter's files, so that is refused.
+fn check_node_list(v: &str) -> Result<(), String> {
+    if v.contains('/') {
+        return Err(format!(
+            "{v:?} looks like a file name: list the nodes instead (node-[1-3],gpu7)"
+        ));
+    }
+    let names = crate::hostlist::expand(v).map_err(|e| e.to_string())?;
+    if names.is_empty() {
+        return Err("an empty node list".to_string());
+    }
+    if names.len() > crate::spec::MAX_NODE_LIST {
+        return Err(format!(
+            "{} node names; at most {} are taken",
+            names.len(),
+            crate::spec::MAX_NODE_LIST
+        ));
     }
     Ok(())
 }
@@ -747,7 +820,10 @@ fn apply_option(
     let text = || Some(v.to_string());
     match d.opt {
         Opt::JobName => spec.job_name = text(),
-        Opt::Partition => spec.partition = text(),
+        Opt::Partition => {
+            check_partitions(v)?;
+            spec.partition = text();
+        }
         Opt::Nodes => {
             let bad = || format!("not a number of nodes: {v:?} (expected N or MIN-MAX)");
             let (min, max) = match v.split_once('-') {
@@ -768,6 +844,7 @@ fn apply_option(
         Opt::Ntasks => spec.ntasks = Some(count(v, "tasks")?),
         Opt::NtasksPerNode => spec.ntasks_per_node = Some(count(v, "tasks per node")?),
         Opt::CpusPerTask => spec.cpus_per_task = Some(count(v, "CPUs per task")?),
+        Opt::CpusPerGpu => spec.cpus_per_gpu = Some(count(v, "CPUs per GPU")?),
         Opt::Mem => spec.mem_mib = Some(size_mib(v)?),
         Opt::MemPerCpu => spec.mem_per_cpu_mib = Some(size_mib(v)?),
         Opt::MemPerGpu => spec.mem_per_gpu_mib = Some(size_mib(v)?),
@@ -805,7 +882,18 @@ fn apply_option(
             }
             spec.exclusive = true;
         }
-        Opt::Constraint => spec.constraint = text(),
+        Opt::Constraint => {
+            check_constraint(v)?;
+            spec.constraint = text();
+        }
+        Opt::Nodelist => {
+            check_node_list(v)?;
+            spec.nodelist = text();
+        }
+        Opt::Exclude => {
+            check_node_list(v)?;
+            spec.exclude = text();
+        }
         Opt::Account => spec.account = text(),
         Opt::Qos => spec.qos = text(),
         Opt::Comment => spec.comment = text(),
@@ -1234,7 +1322,7 @@ mod tests {
 
     #[test]
     fn prefixes_exact_names_and_ambiguity() {
-        let s = spec_of("#SBATCH --err=e.log --out=o.log --ntasks=3 --part=gpu --excl\n");
+        let s = spec_of("#SBATCH --err=e.log --out=o.log --ntasks=3 --part=gpu --exclus\n");
         assert_eq!(s.error.as_deref(), Some("e.log"));
         assert_eq!(s.output.as_deref(), Some("o.log"));
         assert_eq!(s.ntasks, Some(3));
@@ -1254,6 +1342,13 @@ mod tests {
         assert!(e.message.contains("--ntasks-per-node"), "{}", e.message);
         let e = parse_args(&argv(&["--gpu=1"])).unwrap_err();
         assert!(e.message.contains("--gpus-per-task"), "{}", e.message);
+        // As in Slurm, --excl could be --exclude or --exclusive.
+        let e = parse_args(&argv(&["--excl"])).unwrap_err();
+        assert!(
+            e.message.contains("--exclusive, --exclude"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]
@@ -1682,6 +1777,52 @@ mod tests {
         );
         // The option parser keeps the same rules.
         assert!(parse_args(&argv(&["--dependency=afterok:99999999999999999999"])).is_err());
+    }
+
+    #[test]
+    fn node_selection_options() {
+        let body = script(
+            "#SBATCH -w node-[1-2] -x gpu7\n#SBATCH -p gpu,cpu --time-min=10 -t 1:00:00\n#SBATCH --cpus-per-gpu=4\n",
+        );
+        let s = parse_batch(&body, &[]).unwrap().spec;
+        assert_eq!(s.nodelist.as_deref(), Some("node-[1-2]"));
+        assert_eq!(s.exclude.as_deref(), Some("gpu7"));
+        assert_eq!(s.partition.as_deref(), Some("gpu,cpu"));
+        assert_eq!(s.partitions(), ["gpu", "cpu"]);
+        assert_eq!((s.time_min, s.time_limit), (Some(600), Some(3600)));
+        assert_eq!(s.cpus_per_gpu, Some(4));
+        let s = parse_args(&argv(&["--nodelist=a,b", "--exclude", "c[1-3]", "-pa,b,a"])).unwrap();
+        assert_eq!(
+            (s.nodelist.as_deref(), s.exclude.as_deref()),
+            (Some("a,b"), Some("c[1-3]"))
+        );
+        assert_eq!(s.partitions(), ["a", "b"]);
+        for bad in [
+            &["-w", "node-[3-1]"][..],
+            &["-w", "/etc/hosts"],
+            &["-x", "a,,b"],
+            &["-p", "a,"],
+            &["--cpus-per-gpu=0"],
+            &["-C", "a&"],
+            &["-w", "n[0-99999]"],
+        ] {
+            let e = parse_args(&argv(bad)).unwrap_err();
+            assert_eq!(e.line, None, "{bad:?}");
+        }
+        let e = parse_args(&argv(&["-C", "a|(b"])).unwrap_err();
+        assert!(e.message.contains("position 5"), "{e}");
+        // Slurm's mutually exclusive pairs, and a --time-min over the limit.
+        let e = check_spec(&parse_args(&argv(&["-c2", "--cpus-per-gpu=2"])).unwrap()).unwrap_err();
+        assert_eq!(e.option, "--cpus-per-gpu");
+        let e = check_spec(&parse_args(&argv(&["-t10", "--time-min=20"])).unwrap()).unwrap_err();
+        assert_eq!(e.option, "--time-min");
+        // A structured spec is held to the same rules.
+        let e = check_spec(&JobSpec {
+            nodelist: Some("n[".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.option, "--nodelist");
     }
 
     #[test]

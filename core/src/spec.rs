@@ -12,6 +12,9 @@ use utoipa::ToSchema;
 /// that memory × CPUs or GPUs on a node never overflows.
 pub const MAX_MEMORY_MIB: u64 = 1 << 30;
 
+/// The most node names `-w/--nodelist` or `-x/--exclude` may expand to.
+pub const MAX_NODE_LIST: usize = 16_384;
+
 /// `--open-mode`: whether output files are truncated or appended to when a job starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -29,7 +32,8 @@ pub enum OpenMode {
 pub struct JobSpec {
     /// `-J/--job-name`.
     pub job_name: Option<String>,
-    /// `-p/--partition`.
+    /// `-p/--partition`: one partition, or several separated by commas (`a,b`: the job
+    /// starts in the first listed one where it can start; see [`JobSpec::partitions`]).
     pub partition: Option<String>,
     /// `-N/--nodes`: the minimum node count.
     pub nodes: Option<u32>,
@@ -41,6 +45,8 @@ pub struct JobSpec {
     pub ntasks_per_node: Option<u32>,
     /// `-c/--cpus-per-task`.
     pub cpus_per_task: Option<u32>,
+    /// `--cpus-per-gpu`: CPUs for each GPU the job gets on a node.
+    pub cpus_per_gpu: Option<u32>,
     /// `--mem`: memory per node in MiB (`0` means all of it, as in Slurm).
     pub mem_mib: Option<u64>,
     /// `--mem-per-cpu`, MiB.
@@ -71,8 +77,14 @@ pub struct JobSpec {
     /// `--exclusive`: no other job shares the nodes; with no GPU option, the job gets
     /// every GPU of each node.
     pub exclusive: bool,
-    /// `-C/--constraint`: node features (`a100&nvlink`, `h100|a100`).
+    /// `-C/--constraint`: node features (`a100&nvlink`, `h100|a100`, `[ib1|ib2]`,
+    /// `a100*2`; see [`crate::constraint`]).
     pub constraint: Option<String>,
+    /// `-w/--nodelist`: nodes the job must be given (all of them), a host list
+    /// (`node-[1-3],gpu7`).
+    pub nodelist: Option<String>,
+    /// `-x/--exclude`: nodes the job must not be given, a host list.
+    pub exclude: Option<String>,
     /// `-A/--account`.
     pub account: Option<String>,
     /// `-q/--qos`.
@@ -113,4 +125,19 @@ pub struct JobSpec {
     pub wrap: Option<String>,
     /// `--parsable`: the client prints only the job id.
     pub parsable: bool,
+}
+
+impl JobSpec {
+    /// The partitions `-p` names, in order, without repeats (`a,b,a` → `a`, `b`); empty
+    /// when none is named (the default partition). Blank items are dropped.
+    pub fn partitions(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for p in self.partition.as_deref().unwrap_or_default().split(',') {
+            let p = p.trim();
+            if !p.is_empty() && !out.iter().any(|o| o == p) {
+                out.push(p.to_string());
+            }
+        }
+        out
+    }
 }

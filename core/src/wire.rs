@@ -72,7 +72,8 @@ pub struct Job {
     pub user: String,
     /// The account charged.
     pub account: Option<String>,
-    /// The partition.
+    /// The partition: while a job that listed several (`-p a,b`) is pending, all of them
+    /// separated by commas (as squeue shows them); once it started, the one it runs in.
     pub partition: String,
     /// The QOS.
     pub qos: Option<String>,
@@ -418,6 +419,19 @@ pub struct Partition {
     /// `AllowQos`; empty means every QOS.
     #[serde(default)]
     pub allowed_qos: Vec<String>,
+    /// `DefCpuPerGPU`: CPUs per GPU for jobs that ask GPUs but no CPUs (`None`: one per
+    /// task).
+    #[serde(default)]
+    pub def_cpu_per_gpu: Option<u32>,
+    /// `DefMemPerGPU`, MiB: memory per GPU for GPU jobs that ask no memory.
+    #[serde(default)]
+    pub def_mem_per_gpu: Option<u64>,
+    /// `DefMemPerCPU`, MiB: memory per CPU for jobs that ask no memory.
+    #[serde(default)]
+    pub def_mem_per_cpu: Option<u64>,
+    /// `MaxMemPerNode`, MiB: the most memory a job may have on one node.
+    #[serde(default)]
+    pub max_mem_per_node: Option<u64>,
 }
 
 /// `PUT /v1/partitions/{name}`: a partition's whole definition, as Slurm's `PartitionName=`
@@ -453,6 +467,21 @@ pub struct PartitionSpec {
     /// `AllowQos` (existing QOS); empty means every QOS.
     #[serde(default)]
     pub allowed_qos: Vec<String>,
+    /// `DefCpuPerGPU`: CPUs per GPU given to a job that asks GPUs but neither
+    /// `-c/--cpus-per-task` nor `--cpus-per-gpu` (absent: one CPU per task).
+    #[serde(default)]
+    pub def_cpu_per_gpu: Option<u32>,
+    /// `DefMemPerGPU`, MiB: memory per GPU given to a GPU job that asks no memory.
+    #[serde(default)]
+    pub def_mem_per_gpu: Option<u64>,
+    /// `DefMemPerCPU`, MiB: memory per CPU given to a job that asks no memory (and no
+    /// GPUs where `DefMemPerGPU` is set).
+    #[serde(default)]
+    pub def_mem_per_cpu: Option<u64>,
+    /// `MaxMemPerNode`, MiB: a job asking more memory on a node is refused at submission;
+    /// defaults are capped to it.
+    #[serde(default)]
+    pub max_mem_per_node: Option<u64>,
 }
 
 fn default_priority_tier() -> u32 {

@@ -122,7 +122,7 @@ pub async fn allocation_node_holdings_in_tx(
 ) -> Result<Option<NodeHoldingsRow>, DbError> {
     Ok(sqlx::query_as!(
         NodeHoldingsRow,
-        r#"SELECT n.cpus, n.memory_mib,
+        r#"SELECT n.usable_cpus AS cpus, n.usable_memory_mib AS memory_mib,
                   ARRAY(SELECT c.cpu_id FROM allocation_cpus c
                         WHERE c.node_id = n.id AND c.released_at IS NULL
                         ORDER BY c.cpu_id) AS "held_cpu_ids!",

@@ -97,6 +97,19 @@ pub struct JobRow {
     pub change_xid: i64,
     /// What `gpus_per_node` counts: `gpu` (whole GPUs or MIG instances) or `shard`.
     pub gres: String,
+    /// CPUs on each node (`-c` × tasks per node, `--cpus-per-gpu` × GPUs, …).
+    pub cpus_per_node: i32,
+    /// Memory on each node, MiB; `None`: a share in proportion to CPUs.
+    pub mem_per_node_mib: Option<i64>,
+    /// `-w/--nodelist`, expanded.
+    pub nodelist: Vec<String>,
+    /// `-x/--exclude`, expanded.
+    pub exclude: Vec<String>,
+    /// Every partition `-p` listed when it listed several (empty otherwise); `partition`
+    /// is the first until the job starts, then the one it started in.
+    pub partitions: Vec<String>,
+    /// `--time-min`, seconds.
+    pub time_min: Option<i64>,
 }
 
 /// A new job, ready to store.
@@ -162,6 +175,18 @@ pub struct JobInsert {
     pub array_task_count: Option<i32>,
     /// What `gpus_per_node` counts: `gpu` or `shard`.
     pub gres: String,
+    /// CPUs on each node.
+    pub cpus_per_node: i32,
+    /// Memory on each node, MiB; `None`: a share in proportion to CPUs.
+    pub mem_per_node_mib: Option<i64>,
+    /// `-w/--nodelist`, expanded.
+    pub nodelist: Vec<String>,
+    /// `-x/--exclude`, expanded.
+    pub exclude: Vec<String>,
+    /// Every partition `-p` listed when it listed several, in order; empty otherwise.
+    pub partitions: Vec<String>,
+    /// `--time-min`, seconds.
+    pub time_min: Option<i64>,
 }
 
 /// Stores a new PENDING job and its `submitted` event; returns its id.
@@ -175,9 +200,11 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
               cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib, time_limit,
               hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern, environment,
               spec, reason, nice, begin_time, dependency, array_pending, array_max_running,
-              array_task_count, gres)
+              array_task_count, gres, cpus_per_node, mem_per_node_mib, nodelist, exclude,
+              partitions, time_min)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
-                   $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)
+                   $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,
+                   $33, $34, $35, $36)
            RETURNING id"#,
         job.name,
         job.user_name,
@@ -209,6 +236,12 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
         job.array_max_running,
         job.array_task_count,
         job.gres,
+        job.cpus_per_node,
+        job.mem_per_node_mib,
+        &job.nodelist,
+        &job.exclude,
+        &job.partitions,
+        job.time_min,
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -305,7 +338,7 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
            WHERE id > $1
              AND ($2::text[] IS NULL OR state = ANY($2))
              AND ($3::text IS NULL OR user_name = $3)
-             AND ($4::text IS NULL OR partition = $4)
+             AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
              AND ($5::text IS NULL OR name = $5)
              AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
            ORDER BY id
@@ -356,6 +389,36 @@ pub async fn job_cancel_in_tx(
         .await?;
     }
     Ok(row)
+}
+
+/// A job that listed several partitions (`-p a,b`) and is starting on nodes `node_ids`
+/// gets as its partition the first listed one whose members hold all of them (a
+/// partition without a node list holds every node); its partition stays as it was when
+/// none does or it listed one partition. Returns the partition it is in.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_start_partition_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    node_ids: &[i64],
+) -> Result<Option<String>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"UPDATE jobs j SET partition = COALESCE((
+               SELECT l.name FROM unnest(j.partitions) WITH ORDINALITY AS l(name, i)
+               JOIN partitions p ON p.name = l.name
+               WHERE cardinality(p.nodes) = 0
+                  OR NOT EXISTS (SELECT 1 FROM nodes n
+                                 WHERE n.id = ANY($2) AND NOT n.name = ANY(p.nodes))
+               ORDER BY l.i LIMIT 1), j.partition)
+           WHERE j.id = $1
+           RETURNING j.partition"#,
+        id,
+        node_ids
+    )
+    .fetch_optional(conn)
+    .await?)
 }
 
 /// Marks a pending job RUNNING (the scheduler's start). `time_limit` (seconds), when
@@ -749,12 +812,14 @@ pub async fn job_array_split_in_tx(
               num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
               time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
               environment, spec, array_job_id, array_task_id, submit_time, nice,
-              priority_adjust, begin_time, dependency, array_max_running, array_task_count, gres)
+              priority_adjust, begin_time, dependency, array_max_running, array_task_count, gres,
+              cpus_per_node, mem_per_node_mib, nodelist, exclude, partitions, time_min)
            SELECT name, user_name, account, partition, qos, 'PENDING', reason, num_nodes,
               num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
               time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
               environment, spec, id, $2, submit_time, nice, priority_adjust, begin_time,
-              dependency, array_max_running, array_task_count, gres
+              dependency, array_max_running, array_task_count, gres, cpus_per_node,
+              mem_per_node_mib, nodelist, exclude, partitions, time_min
            FROM jobs WHERE id = $1
            RETURNING id"#,
         master,

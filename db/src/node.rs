@@ -248,6 +248,38 @@ pub async fn node_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeRow>, DbError>
     Ok(select_nodes!("ORDER BY n.name").fetch_all(ex).await?)
 }
 
+/// What one node can give jobs, as submission checks read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeCapacity {
+    /// Id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// CPUs jobs may use (0: not counted, no limit).
+    pub cpus: i64,
+    /// Memory jobs may use, MiB (0: not counted, no limit).
+    pub memory_mib: i64,
+    /// Features (`Features=`).
+    pub features: Vec<String>,
+}
+
+/// Every node with the CPUs and memory jobs may use on it and its features, by name.
+/// The one place that says what "usable" means (today: what the node has; with
+/// `CoreSpecCount`/`MemSpecLimit`, what it has less what they keep for the system).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_capacity_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeCapacity>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeCapacity,
+        r#"SELECT id, name, GREATEST(usable_cpus, 0)::bigint AS "cpus!",
+                  GREATEST(usable_memory_mib, 0) AS "memory_mib!", features
+           FROM nodes ORDER BY name"#
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// Every present GPU with its holder, by node and index; with `node`, only that node's.
 ///
 /// # Errors

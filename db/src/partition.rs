@@ -24,6 +24,27 @@ pub struct PartitionRow {
     pub allowed_accounts: Vec<String>,
     /// `AllowQos`; empty = all.
     pub allowed_qos: Vec<String>,
+    /// `DefCpuPerGPU`.
+    pub def_cpu_per_gpu: Option<i32>,
+    /// `DefMemPerGPU`, MiB.
+    pub def_mem_per_gpu: Option<i64>,
+    /// `DefMemPerCPU`, MiB.
+    pub def_mem_per_cpu: Option<i64>,
+    /// `MaxMemPerNode`, MiB.
+    pub max_mem_per_node: Option<i64>,
+}
+
+impl PartitionRow {
+    /// The partition's CPU and memory defaults and cap, as resource requests read them.
+    pub fn resource_defaults(&self) -> berth_core::resources::PartitionDefaults {
+        let pos = |v: Option<i64>| v.and_then(|v| u64::try_from(v).ok());
+        berth_core::resources::PartitionDefaults {
+            def_cpu_per_gpu: self.def_cpu_per_gpu.and_then(|v| u32::try_from(v).ok()),
+            def_mem_per_gpu: pos(self.def_mem_per_gpu),
+            def_mem_per_cpu: pos(self.def_mem_per_cpu),
+            max_mem_per_node: pos(self.max_mem_per_node),
+        }
+    }
 }
 
 /// Every partition, by name.
@@ -34,7 +55,8 @@ pub async fn partition_list(ex: impl PgExecutor<'_>) -> Result<Vec<PartitionRow>
     Ok(sqlx::query_as!(
         PartitionRow,
         r#"SELECT name, is_default, default_time, max_time, nodes, priority_tier, max_nodes,
-                  allowed_accounts, allowed_qos FROM partitions ORDER BY name"#
+                  allowed_accounts, allowed_qos, def_cpu_per_gpu, def_mem_per_gpu,
+                  def_mem_per_cpu, max_mem_per_node FROM partitions ORDER BY name"#
     )
     .fetch_all(ex)
     .await?)
@@ -51,7 +73,8 @@ pub async fn partition_get(
     Ok(sqlx::query_as!(
         PartitionRow,
         r#"SELECT name, is_default, default_time, max_time, nodes, priority_tier, max_nodes,
-                  allowed_accounts, allowed_qos FROM partitions
+                  allowed_accounts, allowed_qos, def_cpu_per_gpu, def_mem_per_gpu,
+                  def_mem_per_cpu, max_mem_per_node FROM partitions
            WHERE ($1::text IS NULL AND is_default) OR name = $1"#,
         name
     )
@@ -78,13 +101,17 @@ pub async fn partition_put_in_tx(
     }
     Ok(sqlx::query_scalar!(
         r#"INSERT INTO partitions (name, is_default, default_time, max_time, nodes, priority_tier,
-                                  max_nodes, allowed_accounts, allowed_qos)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                                  max_nodes, allowed_accounts, allowed_qos, def_cpu_per_gpu,
+                                  def_mem_per_gpu, def_mem_per_cpu, max_mem_per_node)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
            ON CONFLICT (name) DO UPDATE SET is_default = EXCLUDED.is_default,
                default_time = EXCLUDED.default_time, max_time = EXCLUDED.max_time,
                nodes = EXCLUDED.nodes, priority_tier = EXCLUDED.priority_tier,
                max_nodes = EXCLUDED.max_nodes, allowed_accounts = EXCLUDED.allowed_accounts,
-               allowed_qos = EXCLUDED.allowed_qos
+               allowed_qos = EXCLUDED.allowed_qos, def_cpu_per_gpu = EXCLUDED.def_cpu_per_gpu,
+               def_mem_per_gpu = EXCLUDED.def_mem_per_gpu,
+               def_mem_per_cpu = EXCLUDED.def_mem_per_cpu,
+               max_mem_per_node = EXCLUDED.max_mem_per_node
            RETURNING (xmax = 0) AS "created!""#,
         row.name,
         row.is_default,
@@ -94,7 +121,11 @@ pub async fn partition_put_in_tx(
         row.priority_tier,
         row.max_nodes,
         &row.allowed_accounts,
-        &row.allowed_qos
+        &row.allowed_qos,
+        row.def_cpu_per_gpu,
+        row.def_mem_per_gpu,
+        row.def_mem_per_cpu,
+        row.max_mem_per_node
     )
     .fetch_one(&mut *conn)
     .await?)
@@ -114,8 +145,9 @@ pub enum PartitionDelete {
     ActiveJobs(i64),
 }
 
-/// Deletes partition `name` unless it is the default or holds jobs that have not ended
-/// (its row is locked first, so a submission naming it waits or fails cleanly).
+/// Deletes partition `name` unless it is the default or holds jobs that have not ended,
+/// including pending jobs that list it among several (`-p a,b`) (its row is locked
+/// first, so a submission naming it waits or fails cleanly).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -137,7 +169,7 @@ pub async fn partition_delete_in_tx(
     }
     let active = sqlx::query_scalar!(
         r#"SELECT count(*) AS "n!" FROM jobs
-           WHERE partition = $1 AND state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#,
+           WHERE (partition = $1 OR $1 = ANY(partitions)) AND state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#,
         name
     )
     .fetch_one(&mut *conn)

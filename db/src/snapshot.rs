@@ -156,6 +156,18 @@ pub struct SchedJobRow {
     pub array_pending: Option<String>,
     /// Array `%LIMIT`.
     pub array_max_running: Option<i32>,
+    /// CPUs on each node.
+    pub cpus_per_node: i32,
+    /// Memory on each node, MiB; `None`: a share in proportion to CPUs.
+    pub mem_per_node_mib: Option<i64>,
+    /// `-w/--nodelist`, expanded.
+    pub nodelist: Vec<String>,
+    /// `-x/--exclude`, expanded.
+    pub exclude: Vec<String>,
+    /// Every partition `-p` listed when it listed several, in order; empty otherwise.
+    pub partitions: Vec<String>,
+    /// `--time-min`, seconds.
+    pub time_min: Option<i64>,
 }
 
 /// Every job the scheduler keeps: PENDING (held ones too), RUNNING, SUSPENDED and
@@ -170,7 +182,8 @@ pub async fn read_jobs_all(conn: &mut PgConnection) -> Result<Vec<SchedJobRow>, 
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
                   spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
-                  dependency, array_pending, array_max_running
+                  dependency, array_pending, array_max_running, cpus_per_node, mem_per_node_mib,
+                  nodelist, exclude, partitions, time_min
            FROM jobs WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')"#
     )
     .fetch_all(conn)
@@ -191,7 +204,8 @@ pub async fn read_jobs_changed(
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
                   spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
-                  dependency, array_pending, array_max_running
+                  dependency, array_pending, array_max_running, cpus_per_node, mem_per_node_mib,
+                  nodelist, exclude, partitions, time_min
            FROM jobs
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,

@@ -55,6 +55,12 @@ async fn a_transaction_older_than_the_allocation_releases_it(pool: PgPool) {
             array_max_running: None,
             array_task_count: None,
             gres: "gpu".into(),
+            cpus_per_node: 1,
+            mem_per_node_mib: None,
+            nodelist: Vec::new(),
+            exclude: Vec::new(),
+            partitions: Vec::new(),
+            time_min: None,
         },
     )
     .await

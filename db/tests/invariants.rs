@@ -51,6 +51,12 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
         array_max_running: None,
         array_task_count: None,
         gres: "gpu".into(),
+        cpus_per_node: 1,
+        mem_per_node_mib: None,
+        nodelist: Vec::new(),
+        exclude: Vec::new(),
+        partitions: Vec::new(),
+        time_min: None,
     };
     let a = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
     let b = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();

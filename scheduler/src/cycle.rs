@@ -122,6 +122,10 @@ pub async fn commit_with_priorities(
             if !job::job_start_in_tx(&mut sp, job_id, term, start.time_limit).await? {
                 return Ok(None);
             }
+            if !current.partitions.is_empty() {
+                let nodes: Vec<i64> = start.placements.iter().map(|p| p.node_id).collect();
+                job::job_start_partition_in_tx(&mut sp, job_id, &nodes).await?;
+            }
             for (index, p) in start.placements.iter().enumerate() {
                 let Some(cpus) = place_cpus_in_tx(&mut sp, job_id, p, start.exclusive).await?
                 else {

@@ -1352,7 +1352,10 @@ impl<'a> Timeline<'a> {
     }
 
     /// Whether a job that names an advance reservation may start at `t` (inside one of its
-    /// windows, its whole time limit too; any time under `FLEX`); true for other jobs.
+    /// windows; any time under `FLEX`); true for other jobs. As in Slurm, a job may start
+    /// late in a window with a limit that runs past its end (no other job is planned on
+    /// the window's nodes over the rest of it, and what comes after is planned around
+    /// the job).
     fn window_open(&self, job: &PendingJob, t: i64) -> bool {
         let Some(r) = job.reservation.as_ref() else {
             return true;
@@ -1360,20 +1363,18 @@ impl<'a> Timeline<'a> {
         let Some(a) = self.advance.get(r) else {
             return false;
         };
-        let end = t.saturating_add(job.time_limit.unwrap_or(FOREVER));
-        a.flex || a.windows.iter().any(|(s, e)| *s <= t && end <= *e)
+        a.flex || a.windows.iter().any(|(s, e)| *s <= t && t < *e)
     }
 
     /// The earliest start of a job in a (not `FLEX`) advance reservation: the first of
-    /// each window's start (or `now`) and the interval ends inside it at which it fits
-    /// in the window, with where.
+    /// each window's start (or `now`) and the interval ends inside it at which it fits,
+    /// with where.
     fn earliest_in_windows(
         &self,
         cands: &[(usize, u128)],
         job: &PendingJob,
     ) -> Option<(i64, Chosen)> {
         let a = self.advance.get(job.reservation.as_ref()?)?;
-        let limit = job.time_limit.unwrap_or(FOREVER);
         let mut windows = a.windows.clone();
         windows.sort_unstable();
         windows
@@ -1383,7 +1384,6 @@ impl<'a> Timeline<'a> {
                 let first = s.max(self.now);
                 std::iter::once(first)
                     .chain(self.ends.range(first + 1..e).copied())
-                    .take_while(|t| t.saturating_add(limit) <= e)
                     .find_map(|t| self.place(cands, job, t, true, false).map(|c| (t, c)))
             })
     }

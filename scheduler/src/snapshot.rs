@@ -581,7 +581,8 @@ impl SnapshotCache {
                 PendingJob {
                     id: j.id,
                     submit_time: epoch(j.submit_time),
-                    partition_nodes: partition.map(|p| p.nodes.clone()).unwrap_or_default(),
+                    partition_nodes: listed_partition_nodes(j, &partition_by_name)
+                        .unwrap_or_else(|| partition.map(|p| p.nodes.clone()).unwrap_or_default()),
                     partition_tier: partition.map_or(1, |p| p.priority_tier.max(0) as u32),
                     qos_priority: qos_priority
                         .get(j.qos.as_deref().unwrap_or("normal"))
@@ -607,15 +608,18 @@ impl SnapshotCache {
                     user: j.user_name.clone(),
                     account,
                     qos: j.qos.clone().unwrap_or_else(|| "normal".to_string()),
-                    cpus: (j.num_tasks.max(1) as u32).saturating_mul(j.cpus_per_task.max(1) as u32),
+                    cpus: job_cpus(j),
                     partition_max_time: partition.and_then(|p| p.max_time),
                     partition_max_nodes: partition
                         .and_then(|p| p.max_nodes)
                         .map(|n| n.max(0) as u32),
                     preempting: preemptors.contains(&j.id),
-                    cpus_per_node: 1,
+                    cpus_per_node: j.cpus_per_node.max(1) as u32,
+                    mem_per_node_mib: j.mem_per_node_mib.map(|m| m.max(0) as u64),
+                    nodelist: j.nodelist.clone(),
+                    exclude: j.exclude.clone(),
+                    time_min: j.time_min,
                     reservation: j.reservation.clone(),
-                    ..PendingJob::default()
                 }
             })
             .collect();
@@ -633,9 +637,7 @@ impl SnapshotCache {
                     .get(&(r.id, r.restart_count))
                     .copied()
                     .filter(|c| *c > 0)
-                    .unwrap_or_else(|| {
-                        (r.num_tasks.max(1) as u32).saturating_mul(r.cpus_per_task.max(1) as u32)
-                    }),
+                    .unwrap_or_else(|| job_cpus(r)),
                 gpus: gpus_held
                     .get(&(r.id, r.restart_count))
                     .copied()
@@ -761,6 +763,40 @@ fn advance_reservations(rows: &[ReservationRow], now: i64) -> Vec<AdvanceReserva
         }
     }
     out
+}
+
+/// The CPUs a job holds in all (for limits): its CPUs per node on each of its nodes.
+fn job_cpus(j: &SchedJobRow) -> u32 {
+    (j.cpus_per_node.max(1) as u32).saturating_mul(j.num_nodes.max(1) as u32)
+}
+
+/// For a job that listed several partitions (`-p a,b`): the union of their nodes, empty
+/// when one of them has every node; `None` for a job that listed one.
+fn listed_partition_nodes(
+    j: &SchedJobRow,
+    partitions: &HashMap<&str, &PartitionRow>,
+) -> Option<Vec<String>> {
+    if j.partitions.is_empty() {
+        return None;
+    }
+    let listed: Vec<&PartitionRow> = j
+        .partitions
+        .iter()
+        .filter_map(|p| partitions.get(p.as_str()).copied())
+        .collect();
+    if listed.is_empty() {
+        return None;
+    }
+    if listed.iter().any(|p| p.nodes.is_empty()) {
+        return Some(Vec::new());
+    }
+    let mut nodes: Vec<String> = listed
+        .iter()
+        .flat_map(|p| p.nodes.iter().cloned())
+        .collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    Some(nodes)
 }
 
 /// The tasks of array master `j` not started yet (`pending`, its range list) with

@@ -64,5 +64,11 @@ fn insert(user: &str, gpus: i32) -> berth_db::job::JobInsert {
         array_max_running: None,
         array_task_count: None,
         gres: "gpu".into(),
+        cpus_per_node: 1,
+        mem_per_node_mib: None,
+        nodelist: Vec::new(),
+        exclude: Vec::new(),
+        partitions: Vec::new(),
+        time_min: None,
     }
 }

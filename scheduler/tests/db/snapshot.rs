@@ -308,3 +308,93 @@ async fn node_settings_reach_the_snapshot(pool: PgPool) {
     assert_eq!(stats, read(1, 0));
     assert_eq!(snap.nodes[0].cpus, 6);
 }
+
+/// A job's per-node CPUs and memory, node lists, partition list and --time-min reach the
+/// planner; a job listing several partitions (`-p a,b`) is planned on their nodes
+/// together, and starting on a node of the second one only puts it in that one.
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn selection_reaches_the_planner_and_a_start_picks_the_listed_partition(pool: PgPool) {
+    register(&pool, "n1").await;
+    let n2 = register(&pool, "n2").await;
+    register(&pool, "n3").await;
+    let mut tx = berth_db::begin(&pool).await.unwrap();
+    for (name, nodes) in [("a", vec!["n1".to_string()]), ("b", vec!["n2".to_string()])] {
+        berth_db::partition::partition_put_in_tx(
+            &mut tx,
+            &berth_db::partition::PartitionRow {
+                name: name.into(),
+                is_default: false,
+                default_time: None,
+                max_time: None,
+                nodes,
+                priority_tier: 1,
+                max_nodes: None,
+                allowed_accounts: vec![],
+                allowed_qos: vec![],
+                def_cpu_per_gpu: None,
+                def_mem_per_gpu: None,
+                def_mem_per_cpu: None,
+                max_mem_per_node: None,
+            },
+        )
+        .await
+        .unwrap();
+    }
+    let id = job::job_insert_in_tx(
+        &mut tx,
+        &berth_db::job::JobInsert {
+            partition: "a".into(),
+            partitions: vec!["a".into(), "b".into()],
+            cpus_per_node: 3,
+            mem_per_node_mib: Some(2048),
+            nodelist: vec!["n2".into()],
+            exclude: vec!["n1".into()],
+            time_min: Some(120),
+            ..insert("alice", 1)
+        },
+    )
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+
+    let mut cache = SnapshotCache::new();
+    let (_, snap) = check(&pool, &mut cache, Utc::now()).await;
+    let p = snap.pending.iter().find(|p| p.id == id).unwrap();
+    assert_eq!(p.partition_nodes, ["n1", "n2"]);
+    assert_eq!((p.cpus_per_node, p.mem_per_node_mib), (3, Some(2048)));
+    assert_eq!(
+        (p.nodelist.as_slice(), p.exclude.as_slice()),
+        (&["n2".to_string()][..], &["n1".to_string()][..])
+    );
+    assert_eq!(p.time_min, Some(120));
+    assert_eq!(p.cpus, 3, "total CPUs: 3 per node on its one node");
+
+    let term = lease::lease_acquire(&pool, LEASE_ROLE, "test", 30.0)
+        .await
+        .unwrap()
+        .unwrap();
+    let plan = berth_scheduler::planner::Plan {
+        starts: vec![berth_scheduler::planner::Start {
+            job_id: id,
+            array_task_id: None,
+            placements: vec![berth_scheduler::planner::Placement {
+                node_id: n2,
+                gpus: vec![0],
+                cpus: 3,
+                // What the node (8 CPUs, 1 GiB) can give; the commit checks it.
+                mem_mib: 512,
+            }],
+            exclusive: false,
+            priority: 1,
+            time_limit: None,
+        }],
+        ..Default::default()
+    };
+    let outcome = cycle::commit(&pool, term, &plan).await.unwrap();
+    assert_eq!(outcome, Outcome::Committed { started: 1 });
+    let row = job::job_get(&pool, id).await.unwrap().unwrap();
+    assert_eq!(
+        (row.state.as_str(), row.partition.as_str()),
+        ("RUNNING", "b")
+    );
+}
