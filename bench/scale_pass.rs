@@ -148,8 +148,12 @@ fn main() {
         .map(|_| {
             let (n, g) = size(&mut rng);
             let user = rng.below(200);
-            let cpus_per_gpu = 4 + rng.below(9) as u32;
-            let mem_per_gpu = rng.below(2) == 0;
+            // Drawn only when placed, so that GPUs only replays the earlier snapshot.
+            let (cpus_per_gpu, mem_per_gpu) = if placed_cpus {
+                (4 + rng.below(9) as u32, rng.below(2) == 0)
+            } else {
+                (1, false)
+            };
             let job = PendingJob {
                 cpus_per_node: if placed_cpus { g * cpus_per_gpu } else { 1 },
                 mem_per_node_mib: (placed_cpus && mem_per_gpu).then_some(98_304 * u64::from(g)),
