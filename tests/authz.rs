@@ -132,6 +132,11 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_hold_batch",
         "job_release_batch",
         "node_rekey",
+        "reservation_list",
+        "reservation_get",
+        "reservation_create",
+        "reservation_update",
+        "reservation_delete",
     ];
     if !known.contains(&op) {
         return None;
@@ -185,6 +190,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_list"
             | "step_get"
             | "step_output"
+            | "reservation_list"
+            | "reservation_get"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {
@@ -221,9 +228,10 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "node_bootstrap_create"
         | "qos_put"
         | "partition_put"
+        | "reservation_create"
         | "step_create" => 201,
         "job_output_upload" | "step_output_upload" | "user_delete" | "account_delete"
-        | "membership_delete" | "token_revoke" | "partition_delete" => 204,
+        | "membership_delete" | "token_revoke" | "partition_delete" | "reservation_delete" => 204,
         _ => 200,
     };
     let worker_route = matches!(
@@ -247,6 +255,10 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "partition_put"
             | "partition_delete"
             | "qos_put"
+            // Operators and admins hold nodes for others; users read what they may use.
+            | "reservation_create"
+            | "reservation_update"
+            | "reservation_delete"
     );
     // Resources named in the path that belong to the owner (ursula).
     let owners_resource = matches!(
@@ -268,6 +280,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_create"
             | "step_get"
             | "step_output"
+            // The fixture's reservation admits the owner only.
+            | "reservation_get"
     );
     Some(match who {
         // The fixture's job is pending, never placed: its output is no one's to upload.
@@ -296,6 +310,19 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         NoToken | Expired | WrongSignature | AlgNone | WrongAudience | JobToken => {
             unreachable!()
         }
+    })
+}
+
+/// A reservation of node-x in a day for `user` (`MAINT,IGNORE_JOBS`: any number of them
+/// may overlap, whatever runs there).
+fn reservation_body(name: &str, user: &str) -> Value {
+    json!({
+        "name": name,
+        "start_time": "now+1day",
+        "duration": "10",
+        "nodes": "node-x",
+        "users": [user],
+        "flags": ["MAINT", "IGNORE_JOBS"],
     })
 }
 
@@ -493,6 +520,31 @@ async fn prepare(
         "partition_get" => {
             path = path.replace("{name}", "gpu");
             None
+        }
+        "reservation_get" => {
+            // Made once; later calls are answered 409 and change nothing.
+            c.call(
+                Method::POST,
+                "/v1/reservations",
+                admin,
+                Some(reservation_body("authz-resv", "ursula")),
+            )
+            .await;
+            path = path.replace("{name}", "authz-resv");
+            None
+        }
+        "reservation_create" => Some(reservation_body(&format!("resv-{n}"), "ursula")),
+        "reservation_update" | "reservation_delete" => {
+            let name = format!("resv-x-{n}");
+            c.call(
+                Method::POST,
+                "/v1/reservations",
+                admin,
+                Some(reservation_body(&name, "ursula")),
+            )
+            .await;
+            path = path.replace("{name}", &name);
+            (op == "reservation_update").then(|| json!({"duration": "20"}))
         }
         "partition_put" => {
             path = path.replace("{name}", &format!("part-{n}"));

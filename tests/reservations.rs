@@ -229,7 +229,8 @@ async fn reservations_are_managed_like_slurms_and_checked_at_submission() {
     let (code, out, _) = c.cli(&bob, &["scontrol", "show", "job", &id.to_string()]);
     assert_eq!(code, 0);
     assert!(out.contains("   Reservation=maint\n"), "{out}");
-    c.cli(&c.token, &["scancel", &id.to_string()]);
+    let (code, out, err) = c.cli(&c.token, &["cancel", &id.to_string()]);
+    assert_eq!(code, 0, "{out}{err}");
     c.wait_ended(id, 30).await;
 
     // Busy nodes: a running job with a 30-minute limit keeps a reservation from starting
@@ -312,7 +313,7 @@ async fn a_maintenance_reservation_keeps_plain_jobs_off_its_node() {
     assert_eq!(plain.state, JobState::Pending, "{:?}", plain.reason);
     c.cli(
         &c.token,
-        &["scancel", &inside.to_string(), &plain.id.to_string()],
+        &["cancel", &inside.to_string(), &plain.id.to_string()],
     );
 }
 
@@ -345,6 +346,6 @@ async fn a_future_reservation_leaves_its_node_to_jobs_that_end_before_it() {
     assert_eq!(long.state, JobState::Pending, "{:?}", long.reason);
     c.cli(
         &c.token,
-        &["scancel", &short.to_string(), &long.id.to_string()],
+        &["cancel", &short.to_string(), &long.id.to_string()],
     );
 }

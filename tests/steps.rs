@@ -148,7 +148,9 @@ async fn kill_on_bad_exit_stops_the_other_tasks_and_srun_fails_with_the_task_cod
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steps_honour_ntasks_nodelist_and_refuse_what_the_allocation_lacks() {
     let c = TestCluster::start(Options::default()).await;
-    let script = "#!/bin/bash\n#SBATCH -N 2 --gpus-per-node=2 -t 5\n\
+    // Two tasks per node: the job holds two CPUs on each, which steps of up to two tasks
+    // per node fit in (a step asking more CPUs than the job holds is refused, as srun's).
+    let script = "#!/bin/bash\n#SBATCH -N 2 --ntasks-per-node=2 --gpus-per-node=2 -t 5\n\
         srun -n 3 bash -c 'echo t=$SLURM_PROCID n=$SLURMD_NODENAME s=$SLURM_STEP_ID g=$CUDA_VISIBLE_DEVICES sg=$SLURM_STEP_GPUS'\n\
         srun -w node-2 bash -c 'echo only=$SLURMD_NODENAME s=$SLURM_STEP_ID'\n\
         srun -n 2 --gpus-per-task=3 true; echo refused=$?\n\
