@@ -118,11 +118,9 @@ async fn constraints_and_node_lists_are_checked_against_the_nodes() {
     assert!(p.detail.contains("position 5"), "{p:?}");
 
     // Features a node has are accepted, in Slurm's grammar; a feature no node has is
-    // named, even as one alternative of `|` (as in Slurm). (Set in the database until `berth node set Features=` lands.)
-    sqlx::query("UPDATE nodes SET features = '{h100,ib}' WHERE name = 'node-1'")
-        .execute(&c.db().await)
-        .await
-        .unwrap();
+    // named, even as one alternative of `|` (as in Slurm).
+    let (code, out, err) = c.cli(&c.token, &["node", "set", "node-1", "Features=h100,ib"]);
+    assert_eq!(code, 0, "{out}{err}");
     c.submit(SCRIPT, &["-C", "(h100|ib)&ib", "-H"]).await;
     c.submit(SCRIPT, &["-C", "[h100|ib]", "-H"]).await;
     let (status, p) = c
@@ -283,4 +281,54 @@ async fn a_job_listing_partitions_shows_them_while_pending_and_starts_in_one() {
         (400, Some("--time-min")),
         "{p:?}"
     );
+}
+
+/// Where jobs run: `-w` gets the named node, `-x` never the excluded one, `--constraint`
+/// only nodes with the feature, `[a|b]` a gang of one kind, and a lower `Weight` is
+/// filled first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn node_lists_constraints_and_weights_pick_the_nodes() {
+    let c = TestCluster::start(Options {
+        workers: 3,
+        gpus: "2xH100",
+        ..Default::default()
+    })
+    .await;
+    for (node, settings) in [
+        ("node-1", "Features=ib Weight=5"),
+        ("node-2", "Features=eth Weight=5"),
+        ("node-3", "Features=ib Weight=1"),
+    ] {
+        let mut args = vec!["node", "set", node];
+        args.extend(settings.split(' '));
+        let (code, out, err) = c.cli(&c.token, &args);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let nodes_of = |job: &berth_core::wire::Job| -> Vec<String> {
+        job.allocations.iter().map(|a| a.node.clone()).collect()
+    };
+    let run = |args: &'static [&'static str]| {
+        let c = &c;
+        async move {
+            let id = c.submit(SCRIPT, args).await;
+            let job = c.wait_ended(id, 60).await;
+            assert_eq!(job.state, JobState::Completed, "{args:?}: {job:?}");
+            job
+        }
+    };
+    // Weight before best fit: the weight-1 node takes a plain job.
+    assert_eq!(nodes_of(&run(&["--gpus=1"]).await), ["node-3"]);
+    assert_eq!(nodes_of(&run(&["-w", "node-2"]).await), ["node-2"]);
+    assert_eq!(nodes_of(&run(&["-x", "node-3,node-1"]).await), ["node-2"]);
+    assert_eq!(nodes_of(&run(&["--constraint=eth"]).await), ["node-2"]);
+    let mut gang = nodes_of(&run(&["-N", "2", "--constraint=[ib|eth]"]).await);
+    gang.sort();
+    assert_eq!(
+        gang,
+        ["node-1", "node-3"],
+        "both ib: the only kind with two nodes"
+    );
+    let mut two = nodes_of(&run(&["-N", "2", "-w", "node-2"]).await);
+    two.sort();
+    assert!(two.contains(&"node-2".to_string()), "{two:?}");
 }
