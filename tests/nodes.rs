@@ -284,6 +284,48 @@ async fn without_cgroups_a_job_is_pinned_to_its_cores() {
     .await;
 }
 
+/// A step's tasks on every node of a job, the batch node's and the others, run only on
+/// the job's CPUs there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_tasks_on_every_node_hold_only_the_jobs_cores() {
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 2,
+            gpus: "1xH100",
+            ..Options::default()
+        },
+        &["--simulate-cpus", "2", "--simulate-memory", "4G"],
+    )
+    .await;
+    let id = c
+        .submit(
+            "#!/bin/bash
+srun bash -c 'echo on=$SLURMD_NODENAME $(grep Cpus_allowed_list /proc/self/status)'
+",
+            &["-N", "2", "-c", "1"],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}");
+    let out = c.output(id).await;
+    let lists: Vec<(&str, &str)> = out
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("on=")?;
+            let (node, list) = rest.split_once(" Cpus_allowed_list:")?;
+            Some((node, list.trim()))
+        })
+        .collect();
+    assert_eq!(lists.len(), 2, "{out}");
+    assert_ne!(lists[0].0, lists[1].0, "{out}");
+    for (node, list) in lists {
+        assert!(
+            !list.is_empty() && list.chars().all(|ch| ch.is_ascii_digit()),
+            "a task on {node} may run on CPUs {list}, not on one\n{out}"
+        );
+    }
+}
+
 async fn one_cpu_job(worker_args: &[&str]) {
     let c = TestCluster::start_with_worker_args(
         Options {

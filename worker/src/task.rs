@@ -227,7 +227,7 @@ impl TaskSupervisor {
         let limits = crate::cgroup::Limits {
             memory_mib: launch.memory_limit_mib,
             cpus: launch.cpu_limit,
-            cpu_ids: Vec::new(),
+            cpu_ids: crate::topology::real_cpus(&self.settings.real_cpus, &launch.job_cpu_ids),
         };
         let cgroup = crate::launch::job_cgroup(
             &self.settings,
@@ -273,7 +273,11 @@ impl TaskSupervisor {
             environment,
             outputs,
             cgroups: cgroup.iter().flat_map(|group| group.dirs.clone()).collect(),
-            cpu_affinity: Vec::new(),
+            // Without a cpuset the exec stage pins the task to the job's CPUs here.
+            cpu_affinity: match &cgroup {
+                Some(group) if group.cpuset => Vec::new(),
+                _ => limits.cpu_ids.clone(),
+            },
             pid_file: files.pid.clone(),
             status_file: files.status.clone(),
             outputs_file: files.outputs.clone(),
