@@ -2,8 +2,6 @@
 //! CPU to two jobs, a job that waits for CPUs says `Resources`, and `scontrol show job`
 //! says what the job holds.
 //!
-//! Needs the planner's CPU placement and the worker's `--simulate-cpus` (issue 11's
-//! planner and node work); it fails before they are merged.
 
 use crate::cluster::{Options, TestCluster};
 use berth_core::state::JobState;
@@ -59,4 +57,56 @@ async fn two_one_cpu_jobs_share_a_two_cpu_node_while_a_third_waits() {
     for id in &ids[1..] {
         c.cli(&c.token, &["cancel", &id.to_string()]);
     }
+}
+
+/// CPUs come from the topology domain of the job's GPUs: on a node of two domains (GPUs
+/// 0-3 with CPU ids 0-3, GPUs 4-7 with CPU ids 4-7), a job on the second domain's GPUs
+/// gets CPUs 4.. although lower ids are free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cpus_come_from_the_domain_of_the_jobs_gpus() {
+    let c = TestCluster::start_with_worker_args(
+        Options {
+            workers: 1,
+            gpus: "8xH100/2",
+            ..Default::default()
+        },
+        &["--simulate-cpus", "8"],
+    )
+    .await;
+    let first = c
+        .submit("#!/bin/bash\nsleep 60\n", &["--gpus=4", "-c", "2"])
+        .await;
+    let first = c
+        .wait_for(first, 60, |j| j.state == JobState::Running)
+        .await;
+    let second = c
+        .submit("#!/bin/bash\nsleep 60\n", &["--gpus=4", "-c", "2"])
+        .await;
+    let second = c
+        .wait_for(second, 60, |j| j.state == JobState::Running)
+        .await;
+    let domain_of = |gpus: &[u32]| -> u32 {
+        let d = gpus[0] / 4;
+        assert!(gpus.iter().all(|g| g / 4 == d), "one domain: {gpus:?}");
+        d
+    };
+    for job in [&first, &second] {
+        let a = &job.allocations[0];
+        let d = domain_of(&a.gpus);
+        assert_eq!(a.cpus.len(), 2, "{a:?}");
+        assert!(
+            a.cpus.iter().all(|cpu| cpu / 4 == d),
+            "CPUs {:?} of GPUs {:?}' domain {d}",
+            a.cpus,
+            a.gpus
+        );
+    }
+    assert_ne!(
+        domain_of(&first.allocations[0].gpus),
+        domain_of(&second.allocations[0].gpus)
+    );
+    c.cli(
+        &c.token,
+        &["cancel", &first.id.to_string(), &second.id.to_string()],
+    );
 }

@@ -117,6 +117,26 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             .weight
             .map(|w| i32::try_from(w).map_err(|_| ApiError::bad_field("weight", "too large")))
             .transpose()?,
+        // One domain per CPU id, or none; a domain number fits a GPU domain's column.
+        cpu_domains: if req.cpu_domains.len() == req.cpus as usize {
+            req.cpu_domains
+                .iter()
+                .map(|d| {
+                    i32::try_from(*d).map_err(|_| ApiError::bad_field("cpu_domains", "too large"))
+                })
+                .collect::<Result<_, _>>()?
+        } else if req.cpu_domains.is_empty() {
+            Vec::new()
+        } else {
+            return Err(ApiError::bad_field(
+                "cpu_domains",
+                format!(
+                    "{} domains for {} CPUs: one per CPU id, or none",
+                    req.cpu_domains.len(),
+                    req.cpus
+                ),
+            ));
+        },
     };
     let mut tx = berth_db::begin(pool).await?;
     node::node_register_reported_in_tx(&mut tx, &req.name, &req.hostname, &reported, &gpus).await?;

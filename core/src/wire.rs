@@ -594,6 +594,11 @@ pub struct NodeRegister {
     /// Slurm's Weight, when the worker declares one (operators' configured weight wins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<u32>,
+    /// Per CPU id (`0 .. cpus`), its topology domain, numbered as GPU domains are
+    /// ([`GpuInfo`]'s `domain`: the NUMA node); empty when unknown. The scheduler gives a
+    /// job CPUs of its GPUs' domains first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_domains: Vec<u32>,
     /// GPUs.
     pub gpus: Vec<GpuInfo>,
 }

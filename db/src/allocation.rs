@@ -107,18 +107,24 @@ pub struct NodeHoldingsRow {
     pub held_cpu_ids: Vec<i32>,
     /// Memory held by live allocations, MiB.
     pub held_mem_mib: i64,
+    /// Per CPU id, its topology domain (empty: not reported).
+    pub cpu_domains: Vec<i32>,
+    /// The topology domains of the GPUs asked about (those that report one).
+    pub gpu_domains: Vec<i32>,
 }
 
 /// Node `node_id`'s capacity and live holdings, as the scheduler's commit re-checks a
 /// placement under the node's row lock (allocations written earlier in the same
-/// transaction count). The capacity is the node's `cpus` and `memory_mib`. `None` for
-/// an unknown node.
+/// transaction count). The capacity is the node's usable CPUs and memory; with it the
+/// node's CPU domains and those of its GPUs `gpus` (indices). `None` for an unknown
+/// node.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn allocation_node_holdings_in_tx(
     conn: &mut PgConnection,
     node_id: i64,
+    gpus: &[i32],
 ) -> Result<Option<NodeHoldingsRow>, DbError> {
     Ok(sqlx::query_as!(
         NodeHoldingsRow,
@@ -127,9 +133,14 @@ pub async fn allocation_node_holdings_in_tx(
                         WHERE c.node_id = n.id AND c.released_at IS NULL
                         ORDER BY c.cpu_id) AS "held_cpu_ids!",
                   (SELECT COALESCE(SUM(a.mem_mib), 0) FROM allocations a
-                   WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint AS "held_mem_mib!"
+                   WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint AS "held_mem_mib!",
+                  n.cpu_domains,
+                  ARRAY(SELECT DISTINCT g.domain FROM gpus g
+                        WHERE g.node_id = n.id AND g.index = ANY($2) AND g.domain IS NOT NULL
+                        ORDER BY g.domain) AS "gpu_domains!: Vec<i32>"
            FROM nodes n WHERE n.id = $1"#,
-        node_id
+        node_id,
+        gpus
     )
     .fetch_optional(&mut *conn)
     .await?)

@@ -129,6 +129,7 @@ pub async fn node_register_in_tx(
         memory_mib,
         features: features.to_vec(),
         weight: None,
+        cpu_domains: Vec::new(),
     };
     node_register_reported_in_tx(conn, name, hostname, &reported, gpus).await
 }
@@ -145,6 +146,8 @@ pub struct NodeReported {
     pub features: Vec<String>,
     /// Weight, when the worker declares one.
     pub weight: Option<i32>,
+    /// Per CPU id, its topology domain (empty: unknown).
+    pub cpu_domains: Vec<i32>,
 }
 
 /// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
@@ -165,10 +168,12 @@ pub async fn node_register_reported_in_tx(
     let id = sqlx::query_scalar!(
         r#"INSERT INTO nodes (name, hostname, reported_cpus, reported_memory_mib,
                               reported_features, reported_weight, cpus, memory_mib, features,
-                              weight, core_spec_count, mem_spec_limit_mib, last_heartbeat)
+                              weight, core_spec_count, mem_spec_limit_mib, cpu_domains,
+                              last_heartbeat)
            SELECT $1, $2, $3, $4, $5, $6, COALESCE(c.cpus, $3), COALESCE(c.memory_mib, $4),
                   COALESCE(c.features, $5), COALESCE(c.weight, $6, 1),
-                  COALESCE(c.core_spec_count, 0), COALESCE(c.mem_spec_limit_mib, 0), now()
+                  COALESCE(c.core_spec_count, 0), COALESCE(c.mem_spec_limit_mib, 0), $7,
+                  now()
            FROM (SELECT $1::text AS name) k LEFT JOIN node_config c ON c.name = k.name
            ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname,
                reported_cpus = EXCLUDED.reported_cpus,
@@ -179,6 +184,7 @@ pub async fn node_register_reported_in_tx(
                features = EXCLUDED.features, weight = EXCLUDED.weight,
                core_spec_count = EXCLUDED.core_spec_count,
                mem_spec_limit_mib = EXCLUDED.mem_spec_limit_mib,
+               cpu_domains = EXCLUDED.cpu_domains,
                last_heartbeat = now()
            RETURNING id"#,
         name,
@@ -186,7 +192,8 @@ pub async fn node_register_reported_in_tx(
         reported.cpus,
         reported.memory_mib,
         &reported.features,
-        reported.weight
+        reported.weight,
+        &reported.cpu_domains
     )
     .fetch_one(&mut *conn)
     .await?;

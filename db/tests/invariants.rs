@@ -109,7 +109,7 @@ async fn a_held_cpu_cannot_be_allocated_again(pool: PgPool) {
         .await
         .unwrap();
     let mut conn = pool.acquire().await.unwrap();
-    let holdings = allocation::allocation_node_holdings_in_tx(&mut tx, node_id)
+    let holdings = allocation::allocation_node_holdings_in_tx(&mut tx, node_id, &[])
         .await
         .unwrap()
         .unwrap();
@@ -135,7 +135,7 @@ async fn a_held_cpu_cannot_be_allocated_again(pool: PgPool) {
         (live[0].job_id, &live[0].cpu_ids, live[0].mem_mib),
         (b, &vec![1, 2], 256)
     );
-    let holdings = allocation::allocation_node_holdings_in_tx(&mut conn, node_id)
+    let holdings = allocation::allocation_node_holdings_in_tx(&mut conn, node_id, &[])
         .await
         .unwrap()
         .unwrap();

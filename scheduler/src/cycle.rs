@@ -220,7 +220,9 @@ async fn place_cpus_in_tx(
     p: &planner::Placement,
     exclusive: bool,
 ) -> Result<Option<Vec<i32>>, DbError> {
-    let Some(row) = allocation::allocation_node_holdings_in_tx(conn, p.node_id).await? else {
+    let gpus: Vec<i32> = p.gpus.iter().map(|g| *g as i32).collect();
+    let Some(row) = allocation::allocation_node_holdings_in_tx(conn, p.node_id, &gpus).await?
+    else {
         return Ok(None);
     };
     let holdings = NodeHoldings {
@@ -233,8 +235,16 @@ async fn place_cpus_in_tx(
             .collect(),
         held_mem_mib: row.held_mem_mib.max(0) as u64,
     };
-    // No node reports CPU topology yet: lowest free ids, packed.
-    match pick_cpus(&holdings, p.cpus, p.mem_mib, exclusive, &BTreeSet::new()) {
+    // The CPUs of the job's GPUs' domains come first (`--gpu-bind=closest`'s CPU side);
+    // without topology, lowest free ids, packed.
+    let near: BTreeSet<u32> = row
+        .cpu_domains
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| row.gpu_domains.contains(d))
+        .map(|(i, _)| i as u32)
+        .collect();
+    match pick_cpus(&holdings, p.cpus, p.mem_mib, exclusive, &near) {
         Ok(ids) => Ok(Some(ids.into_iter().map(|c| c as i32).collect())),
         Err(misfit) => {
             tracing::info!(

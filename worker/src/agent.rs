@@ -97,7 +97,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
     // Simulated GPUs come with CPUs and memory in proportion, unless declared.
     let per_gpu =
         (backend.kind() == "simulated").then(|| crate::topology::simulated_resources(&inventory));
-    let registration = NodeRegister {
+    let mut registration = NodeRegister {
         name: config.name.clone(),
         hostname: crate::host_name(),
         cpus: config
@@ -111,8 +111,16 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             .unwrap_or_else(memory_mib),
         features: config.features.clone(),
         weight: config.weight,
+        cpu_domains: Vec::new(),
         gpus: inventory,
     };
+    registration.cpu_domains = crate::topology::cpu_domains(
+        registration.cpus,
+        config.simulate_cpus.is_some() || per_gpu.is_some(),
+        &registration.gpus,
+        &topology.cpus,
+        std::path::Path::new("/sys/devices/system/node"),
+    );
     tracing::info!(
         gpu.backend = backend.kind(),
         gpus = registration.gpus.len(),

@@ -50,6 +50,60 @@ impl CpuTopology {
     }
 }
 
+/// Each CPU id's topology domain (numbered as GPU domains are), for a node of `cpus` CPU
+/// ids. A simulated node (`simulated`) splits its GPUs' domains (`gpus`, simulated
+/// `…/D`) evenly over its ids in order (id `i` in the `i × D / cpus`-th domain); a real
+/// one gives each id the NUMA node of its real CPU (`real[i]`, from `sys_node`'s
+/// `nodeN/cpulist`, normally `/sys/devices/system/node`). Empty when the GPUs report no
+/// domains (simulated), or the NUMA layout cannot be read or does not cover every id.
+pub fn cpu_domains(
+    cpus: u32,
+    simulated: bool,
+    gpus: &[berth_core::wire::GpuInfo],
+    real: &[u32],
+    sys_node: &Path,
+) -> Vec<u32> {
+    if simulated {
+        let domains: BTreeSet<u32> = gpus.iter().filter_map(|g| g.domain).collect();
+        if domains.is_empty() || cpus == 0 {
+            return Vec::new();
+        }
+        let domains: Vec<u32> = domains.into_iter().collect();
+        let d = domains.len() as u64;
+        return (0..u64::from(cpus))
+            .map(|i| domains[(i * d / u64::from(cpus)) as usize])
+            .collect();
+    }
+    let Ok(entries) = std::fs::read_dir(sys_node) else {
+        return Vec::new();
+    };
+    let mut numa_of = std::collections::HashMap::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(node) = name
+            .strip_prefix("node")
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(list) = std::fs::read_to_string(entry.path().join("cpulist")) else {
+            continue;
+        };
+        for cpu in parse_cpu_list(&list).unwrap_or_default() {
+            numa_of.insert(cpu, node);
+        }
+    }
+    let domains: Option<Vec<u32>> = real
+        .iter()
+        .take(cpus as usize)
+        .map(|c| numa_of.get(c).copied())
+        .collect();
+    match domains {
+        Some(d) if d.len() == cpus as usize => d,
+        _ => Vec::new(),
+    }
+}
+
 /// CPUs a simulated node declares per whole GPU when `--simulate-cpus` is not given.
 pub const SIMULATED_CPUS_PER_GPU: u32 = 12;
 /// Memory a simulated node declares per whole GPU, MiB (128 GiB), when
@@ -174,6 +228,44 @@ pub fn format_cpu_list(ids: &[u32]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn cpu_domains_split_simulated_gpu_domains_and_read_numa_nodes() {
+        let gpu = |domain: Option<u32>| berth_core::wire::GpuInfo {
+            domain,
+            ..serde_json::from_value(serde_json::json!({
+                "index": 0, "uuid": "GPU-x", "model": "H100", "memory_mib": 1
+            }))
+            .unwrap()
+        };
+        let none = Path::new("/nonexistent");
+        // Simulated, two GPU domains over 8 CPU ids: 0-3 and 4-7.
+        let two = [gpu(Some(0)), gpu(Some(1))];
+        assert_eq!(
+            cpu_domains(8, true, &two, &[0, 1], none),
+            [0, 0, 0, 0, 1, 1, 1, 1]
+        );
+        assert_eq!(cpu_domains(3, true, &two, &[0], none), [0, 0, 1]);
+        // No GPU domains: none.
+        assert!(cpu_domains(8, true, &[gpu(None)], &[0], none).is_empty());
+        // Real: the NUMA node of each CPU id's real CPU.
+        let dir = std::env::temp_dir().join(format!("berth-numa-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for (node, list) in [(0, "0-1,4"), (1, "2-3,5")] {
+            let d = dir.join(format!("node{node}"));
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("cpulist"), format!("{list}\n")).unwrap();
+        }
+        std::fs::create_dir_all(dir.join("power")).unwrap();
+        assert_eq!(
+            cpu_domains(4, false, &[], &[0, 2, 4, 5], &dir),
+            [0, 1, 0, 1]
+        );
+        // A CPU outside every node: unknown.
+        assert!(cpu_domains(2, false, &[], &[0, 9], &dir).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     use super::*;
 
     #[test]
