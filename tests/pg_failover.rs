@@ -481,9 +481,13 @@ async fn jobs_submitted_on_a_promoted_standby_that_reuses_transaction_ids_are_sc
         let job = c.wait_for(id, 40, |j| j.state.is_terminal()).await;
         assert_eq!(job.state, JobState::Completed, "{job:?}");
     }
+    // The leader noticed the new server and read everything again; or a lease renewal
+    // that failed during the switch made it step down and take the lease again (same
+    // holder, same term), which starts from an empty snapshot: everything read again too.
+    let log = c.log("scheduler-0");
     assert!(
-        c.log("scheduler-0").contains("the database server changed"),
+        log.contains("the database server changed") || log.matches("became leader").count() >= 2,
         "{}",
-        tail(&c.log("scheduler-0"), 30)
+        tail(&log, 30)
     );
 }
