@@ -332,3 +332,61 @@ async fn node_lists_constraints_and_weights_pick_the_nodes() {
     two.sort();
     assert!(two.contains(&"node-2".to_string()), "{two:?}");
 }
+
+/// Constraints no set of the job's nodes can meet together (a count over more nodes than
+/// have the feature, a matching OR with no kind enough for the gang) are refused at
+/// submission, as is an expression nested or long enough to be an attack; so is a zero
+/// memory per CPU.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn constraints_no_nodes_meet_together_are_refused() {
+    let c = cluster().await;
+    let (code, out, err) = c.cli(&c.token, &["node", "set", "node-1", "Features=h100,ib"]);
+    assert_eq!(code, 0, "{out}{err}");
+    for args in [
+        &["-C", "ib*2"][..],
+        &["-N", "2", "-C", "ib*2"],
+        &["-N", "2", "-C", "[h100|ib]"],
+    ] {
+        let (status, p) = c.try_submit(SCRIPT, args).await.unwrap_err();
+        assert_eq!(
+            (status, p.field.as_deref()),
+            (422, Some("--constraint")),
+            "{args:?}: {p:?}"
+        );
+        assert!(p.detail.contains("satisfy"), "{p:?}");
+    }
+    // Met: one ib node among two.
+    c.submit(SCRIPT, &["-N", "2", "-C", "ib*1", "-H"]).await;
+    let deep = format!("{}ib{}", "(".repeat(2000), ")".repeat(2000));
+    let (status, p) = c.try_submit(SCRIPT, &["-C", &deep]).await.unwrap_err();
+    assert_eq!(status, 400);
+    assert!(
+        p.field.as_deref().is_some_and(|f| f.starts_with("-C")),
+        "{p:?}"
+    );
+    assert!(p.detail.contains("at most 1024"), "{}", p.detail);
+    // The api itself refuses one given over REST (no sbatch parsing on the way).
+    let (status, answer) = c
+        .call(
+            reqwest::Method::POST,
+            "/v1/jobs",
+            Some(&c.token),
+            Some(serde_json::json!({
+                "script": SCRIPT,
+                "spec": {"constraint": format!("{}ib{}", "(".repeat(300), ")".repeat(300))}
+            })),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["detail"].as_str().unwrap_or("").contains("nested"),
+        "{answer}"
+    );
+    let (status, p) = c
+        .try_submit(SCRIPT, &["--mem-per-cpu=0"])
+        .await
+        .unwrap_err();
+    assert_eq!(p.field.as_deref(), Some("--mem-per-cpu"), "{status} {p:?}");
+    // The api still answers.
+    c.submit(SCRIPT, &["-C", "ib", "-H"]).await;
+}

@@ -586,9 +586,16 @@ async fn check_satisfiable(
             ),
         ));
     }
-    if let Some(text) = spec.constraint.as_deref() {
-        let constraint = berth_core::constraint::Constraint::parse(text)
-            .map_err(|e| ApiError::bad_field("--constraint", e.to_string()))?;
+    let constraint = spec
+        .constraint
+        .as_deref()
+        .map(|text| {
+            berth_core::constraint::Constraint::parse(text)
+                .map(|c| (text, c))
+                .map_err(|e| ApiError::bad_field("--constraint", e.to_string()))
+        })
+        .transpose()?;
+    if let Some((text, constraint)) = &constraint {
         for feature in constraint.features() {
             if !candidates
                 .iter()
@@ -680,6 +687,21 @@ async fn check_satisfiable(
                     "{option} ({mem} MiB per node): {} (the largest has {largest} MiB)",
                     too_few(format!("{mem} MiB of memory"))
                 ),
+            ));
+        }
+    }
+    // Counts (`a*2`) and matching ORs (`[a|b]`) span the job's nodes: some `wanted` of the
+    // nodes left must satisfy the expression together.
+    if let Some((text, constraint)) = &constraint {
+        let features: Vec<&[String]> = candidates.iter().map(|n| n.features.as_slice()).collect();
+        let required: Vec<bool> = candidates
+            .iter()
+            .map(|n| nodelist.contains(&n.name))
+            .collect();
+        if constraint.choose(&features, &required, wanted).is_none() {
+            return Err(unprocessable(
+                "--constraint",
+                format!("no {wanted} node(s) of {where_} together satisfy --constraint={text}"),
             ));
         }
     }

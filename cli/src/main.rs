@@ -338,12 +338,12 @@ enum Command {
         /// else 8 simulated H100s.
         #[arg(long)]
         gpus: Option<String>,
-        /// Each worker's declared CPUs (default: 12 per GPU, at least 8); simulated CPUs
+        /// Each worker's declared CPUs (default: 12 per GPU, at least 16); simulated CPUs
         /// share the machine's cores (CPU id i runs on real CPU i mod their count).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
         cpus: Option<u32>,
         /// Each worker's declared memory: MiB, or with a K/M/G/T suffix (`32G`);
-        /// default 128 GiB per GPU, at least 32 GiB.
+        /// default 128 GiB per GPU, at least 64 GiB.
         #[arg(long, value_parser = memory_size)]
         memory: Option<u64>,
         /// Submit the single-GPU example, show its output, then keep running.

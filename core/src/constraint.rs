@@ -51,11 +51,20 @@ fn is_name_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | ':' | '=' | '+' | '@' | '/')
 }
 
+/// The longest expression accepted, in characters (Slurm's feature lists are short; a
+/// limit keeps requests and messages bounded).
+pub const MAX_LEN: usize = 1024;
+
+/// The deepest nesting of parentheses and brackets accepted (the parser recurses once per
+/// level: an unbounded depth would exhaust the stack).
+pub const MAX_DEPTH: usize = 16;
+
 struct Parser<'a> {
     chars: Vec<(usize, char)>,
     at: usize,
     text: &'a str,
     in_bracket: bool,
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -113,10 +122,15 @@ impl Parser<'_> {
                 if open == '[' && self.in_bracket {
                     return Err(self.err("brackets cannot be nested"));
                 }
+                if self.depth >= MAX_DEPTH {
+                    return Err(self.err(format!("groups nested deeper than {MAX_DEPTH} levels")));
+                }
                 self.at += 1;
                 let outer = self.in_bracket;
                 self.in_bracket |= open == '[';
+                self.depth += 1;
                 let inner = self.expr()?;
+                self.depth -= 1;
                 self.in_bracket = outer;
                 if self.peek() != Some(close) {
                     return Err(self.err(format!("expected {close:?}, {}", self.found())));
@@ -174,13 +188,22 @@ impl Constraint {
     /// # Errors
     /// [`ConstraintError`] naming the 1-based position: an empty expression, a character
     /// that is neither a feature name's nor an operator, an operator without a feature
-    /// after it, an unclosed or nested bracket, or a bad count (`a*0`, `a*x`).
+    /// after it, an unclosed or nested bracket, a bad count (`a*0`, `a*x`), more than
+    /// [`MAX_LEN`] characters, or groups nested deeper than [`MAX_DEPTH`].
     pub fn parse(text: &str) -> Result<Constraint, ConstraintError> {
+        let len = text.chars().count();
+        if len > MAX_LEN {
+            return Err(ConstraintError {
+                position: MAX_LEN + 1,
+                message: format!("the expression is {len} characters long; at most {MAX_LEN}"),
+            });
+        }
         let mut p = Parser {
             chars: text.char_indices().collect(),
             at: 0,
             text,
             in_bracket: false,
+            depth: 0,
         };
         let c = p.expr()?;
         if p.at < p.chars.len() {
@@ -239,6 +262,112 @@ impl Constraint {
                 xs.iter().any(|x| x.node_may_match(features))
             }
         }
+    }
+
+    /// The ways the expression can be met, tried in turn by [`Self::choose`]: each
+    /// alternative of a matching OR (`[a|b]`, also one directly under an `&`) with the
+    /// rest of the expression, else the expression itself.
+    pub fn variants(&self) -> Vec<Constraint> {
+        match self {
+            Constraint::OneOf(alts) => alts.clone(),
+            Constraint::And(items) => {
+                let Some(k) = items.iter().position(|x| matches!(x, Constraint::OneOf(_))) else {
+                    return vec![self.clone()];
+                };
+                let Constraint::OneOf(alts) = &items[k] else {
+                    return vec![self.clone()];
+                };
+                alts.iter()
+                    .map(|alt| {
+                        let mut items = items.clone();
+                        items[k] = alt.clone();
+                        Constraint::And(items)
+                    })
+                    .collect()
+            }
+            _ => vec![self.clone()],
+        }
+    }
+
+    /// The counted features (`a*2`) alone or directly under the top `&`.
+    fn counts(&self) -> Vec<(&str, u32)> {
+        let items: &[Constraint] = match self {
+            Constraint::And(items) => items,
+            other => std::slice::from_ref(other),
+        };
+        items
+            .iter()
+            .filter_map(|x| match x {
+                Constraint::Feature {
+                    name,
+                    count: Some(n),
+                } => Some((name.as_str(), *n)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Chooses `want` of `nodes` (each node's features, in order of preference) that
+    /// satisfy the expression, trying its [`Self::variants`] in turn: the `required`
+    /// nodes (`-w`) first, then for each counted feature the first nodes that have it
+    /// until its count is met, then the first of the rest that may be one of the job's
+    /// nodes. Returns the chosen positions in `nodes`, or `None` when no variant is met
+    /// that way. A greedy choice: it may miss a placement a search would find in
+    /// expressions mixing counts of features that nodes share.
+    pub fn choose(
+        &self,
+        nodes: &[&[String]],
+        required: &[bool],
+        want: usize,
+    ) -> Option<Vec<usize>> {
+        self.variants()
+            .iter()
+            .find_map(|v| v.choose_variant(nodes, required, want))
+    }
+
+    fn choose_variant(
+        &self,
+        nodes: &[&[String]],
+        required: &[bool],
+        want: usize,
+    ) -> Option<Vec<usize>> {
+        let usable: Vec<usize> = (0..nodes.len())
+            .filter(|i| self.node_may_match(nodes[*i]))
+            .collect();
+        let mut chosen: Vec<usize> = usable
+            .iter()
+            .copied()
+            .filter(|i| required.get(*i).copied().unwrap_or(false))
+            .collect();
+        if chosen.len() != required.iter().filter(|r| **r).count() {
+            return None;
+        }
+        let has = |i: usize, f: &str| nodes[i].iter().any(|x| x == f);
+        for (feature, count) in self.counts() {
+            let mut have = chosen.iter().filter(|i| has(**i, feature)).count();
+            for &i in &usable {
+                if have >= count as usize || chosen.len() >= want {
+                    break;
+                }
+                if !chosen.contains(&i) && has(i, feature) {
+                    chosen.push(i);
+                    have += 1;
+                }
+            }
+        }
+        for &i in &usable {
+            if chosen.len() >= want {
+                break;
+            }
+            if !chosen.contains(&i) {
+                chosen.push(i);
+            }
+        }
+        if chosen.len() < want {
+            return None;
+        }
+        let features: Vec<&[String]> = chosen.iter().map(|i| nodes[*i]).collect();
+        self.placement_matches(&features).then_some(chosen)
     }
 
     /// Whether the job's chosen nodes (`nodes`: each node's features) satisfy the whole
@@ -303,6 +432,48 @@ impl fmt::Display for Constraint {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn deep_nesting_and_long_expressions_are_refused_not_overflowed() {
+        let deep = format!("{}a{}", "(".repeat(500), ")".repeat(500));
+        let e = Constraint::parse(&deep).unwrap_err();
+        assert!(e.message.contains("nested deeper"), "{e}");
+        assert_eq!(e.position, MAX_DEPTH + 1);
+        let ok = format!("{}a{}", "(".repeat(MAX_DEPTH), ")".repeat(MAX_DEPTH));
+        assert!(Constraint::parse(&ok).is_ok());
+        let long = vec!["ib"; 400].join("&");
+        let e = Constraint::parse(&long).unwrap_err();
+        assert!(e.message.contains("at most 1024"), "{e}");
+    }
+
+    #[test]
+    fn choose_meets_counts_and_matching_ors_across_nodes() {
+        let nodes = [
+            feats(&["ib"]),
+            feats(&["eth"]),
+            feats(&["ib"]),
+            feats(&["eth", "gpu"]),
+        ];
+        let refs: Vec<&[String]> = nodes.iter().map(Vec::as_slice).collect();
+        let none = [false; 4];
+        let c = |s: &str| Constraint::parse(s).unwrap();
+        // `[ib|eth]`: two of one kind; ib comes first when it can.
+        assert_eq!(c("[ib|eth]").choose(&refs, &none, 2), Some(vec![0, 2]));
+        assert_eq!(c("[ib|gpu]").choose(&refs, &none, 2), Some(vec![0, 2]));
+        // Three of one kind: there are none.
+        assert_eq!(c("[ib|eth]").choose(&refs, &none, 3), None);
+        // `eth*2` among three: both eth nodes, then the first other.
+        let mut three = c("eth*2").choose(&refs, &none, 3).unwrap();
+        three.sort();
+        assert_eq!(three, vec![0, 1, 3]);
+        // `ib*2` on one node cannot be met; `gpu*2` neither (one node has it).
+        assert_eq!(c("ib*2").choose(&refs, &none, 1), None);
+        assert_eq!(c("gpu*2").choose(&refs, &none, 2), None);
+        // A required node (`-w`) is kept, and must fit the variant.
+        let second = [false, true, false, false];
+        assert_eq!(c("[ib|eth]").choose(&refs, &second, 2), Some(vec![1, 3]));
+        assert_eq!(c("ib").choose(&refs, &second, 2), None);
+    }
 
     fn feats(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

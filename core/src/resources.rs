@@ -151,6 +151,19 @@ impl JobSpec {
         &self,
         defaults: &PartitionDefaults,
     ) -> Result<ResourceRequest, ResourceError> {
+        // `--mem=0` is Slurm's "all of the node's memory" (here: its share, see
+        // [`ResourceRequest`]); a zero per CPU or per GPU asks for nothing a job can run in.
+        for (option, value) in [
+            ("--mem-per-cpu", self.mem_per_cpu_mib),
+            ("--mem-per-gpu", self.mem_per_gpu_mib),
+        ] {
+            if value == Some(0) {
+                return Err(ResourceError {
+                    option,
+                    message: "must be at least 1 MiB".to_string(),
+                });
+            }
+        }
         let r = self.request_with(defaults);
         // Defaults are capped already; an amount an option asked for over the cap is
         // refused.

@@ -590,7 +590,7 @@ fn check_partitions(v: &str) -> Result<(), String> {
 fn check_constraint(v: &str) -> Result<(), String> {
     crate::constraint::Constraint::parse(v)
         .map(|_| ())
-        .map_err(|e| format!("not a feature expression: {v:?} ({e})"))
+        .map_err(|e| format!("not a feature expression ({e})"))
 }
 
 /// `-w/--nodelist`, `-x/--exclude`: a host list of at most

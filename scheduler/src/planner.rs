@@ -868,52 +868,9 @@ pub fn constraint_matches(constraint: &str, features: &[String]) -> bool {
 }
 
 /// Whether a `--constraint` is more than a property of each node (a count `a*2` or a
-/// matching OR `[a|b]`): its placements are chosen by [`Timeline::place_constrained`].
+/// matching OR `[a|b]`): its placements are chosen by [`Constraint::choose`].
 fn constraint_spans_nodes(constraint: Option<&str>) -> bool {
     constraint.is_some_and(|c| c.contains(['*', '[']))
-}
-
-/// The ways a `--constraint` can be met, tried in turn: each alternative of a matching OR
-/// (`[a|b]`, also one level inside an `&`) with the rest of the expression, else the
-/// expression itself.
-fn constraint_variants(c: &Constraint) -> Vec<Constraint> {
-    match c {
-        Constraint::OneOf(alts) => alts.clone(),
-        Constraint::And(items) => {
-            let Some(k) = items.iter().position(|x| matches!(x, Constraint::OneOf(_))) else {
-                return vec![c.clone()];
-            };
-            let Constraint::OneOf(alts) = &items[k] else {
-                return vec![c.clone()];
-            };
-            alts.iter()
-                .map(|alt| {
-                    let mut items = items.clone();
-                    items[k] = alt.clone();
-                    Constraint::And(items)
-                })
-                .collect()
-        }
-        _ => vec![c.clone()],
-    }
-}
-
-/// The counted features of a variant (`a*2` alone or directly under its `&`).
-fn constraint_counts(c: &Constraint) -> Vec<(&str, u32)> {
-    let items: &[Constraint] = match c {
-        Constraint::And(items) => items,
-        other => std::slice::from_ref(other),
-    };
-    items
-        .iter()
-        .filter_map(|x| match x {
-            Constraint::Feature {
-                name,
-                count: Some(n),
-            } => Some((name.as_str(), *n)),
-            _ => None,
-        })
-        .collect()
 }
 
 fn lowest_bits(mask: u128, n: u32) -> u128 {
@@ -1614,9 +1571,19 @@ impl<'a> Timeline<'a> {
                 })
                 .collect();
             fits.sort_unstable();
-            return constraint_variants(&c)
+            let features: Vec<&[String]> = fits
                 .iter()
-                .find_map(|v| self.place_constrained(v, &fits, job));
+                .map(|f| self.nodes[f.2].features.as_slice())
+                .collect();
+            let required: Vec<bool> = fits
+                .iter()
+                .map(|f| job.nodelist.contains(&self.nodes[f.2].name))
+                .collect();
+            if required.iter().filter(|r| **r).count() != job.nodelist.len() {
+                return None;
+            }
+            let chosen = c.choose(&features, &required, job.nodes as usize)?;
+            return Some(chosen.into_iter().map(|k| (fits[k].2, fits[k].3)).collect());
         }
         // `-w` naming fewer nodes than the job wants: those first, the rest by the usual
         // order among the others.
@@ -1707,66 +1674,6 @@ impl<'a> Timeline<'a> {
                 .map(|(_, _, i, m)| (i, m))
                 .collect(),
         )
-    }
-
-    /// The job's nodes among `fits` (in placement order) under one variant of its
-    /// `--constraint` ([`constraint_variants`]): the `-w` nodes, then for each counted
-    /// feature the first nodes that have it until the count is met, then the first of the
-    /// rest that may be one of its nodes; `None` when that does not satisfy the variant.
-    fn place_constrained(
-        &self,
-        variant: &Constraint,
-        fits: &[(Key, u32, usize, u128)],
-        job: &PendingJob,
-    ) -> Option<Chosen> {
-        let want = job.nodes as usize;
-        let usable: Vec<&(Key, u32, usize, u128)> = fits
-            .iter()
-            .filter(|f| variant.node_may_match(&self.nodes[f.2].features))
-            .collect();
-        let mut chosen: Vec<&(Key, u32, usize, u128)> = usable
-            .iter()
-            .copied()
-            .filter(|f| job.nodelist.contains(&self.nodes[f.2].name))
-            .collect();
-        if chosen.len() != job.nodelist.len() {
-            return None;
-        }
-        for (feature, count) in constraint_counts(variant) {
-            let mut have = chosen
-                .iter()
-                .filter(|f| self.nodes[f.2].features.iter().any(|x| x == feature))
-                .count();
-            for f in &usable {
-                if have >= count as usize || chosen.len() >= want {
-                    break;
-                }
-                if !chosen.iter().any(|c| c.2 == f.2)
-                    && self.nodes[f.2].features.iter().any(|x| x == feature)
-                {
-                    chosen.push(f);
-                    have += 1;
-                }
-            }
-        }
-        for f in &usable {
-            if chosen.len() >= want {
-                break;
-            }
-            if !chosen.iter().any(|c| c.2 == f.2) {
-                chosen.push(f);
-            }
-        }
-        if chosen.len() < want {
-            return None;
-        }
-        let features: Vec<&[String]> = chosen
-            .iter()
-            .map(|f| self.nodes[f.2].features.as_slice())
-            .collect();
-        variant
-            .placement_matches(&features)
-            .then(|| chosen.iter().map(|f| (f.2, f.3)).collect())
     }
 
     /// Whether the job fits now on `cands`, reservations aside (the `Priority`/`Resources`
