@@ -164,6 +164,21 @@ impl JobSpec {
                 });
             }
         }
+        // As in Slurm, one way of asking for memory.
+        let asked: Vec<&str> = [
+            ("--mem", self.mem_mib.is_some()),
+            ("--mem-per-cpu", self.mem_per_cpu_mib.is_some()),
+            ("--mem-per-gpu", self.mem_per_gpu_mib.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(o, given)| given.then_some(o))
+        .collect();
+        if asked.len() > 1 {
+            return Err(ResourceError {
+                option: asked[1],
+                message: format!("{} are mutually exclusive", asked.join(", ")),
+            });
+        }
         let r = self.request_with(defaults);
         // Defaults are capped already; an amount an option asked for over the cap is
         // refused.
@@ -495,6 +510,35 @@ mod tests {
         assert_eq!(
             e.message,
             "1600 MiB per node is more than the partition allows (MaxMemPerNode=1500 MiB)"
+        );
+    }
+
+    #[test]
+    fn memory_is_asked_one_way_and_never_zero_per_cpu_or_gpu() {
+        let d = PartitionDefaults::default();
+        let both = JobSpec {
+            mem_mib: Some(1024),
+            mem_per_cpu_mib: Some(1024),
+            ..Default::default()
+        };
+        let e = both.resource_request_in(&d).unwrap_err();
+        assert_eq!(e.option, "--mem-per-cpu");
+        assert!(e.message.contains("mutually exclusive"), "{}", e.message);
+        let zero = JobSpec {
+            mem_per_cpu_mib: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(
+            zero.resource_request_in(&d).unwrap_err().option,
+            "--mem-per-cpu"
+        );
+        let zero = JobSpec {
+            mem_per_gpu_mib: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(
+            zero.resource_request_in(&d).unwrap_err().option,
+            "--mem-per-gpu"
         );
     }
 
