@@ -712,6 +712,14 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     if let Some(r) = job.spec.reservation.as_deref().filter(|r| !r.is_empty()) {
         lines.push(format!("Reservation={r}"));
     }
+    let null = |v: Option<&str>| v.filter(|s| !s.is_empty()).unwrap_or("(null)").to_string();
+    // What it asked for (Slurm's request lines), so a user can check `-w`, `-x`, `-C`,
+    // `--mem*` and `--time-min` while it waits.
+    lines.push(format!(
+        "ReqNodeList={} ExcNodeList={}",
+        null(job.spec.nodelist.as_deref()),
+        null(job.spec.exclude.as_deref())
+    ));
     lines.push(format!(
         "NodeList={}",
         job.nodelist
@@ -753,6 +761,24 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
         ));
         lines.push(line);
     }
+    let memory = match (
+        job.spec.mem_mib,
+        job.spec.mem_per_cpu_mib,
+        job.spec.mem_per_gpu_mib,
+    ) {
+        (Some(m), _, _) => format!("MinMemoryNode={m}M"),
+        (None, Some(m), _) => format!("MinMemoryCPU={m}M"),
+        (None, None, Some(m)) => format!("MemPerTres=gres/gpu:{m}"),
+        (None, None, None) => "MinMemoryNode=0".to_string(),
+    };
+    lines.push(format!(
+        "MinCPUsNode={} {memory} TimeMin={}",
+        job.spec.resource_request().cpus_per_node.max(1),
+        job.spec
+            .time_min
+            .map_or_else(|| "N/A".to_string(), scontrol_duration)
+    ));
+    lines.push(format!("Features={}", null(job.spec.constraint.as_deref())));
     lines.push(format!("WorkDir={}", or_null(&job.work_dir)));
     lines.push(format!("StdOut={}", or_null(&job.stdout_path)));
     lines.push(format!("StdErr={}", or_null(&job.stderr_path)));
@@ -1072,6 +1098,29 @@ mod tests {
             pending.contains("StartTime=Unknown EndTime=Unknown"),
             "{pending}"
         );
+        assert!(
+            pending.contains("ReqNodeList=(null) ExcNodeList=(null)"),
+            "{pending}"
+        );
+        assert!(pending.contains("Features=(null)"), "{pending}");
+        // What a pending job asked for is shown as it waits.
+        let mut asked = job(10, JobState::Pending);
+        asked.spec.nodelist = Some("node-[1-2]".into());
+        asked.spec.exclude = Some("node-3".into());
+        asked.spec.constraint = Some("[ib|eth]".into());
+        asked.spec.mem_mib = Some(4096);
+        asked.spec.cpus_per_task = Some(4);
+        asked.spec.time_min = Some(600);
+        let text = scontrol_job(&asked, at(0));
+        assert!(
+            text.contains("ReqNodeList=node-[1-2] ExcNodeList=node-3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("MinCPUsNode=4 MinMemoryNode=4096M TimeMin=00:10:00"),
+            "{text}"
+        );
+        assert!(text.contains("Features=[ib|eth]"), "{text}");
         // A shard job holds shards, and says so.
         j.spec.gres = Some("shard:2".into());
         let text = scontrol_job(&j, at(100_000));
