@@ -712,13 +712,12 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     if let Some(r) = job.spec.reservation.as_deref().filter(|r| !r.is_empty()) {
         lines.push(format!("Reservation={r}"));
     }
-    let null = |v: Option<&str>| v.filter(|s| !s.is_empty()).unwrap_or("(null)").to_string();
     // What it asked for (Slurm's request lines), so a user can check `-w`, `-x`, `-C`,
     // `--mem*` and `--time-min` while it waits.
     lines.push(format!(
         "ReqNodeList={} ExcNodeList={}",
-        null(job.spec.nodelist.as_deref()),
-        null(job.spec.exclude.as_deref())
+        or_null(&job.spec.nodelist),
+        or_null(&job.spec.exclude)
     ));
     lines.push(format!(
         "NodeList={}",
@@ -778,7 +777,7 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
             .time_min
             .map_or_else(|| "N/A".to_string(), scontrol_duration)
     ));
-    lines.push(format!("Features={}", null(job.spec.constraint.as_deref())));
+    lines.push(format!("Features={}", or_null(&job.spec.constraint)));
     lines.push(format!("WorkDir={}", or_null(&job.work_dir)));
     lines.push(format!("StdOut={}", or_null(&job.stdout_path)));
     lines.push(format!("StdErr={}", or_null(&job.stderr_path)));

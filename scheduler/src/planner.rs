@@ -860,13 +860,6 @@ fn need(job: &PendingJob, node: &NodeView) -> Option<(u32, u64)> {
     Some((cpus, mem))
 }
 
-/// Whether a node with `features` may be one of the nodes of a job with `--constraint`
-/// `constraint` ([`Constraint::node_may_match`]; an expression that does not parse
-/// matches no node: the api refuses those at submission).
-pub fn constraint_matches(constraint: &str, features: &[String]) -> bool {
-    Constraint::parse(constraint).is_ok_and(|c| c.node_may_match(features))
-}
-
 /// Whether a `--constraint` is more than a property of each node (a count `a*2` or a
 /// matching OR `[a|b]`): its placements are chosen by [`Constraint::choose`].
 fn constraint_spans_nodes(constraint: Option<&str>) -> bool {
@@ -984,6 +977,9 @@ struct Timeline<'a> {
     advance: HashMap<String, AdvanceWindows>,
     /// [`NodeFit::Fragmentation`]: the queue's mean CPUs and memory (MiB) per GPU.
     fragmentation: Option<(f64, f64)>,
+    /// The pending jobs' `--constraint`s, parsed once (`None`: one that does not parse,
+    /// which no node matches; the api refuses those at submission).
+    constraints: HashMap<&'a str, Option<Constraint>>,
     /// Per candidate list of the pass (same numbering), its nodes by what they can give
     /// at `now`.
     indexes: Vec<NowIndex>,
@@ -1023,6 +1019,12 @@ impl<'a> Timeline<'a> {
             now_mem: vec![0; snapshot.nodes.len()],
             advance: HashMap::new(),
             fragmentation: None,
+            constraints: snapshot
+                .pending
+                .iter()
+                .filter_map(|j| j.constraint.as_deref())
+                .map(|c| (c, Constraint::parse(c).ok()))
+                .collect(),
             later: vec![Vec::new(); snapshot.nodes.len()],
             later_busy: vec![0; snapshot.nodes.len()],
             slow: vec![false; snapshot.nodes.len()],
@@ -1377,6 +1379,11 @@ impl<'a> Timeline<'a> {
         })
     }
 
+    /// A pending job's `--constraint`, parsed; `None` when it does not parse.
+    fn constraint(&self, text: &str) -> Option<&Constraint> {
+        self.constraints.get(text).and_then(Option::as_ref)
+    }
+
     /// The interval ids of the advance reservation the job runs in (it passes over them).
     fn member_ids(&self, job: &PendingJob) -> &[i64] {
         job.reservation
@@ -1387,7 +1394,7 @@ impl<'a> Timeline<'a> {
 
     /// Nodes that could ever hold the job, with the mask of GPUs of the wanted type.
     fn candidates(&self, job: &PendingJob) -> Vec<(usize, u128)> {
-        let constraint = job.constraint.as_deref().map(|c| Constraint::parse(c).ok());
+        let constraint = job.constraint.as_deref().map(|c| self.constraint(c));
         // A job in a reservation (not `FLEX`) runs on its nodes only.
         let inside: Option<&[usize]> = job
             .reservation
@@ -1415,9 +1422,7 @@ impl<'a> Timeline<'a> {
                     || job.nodelist.contains(&n.name)
             })
             .filter(|(_, n)| {
-                constraint
-                    .as_ref()
-                    .is_none_or(|c| c.as_ref().is_some_and(|c| c.node_may_match(&n.features)))
+                constraint.is_none_or(|c| c.is_some_and(|c| c.node_may_match(&n.features)))
             })
             .filter_map(|(i, n)| {
                 let all = n
@@ -1562,7 +1567,7 @@ impl<'a> Timeline<'a> {
             }
         };
         if constraint_spans_nodes(job.constraint.as_deref()) {
-            let c = Constraint::parse(job.constraint.as_deref()?).ok()?;
+            let c = self.constraint(job.constraint.as_deref()?)?;
             let mut fits: Vec<(Key, u32, usize, u128)> = cands
                 .iter()
                 .filter_map(|(i, typed)| {
