@@ -20,6 +20,7 @@
 //! * [`signal`]: `--signal`, the warning before the time limit.
 //! * [`stats`]: GPU usage per job and GPU faults.
 //! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
+//! * [`pool`]: cloud node pools: what an admin declares and what `GET /v1/pools` shows.
 //! * [`text`]: control and bidi characters: refused in names, escaped on terminals.
 
 pub mod array;
@@ -30,6 +31,7 @@ pub mod duration;
 pub mod hostlist;
 pub mod identity;
 pub mod pattern;
+pub mod pool;
 pub mod priority;
 pub mod qos;
 pub mod reservation;

@@ -10,6 +10,7 @@ pub mod account;
 pub mod allocation;
 pub mod api_token;
 pub mod audit;
+pub mod cloud;
 pub mod error;
 pub mod gpu_stats;
 pub mod idempotency;
