@@ -72,6 +72,12 @@
 //! max_time = 3600
 //! allowed_qos = ["normal", "high"]
 //!
+//! [cloud]                       # the scheduler's cloud module (node pools)
+//! cluster = "berth"             # the berth:cluster tag of this cluster's instances
+//! api_url = "https://berth.example:8750"   # what instances join (default from listen)
+//! local_state_dir = "/var/lib/berth/local-cloud"
+//! orphan_grace_seconds = 120
+//!
 //! [nodes.gpu01]                 # slurm.conf's node line, as PATCH /v1/nodes/gpu01 takes it
 //! features = ["h100", "ib"]
 //! weight = 10
@@ -127,6 +133,78 @@ pub struct ServerConfigFile {
     /// node line), applied by the api at start-up.
     #[serde(default)]
     pub nodes: BTreeMap<String, berth_core::wire::NodeUpdate>,
+    /// The scheduler's cloud module (`[cloud]`): how node pools' instances reach the api.
+    #[serde(default)]
+    pub cloud: CloudSection,
+}
+
+/// `[cloud]`: the scheduler leader's cloud module, for node pools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloudSection {
+    /// The `berth:cluster` tag put on this cluster's instances (default `berth`); give
+    /// each cluster sharing a cloud account its own.
+    pub cluster: Option<String>,
+    /// The api URL instances' workers join (default: `http(s)://<listen>`, with
+    /// `127.0.0.1` for an unspecified address).
+    pub api_url: Option<String>,
+    /// Where the local provider keeps its instances (default
+    /// `/var/lib/berth/local-cloud`).
+    pub local_state_dir: Option<PathBuf>,
+    /// How old an instance tagged with the cluster that no node knows must be before it
+    /// is terminated, seconds (default 120).
+    pub orphan_grace_seconds: Option<u64>,
+    /// How often instances are compared with the provider's, seconds (default 10).
+    pub describe_interval_seconds: Option<u64>,
+}
+
+impl CloudSection {
+    /// The cloud settings, with `listen` (and whether the api serves HTTPS) for the
+    /// default api URL.
+    ///
+    /// # Errors
+    /// A zero interval, or a cluster tag that is not letters, digits or `_.-`.
+    pub fn settings(
+        &self,
+        listen: &str,
+        https: bool,
+        from: &str,
+    ) -> anyhow::Result<berth_scheduler::cloud::CloudSettings> {
+        let mut s = berth_scheduler::cloud::CloudSettings::default();
+        if let Some(c) = &self.cluster {
+            if c.is_empty()
+                || c.len() > 64
+                || !c
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+            {
+                bail!("cloud.cluster must be 1 to 64 letters, digits or `_.-` {from}");
+            }
+            s.cluster = c.clone();
+        }
+        s.api_url = match &self.api_url {
+            Some(u) => u.trim_end_matches('/').to_string(),
+            None => {
+                let host = listen
+                    .replace("0.0.0.0:", "127.0.0.1:")
+                    .replace("[::]:", "127.0.0.1:");
+                format!("{}://{host}", if https { "https" } else { "http" })
+            }
+        };
+        if let Some(d) = &self.local_state_dir {
+            s.local_state_dir = d.clone();
+        }
+        if let Some(g) = self.orphan_grace_seconds {
+            s.orphan_grace = Duration::from_secs(g);
+        }
+        if let Some(d) = self.describe_interval_seconds {
+            if d == 0 {
+                bail!("cloud.describe_interval_seconds must be at least 1 {from}");
+            }
+            s.describe_interval = Duration::from_secs(d);
+        }
+        Ok(s)
+    }
 }
 
 /// `[api]`.
@@ -435,13 +513,17 @@ impl ServerConfig {
         let return_to_service =
             berth_scheduler::reconcile::ReturnToService::from_slurm(s.return_to_service)
                 .ok_or_else(|| anyhow!("scheduler.return_to_service must be 0, 1 or 2 {from}"))?;
+        let listen = listen
+            .map(str::to_string)
+            .or(file.listen)
+            .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+        let cloud = file
+            .cloud
+            .settings(&listen, file.api.tls_cert.is_some(), &from)?;
         Ok(ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
-            listen: listen
-                .map(str::to_string)
-                .or(file.listen)
-                .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
+            listen,
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             db_timeouts,
             limits: api_limits(&file.api, &from)?,
@@ -470,6 +552,7 @@ impl ServerConfig {
                 node_timeout: Duration::from_secs(s.node_timeout_seconds),
                 return_to_service,
                 completing_timeout: Duration::from_secs(s.completing_timeout_seconds),
+                cloud,
             },
             definitions: berth_api::definitions::Definitions {
                 qos: file.qos,

@@ -11,6 +11,7 @@ pub mod allocation;
 pub mod api_token;
 pub mod audit;
 pub mod cloud;
+pub mod cloud_scaling;
 pub mod error;
 pub mod gpu_stats;
 pub mod idempotency;

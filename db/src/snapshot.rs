@@ -232,6 +232,10 @@ pub struct SchedNodeRow {
     pub usable_memory_mib: i64,
     /// Slurm's Weight: lower weights are placed first.
     pub weight: i32,
+    /// Its cloud pool, for a pool's node slot.
+    pub pool: Option<String>,
+    /// When its instance was requested (a pool node POWERING_UP).
+    pub launched_at: Option<DateTime<Utc>>,
 }
 
 /// Every node changed since the snapshot `since` (every node with [`SINCE_EVER`]).
@@ -244,7 +248,9 @@ pub async fn read_nodes_changed(
 ) -> Result<Vec<SchedNodeRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedNodeRow,
-        r#"SELECT id, name, state, features, usable_cpus, usable_memory_mib, weight FROM nodes
+        r#"SELECT id, name, state, features, usable_cpus, usable_memory_mib, weight, pool,
+                  launched_at
+           FROM nodes
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,
         since

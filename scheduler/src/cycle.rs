@@ -302,14 +302,44 @@ pub async fn run_cycle(
     config: &PlannerConfig,
     cache: &mut SnapshotCache,
 ) -> Result<Outcome, DbError> {
+    run_cycle_with_cloud(pool, term, config, cache, None).await
+}
+
+/// [`run_cycle`] with the cloud module: pool slots are offered to the planner and the
+/// launches the plan needs are written after the commit (see [`crate::cloud`]).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn run_cycle_with_cloud(
+    pool: &Pool,
+    term: i64,
+    config: &PlannerConfig,
+    cache: &mut SnapshotCache,
+    cloud: Option<&crate::cloud::Cloud>,
+) -> Result<Outcome, DbError> {
     let now = Utc::now();
     fairshare::charge_ended_runs(pool, now, &config.billing, config.half_life).await?;
-    let input = cache.refresh(pool, now, config).await?;
+    let mut input = cache.refresh(pool, now, config).await?;
+    let slots = match cloud {
+        Some(cloud) => {
+            let slots = cache.slots();
+            cloud.adjust_snapshot(&mut input.snapshot, &slots);
+            slots
+        }
+        None => Vec::new(),
+    };
     let snapshot = &input.snapshot;
     if snapshot.pending.is_empty() {
+        if let Some(cloud) = cloud {
+            cloud.launch_intents(&mut Plan::default(), snapshot.now, &slots);
+        }
         return Ok(Outcome::Committed { started: 0 });
     }
-    let plan = planner::plan(snapshot, config);
+    let mut plan = planner::plan(snapshot, config);
+    let intents = match cloud {
+        Some(cloud) => cloud.launch_intents(&mut plan, snapshot.now, &slots),
+        None => Vec::new(),
+    };
     if config.kill_invalid_depend {
         let never: Vec<i64> = plan
             .pending
@@ -346,5 +376,11 @@ pub async fn run_cycle(
             )
         })
         .collect();
-    commit_with_priorities(pool, term, &plan, &records).await
+    let outcome = commit_with_priorities(pool, term, &plan, &records).await?;
+    if let (Some(cloud), Outcome::Committed { .. }) = (cloud, outcome) {
+        if !cloud.write_launches(pool, term, &intents).await? {
+            return Ok(Outcome::Deposed);
+        }
+    }
+    Ok(outcome)
 }

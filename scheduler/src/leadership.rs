@@ -51,6 +51,8 @@ pub async fn run_loop(
     let mut last_cycle = Instant::now()
         .checked_sub(config.cycle_min_interval)
         .unwrap_or_else(Instant::now);
+    let cloud = crate::cloud::Cloud::new(config.cloud.clone());
+    let mut cloud_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
     tokio::pin!(shutdown);
     loop {
         let mut run_cycle = false;
@@ -123,13 +125,31 @@ pub async fn run_loop(
                 }
             }
         }
+        // The cloud reconciler runs while this process leads, under its term.
+        match (term, &cloud_task) {
+            (Some(t), Some((running, _))) if *running == t => {}
+            (Some(t), _) => {
+                if let Some((_, task)) = cloud_task.take() {
+                    task.abort();
+                }
+                cloud_task = Some((t, tokio::spawn(cloud.clone().run(pool.clone(), t))));
+            }
+            (None, Some(_)) => {
+                if let Some((_, task)) = cloud_task.take() {
+                    task.abort();
+                }
+            }
+            (None, None) => {}
+        }
         if run_cycle {
             // This cycle sees whatever the notifications so far announced.
             woken = None;
         }
         if let (Some(t), true) = (term, run_cycle) {
             let started_at = Instant::now();
-            let outcome = cycle::run_cycle(&pool, t, &config.planner, &mut cache).await;
+            let outcome =
+                cycle::run_cycle_with_cloud(&pool, t, &config.planner, &mut cache, Some(&cloud))
+                    .await;
             last_cycle = Instant::now();
             tracing::debug!(
                 term = t,
@@ -152,6 +172,9 @@ pub async fn run_loop(
                 Err(e) => tracing::warn!(term = t, error = %e, "cycle failed; retrying next time"),
             }
         }
+    }
+    if let Some((_, task)) = cloud_task.take() {
+        task.abort();
     }
     if let Some(t) = term {
         if let Err(e) = lease::lease_release(&pool, LEASE_ROLE, &config.instance_id, t).await {

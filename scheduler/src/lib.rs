@@ -13,11 +13,14 @@
 //!   transaction that checks the term, locks the affected node rows and writes the
 //!   allocations (the database's partial unique indexes refuse any GPU or CPU held
 //!   twice).
+//! * [`cloud`]: node pools that follow the queue: slots offered to the planner, launches
+//!   for planned starts, the scaling reconciler.
 //! * [`cpus`]: which CPU ids a placement gets, re-checked under the node lock.
 //!
 //! A cycle runs when `NOTIFY berth_jobs` arrives (a submission, an end, a node) and on a
 //! timer.
 
+pub mod cloud;
 pub mod cpus;
 pub mod cycle;
 pub mod dependency;
@@ -66,6 +69,8 @@ pub struct SchedulerConfig {
     pub completing_timeout: Duration,
     /// The statement, lock and idle-in-transaction timeouts of its database sessions.
     pub db_timeouts: berth_db::Timeouts,
+    /// The cloud module's settings (node pools).
+    pub cloud: cloud::CloudSettings,
 }
 
 impl SchedulerConfig {
@@ -86,6 +91,7 @@ impl SchedulerConfig {
             completing_timeout: Duration::from_secs(120),
             db_timeouts: berth_db::Timeouts::default(),
             planner: planner::PlannerConfig::default(),
+            cloud: cloud::CloudSettings::default(),
         }
     }
 

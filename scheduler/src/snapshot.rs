@@ -397,6 +397,22 @@ impl SnapshotCache {
         Ok(())
     }
 
+    /// The cloud pools' node slots as of the last refresh.
+    pub fn slots(&self) -> Vec<crate::cloud::SlotView> {
+        self.nodes
+            .values()
+            .filter_map(|n| {
+                Some(crate::cloud::SlotView {
+                    id: n.id,
+                    name: n.name.clone(),
+                    pool: n.pool.clone()?,
+                    state: n.state.clone(),
+                    launched_at: n.launched_at.map(epoch),
+                })
+            })
+            .collect()
+    }
+
     /// The account a job is charged to: its own, else its user's default, else `root`.
     fn account_of<'a>(&'a self, job: &'a SchedJobRow) -> &'a str {
         job.account
