@@ -159,6 +159,14 @@ impl TestCluster {
         } else {
             "lease_ttl_seconds = 3\nrenew_interval_seconds = 1\n"
         };
+        let port = free_port();
+        let scheme = if ca_file.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://127.0.0.1:{port}");
+        // `@API_URL@` and `@DIR@` in a test's configuration: the api's URL and the
+        // cluster's directory (for `[cloud]`, whose local instances live under it).
+        let api_config = api_config
+            .replace("@API_URL@", &url)
+            .replace("@DIR@", dir.to_str().unwrap());
         std::fs::write(
             &config,
             format!(
@@ -167,9 +175,6 @@ impl TestCluster {
             ),
         )
         .unwrap();
-        let port = free_port();
-        let scheme = if ca_file.is_some() { "https" } else { "http" };
-        let url = format!("{scheme}://127.0.0.1:{port}");
         let mut http = reqwest::Client::builder();
         if let Some(ca) = ca_file {
             let pem = std::fs::read(ca).unwrap();

@@ -43,6 +43,8 @@ pub struct DevOptions {
     /// The api's rate limits and output cap (`--rate-limit-per-user` …; the server's
     /// defaults otherwise).
     pub limits: berth_api::limits::Limits,
+    /// A server configuration file's definitions and `[cloud]` settings (`--config`).
+    pub config: Option<crate::server::ServerConfigFile>,
 }
 
 /// The default data directory: `<data local dir>/berth/dev`.
@@ -168,8 +170,32 @@ async fn run_cluster(
     let url = format!("http://{addr}");
 
     let mut tasks: Vec<(String, tokio::task::JoinHandle<anyhow::Result<()>>)> = Vec::new();
-    let scheduler_config =
+    let mut scheduler_config =
         berth_scheduler::SchedulerConfig::new(database_url.clone(), "dev-scheduler");
+    let file = options.config.clone().unwrap_or_default();
+    let from = "in --config";
+    let mut cloud = file.cloud.settings(&addr.to_string(), false, from)?;
+    if file.cloud.api_url.is_none() {
+        cloud.api_url = url.clone();
+    }
+    if file.cloud.local_state_dir.is_none() {
+        cloud.local_state_dir = data_dir.join("local-cloud");
+    }
+    // The one person running `berth dev` administers this cluster: their jobs run as
+    // them, root included, on the pools' local instances too.
+    if file.cloud.local_worker_args.is_none() {
+        cloud.local_worker_args = vec![
+            "--allow-root-jobs".into(),
+            "--kill-wait".into(),
+            "10".into(),
+        ];
+    }
+    scheduler_config.cloud = cloud;
+    let definitions = berth_api::definitions::Definitions {
+        qos: file.qos.clone(),
+        partitions: file.partitions.clone(),
+        nodes: file.nodes.clone(),
+    };
     let api_config = berth_api::ApiConfig {
         database_url: database_url.clone(),
         jwt_secret: Some(secret.clone()),
@@ -179,7 +205,7 @@ async fn run_cluster(
         limits: options.limits.clone(),
         oidc: Vec::new(),
         tls: None,
-        definitions: Default::default(),
+        definitions,
         node_timeout: scheduler_config.node_timeout,
     };
     let stop = shutdown.clone();

@@ -330,7 +330,8 @@ enum Command {
         /// The api's listen address.
         #[arg(long, default_value = "127.0.0.1:8750")]
         listen: String,
-        /// How many workers (node-1 … node-N).
+        /// How many workers (node-1 … node-N); 0 with a pool in --config: the pool's
+        /// nodes are the cluster.
         #[arg(long, default_value_t = 1)]
         workers: u32,
         /// Each worker's simulated GPUs (`8xH100`, `2xA100:mig=3g.40gb*2`,
@@ -362,6 +363,11 @@ enum Command {
         /// Job output the database keeps per run and stream, MiB (0: no cap).
         #[arg(long, default_value_t = 64)]
         output_cap_mib: u64,
+        /// A server configuration file (as `berth server --config`) whose definitions
+        /// (`[qos.*]`, `[partitions.*]`, `[nodes.*]`, `[pools.*]`) and `[cloud]` settings
+        /// the dev cluster takes; local pools run their instances under the data dir.
+        #[arg(long)]
+        config: Option<PathBuf>,
     },
 }
 
@@ -927,6 +933,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             rate_limit_per_address,
             rate_limit_burst,
             output_cap_mib,
+            config,
         } => {
             let limits = berth_api::limits::Limits {
                 per_principal_per_second: rate_limit_per_user,
@@ -939,12 +946,16 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             let options = DevOptions {
                 data_dir: data_dir.unwrap_or_else(default_data_dir),
                 listen,
-                workers: workers.max(1),
+                workers,
                 gpus,
                 cpus,
                 memory_mib: memory,
                 demo,
                 limits,
+                config: match &config {
+                    Some(path) => Some(berth::server::read_server_config(path)?),
+                    None => None,
+                },
             };
             berth::dev::run_dev(options).await?;
             Ok(0)

@@ -156,6 +156,9 @@ pub struct CloudSection {
     pub orphan_grace_seconds: Option<u64>,
     /// How often instances are compared with the provider's, seconds (default 10).
     pub describe_interval_seconds: Option<u64>,
+    /// Extra arguments for the local provider's `berth worker` processes
+    /// (`["--run-as", "worker"]`).
+    pub local_worker_args: Option<Vec<String>>,
 }
 
 impl CloudSection {
@@ -193,6 +196,9 @@ impl CloudSection {
         };
         if let Some(d) = &self.local_state_dir {
             s.local_state_dir = d.clone();
+        }
+        if let Some(a) = &self.local_worker_args {
+            s.local_worker_args = a.clone();
         }
         if let Some(g) = self.orphan_grace_seconds {
             s.orphan_grace = Duration::from_secs(g);

@@ -1060,6 +1060,13 @@ impl Cloud {
                         .await?
                         .flatten();
                 if let Some(job) = job {
+                    self.shared().job_reasons.insert(
+                        job,
+                        (
+                            format!("CloudBootTimeout: {} {reason}", n.name),
+                            Instant::now() + Duration::from_secs(spec.boot_timeout.max(60)),
+                        ),
+                    );
                     let run: i32 =
                         sqlx::query_scalar("SELECT restart_count FROM jobs WHERE id = $1")
                             .bind(job)
