@@ -28,6 +28,8 @@ pub struct Options {
     pub server_url: Option<String>,
     /// The components' `RUST_LOG` (default `info`).
     pub log_filter: Option<&'static str>,
+    /// More environment for every component (`AWS_ACCESS_KEY_ID` for a pool on moto).
+    pub env: Vec<(String, String)>,
 }
 
 /// The api's `[api]` configuration section in tests: rate limits off (see
@@ -45,6 +47,7 @@ impl Default for Options {
             apis: 1,
             server_url: None,
             log_filter: None,
+            env: Vec::new(),
         }
     }
 }
@@ -66,6 +69,8 @@ pub struct TestCluster {
     ca_file: Option<PathBuf>,
     poll_wait: Option<u32>,
     log_filter: String,
+    /// More environment for every component.
+    env: Vec<(String, String)>,
     pub http: reqwest::Client,
 }
 
@@ -196,6 +201,7 @@ impl TestCluster {
             ca_file: None,
             poll_wait: None,
             log_filter: options.log_filter.unwrap_or("info").to_string(),
+            env: options.env.clone(),
         };
         cluster.spawn(
             "api",
@@ -323,6 +329,7 @@ impl TestCluster {
             .env("RUST_LOG", &self.log_filter)
             .env_remove("BERTH_URL")
             .env_remove("BERTH_TOKEN")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
