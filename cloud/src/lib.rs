@@ -14,6 +14,9 @@
 //! launch and its launch index ([`Instance::launch_index`]).
 
 use berth_core::pool::{InstanceShape, Market};
+
+/// Amazon EC2 (aws-sdk-ec2): [`ec2::Ec2Provider`].
+pub mod ec2;
 use futures_util::future::BoxFuture;
 use std::collections::BTreeMap;
 
