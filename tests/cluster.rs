@@ -121,7 +121,7 @@ impl TestCluster {
     }
 
     /// Like [`TestCluster::start`], with extra arguments for every `berth worker`
-    /// (`--gpu-stuck-seconds 1`).
+    /// (`--gpu-stuck-seconds 1`; `{name}` in one is the worker's node name).
     pub async fn start_with_worker_args(options: Options, worker_args: &[&str]) -> TestCluster {
         Self::start_custom(options, TEST_API_CONFIG, None, worker_args).await
     }
@@ -296,7 +296,8 @@ impl TestCluster {
         if !self.worker_args.iter().any(|a| a == "--run-as") {
             args.extend(["--run-as".to_string(), "worker".to_string()]);
         }
-        args.extend(self.worker_args.iter().cloned());
+        // `{name}` in a worker argument is the worker's node name.
+        args.extend(self.worker_args.iter().map(|a| a.replace("{name}", name)));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         self.spawn(name, &args);
     }

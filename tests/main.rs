@@ -42,6 +42,7 @@ mod scheduling;
 mod scheduling_scenarios;
 mod selection;
 mod sim;
+mod spot;
 mod steps;
 mod time_limit;
 mod tls;

@@ -17,8 +17,8 @@ use crate::error::ApiError;
 use berth_core::state::JobState;
 use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{
-    Assignment, Cancellation, JobReport, LaunchFault, NodeRegister, RejectedReport, ReportKind,
-    ReportSource, RunLimit, RunningJob, SyncRequest, SyncResponse,
+    Assignment, Cancellation, Interruption, JobReport, LaunchFault, NodeRegister, RejectedReport,
+    ReportKind, ReportSource, RunLimit, RunningJob, SyncRequest, SyncResponse,
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
@@ -1020,17 +1020,33 @@ pub async fn desired(
                 .into_iter()
                 .map(|g| ((g.job_id, g.run), g.seconds))
                 .collect();
+        // A reclaimed run is stopped before its instance goes.
+        let reclaimed: HashMap<(i64, i32), i64> =
+            job::job_reclaim_times(pool, &stale_ids, &stale_runs)
+                .await?
+                .into_iter()
+                .map(|r| ((r.job_id, r.run), r.seconds))
+                .collect();
+        let seconds = |s: i64| u32::try_from(s.max(0)).unwrap_or(u32::MAX);
         stale
             .into_iter()
-            .map(|(job_id, run)| {
-                let grace_seconds = grace
-                    .get(&(job_id, run))
-                    .map(|&s| u32::try_from(s.max(0)).unwrap_or(u32::MAX));
-                Cancellation {
+            .map(|(job_id, run)| match reclaimed.get(&(job_id, run)) {
+                Some(&left) => Cancellation {
                     job_id,
                     run: run as u32,
-                    preempted: grace_seconds.is_some(),
-                    grace_seconds,
+                    preempted: false,
+                    grace_seconds: Some(seconds(left)),
+                    reclaimed: true,
+                },
+                None => {
+                    let grace_seconds = grace.get(&(job_id, run)).map(|&s| seconds(s));
+                    Cancellation {
+                        job_id,
+                        run: run as u32,
+                        preempted: grace_seconds.is_some(),
+                        grace_seconds,
+                        reclaimed: false,
+                    }
                 }
             })
             .collect()
@@ -1151,6 +1167,112 @@ async fn desired_step_tasks(
         })
         .collect();
     Ok((launches, cancellations))
+}
+
+/// The node's drain reason for an interruption notice:
+/// `reclaimed: spot interruption notice (terminate at 2026-12-01T12:00:00Z)`.
+pub fn reclaim_reason(notice: &Interruption) -> String {
+    format!(
+        "reclaimed: spot interruption notice ({} at {})",
+        notice.action,
+        notice
+            .time
+            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+    )
+}
+
+/// The node's instance has an interruption notice (a spot reclaim), which only the node
+/// itself reports (the sync is authenticated as it): the node drains with
+/// [`reclaim_reason`] (a `reclaim` cloud event when it belongs to a pool), and every job
+/// run on it is stopped and requeued as a `PreemptMode=REQUEUE` preemption is
+/// ([`job::job_reclaim_in_tx`]: PENDING again with its restart count one higher, a
+/// `reclaimed` event; `--no-requeue` jobs end NODE_FAIL). The node's next answer lists
+/// those runs as cancellations marked `reclaimed`, with the seconds left until the
+/// notice's time as their grace. A notice repeated in later syncs changes nothing more.
+///
+/// # Errors
+/// 400 for an action that is not a word; 503 when the database is unreachable.
+pub async fn reclaim(
+    pool: &Pool,
+    node_row: &NodeRow,
+    notice: &Interruption,
+) -> Result<(), ApiError> {
+    if notice.action.is_empty()
+        || notice.action.len() > 32
+        || !notice
+            .action
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(ApiError::bad_field(
+            "interruption.action",
+            "a word: terminate, stop or hibernate",
+        ));
+    }
+    let reason = reclaim_reason(notice);
+    let mut tx = berth_db::begin(pool).await?;
+    let drained = node::node_reclaim_drain(&mut *tx, node_row.id, &reason).await?;
+    let cloud = node::node_cloud_get(&mut *tx, node_row.id).await?;
+    let pool_name = cloud.as_ref().and_then(|c| c.pool.clone());
+    let instance_id = cloud.as_ref().and_then(|c| c.instance_id.clone());
+    if drained {
+        tracing::warn!(node.name = %node_row.name, %reason, "node drained: its instance is being reclaimed");
+        if let Some(pool_name) = &pool_name {
+            berth_db::cloud::cloud_event_insert_in_tx(
+                &mut tx,
+                pool_name,
+                "reclaim",
+                Some(&node_row.name),
+                instance_id.as_deref(),
+                None,
+                &reason,
+            )
+            .await?;
+        }
+    }
+    let mut seen = HashSet::new();
+    for live in allocation::allocation_live_runs_on_node(&mut *tx, node_row.id).await? {
+        if !seen.insert(live.job_id)
+            || !matches!(
+                live.job_state.as_str(),
+                "RUNNING" | "SUSPENDED" | "COMPLETING"
+            )
+        {
+            continue;
+        }
+        let nodes = allocation::allocation_list_for_jobs(&mut *tx, &[live.job_id]).await?;
+        let outcome =
+            job::job_reclaim_in_tx(&mut tx, live.job_id, live.run, &node_row.name, notice.time)
+                .await?;
+        if outcome == job::NodeFailOutcome::Unchanged {
+            continue;
+        }
+        tracing::warn!(job.id = live.job_id, job.run = live.run, node.name = %node_row.name, ?outcome,
+            "job stopped: its node's instance is being reclaimed");
+        if let Some(pool_name) = &pool_name {
+            let what = match outcome {
+                job::NodeFailOutcome::Requeued { .. } => "requeued",
+                _ => "ended NODE_FAIL (--no-requeue)",
+            };
+            berth_db::cloud::cloud_event_insert_in_tx(
+                &mut tx,
+                pool_name,
+                "reclaim",
+                Some(&node_row.name),
+                instance_id.as_deref(),
+                Some(live.job_id),
+                &format!("job {} run {} {what}: {reason}", live.job_id, live.run),
+            )
+            .await?;
+        }
+        // Every node of the run stops it at its next sync.
+        for a in &nodes {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+        }
+        notify::notify(&mut *tx, notify::JOBS_CHANNEL, &live.job_id.to_string()).await?;
+    }
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(())
 }
 
 /// Records the heartbeat and samples of a sync, folds the samples into the stats of the

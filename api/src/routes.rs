@@ -518,6 +518,13 @@ pub async fn node_sync(
 ) -> Result<Json<SyncResponse>, ApiError> {
     caller.require_node(&name)?;
     let req = json_body(body)?;
+    // Only the node itself (a node token) says its instance is being reclaimed.
+    if req.interruption.is_some() && caller.role != berth_core::auth::Role::Node {
+        return Err(ApiError::Forbidden(
+            "interruption: only the node's own token reports its instance's interruption notice"
+                .into(),
+        ));
+    }
     if req.wait_seconds > node_sync::MAX_WAIT_SECONDS {
         return Err(ApiError::bad_field(
             "wait_seconds",
@@ -537,6 +544,9 @@ pub async fn node_sync(
     let rejected = node_sync::apply_reports(&state.pool, &state.keys, &node_row, &req).await?;
     node_sync::note_reports_taken(&state.pool, &node_row, &req, remembered).await?;
     node_sync::heartbeat(&state.pool, &node_row, &req).await?;
+    if let Some(notice) = &req.interruption {
+        node_sync::reclaim(&state.pool, &node_row, notice).await?;
+    }
     let deadline = tokio::time::Instant::now() + Duration::from_secs(u64::from(req.wait_seconds));
     // The running jobs' time limits as this hold began: one changed meanwhile (`scontrol
     // update … TimeLimit=`) is news for the worker too.

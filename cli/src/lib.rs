@@ -26,6 +26,7 @@
 pub mod access;
 pub mod admin;
 pub mod client;
+pub mod cloud_metadata;
 pub mod commands;
 pub mod config;
 pub mod dev;

@@ -294,6 +294,25 @@ enum Command {
         /// Do not limit jobs' memory and CPUs with cgroups.
         #[arg(long)]
         no_cgroups: bool,
+        /// Watch this instance metadata service for spot interruption notices (EC2:
+        /// `http://169.254.169.254`); on a notice the node drains and its jobs are
+        /// requeued. Default: not watched.
+        #[arg(long, env = "BERTH_METADATA_URL")]
+        metadata_url: Option<String>,
+        /// Milliseconds between polls of the instance metadata (100 to 600000).
+        #[arg(long, default_value_t = 5000, hide = true,
+              value_parser = clap::value_parser!(u64).range(100..=600_000))]
+        metadata_poll_ms: u64,
+    },
+    /// The local cloud provider's instance metadata service (started by the provider).
+    #[command(hide = true)]
+    CloudMetadata {
+        /// The provider's state directory.
+        #[arg(long)]
+        state_dir: PathBuf,
+        /// Where to listen.
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
     },
     /// Run server roles: the api, the scheduler, or both.
     Server {
@@ -795,6 +814,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             run_as,
             allow_root_jobs,
             no_cgroups,
+            metadata_url,
+            metadata_poll_ms,
         } => {
             let name = name.unwrap_or_else(berth::server::host_name);
             let token = match (token, bootstrap_token) {
@@ -832,6 +853,13 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             config.gpu_stuck_after = Duration::from_secs(gpu_stuck_seconds);
             config.cgroups = !no_cgroups;
             config.allow_root_jobs = allow_root_jobs;
+            if let Some(url) = &metadata_url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    anyhow::bail!("--metadata-url {url:?}: an http:// or https:// URL");
+                }
+            }
+            config.metadata_url = metadata_url;
+            config.metadata_poll_interval = Duration::from_millis(metadata_poll_ms);
             match run_as {
                 RunAsArg::Auto => {}
                 RunAsArg::Submitter => config.run_as_user = true,
@@ -842,6 +870,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 .await
                 .context("worker")?;
             Ok(0)
+        }
+        Command::CloudMetadata { state_dir, listen } => {
+            berth::cloud_metadata::serve(state_dir, listen).await
         }
         Command::Server {
             role,
@@ -975,7 +1006,7 @@ fn main() {
         std::process::exit(code);
     }
     let default_level = match cli.command {
-        Command::Server { .. } | Command::Worker { .. } => "info",
+        Command::Server { .. } | Command::Worker { .. } | Command::CloudMetadata { .. } => "info",
         _ => "warn",
     };
     init_logging(default_level);

@@ -13,6 +13,10 @@
 //! instances by the first two ([`Provider::describe`]), and an instance's node by its
 //! launch and its launch index ([`Instance::launch_index`]).
 
+pub mod local;
+
+pub use local::LocalProvider;
+
 use berth_core::pool::{InstanceShape, Market};
 
 /// Amazon EC2 (aws-sdk-ec2): [`ec2::Ec2Provider`].

@@ -748,6 +748,21 @@ pub struct SyncRequest {
     /// answer asks for the reports after what it remembers ([`SyncResponse::resend_after`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acked_seq: Option<u64>,
+    /// The node's instance has an interruption notice (a spot reclaim, from the instance
+    /// metadata's `spot/instance-action`): the api drains the node and stops and requeues
+    /// its jobs. Sent in every sync while the notice stands; absent from older workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interruption: Option<Interruption>,
+}
+
+/// An interruption notice of the node's cloud instance, as EC2's instance metadata
+/// `spot/instance-action` gives it (`{"action": "terminate", "time": "2026-12-01T12:00:00Z"}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Interruption {
+    /// What will happen to the instance: `terminate`, `stop` or `hibernate`.
+    pub action: String,
+    /// When it will happen (RFC 3339, UTC).
+    pub time: chrono::DateTime<chrono::Utc>,
 }
 
 /// A batch script the node must run.
@@ -849,6 +864,12 @@ pub struct Cancellation {
     /// the worker's kill wait.
     #[serde(default)]
     pub grace_seconds: Option<u32>,
+    /// The node's instance is being reclaimed (a spot interruption notice): the worker
+    /// names the ending `reclaimed` in the job's signal reason file and sends the job its
+    /// `--signal` warning (or SIGTERM when it asked for none), then SIGTERM and SIGKILL
+    /// within `grace_seconds`.
+    #[serde(default)]
+    pub reclaimed: bool,
 }
 
 /// The current time limit of a job run the node is running, so that a change made while

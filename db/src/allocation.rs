@@ -406,7 +406,7 @@ pub async fn allocation_stuck_list(
                    (SELECT min(e.at) FROM job_events e
                     WHERE e.job_id = a.job_id
                       AND (e.run > a.run
-                           OR (e.run = a.run AND e.kind IN ('node_fail', 'preempted')))),
+                           OR (e.run = a.run AND e.kind IN ('node_fail', 'preempted', 'reclaimed')))),
                    a.created_at) < now() - make_interval(secs => $1)
            ORDER BY a.job_id, a.node_id"#,
         bound_seconds

@@ -1233,6 +1233,109 @@ pub async fn job_node_fail_in_tx(
     })
 }
 
+/// The instance of `node`, running run `run` of job `id`, is being reclaimed (a spot
+/// interruption notice for `time`): a job still in that run (RUNNING, SUSPENDED or
+/// COMPLETING) goes back to PENDING with its restart count one higher, as a preemption
+/// with `PreemptMode=REQUEUE` does, unless it refuses requeues (`--no-requeue`: it ends
+/// NODE_FAIL with reason `reclaimed`). Records a `reclaimed` event in the run (the node,
+/// the notice's time, whether it was requeued); the run's allocations stay live until its
+/// node reports the processes gone, and its stop grace runs until `time`
+/// ([`job_reclaim_times`]).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn job_reclaim_in_tx(
+    conn: &mut PgConnection,
+    id: i64,
+    run: i32,
+    node: &str,
+    time: chrono::DateTime<chrono::Utc>,
+) -> Result<NodeFailOutcome, DbError> {
+    let row = sqlx::query!(
+        r#"WITH j AS (
+               SELECT id, COALESCE((spec->>'requeue')::boolean, true) AS requeue
+               FROM jobs
+               WHERE id = $1 AND restart_count = $2
+                 AND state IN ('RUNNING', 'SUSPENDED', 'COMPLETING')
+               FOR UPDATE)
+           UPDATE jobs SET
+               state = CASE WHEN j.requeue THEN 'PENDING' ELSE 'NODE_FAIL' END,
+               restart_count = CASE WHEN j.requeue THEN restart_count + 1 ELSE restart_count END,
+               reason = CASE WHEN j.requeue THEN NULL ELSE 'reclaimed' END,
+               start_time = CASE WHEN j.requeue THEN NULL ELSE start_time END,
+               end_time = CASE WHEN j.requeue THEN NULL ELSE now() END,
+               expected_start = NULL,
+               exit_code = NULL,
+               exit_signal = NULL
+           FROM j WHERE jobs.id = j.id
+           RETURNING jobs.restart_count, j.requeue AS "requeue!""#,
+        id,
+        run
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(row) = row else {
+        return Ok(NodeFailOutcome::Unchanged);
+    };
+    job_event_insert(
+        &mut *conn,
+        id,
+        "reclaimed",
+        run,
+        Some(node),
+        serde_json::json!({ "requeued": row.requeue, "time": time, "reason": "spot interruption notice" }),
+    )
+    .await?;
+    Ok(if row.requeue {
+        NodeFailOutcome::Requeued {
+            restart_count: row.restart_count,
+        }
+    } else {
+        NodeFailOutcome::Failed
+    })
+}
+
+/// A reclaimed run ([`job_reclaim_in_tx`]) and when its node's instance goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReclaimRow {
+    /// The job.
+    pub job_id: i64,
+    /// Its reclaimed run.
+    pub run: i32,
+    /// Seconds until the instance's interruption time by the database's clock, rounded
+    /// down, at least 0.
+    pub seconds: i64,
+}
+
+/// Of the runs `(job_ids[i], runs[i])`, those reclaimed, with the seconds left until
+/// their instance's interruption time (at least 0).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex), err)]
+pub async fn job_reclaim_times(
+    ex: impl PgExecutor<'_>,
+    job_ids: &[i64],
+    runs: &[i32],
+) -> Result<Vec<ReclaimRow>, DbError> {
+    Ok(sqlx::query_as!(
+        ReclaimRow,
+        r#"SELECT e.job_id, e.run,
+                  GREATEST(0, FLOOR(EXTRACT(EPOCH FROM
+                      (e.detail->>'time')::timestamptz - now())))::bigint AS "seconds!"
+           FROM job_events e
+           JOIN UNNEST($1::bigint[], $2::int[]) AS r(job_id, run)
+             ON r.job_id = e.job_id AND r.run = e.run
+           WHERE e.kind = 'reclaimed'
+           ORDER BY e.job_id, e.run"#,
+        job_ids,
+        runs
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// Ends a job whose run `run` is stuck in COMPLETING (its node never reported the
 /// processes gone within the bound): a job still COMPLETING in that run becomes FAILED
 /// with `reason`; a job that already ended keeps its state. Records a `stuck_resolved`

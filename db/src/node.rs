@@ -480,6 +480,59 @@ pub async fn node_drain(
     Ok(changed.rows_affected() > 0)
 }
 
+/// Drains node `node_id` because its instance is being reclaimed (a spot interruption
+/// notice): an UP, DRAINING or DRAINED node becomes DRAINING (DRAINED when nothing is
+/// allocated on it) with `reason`, replacing an earlier drain's. Returns true when it
+/// changed (false when it already had this reason, or is DOWN or powered down).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_reclaim_drain(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+    reason: &str,
+) -> Result<bool, DbError> {
+    let changed = sqlx::query!(
+        r#"UPDATE nodes SET reason = $2,
+              state = CASE WHEN EXISTS (SELECT 1 FROM allocations a
+                                        WHERE a.node_id = nodes.id AND a.released_at IS NULL)
+                           THEN 'DRAINING' ELSE 'DRAINED' END
+           WHERE id = $1 AND state IN ('UP', 'DRAINING', 'DRAINED')
+             AND reason IS DISTINCT FROM $2"#,
+        node_id,
+        reason
+    )
+    .execute(ex)
+    .await?;
+    Ok(changed.rows_affected() > 0)
+}
+
+/// A node's cloud placement: its pool and its instance, when it has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeCloudRow {
+    /// The pool it is a slot of (`None`: a node of the static fleet).
+    pub pool: Option<String>,
+    /// Its current instance's id.
+    pub instance_id: Option<String>,
+}
+
+/// The pool and instance of node `node_id` (`None` when there is no such node).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_cloud_get(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+) -> Result<Option<NodeCloudRow>, DbError> {
+    Ok(sqlx::query_as!(
+        NodeCloudRow,
+        r#"SELECT pool, instance_id FROM nodes WHERE id = $1"#,
+        node_id
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
 /// A DRAINING node whose last allocation is released becomes DRAINED.
 ///
 /// # Errors

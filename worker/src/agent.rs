@@ -42,7 +42,7 @@ use crate::task::{launch_task, TaskHandle};
 use crate::{WorkerConfig, WorkerError};
 use berth_core::step::{StepTaskKey, StepTaskReport};
 use berth_core::wire::{
-    JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
+    Interruption, JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
 };
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -187,7 +187,18 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
             "replaying reports from the journal"
         );
     }
+    let (interruption_tx, interruption) = tokio::sync::watch::channel(None);
+    let watcher = config.metadata_url.clone().map(|base| {
+        tokio::spawn(crate::metadata::watch_interruption(
+            base,
+            config.metadata_poll_interval,
+            interruption_tx.clone(),
+        ))
+    });
     let mut agent = Agent {
+        _interruption_tx: interruption_tx,
+        interruption,
+        interruption_told: false,
         config,
         client,
         backend,
@@ -270,6 +281,9 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         agent.steps.record(lost);
     }
     let result = agent.sync_loop(&mut shutdown, &registration).await;
+    if let Some(watcher) = watcher {
+        watcher.abort();
+    }
     if agent.config.stop_jobs_on_shutdown {
         agent.stop_everything().await;
         tracing::info!("worker stopped with its jobs");
@@ -364,6 +378,13 @@ struct Agent {
     pending_limits: Vec<crate::launch::TimeLimitNotice>,
     /// The lease of the last successful sync.
     lease: Option<Duration>,
+    /// Keeps the interruption channel open when no metadata is watched.
+    _interruption_tx: tokio::sync::watch::Sender<Option<Interruption>>,
+    /// The instance's interruption notice, once the metadata watcher saw one
+    /// ([`crate::metadata`]); sent in every sync from then on…
+    interruption: tokio::sync::watch::Receiver<Option<Interruption>>,
+    /// … and acknowledged by a successful sync.
+    interruption_told: bool,
 }
 
 /// GPU faults found from samples: XID errors, GPUs missing from the samples (lost), and
@@ -510,6 +531,8 @@ enum Step {
     Report(JobReport),
     TaskReport(StepTaskReport),
     TimeLimit(crate::launch::TimeLimitNotice),
+    /// The instance got an interruption notice.
+    Interruption,
 }
 
 impl Agent {
@@ -547,6 +570,7 @@ impl Agent {
                         Some(report) = self.reports.recv() => self.record(report),
                         Some(report) = self.steps.reports.recv() => self.steps.record(report),
                         Some(notice) = self.time_limits.recv() => self.pending_limits.push(notice),
+                        Ok(()) = self.interruption.changed() => {}
                     }
                     continue;
                 }
@@ -556,6 +580,7 @@ impl Agent {
             let carried = request.reports.len();
             let carried_faults = request.gpu_faults.len();
             let carried_steps = request.step_reports.len();
+            let carried_interruption = request.interruption.is_some();
             let steps_acked_before: Vec<StepTaskKey> = self
                 .steps
                 .finished
@@ -580,6 +605,7 @@ impl Agent {
                     Some(report) = self.reports.recv() => Step::Report(report),
                     Some(report) = self.steps.reports.recv() => Step::TaskReport(report),
                     Some(notice) = self.time_limits.recv() => Step::TimeLimit(notice),
+                    Ok(()) = self.interruption.changed() => Step::Interruption,
                 }
             };
             match step {
@@ -590,8 +616,13 @@ impl Agent {
                 }
                 Step::TaskReport(report) => self.steps.record(report),
                 Step::TimeLimit(notice) => self.pending_limits.push(notice),
+                // Tell the api now: drop the held request.
+                Step::Interruption => {}
                 Step::Answer(Ok(response)) => {
                     backoff.reset();
+                    if carried_interruption {
+                        self.interruption_told = true;
+                    }
                     self.renew_lease(sent_at_ms, response.lease_ms);
                     lease_lapsed = false;
                     if let Some(remembered) = response.resend_after {
@@ -720,6 +751,7 @@ impl Agent {
             },
             running_tasks,
             step_reports: self.steps.pending.clone(),
+            interruption: self.interruption.borrow().clone(),
         }
     }
 
@@ -739,6 +771,7 @@ impl Agent {
             || !self.steps.pending.is_empty()
             || !self.health.pending.is_empty()
             || !self.pending_limits.is_empty()
+            || (!self.interruption_told && self.interruption.borrow().is_some())
     }
 
     /// Writes the lease of a successful sync sent at `sent_at_ms` (boot-time clock) where
@@ -868,6 +901,7 @@ impl Agent {
                         job.id = key.0,
                         job.run = key.1,
                         preempted = cancellation.preempted,
+                        reclaimed = cancellation.reclaimed,
                         grace_seconds = cancellation.grace_seconds,
                         "cancelling"
                     );
@@ -877,6 +911,7 @@ impl Agent {
                             .grace_seconds
                             .map(|s| Duration::from_secs(u64::from(s))),
                         node_failure: false,
+                        reclaimed: cancellation.reclaimed,
                     });
                 }
                 None => {

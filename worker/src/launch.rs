@@ -335,6 +335,11 @@ pub struct Stop {
     /// The node stops its jobs (its worker shuts down with them, as `berth dev` does):
     /// the reason file says `node_failure` and the exit report `node_failed`.
     pub node_failure: bool,
+    /// The node's instance is being reclaimed (a spot interruption notice): the reason
+    /// file says `reclaimed`; the job gets its `--signal` warning at once (SIGTERM when it
+    /// asked for none), then SIGTERM so that SIGKILL comes within `grace` (the time left
+    /// until the instance goes).
+    pub reclaimed: bool,
 }
 
 /// The reason a run's processes are signalled, as the job reads it in its signal reason
@@ -350,6 +355,9 @@ pub enum StopReason {
     /// `node_failure`: the node stops it (its lease ran out, or its worker shuts down
     /// with its jobs); the job is requeued as after a node failure.
     NodeFailure,
+    /// `reclaimed`: the node's cloud instance is being reclaimed (a spot interruption
+    /// notice); the job is requeued.
+    Reclaimed,
 }
 
 impl StopReason {
@@ -360,6 +368,7 @@ impl StopReason {
             StopReason::Preempted => "preempted",
             StopReason::Cancelled => "cancelled",
             StopReason::NodeFailure => "node_failure",
+            StopReason::Reclaimed => "reclaimed",
         }
     }
 }
@@ -889,6 +898,45 @@ pub(crate) async fn terminate(
     }
 }
 
+/// Stops a run whose node's instance is being reclaimed, `grace` before the instance
+/// goes (`None`: unknown, then the warning's own lead or the kill wait): the job's
+/// `--signal` warning at once (to the batch shell with `B:`, else to its whole process
+/// group), then, unless it ends first, SIGTERM `kill_wait` before the instance goes and
+/// SIGKILL when it does. A job without a warning gets SIGTERM at once and SIGKILL after
+/// the kill wait (or at the instance's end, when sooner).
+pub(crate) async fn reclaim(
+    waiter: &mut Waiter,
+    group: Pid,
+    warning: Option<berth_core::signal::WarningSignal>,
+    grace: Option<Duration>,
+    kill_wait: Duration,
+) -> Result<ShepherdStatus, String> {
+    let Some(warning) = warning else {
+        return terminate(waiter, group, grace.map_or(kill_wait, |g| g.min(kill_wait))).await;
+    };
+    let total = grace.unwrap_or(Duration::from_secs(warning.seconds) + kill_wait);
+    tracing::info!(
+        signal = warning.signal,
+        grace_seconds = total.as_secs(),
+        "sending the job its warning signal before the reclaim"
+    );
+    if let Ok(signal) = Signal::try_from(warning.signal) {
+        let sent = if warning.batch_only {
+            nix::sys::signal::kill(group, signal)
+        } else {
+            killpg(group, signal)
+        };
+        if let Err(err) = sent {
+            tracing::debug!(error = %err, "could not send the warning signal");
+        }
+    }
+    let kill_wait = kill_wait.min(total);
+    tokio::select! {
+        status = waiter.wait() => status,
+        _ = tokio::time::sleep(total - kill_wait) => terminate(waiter, group, kill_wait).await,
+    }
+}
+
 /// How the end of a supervised process (batch shell, step task) is awaited.
 pub(crate) enum Waiter {
     /// The batch shell is the worker's child (no shepherd: tests without the `berth`
@@ -1163,6 +1211,10 @@ impl Supervisor {
                 node_failure: true,
                 ..Stop::default()
             }),
+            Some("reclaimed") => Ending::Stopped(Stop {
+                reclaimed: true,
+                ..Stop::default()
+            }),
             Some(_) => Ending::Stopped(Stop::default()),
             None => loop {
                 let time_limit = *self.time_limit.borrow_and_update();
@@ -1227,6 +1279,10 @@ impl Supervisor {
                 }
             },
         };
+        let reclaim_grace = match &ending {
+            Ending::Stopped(stop) if stop.reclaimed => stop.grace,
+            _ => None,
+        };
         let (reason, kill_wait) = match ending {
             Ending::Exited(status) => return (status, false, false, false),
             Ending::TimeLimit => {
@@ -1239,6 +1295,12 @@ impl Supervisor {
                 if stop.node_failure {
                     tracing::info!("the node stops the job");
                     (StopReason::NodeFailure, kill_wait)
+                } else if stop.reclaimed {
+                    tracing::info!(
+                        grace_seconds = stop.grace.map(|g| g.as_secs()),
+                        "the node's instance is being reclaimed; stopping the job"
+                    );
+                    (StopReason::Reclaimed, kill_wait)
                 } else if stop.preempted {
                     tracing::info!(grace_seconds = kill_wait.as_secs(), "job preempted");
                     (StopReason::Preempted, kill_wait)
@@ -1266,7 +1328,18 @@ impl Supervisor {
             }
         }
         write_signal_reason(&self.settings, assignment.job_id, assignment.run, reason);
-        let status = terminate(waiter, group, kill_wait).await;
+        let status = if reason == StopReason::Reclaimed {
+            reclaim(
+                waiter,
+                group,
+                assignment.warning_signal,
+                reclaim_grace,
+                self.settings.kill_wait,
+            )
+            .await
+        } else {
+            terminate(waiter, group, kill_wait).await
+        };
         let node_failure = reason == StopReason::NodeFailure;
         (status, timed_out, !timed_out && !node_failure, node_failure)
     }
@@ -2004,6 +2077,66 @@ mod tests {
         assert_eq!(text, "reason=preempted\ncleaned\n");
         let ending = std::fs::read_to_string(run_dir(&settings(&dir), 32, 0).join("ending"));
         assert_eq!(ending.unwrap(), "preempted");
+    }
+
+    #[tokio::test]
+    async fn a_reclaimed_job_gets_its_warning_signal_and_the_reclaimed_reason() {
+        let dir = test_dir("reclaim");
+        let ready = dir.join("ready");
+        let script = format!(
+            "trap 'echo caught USR1 reason=$(cat $BERTH_SIGNAL_REASON_FILE); exit 0' USR1\n\
+             touch {}\nsleep 60 & wait\n",
+            ready.display()
+        );
+        let mut job = assignment(34, &script, &dir);
+        job.warning_signal = berth_core::signal::parse_warning_signal("B:USR1@60");
+        let started = Instant::now();
+        let reports = run_to_end(settings(&dir), job, |handle| {
+            let until = Instant::now() + Duration::from_secs(10);
+            while !ready.exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            handle.stop(Stop {
+                reclaimed: true,
+                grace: Some(Duration::from_secs(30)),
+                ..Stop::default()
+            });
+        })
+        .await;
+        let exited = &reports[1];
+        assert!(exited.cancelled);
+        assert_eq!((exited.exit_code, exited.signal), (Some(0), None));
+        assert!(started.elapsed() < Duration::from_secs(15));
+        let text = std::fs::read_to_string(dir.join("slurm-34.out")).unwrap();
+        assert_eq!(text, "caught USR1 reason=reclaimed\n");
+        let ending = std::fs::read_to_string(run_dir(&settings(&dir), 34, 0).join("ending"));
+        assert_eq!(ending.unwrap(), "reclaimed");
+    }
+
+    #[tokio::test]
+    async fn a_reclaimed_job_without_a_warning_gets_sigterm_within_its_grace() {
+        let dir = test_dir("reclaim-term");
+        let ready = dir.join("ready");
+        let script = format!("trap '' TERM\ntouch {}\nsleep 60\n", ready.display());
+        let job = assignment(35, &script, &dir);
+        let mut slow = settings(&dir);
+        slow.kill_wait = Duration::from_secs(30);
+        let started = Instant::now();
+        let reports = run_to_end(slow, job, |handle| {
+            let until = Instant::now() + Duration::from_secs(10);
+            while !ready.exists() && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            handle.stop(Stop {
+                reclaimed: true,
+                grace: Some(Duration::from_secs(2)),
+                ..Stop::default()
+            })
+        })
+        .await;
+        // SIGTERM ignored: SIGKILL when the instance goes (2 s), not after the kill wait.
+        assert_eq!(reports[1].signal, Some(9));
+        assert!(started.elapsed() < Duration::from_secs(15));
     }
 
     #[tokio::test]

@@ -26,6 +26,9 @@
 //! it from a root-only spec and applies it after becoming the job's user
 //! ([`shepherd`]); the run directories and who may read them are in [`run_dir`].
 //!
+//! * [`metadata`]: the instance metadata's spot interruption notice, reported to the api
+//!   (which drains the node and requeues its jobs).
+//!
 //! * [`lease`]: the node's lease; a node out of contact with the api for longer stops
 //!   its runs (through their shepherds) before the scheduler could start them again.
 //!
@@ -55,6 +58,7 @@ pub mod gpu;
 pub mod journal;
 pub mod launch;
 pub mod lease;
+pub mod metadata;
 pub mod output;
 pub mod run_dir;
 pub mod shepherd;
@@ -124,11 +128,17 @@ pub struct WorkerConfig {
     pub features: Vec<String>,
     /// The node's Weight, when the worker declares one (`--weight`).
     pub weight: Option<u32>,
+    /// The instance metadata service's base URL (`--metadata-url`; EC2:
+    /// `http://169.254.169.254`), watched for spot interruption notices ([`metadata`]).
+    /// `None`: not watched.
+    pub metadata_url: Option<String>,
+    /// How often the instance metadata is polled (default 5 s).
+    pub metadata_poll_interval: Duration,
 }
 
 impl WorkerConfig {
     /// A configuration with the defaults: GPUs detected, `kill_wait` 30 s, polls held up
-    /// to 10 s, GPUs stuck after 10 minutes at 0 %.
+    /// to 10 s, GPUs stuck after 10 minutes at 0 %, no instance metadata watched.
     pub fn new(
         api_url: impl Into<String>,
         token: impl Into<String>,
@@ -155,6 +165,8 @@ impl WorkerConfig {
             simulate_memory_mib: None,
             features: Vec::new(),
             weight: None,
+            metadata_url: None,
+            metadata_poll_interval: Duration::from_secs(5),
         }
     }
 }
