@@ -1,6 +1,8 @@
-//! QOS, partitions and node settings defined in the server's configuration file
-//! (`[qos.NAME]`, `[partitions.NAME]` and `[nodes.NAME]` tables, as Slurm's slurm.conf
-//! defines partitions and nodes), applied when the api starts. Node settings are written
+//! QOS, partitions, node settings and cloud node pools defined in the server's
+//! configuration file (`[qos.NAME]`, `[partitions.NAME]`, `[nodes.NAME]` and
+//! `[pools.NAME]` tables, as Slurm's slurm.conf defines partitions and nodes), applied
+//! when the api starts. Pools are declared last, in their own transaction, after QOS and
+//! partitions; a pool the file does not name is left as it is. Node settings are written
 //! first, in their own transaction; a `[nodes.NAME]` table replaces the values it names
 //! (those set by `berth node set` included) at every start and leaves the others.
 //!
@@ -14,6 +16,7 @@
 use crate::error::ApiError;
 use crate::fairshare::qos_row;
 use crate::partitions::partition_row;
+use berth_core::pool::PoolSpec;
 use berth_core::qos::QosSpec;
 use berth_core::wire::{NodeUpdate, PartitionSpec};
 use berth_db::{notify, partition, qos, DbError, Pool};
@@ -35,12 +38,20 @@ pub struct Definitions {
     /// not yet: a node takes them when its worker registers.
     #[serde(default)]
     pub nodes: BTreeMap<String, NodeUpdate>,
+    /// `[pools.NAME]` tables (the body of `PUT /v1/pools/{name}`): cloud node pools,
+    /// declared after QOS and partitions (a pool's `partitions` may name partitions
+    /// defined beside it).
+    #[serde(default)]
+    pub pools: BTreeMap<String, PoolSpec>,
 }
 
 impl Definitions {
     /// Nothing defined.
     pub fn is_empty(&self) -> bool {
-        self.qos.is_empty() && self.partitions.is_empty() && self.nodes.is_empty()
+        self.qos.is_empty()
+            && self.partitions.is_empty()
+            && self.nodes.is_empty()
+            && self.pools.is_empty()
     }
 }
 
@@ -103,6 +114,35 @@ fn named(table: &str, e: ApiError) -> String {
 /// A message naming the table and field (`qos.high.preempt: no QOS gold`), or the
 /// database error; nothing is written then.
 pub async fn apply(pool: &Pool, definitions: &Definitions) -> Result<usize, String> {
+    let written = apply_qos_partitions(pool, definitions).await?;
+    Ok(written + apply_pools(pool, &definitions.pools).await?)
+}
+
+/// Checks and writes the `[pools.NAME]` tables in one transaction. Returns how many.
+async fn apply_pools(pool: &Pool, pools: &BTreeMap<String, PoolSpec>) -> Result<usize, String> {
+    if pools.is_empty() {
+        return Ok(0);
+    }
+    let db = |e: DbError| format!("applying [pools]: {e}");
+    let mut tx = berth_db::begin(pool).await.map_err(db)?;
+    for (name, spec) in pools {
+        let (_, kept) = crate::pools::pool_write_in_tx(&mut tx, name, spec)
+            .await
+            .map_err(|e| named(&format!("pools.{name}"), e))?;
+        if !kept.is_empty() {
+            tracing::warn!(pool = %name, slots = ?kept,
+                "slots above max_nodes still have instances: removed once powered down");
+        }
+    }
+    notify::notify(&mut *tx, notify::JOBS_CHANNEL, "definitions")
+        .await
+        .map_err(db)?;
+    tx.commit().await.map_err(|e| db(e.into()))?;
+    tracing::info!(pools = pools.len(), "pools from the configuration applied");
+    Ok(pools.len())
+}
+
+async fn apply_qos_partitions(pool: &Pool, definitions: &Definitions) -> Result<usize, String> {
     let nodes = apply_nodes(pool, &definitions.nodes).await?;
     if definitions.qos.is_empty() && definitions.partitions.is_empty() {
         return Ok(nodes);

@@ -35,6 +35,7 @@ pub mod nodes;
 pub mod oidc;
 pub mod openapi;
 pub mod partitions;
+pub mod pools;
 pub mod requeue;
 pub mod reservations;
 pub mod routes;
@@ -231,6 +232,14 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/nodes/{name}/drain", post(nodes::node_drain))
         .route("/v1/nodes/{name}/resume", post(nodes::node_resume))
+        .route("/v1/nodes/{name}/power", post(pools::node_power))
+        .route("/v1/pools", get(pools::pool_list))
+        .route(
+            "/v1/pools/{name}",
+            get(pools::pool_get)
+                .put(pools::pool_put)
+                .delete(pools::pool_delete),
+        )
         .route("/v1/nodes/{name}/sync", post(routes::node_sync))
         .route("/v1/partitions", get(routes::partition_list))
         .route(

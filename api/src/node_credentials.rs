@@ -16,7 +16,7 @@ use axum::{Extension, Json};
 use berth_core::auth::Role;
 use berth_core::identity::{NodeBootstrapCreate, NodeBootstrapCreated, NodeJoin, NodeJoined};
 use berth_core::wire::Problem;
-use berth_db::{node_credential, DbError};
+use berth_db::{cloud, node_credential, DbError};
 
 /// The longest a bootstrap token may live, minutes (30 days).
 pub const MAX_BOOTSTRAP_MINUTES: u32 = 43_200;
@@ -74,13 +74,16 @@ pub async fn node_bootstrap_create(
 /// the node's credential, for its own routes only (register, sync, its jobs' output).
 /// A name that is taken (a registered node, or one holding a live credential) is refused:
 /// a bootstrap token never takes over a node; an admin re-keys one explicitly
-/// (`POST /v1/nodes/{name}/credential`).
+/// (`POST /v1/nodes/{name}/credential`). A token bound to a node (a cloud instance's,
+/// minted by the scheduler at launch) joins only as that node, and only while that pool
+/// node is POWERING_UP without a live credential.
 #[utoipa::path(post, path = "/v1/nodes/join", tag = "nodes", operation_id = "node_join",
     request_body = NodeJoin,
     responses((status = 200, description = "The node credential", body = NodeJoined),
               (status = 400, description = "A bad node name", body = Problem),
               (status = 401, description = "No bootstrap token, or one that is unknown, expired or used", body = Problem),
-              (status = 409, description = "A node of that name exists or has joined", body = Problem)),
+              (status = 403, description = "A token bound to another node", body = Problem),
+              (status = 409, description = "A node of that name exists or has joined (or, for a bound token, is not POWERING_UP)", body = Problem)),
     security(("bearer" = [])))]
 pub async fn node_join(
     State(state): State<AppState>,
@@ -129,8 +132,39 @@ pub async fn node_join(
             ),
         }
     };
-    if node_credential::node_name_taken(&mut *tx, &req.name).await? {
-        return Err(taken());
+    match &bootstrap.node_name {
+        // A cloud instance's token: only its own node, only while that node boots.
+        Some(bound) => {
+            if bound != &req.name {
+                tracing::warn!(node.name = %req.name, bound = %bound, bootstrap.id = bootstrap.id,
+                    "join with a token bound to another node refused");
+                return Err(ApiError::Forbidden(format!(
+                    "this bootstrap token joins only as node {bound}"
+                )));
+            }
+            let slot = cloud::pool_slot_lock_in_tx(&mut tx, &req.name).await?;
+            match slot {
+                Some(s) if s.state == "POWERING_UP" => {}
+                Some(s) => {
+                    return Err(ApiError::Conflict {
+                        code: "node_not_powering_up",
+                        detail: format!(
+                            "node {} is {}: a pool node joins only while POWERING_UP",
+                            req.name, s.state
+                        ),
+                    })
+                }
+                None => return Err(taken()),
+            }
+            if node_credential::node_credential_live(&mut *tx, &req.name).await? {
+                return Err(taken());
+            }
+        }
+        None => {
+            if node_credential::node_name_taken(&mut *tx, &req.name).await? {
+                return Err(taken());
+            }
+        }
     }
     match node_credential::node_credential_insert_in_tx(
         &mut tx,

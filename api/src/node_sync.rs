@@ -138,8 +138,33 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             ));
         },
     };
+    let mut reported = reported;
     let mut tx = berth_db::begin(pool).await?;
+    // A cloud pool's node: it registers while POWERING_UP (its instance booted) or in
+    // service (its worker restarted); a slot without an instance has no worker.
+    let slot = berth_db::cloud::pool_slot_lock_in_tx(&mut tx, &req.name).await?;
+    if let Some(slot) = &slot {
+        if matches!(slot.state.as_str(), "POWERED_DOWN" | "POWERING_DOWN") {
+            return Err(ApiError::Conflict {
+                code: "node_powered_down",
+                detail: format!(
+                    "node {} of pool {} is {}: its instance is gone or going",
+                    req.name, slot.pool, slot.state
+                ),
+            });
+        }
+        for f in &slot.features {
+            if !reported.features.contains(f) {
+                reported.features.push(f.clone());
+            }
+        }
+    }
     node::node_register_reported_in_tx(&mut tx, &req.name, &req.hostname, &reported, &gpus).await?;
+    if slot.is_some()
+        && berth_db::cloud::pool_slot_joined_in_tx(&mut tx, &req.name, chrono::Utc::now()).await?
+    {
+        tracing::info!(node.name = %req.name, "pool node joined: in service");
+    }
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "node").await?;
     tx.commit().await.map_err(DbError::from)?;
     node::node_get_by_name(pool, &req.name)

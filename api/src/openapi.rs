@@ -3,7 +3,7 @@
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
 use crate::{
-    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, requeue,
+    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, pools, requeue,
     reservations, routes, stats, steps, tokens,
 };
 use axum::Json;
@@ -142,6 +142,11 @@ impl Modify for ProblemResponses {
         nodes::node_update,
         nodes::node_drain,
         nodes::node_resume,
+        pools::node_power,
+        pools::pool_list,
+        pools::pool_get,
+        pools::pool_put,
+        pools::pool_delete,
         routes::partition_list,
         partitions::partition_get,
         partitions::partition_put,
@@ -173,6 +178,7 @@ impl Modify for ProblemResponses {
     tags(
         (name = "jobs", description = "Submit, list, show, cancel jobs and read their output"),
         (name = "nodes", description = "Nodes, and the routes their workers use"),
+        (name = "pools", description = "Cloud node pools: nodes launched and terminated with the queue"),
         (name = "partitions", description = "Partitions: node sets with time limits, access and priority tiers"),
         (name = "reservations", description = "Advance reservations: nodes or GPUs held for some users' jobs in a window"),
         (name = "fairshare", description = "Fairshare usage and factors (sshare)"),

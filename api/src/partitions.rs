@@ -115,6 +115,10 @@ pub(crate) async fn partition_row(
         }
     }
     let mut nodes = spec.nodes;
+    if !nodes.is_empty() {
+        // The slots of pools that name this partition stay in its list.
+        nodes.extend(berth_db::cloud::pool_slots_of_partition(pool, name).await?);
+    }
     nodes.sort();
     nodes.dedup();
     Ok(PartitionRow {

@@ -206,6 +206,20 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
             .filter(|p| p.nodes.is_empty() || p.nodes.contains(&row.name))
             .map(|p| p.name.clone())
             .collect(),
+        pool: row.pool.clone(),
+        instance_id: row.instance_id.clone(),
+        instance_type: row.instance_type.clone(),
+        market: row.market.as_deref().and_then(market),
+        zone: row.zone.clone(),
+    }
+}
+
+/// A stored market (`on_demand`, `spot`).
+pub fn market(s: &str) -> Option<berth_core::pool::Market> {
+    match s {
+        "on_demand" => Some(berth_core::pool::Market::OnDemand),
+        "spot" => Some(berth_core::pool::Market::Spot),
+        _ => None,
     }
 }
 

@@ -448,7 +448,8 @@ pub async fn node_set(client: &Client, list: &str, words: &[String]) -> anyhow::
     Ok(0)
 }
 
-/// `scontrol update NodeName=LIST State=DRAIN|RESUME|UNDRAIN|IDLE [Reason=…]`, and
+/// `scontrol update NodeName=LIST State=DRAIN|RESUME|UNDRAIN|IDLE [Reason=…]`,
+/// `State=POWER_UP|POWER_DOWN|POWER_DOWN_ASAP|POWER_DOWN_FORCE` (pool nodes), and
 /// `scontrol update NodeName=LIST Features=… Weight=… …` (the settings of
 /// [`parse_node_settings`]).
 ///
@@ -495,7 +496,19 @@ pub async fn scontrol_update_node(client: &Client, words: &[String]) -> anyhow::
             node_drain(client, &names, reason).await
         }
         "resume" | "undrain" | "idle" => node_resume(client, &names).await,
-        other => bail!("scontrol update State={other}: Berth supports DRAIN and RESUME"),
+        "power_up" => {
+            crate::pools::node_power(client, &names, berth_core::pool::PowerAction::Up).await
+        }
+        "power_down" | "power_down_asap" => {
+            crate::pools::node_power(client, &names, berth_core::pool::PowerAction::Down).await
+        }
+        "power_down_force" => {
+            crate::pools::node_power(client, &names, berth_core::pool::PowerAction::DownForce).await
+        }
+        other => bail!(
+            "scontrol update State={other}: Berth supports DRAIN, RESUME, POWER_UP, POWER_DOWN \
+             and POWER_DOWN_FORCE"
+        ),
     }
 }
 

@@ -195,6 +195,7 @@ async fn run_cluster(
         qos: file.qos.clone(),
         partitions: file.partitions.clone(),
         nodes: file.nodes.clone(),
+        pools: file.pools.clone(),
     };
     let api_config = berth_api::ApiConfig {
         database_url: database_url.clone(),

@@ -199,6 +199,28 @@ pub fn node_in_partition(node: &Node, partition: &Partition) -> bool {
         || node.partitions.iter().any(|p| p == &partition.name)
 }
 
+/// A node's state as sinfo's `%t` prints it: the short name, and for a cloud node
+/// Slurm's power suffix: `~` powered down (`idle~`), `#` powering up (`idle#`, or
+/// `alloc#`/`mix#` when jobs already wait on it), `%` powering down (`idle%`).
+pub fn node_state_short(node: &Node) -> String {
+    let held = node.gpus_allocated > 0 || node.cpus_allocated > 0;
+    let base = if !held {
+        "idle"
+    } else if node.gpus_allocated as usize >= node.gpus.len()
+        || node.cpus_allocated >= node.cpus_effective.max(1)
+    {
+        "alloc"
+    } else {
+        "mix"
+    };
+    match node.state {
+        NodeState::PoweredDown => format!("{base}~"),
+        NodeState::PoweringUp => format!("{base}#"),
+        NodeState::PoweringDown => format!("{base}%"),
+        other => other.short().to_string(),
+    }
+}
+
 /// sinfo's default view (`%#P %.5a %.10l %.6D %.6t %N`): one line per partition and
 /// node state, with the node count and compressed node list; the default partition's
 /// name carries a `*`. A partition without nodes shows one `n/a` line.
@@ -233,21 +255,27 @@ pub fn sinfo_table(partitions: &[Partition], nodes: &[Node]) -> String {
             continue;
         }
         for state in NodeState::ALL {
-            let names: Vec<String> = members
+            let mut shorts: Vec<String> = members
                 .iter()
                 .filter(|n| n.state == state)
-                .map(|n| n.name.clone())
+                .map(|n| node_state_short(n))
                 .collect();
-            if names.is_empty() {
-                continue;
+            shorts.sort();
+            shorts.dedup();
+            for short in shorts {
+                let names: Vec<String> = members
+                    .iter()
+                    .filter(|n| n.state == state && node_state_short(n) == short)
+                    .map(|n| n.name.clone())
+                    .collect();
+                rows.push(Row {
+                    partition: name.clone(),
+                    time_limit: time_limit.clone(),
+                    count: names.len(),
+                    state: short,
+                    nodelist: hostlist::compress(&names),
+                });
             }
-            rows.push(Row {
-                partition: name.clone(),
-                time_limit: time_limit.clone(),
-                count: names.len(),
-                state: state.short().to_string(),
-                nodelist: hostlist::compress(&names),
-            });
         }
     }
     let width = rows
@@ -393,7 +421,7 @@ fn sinfo_value(kind: char, partition: &Partition, node: &Node) -> String {
         'P' => partition.name.clone(),
         'a' => "up".to_string(),
         'l' => sinfo_time_limit(partition.max_time),
-        't' => node.state.short().to_string(),
+        't' => node_state_short(node),
         'T' => format!("{:?}", node.state).to_ascii_lowercase(),
         'c' => node.cpus.to_string(),
         'm' => node.memory_mib.to_string(),
@@ -549,7 +577,7 @@ pub fn node_table(nodes: &[Node]) -> String {
         let (a, i, o, t) = cpus_aiot(node);
         rows.push([
             node.name.clone(),
-            node.state.short().to_string(),
+            node_state_short(node),
             format!("{a}/{i}/{o}/{t}"),
             node.memory_mib.to_string(),
             format!("{}/{}", node.gpus_allocated, node.gpus.len()),
@@ -874,6 +902,11 @@ mod tests {
             gpus_allocated: alloc,
             last_heartbeat: None,
             partitions: vec!["gpu".into()],
+            pool: None,
+            instance_id: None,
+            instance_type: None,
+            market: None,
+            zone: None,
         }
     }
 

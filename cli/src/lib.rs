@@ -36,6 +36,7 @@ pub mod gpus;
 pub mod job_control;
 pub mod join;
 pub mod pg;
+pub mod pools;
 pub mod queue_start;
 pub mod reservation;
 pub mod scontrol;

@@ -13,6 +13,7 @@ use berth::dev::{default_data_dir, DevOptions};
 use berth::server::{load_server_config, run_server, Role};
 use berth::shutdown::Shutdown;
 use berth::submit::split_submit_args;
+use berth_core::pool::PowerAction;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -94,6 +95,21 @@ enum Command {
     Node {
         #[command(subcommand)]
         what: NodeCommand,
+    },
+    /// Cloud node pools: nodes per state, launches in flight, hourly spend, last error;
+    /// with a NAME, its nodes (instance, type, market, age) and latest events.
+    Pools {
+        /// One pool.
+        name: Option<String>,
+        /// Print the api's JSON instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Declare or delete a cloud node pool (admins): `berth pool set NAME --file
+    /// pool.toml`, `berth pool delete NAME`.
+    Pool {
+        #[command(subcommand)]
+        what: PoolCommand,
     },
     /// Partitions: `berth partition list|show|delete`, `berth partition set NAME
     /// Nodes=node-[1-4] MaxTime=1-0 Default=YES …` (slurm.conf's names; admins and operators).
@@ -427,6 +443,24 @@ enum NodeCommand {
         #[arg(required = true)]
         names: Vec<String>,
     },
+    /// Launch pool nodes' instances now (admins and operators; scontrol's
+    /// `State=POWER_UP`).
+    PowerUp {
+        /// Node names (host lists like `burst-[1-4]`).
+        #[arg(required = true)]
+        names: Vec<String>,
+    },
+    /// Terminate pool nodes' instances once their jobs end; with --force, requeue their
+    /// jobs and terminate now (admins and operators; `State=POWER_DOWN` /
+    /// `POWER_DOWN_FORCE`).
+    PowerDown {
+        /// Node names (host lists like `burst-[1-4]`).
+        #[arg(required = true)]
+        names: Vec<String>,
+        /// Requeue the jobs running there and terminate at once.
+        #[arg(long)]
+        force: bool,
+    },
     /// Configure nodes as slurm.conf's node lines do (admins and operators):
     /// `berth node set node-[1-4] Features=h100,ib Weight=10 CPUs=96 RealMemory=1T
     /// CoreSpecCount=2 MemSpecLimit=8G`. Kept across the workers' re-registration;
@@ -438,6 +472,24 @@ enum NodeCommand {
         /// CoreSpecCount, MemSpecLimit (MiB, or K/M/G/T).
         #[arg(required = true)]
         settings: Vec<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum PoolCommand {
+    /// Create or replace a pool from a file: TOML (the contents of a `[pools.NAME]`
+    /// table of the server configuration) or JSON (the body of `PUT /v1/pools/NAME`).
+    Set {
+        /// The pool name (a lowercase letter, then lowercase letters, digits or `-`).
+        name: String,
+        /// The definition (`.toml` or `.json`).
+        #[arg(long, short = 'f')]
+        file: std::path::PathBuf,
+    },
+    /// Delete a pool (refused while any of its nodes has an instance).
+    Delete {
+        /// The pool name.
+        name: String,
     },
 }
 
@@ -730,9 +782,32 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                     admin::node_drain(&client, &names, &reason).await
                 }
                 NodeCommand::Resume { names } => admin::node_resume(&client, &names).await,
+                NodeCommand::PowerUp { names } => {
+                    berth::pools::node_power(&client, &names, PowerAction::Up).await
+                }
+                NodeCommand::PowerDown { names, force } => {
+                    let action = if force {
+                        PowerAction::DownForce
+                    } else {
+                        PowerAction::Down
+                    };
+                    berth::pools::node_power(&client, &names, action).await
+                }
                 NodeCommand::Set { nodes, settings } => {
                     admin::node_set(&client, &nodes, &settings).await
                 }
+            }
+        }
+        Command::Pools { name, json } => {
+            berth::pools::pools(&client(url, token)?, name.as_deref(), json).await
+        }
+        Command::Pool { what } => {
+            let client = client(url, token)?;
+            match what {
+                PoolCommand::Set { name, file } => {
+                    berth::pools::pool_set(&client, &name, &file).await
+                }
+                PoolCommand::Delete { name } => berth::pools::pool_delete(&client, &name).await,
             }
         }
         Command::Partition { what } => {

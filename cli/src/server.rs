@@ -83,6 +83,31 @@
 //! weight = 10
 //! core_spec_count = 2           # CPUs kept for the system
 //! mem_spec_limit_mib = 8192     # memory kept for the system, MiB
+//!
+//! [pools.burst]                 # a cloud node pool, as PUT /v1/pools/burst takes it:
+//! provider = "ec2"              # "ec2" or "local"; nodes burst-1 … burst-4
+//! image = "ami-0123456789abcdef0"
+//! subnets = ["subnet-0a1b2c3d"]
+//! min_nodes = 0
+//! max_nodes = 4
+//! market = "spot"               # or "on_demand" (the default)
+//! idle_timeout = 600            # seconds idle before termination (SuspendTime)
+//! boot_timeout = 600            # seconds to join before termination (ResumeTimeout)
+//! partitions = ["debug"]        # its nodes join these partitions' node lists
+//! features = ["h100", "cloud"]
+//! tags = { team = "ml" }
+//!
+//! [[pools.burst.instance_types]] # in order of preference; nodes take the first's shape
+//! name = "p5.48xlarge"
+//! gpus = "8xH100"
+//! gpu_memory = "80G"
+//! cpus = 192
+//! memory = "2048G"
+//! price_per_hour = 98.32
+//!
+//! [pools.burst.ec2]
+//! region = "us-east-1"
+//! security_group_ids = ["sg-0123456789abcdef0"]
 //! ```
 
 use crate::shutdown::Shutdown;
@@ -133,6 +158,10 @@ pub struct ServerConfigFile {
     /// node line), applied by the api at start-up.
     #[serde(default)]
     pub nodes: BTreeMap<String, berth_core::wire::NodeUpdate>,
+    /// Cloud node pools (`[pools.NAME]`, the body of `PUT /v1/pools/{name}`), declared
+    /// by the api at start-up; a bad one stops it, naming `pools.NAME.field`.
+    #[serde(default)]
+    pub pools: BTreeMap<String, berth_core::pool::PoolSpec>,
     /// The scheduler's cloud module (`[cloud]`): how node pools' instances reach the api.
     #[serde(default)]
     pub cloud: CloudSection,
@@ -564,6 +593,7 @@ impl ServerConfig {
                 qos: file.qos,
                 partitions: file.partitions,
                 nodes: file.nodes,
+                pools: file.pools,
             },
         })
     }
@@ -861,6 +891,36 @@ prio = 1
         .unwrap_err()
         .to_string();
         assert!(err.contains("b.toml") && err.contains("prio"), "{err}");
+    }
+
+    #[test]
+    fn pool_tables_parse_as_the_rest_body() {
+        let text = r#"
+database_url = "postgres://db"
+[pools.burst]
+provider = "local"
+max_nodes = 4
+idle_timeout = 20
+[[pools.burst.instance_types]]
+name = "sim-8xh100"
+gpus = "8xH100"
+cpus = 32
+memory = "256G"
+"#;
+        let file = parse_server_config(text, Path::new("p.toml")).unwrap();
+        let c = ServerConfig::resolve(file, None, no_env, None).unwrap();
+        let burst = &c.definitions.pools["burst"];
+        assert_eq!(burst.max_nodes, 4);
+        assert_eq!(burst.idle_timeout, 20);
+        assert_eq!(burst.boot_timeout, 600, "absent fields take their defaults");
+        assert_eq!(burst.instance_types[0].shape().unwrap().gpu_count, 8);
+        let err = parse_server_config(
+            "[pools.burst]\nprovider = \"local\"\nmax_nodes = 1\ninstance_types = []\nmax_node = 2\n",
+            Path::new("p.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("p.toml") && err.contains("max_node"), "{err}");
     }
 
     #[test]

@@ -337,11 +337,6 @@ impl PoolSpec {
                 if self.ec2.is_some() {
                     return bad("ec2", "only for provider ec2".into());
                 }
-                if let Some(l) = &self.local {
-                    if l.boot_delay > self.boot_timeout {
-                        return bad("local.boot_delay", "must not exceed boot_timeout".into());
-                    }
-                }
             }
         }
         Ok(())

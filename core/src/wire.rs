@@ -381,6 +381,21 @@ pub struct Node {
     pub last_heartbeat: Option<DateTime<Utc>>,
     /// Partitions it belongs to.
     pub partitions: Vec<String>,
+    /// The cloud pool whose node slot it is (absent: a static node).
+    #[serde(default)]
+    pub pool: Option<String>,
+    /// The provider's id of its instance, while it has one.
+    #[serde(default)]
+    pub instance_id: Option<String>,
+    /// Its instance's type (`p5.48xlarge`).
+    #[serde(default)]
+    pub instance_type: Option<String>,
+    /// How its instance is bought.
+    #[serde(default)]
+    pub market: Option<crate::pool::Market>,
+    /// Its instance's availability zone.
+    #[serde(default)]
+    pub zone: Option<String>,
 }
 
 /// A list of nodes.

@@ -41,6 +41,18 @@ pub struct NodeRow {
     pub cpus_allocated: i64,
     /// Memory held by live allocations, MiB.
     pub memory_allocated_mib: i64,
+    /// The cloud pool whose slot it is (`None`: a static node).
+    pub pool: Option<String>,
+    /// The provider's id of its current instance.
+    pub instance_id: Option<String>,
+    /// Its instance's type.
+    pub instance_type: Option<String>,
+    /// `on_demand` or `spot`.
+    pub market: Option<String>,
+    /// Its instance's zone.
+    pub zone: Option<String>,
+    /// When its instance was requested.
+    pub launched_at: Option<DateTime<Utc>>,
 }
 
 /// `sqlx::query_as!(NodeRow, …)` selecting a [`NodeRow`] from `nodes n`, then `$tail`
@@ -52,6 +64,8 @@ macro_rules! select_nodes {
             r#"SELECT n.id, n.name, n.hostname, n.state, n.reason, n.cpus, n.memory_mib,
                       n.features, n.last_heartbeat, n.weight, n.core_spec_count,
                       n.mem_spec_limit_mib, n.usable_cpus, n.usable_memory_mib,
+                      n.pool, n.instance_id, n.instance_type, n.market, n.zone,
+                      n.launched_at,
                       (SELECT COALESCE(SUM(cardinality(a.cpu_ids)), 0) FROM allocations a
                        WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint
                           AS "cpus_allocated!",
@@ -245,6 +259,21 @@ pub async fn node_get_by_name(
     Ok(select_nodes!("WHERE n.name = $1", name)
         .fetch_optional(ex)
         .await?)
+}
+
+/// The nodes (slots) of cloud pool `pool`, by name.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_list_in_pool(
+    ex: impl PgExecutor<'_>,
+    pool: &str,
+) -> Result<Vec<NodeRow>, DbError> {
+    Ok(
+        select_nodes!("WHERE n.pool = $1 ORDER BY length(n.name), n.name", pool)
+            .fetch_all(ex)
+            .await?,
+    )
 }
 
 /// Every node, by name.

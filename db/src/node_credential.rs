@@ -22,6 +22,8 @@ pub struct BootstrapTokenRow {
     pub expires_at: DateTime<Utc>,
     /// First used.
     pub used_at: Option<DateTime<Utc>>,
+    /// The only node name it joins as (a cloud instance's token), when bound.
+    pub node_name: Option<String>,
 }
 
 /// Stores a bootstrap token.
@@ -40,7 +42,7 @@ pub async fn bootstrap_token_insert(
         BootstrapTokenRow,
         "INSERT INTO node_bootstrap_tokens (token_hash, one_time, created_by, expires_at)
          VALUES ($1, $2, $3, $4)
-         RETURNING id, one_time, created_by, created_at, expires_at, used_at",
+         RETURNING id, one_time, created_by, created_at, expires_at, used_at, node_name",
         token_hash,
         one_time,
         created_by,
@@ -48,6 +50,59 @@ pub async fn bootstrap_token_insert(
     )
     .fetch_one(ex)
     .await?)
+}
+
+/// Stores a one-time bootstrap token bound to node `node_name` (created by
+/// `scheduler`): the token of one cloud instance, put in its user-data. It joins only as
+/// that node, only while that node is a pool slot POWERING_UP without a live credential,
+/// and only before `expires_at` (launch + the pool's `boot_timeout`).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex, token_hash), err)]
+pub async fn bootstrap_token_insert_for_node(
+    ex: impl PgExecutor<'_>,
+    token_hash: &str,
+    node_name: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<BootstrapTokenRow, DbError> {
+    Ok(sqlx::query_as!(
+        BootstrapTokenRow,
+        "INSERT INTO node_bootstrap_tokens (token_hash, one_time, created_by, expires_at, node_name)
+         VALUES ($1, true, 'scheduler', $2, $3)
+         RETURNING id, one_time, created_by, created_at, expires_at, used_at, node_name",
+        token_hash,
+        expires_at,
+        node_name
+    )
+    .fetch_one(ex)
+    .await?)
+}
+
+/// Revokes node `node_name`'s live credentials (its instance was terminated: whatever
+/// held them can no longer act as the node) and expires its unused bound bootstrap
+/// tokens. Returns how many credentials were revoked.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex), err)]
+pub async fn node_credential_revoke_for_node(
+    ex: impl PgExecutor<'_>,
+    node_name: &str,
+) -> Result<u64, DbError> {
+    let revoked = sqlx::query_scalar!(
+        r#"WITH c AS (
+               UPDATE node_credentials SET revoked_at = now()
+               WHERE node_name = $1 AND revoked_at IS NULL RETURNING 1),
+           t AS (
+               UPDATE node_bootstrap_tokens SET expires_at = greatest(created_at + interval '1 microsecond', now())
+               WHERE node_name = $1 AND used_at IS NULL AND expires_at > now() RETURNING 1)
+           SELECT (SELECT count(*) FROM c) AS "n!""#,
+        node_name
+    )
+    .fetch_one(ex)
+    .await?;
+    Ok(u64::try_from(revoked).unwrap_or(0))
 }
 
 /// Spends a bootstrap token at `now`: returns it when it exists, has not expired and (if
@@ -64,7 +119,7 @@ pub async fn bootstrap_token_use_in_tx(
         BootstrapTokenRow,
         "UPDATE node_bootstrap_tokens SET used_at = coalesce(used_at, $2)
          WHERE token_hash = $1 AND expires_at > $2 AND (NOT one_time OR used_at IS NULL)
-         RETURNING id, one_time, created_by, created_at, expires_at, used_at",
+         RETURNING id, one_time, created_by, created_at, expires_at, used_at, node_name",
         token_hash,
         now
     )
@@ -137,6 +192,23 @@ pub async fn node_credential_rekey_in_tx(
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+/// Whether node `node_name` holds a live credential.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_credential_live(
+    ex: impl PgExecutor<'_>,
+    node_name: &str,
+) -> Result<bool, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM node_credentials
+                          WHERE lower(node_name) = lower($1) AND revoked_at IS NULL) AS "live!""#,
+        node_name
+    )
+    .fetch_one(ex)
+    .await?)
 }
 
 /// The node a live credential belongs to.

@@ -170,13 +170,22 @@ pub async fn make_provider(
     spec: &PoolSpec,
     settings: &CloudSettings,
 ) -> Result<Arc<dyn Provider>, String> {
-    match spec.provider {
-        ProviderKind::Local => {
-            let _ = (pool, settings);
-            Err("the local provider is not built in yet".into())
-        }
-        ProviderKind::Ec2 => Err("the ec2 provider is not built in yet".into()),
-    }
+    tracing::info!(pool, provider = ?spec.provider, "setting up the pool's provider");
+    Ok(match spec.provider {
+        ProviderKind::Local => Arc::new(berth_cloud::LocalProvider::new(
+            settings.local_state_dir.clone(),
+            settings.berth_binary.clone(),
+            spec.local.clone().unwrap_or_default(),
+            settings.local_worker_args.clone(),
+        )),
+        ProviderKind::Ec2 => Arc::new(
+            berth_cloud::ec2::Ec2Provider::new(
+                &spec.ec2.clone().unwrap_or_default(),
+                "/usr/local/bin/berth",
+            )
+            .await,
+        ),
+    })
 }
 
 /// The (type, zone) candidates of a launch, in preference order: types from the planned
