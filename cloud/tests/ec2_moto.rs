@@ -6,7 +6,7 @@ use aws_config::BehaviorVersion;
 use aws_sdk_ec2::config::Credentials;
 use aws_sdk_ec2::types::{Filter, InstanceAttributeName, InstanceStateName};
 use berth_cloud::ec2::Ec2Provider;
-use berth_cloud::{InstanceState, LaunchRequest, NodeBoot, Provider};
+use berth_cloud::{InstanceState, LaunchError, LaunchRequest, NodeBoot, Provider};
 use berth_core::pool::{Ec2Options, InstanceShape, Market};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -452,4 +452,61 @@ async fn describe_and_terminate_a_pool() {
         .await
         .unwrap();
     p.terminate(&[]).await.unwrap();
+}
+
+#[tokio::test]
+async fn launch_errors_carry_ec2s_code() {
+    let moto = Moto::start();
+    let p = moto.provider(Ec2Options::default()).await;
+
+    // A zone of another region: EC2 (and moto) refuse it with InvalidParameterValue.
+    let mut req = request("launch-bad-zone", "burst", &["burst-1"]);
+    req.zone = Some("eu-west-1a".into());
+    match p.launch(&req).await {
+        Err(LaunchError::Other(msg)) => {
+            assert!(msg.starts_with("InvalidParameterValue: "), "{msg}")
+        }
+        other => panic!("expected Other(InvalidParameterValue…), got {other:?}"),
+    }
+    assert!(p.describe("c1", "burst").await.unwrap().is_empty());
+
+    let mut req = request("launch-no-image", "burst", &["burst-1"]);
+    req.image = None;
+    match p.launch(&req).await {
+        Err(LaunchError::Other(msg)) => assert!(msg.contains("no image"), "{msg}"),
+        other => panic!("expected Other(no image), got {other:?}"),
+    }
+
+    // Nothing listening: Other, naming the failure to connect.
+    drop(moto);
+    let closed = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let p = Ec2Provider::with_loader(
+        aws_config::defaults(BehaviorVersion::latest()).credentials_provider(Credentials::new(
+            "testing",
+            "testing",
+            None,
+            None,
+            "berth-test",
+        )),
+        &Ec2Options {
+            region: Some("us-east-1".into()),
+            endpoint_url: Some(format!("http://127.0.0.1:{port}")),
+            ..Ec2Options::default()
+        },
+        "/usr/local/bin/berth",
+    )
+    .await;
+    match p
+        .launch(&request("launch-down", "burst", &["burst-1"]))
+        .await
+    {
+        Err(LaunchError::Other(msg)) => {
+            assert!(msg.contains("DescribeInstances"), "{msg}")
+        }
+        other => panic!("expected Other, got {other:?}"),
+    }
+    assert!(p.describe("c1", "burst").await.is_err());
+    assert!(p.terminate(&["i-0123456789abcdef0".into()]).await.is_err());
 }
