@@ -275,7 +275,9 @@ async fn an_instance_whose_process_died_is_terminated_and_boot_delay_is_pending(
     let all = p.describe("c1", "burst").await.unwrap();
     let other = all.iter().find(|i| i.id == launched[1].id).unwrap();
     assert_eq!(other.state, InstanceState::Running);
-    p.terminate(&[launched[1].id.clone()]).await.unwrap();
+    p.terminate(std::slice::from_ref(&launched[1].id))
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -299,7 +301,7 @@ async fn terminate_stops_the_instance_and_forgets_nothing() {
     assert!(record.terminated);
     assert!(record.terminated_at.is_some());
     // Again: fine, and a repeated launch does not bring it back.
-    p.terminate(&[id.clone()]).await.unwrap();
+    p.terminate(std::slice::from_ref(&id)).await.unwrap();
     let again = p
         .launch(&request("l-1", "sim", None, &["burst-1"]))
         .await
