@@ -27,8 +27,8 @@ fn rand_suffix() -> u64 {
         & 0xffff_ffff
 }
 
-/// A stand-in `berth`: records its arguments and environment in its working directory
-/// (the instance's), then sleeps.
+/// A stand-in `berth`: starts a child (as a worker starts jobs), records its arguments
+/// and environment in its working directory (the instance's), then sleeps.
 fn stand_in(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("berth-stand-in");
@@ -38,7 +38,7 @@ fn stand_in(dir: &Path) -> PathBuf {
     }
     std::fs::write(
         &path,
-        "#!/bin/sh\nprintf '%s\\n' \"$@\" > args.txt\nenv > env.txt\nexec sleep 300\n",
+        "#!/bin/sh\nsleep 301 &\necho $! > child.pid\nprintf '%s\\n' \"$@\" > args.txt\nenv > env.txt\nexec sleep 300\n",
     )
     .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -275,9 +275,22 @@ async fn an_instance_whose_process_died_is_terminated_and_boot_delay_is_pending(
     let all = p.describe("c1", "burst").await.unwrap();
     let other = all.iter().find(|i| i.id == launched[1].id).unwrap();
     assert_eq!(other.state, InstanceState::Running);
-    p.terminate(std::slice::from_ref(&launched[1].id))
-        .await
+    // Terminating it still stops what it left behind (its child, in its session).
+    let child: i32 = wait_file(&instance_dir(p.state_dir(), &launched[0].id).join("child.pid"))
+        .trim()
+        .parse()
         .unwrap();
+    assert!(pid_alive(child));
+    let ids: Vec<String> = launched.iter().map(|i| i.id.clone()).collect();
+    p.terminate(&ids).await.unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while pid_alive(child) {
+        assert!(
+            Instant::now() < until,
+            "the dead instance's child {child} survived"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[tokio::test]
@@ -291,12 +304,25 @@ async fn terminate_stops_the_instance_and_forgets_nothing() {
     let id = launched[0].id.clone();
     wait_file(&instance_dir(p.state_dir(), &id).join("args.txt"));
     let pid = instance_record(p.state_dir(), &id).unwrap().pid.unwrap();
-    assert!(pid_alive(pid));
+    let child: i32 = wait_file(&instance_dir(p.state_dir(), &id).join("child.pid"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(pid) && pid_alive(child));
     p.terminate(&[id.clone(), "local-unknown".into()])
         .await
         .unwrap();
     wait_state(&p, &id, InstanceState::Terminated).await;
     assert!(!pid_alive(pid));
+    // Everything of the instance is gone (its session), not only the worker.
+    let until = Instant::now() + Duration::from_secs(10);
+    while pid_alive(child) {
+        assert!(
+            Instant::now() < until,
+            "the instance's child {child} survived"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let record = instance_record(p.state_dir(), &id).unwrap();
     assert!(record.terminated);
     assert!(record.terminated_at.is_some());
