@@ -30,6 +30,8 @@ impl MetadataService {
             .arg(state_dir)
             .args(["--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
+            .stdout(std::fs::File::create(state_dir.join("metadata.log")).unwrap())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let port_file = state_dir.join("metadata.port");
@@ -69,6 +71,9 @@ impl Drop for MetadataService {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.state_dir);
+        }
     }
 }
 

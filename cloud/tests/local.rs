@@ -9,14 +9,32 @@ use berth_core::pool::{InstanceShape, LocalOptions, Market};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn test_dir(name: &str) -> PathBuf {
+/// A test's directory, removed when the test passes.
+struct TestDir(PathBuf);
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+fn test_dir(name: &str) -> TestDir {
     let dir = std::env::temp_dir().join(format!(
         "berth-cloud-local-{name}-{}-{:x}",
         std::process::id(),
         rand_suffix()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TestDir(dir)
 }
 
 fn rand_suffix() -> u64 {
