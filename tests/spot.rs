@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A `cloud_events` row: kind, node, instance, job, reason.
+type CloudEventRow = (String, Option<String>, Option<String>, Option<i64>, String);
+
 /// `berth cloud-metadata` on a state directory, stopped on drop.
 struct MetadataService {
     child: Child,
@@ -27,6 +30,8 @@ impl MetadataService {
             .arg(state_dir)
             .args(["--listen", "127.0.0.1:0"])
             .stdin(Stdio::null())
+            .stdout(std::fs::File::create(state_dir.join("metadata.log")).unwrap())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
         let port_file = state_dir.join("metadata.port");
@@ -66,6 +71,9 @@ impl Drop for MetadataService {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.state_dir);
+        }
     }
 }
 
@@ -122,6 +130,47 @@ async fn a_spot_notice_drains_the_node_warns_and_requeues_the_job_elsewhere() {
           sleep 300 & wait\n\
         fi\n\
         echo finished\n";
+    // The metadata service speaks IMDSv2: a session token first, then reads with it.
+    let base = format!("http://127.0.0.1:{}/node-1/latest", metadata.port);
+    let r = c
+        .http
+        .put(format!("{base}/api/token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400, "a token needs its TTL");
+    let r = c
+        .http
+        .get(format!("{base}/meta-data/instance-id"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401, "reads need a token");
+    let token = c
+        .http
+        .put(format!("{base}/api/token"))
+        .header("X-aws-ec2-metadata-token-ttl-seconds", "60")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let get = |item: &'static str| {
+        c.http
+            .get(format!("{base}/meta-data/{item}"))
+            .header("X-aws-ec2-metadata-token", &token)
+            .send()
+    };
+    assert_eq!(
+        get("instance-id").await.unwrap().text().await.unwrap(),
+        "node-1"
+    );
+    assert_eq!(
+        get("spot/instance-action").await.unwrap().status().as_u16(),
+        404
+    );
+
     let id = c.submit(script, &[]).await;
     let job = c.wait_for(id, 60, |j| j.state == JobState::Running).await;
     let first = job.nodelist.clone().unwrap();
@@ -338,6 +387,17 @@ async fn a_local_provider_instance_joins_runs_and_is_reclaimed() {
     assert!(!String::from_utf8_lossy(&cmdline).contains(&created.token));
     let all = provider.describe("e2e", "burst").await.unwrap();
     assert_eq!(all[0].state, InstanceState::Running);
+    // Make it a pool's node, as the scaling reconciler records it.
+    let db = c.db().await;
+    sqlx::query("INSERT INTO pools (name, spec) VALUES ('burst', '{}')")
+        .execute(&db)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE nodes SET pool = 'burst', instance_id = $1 WHERE name = 'burst-1'")
+        .bind(&id)
+        .execute(&db)
+        .await
+        .unwrap();
 
     let script = "#!/bin/bash\n#SBATCH --gres=gpu:1 -t 10\n\
         trap 'echo \"got TERM reason=$(cat $BERTH_SIGNAL_REASON_FILE)\"; exit 0' TERM\n\
@@ -357,8 +417,24 @@ async fn a_local_provider_instance_joins_runs_and_is_reclaimed() {
             .is_some_and(|r| r.starts_with("reclaimed: spot interruption notice (terminate at ")),
         "{drained:?}"
     );
+    // The pool's events: the node's reclaim and its job's.
+    let events: Vec<CloudEventRow> = sqlx::query_as(
+        "SELECT kind, node_name, instance_id, job_id, reason FROM cloud_events
+             WHERE pool = 'burst' ORDER BY id",
+    )
+    .fetch_all(&db)
+    .await
+    .unwrap();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events.iter().all(|e| e.0 == "reclaim"
+        && e.1.as_deref() == Some("burst-1")
+        && e.2.as_deref() == Some(id.as_str())));
+    assert_eq!(events[0].3, None);
+    assert_eq!(events[0].4, drained.reason.clone().unwrap());
+    assert_eq!(events[1].3, Some(job));
+    assert!(events[1].4.contains("requeued"), "{events:?}");
 
-    provider.terminate(&[id.clone()]).await.unwrap();
+    provider.terminate(std::slice::from_ref(&id)).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let all = provider.describe("e2e", "burst").await.unwrap();

@@ -13,6 +13,9 @@
 //! * `GET /_berth/metadata`: `{"state_dir": "…"}`, how the provider knows the service is
 //!   its own.
 //!
+//! It stops by itself once `metadata.port` no longer names it (its state directory was
+//! removed, or another service took over).
+//!
 //! An id with no instance record answers as a bare instance (launch index 0): a worker
 //! started by hand can be pointed at it. A GET without a token issued here is refused
 //! (401), as IMDSv2 does.
@@ -61,7 +64,25 @@ pub async fn serve(state_dir: PathBuf, listen: std::net::SocketAddr) -> anyhow::
     std::fs::write(&tmp, format!("{port}\n")).with_context(|| tmp.display().to_string())?;
     std::fs::rename(&tmp, &port_file).with_context(|| port_file.display().to_string())?;
     tracing::info!(port, state_dir = %state_dir.display(), "instance metadata service listening");
-    axum::serve(listener, app).await?;
+    // It stops when its state directory is gone or another service took it over.
+    let orphaned = async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let current = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse::<u16>().ok());
+            if current != Some(port) {
+                tracing::info!(
+                    port,
+                    "the state directory no longer names this service; stopping"
+                );
+                return;
+            }
+        }
+    };
+    axum::serve(listener, app)
+        .with_graceful_shutdown(orphaned)
+        .await?;
     Ok(0)
 }
 

@@ -9,14 +9,32 @@ use berth_core::pool::{InstanceShape, LocalOptions, Market};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-fn test_dir(name: &str) -> PathBuf {
+/// A test's directory, removed when the test passes.
+struct TestDir(PathBuf);
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+fn test_dir(name: &str) -> TestDir {
     let dir = std::env::temp_dir().join(format!(
         "berth-cloud-local-{name}-{}-{:x}",
         std::process::id(),
         rand_suffix()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TestDir(dir)
 }
 
 fn rand_suffix() -> u64 {
@@ -27,8 +45,8 @@ fn rand_suffix() -> u64 {
         & 0xffff_ffff
 }
 
-/// A stand-in `berth`: records its arguments and environment in its working directory
-/// (the instance's), then sleeps.
+/// A stand-in `berth`: starts a child (as a worker starts jobs), records its arguments
+/// and environment in its working directory (the instance's), then sleeps.
 fn stand_in(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("berth-stand-in");
@@ -38,7 +56,7 @@ fn stand_in(dir: &Path) -> PathBuf {
     }
     std::fs::write(
         &path,
-        "#!/bin/sh\nprintf '%s\\n' \"$@\" > args.txt\nenv > env.txt\nexec sleep 300\n",
+        "#!/bin/sh\nsleep 301 &\necho $! > child.pid\nprintf '%s\\n' \"$@\" > args.txt\nenv > env.txt\nexec sleep 300\n",
     )
     .unwrap();
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -275,7 +293,22 @@ async fn an_instance_whose_process_died_is_terminated_and_boot_delay_is_pending(
     let all = p.describe("c1", "burst").await.unwrap();
     let other = all.iter().find(|i| i.id == launched[1].id).unwrap();
     assert_eq!(other.state, InstanceState::Running);
-    p.terminate(&[launched[1].id.clone()]).await.unwrap();
+    // Terminating it still stops what it left behind (its child, in its session).
+    let child: i32 = wait_file(&instance_dir(p.state_dir(), &launched[0].id).join("child.pid"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(child));
+    let ids: Vec<String> = launched.iter().map(|i| i.id.clone()).collect();
+    p.terminate(&ids).await.unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while pid_alive(child) {
+        assert!(
+            Instant::now() < until,
+            "the dead instance's child {child} survived"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[tokio::test]
@@ -289,17 +322,30 @@ async fn terminate_stops_the_instance_and_forgets_nothing() {
     let id = launched[0].id.clone();
     wait_file(&instance_dir(p.state_dir(), &id).join("args.txt"));
     let pid = instance_record(p.state_dir(), &id).unwrap().pid.unwrap();
-    assert!(pid_alive(pid));
+    let child: i32 = wait_file(&instance_dir(p.state_dir(), &id).join("child.pid"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(pid_alive(pid) && pid_alive(child));
     p.terminate(&[id.clone(), "local-unknown".into()])
         .await
         .unwrap();
     wait_state(&p, &id, InstanceState::Terminated).await;
     assert!(!pid_alive(pid));
+    // Everything of the instance is gone (its session), not only the worker.
+    let until = Instant::now() + Duration::from_secs(10);
+    while pid_alive(child) {
+        assert!(
+            Instant::now() < until,
+            "the instance's child {child} survived"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let record = instance_record(p.state_dir(), &id).unwrap();
     assert!(record.terminated);
     assert!(record.terminated_at.is_some());
     // Again: fine, and a repeated launch does not bring it back.
-    p.terminate(&[id.clone()]).await.unwrap();
+    p.terminate(std::slice::from_ref(&id)).await.unwrap();
     let again = p
         .launch(&request("l-1", "sim", None, &["burst-1"]))
         .await
