@@ -190,6 +190,7 @@ async fn run_cluster(
             "10".into(),
         ];
     }
+    let local_cloud = cloud.local_state_dir.clone();
     scheduler_config.cloud = cloud;
     let definitions = berth_api::definitions::Definitions {
         qos: file.qos.clone(),
@@ -306,6 +307,16 @@ async fn run_cluster(
             .unwrap_or("no GPUs");
         println!("  node:     {} ({} x {model})", node.name, node.gpus.len());
     }
+    for (name, pool) in &file.pools {
+        let types: Vec<&str> = pool.instance_types.iter().map(|t| t.name.as_str()).collect();
+        println!(
+            "  pool:     {name} ({:?}, {}..{} nodes of {}; `berth pools {name}`)",
+            pool.provider,
+            pool.min_nodes,
+            pool.max_nodes,
+            types.join(", ")
+        );
+    }
     println!(
         "Try: berth submit examples/single_gpu.sbatch; berth queue; berth nodes. Ctrl-C stops."
     );
@@ -334,10 +345,43 @@ async fn run_cluster(
             Err(_) => eprintln!("berth dev: {name} did not stop within 30 s of the signal"),
         }
     }
+    // A local pool's instances are processes of their own (they outlive a scheduler, as
+    // instances do): stopping `berth dev` terminates them.
+    terminate_local_instances(&local_cloud).await;
     match first_error {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Terminates every instance the local provider keeps under `state_dir`.
+async fn terminate_local_instances(state_dir: &Path) {
+    use berth_cloud::Provider;
+    let Ok(entries) = std::fs::read_dir(state_dir.join("instances")) else {
+        return;
+    };
+    let ids: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|id| {
+            berth_cloud::local::instance_record(state_dir, id).is_some_and(|r| !r.terminated)
+        })
+        .collect();
+    if ids.is_empty() {
+        return;
+    }
+    eprintln!("berth dev: terminating {} local instance(s)", ids.len());
+    let provider = berth_cloud::LocalProvider::new(
+        state_dir.to_path_buf(),
+        std::path::PathBuf::from("berth"),
+        Default::default(),
+        Vec::new(),
+    );
+    if let Err(e) = provider.terminate(&ids).await {
+        eprintln!("berth dev: terminating local instances: {e}");
+    }
+    // Their SIGKILL follows a few seconds after SIGTERM.
+    tokio::time::sleep(Duration::from_secs(6)).await;
 }
 
 async fn wait_until<F, Fut>(shutdown: &Shutdown, what: &str, mut check: F) -> anyhow::Result<()>

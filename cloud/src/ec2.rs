@@ -395,7 +395,8 @@ pub fn launch_tags(req: &LaunchRequest) -> Vec<(String, String)> {
 /// launch index (`PUT /latest/api/token`, then `GET
 /// /latest/meta-data/ami-launch-index`, with `curl`, retrying for about a minute) and
 /// execs `<berth_path> worker --api <api_url> --name <node> --state-dir
-/// /var/lib/berth/worker [--feature a,b]` for the node of that index, that node's
+/// /var/lib/berth/worker --metadata-url http://169.254.169.254 [--feature a,b]` (the
+/// worker watches the metadata for spot interruption notices) for the node of that index, that node's
 /// bootstrap token in the environment (`BERTH_BOOTSTRAP_TOKEN`), never in its arguments.
 /// Every interpolated value is single-quoted. An index with no node exits 1.
 ///
@@ -433,7 +434,8 @@ pub fn user_data(req: &LaunchRequest, berth_path: &str) -> String {
     );
     let _ = write!(
         s,
-        "mkdir -p {dir}\nexec {berth} worker --api {api} --name \"$node\" --state-dir {dir}",
+        "mkdir -p {dir}\nexec {berth} worker --api {api} --name \"$node\" --state-dir {dir} \
+         --metadata-url 'http://169.254.169.254'",
         dir = sh_quote(WORKER_STATE_DIR),
         berth = sh_quote(berth_path),
         api = sh_quote(&req.api_url),
@@ -704,6 +706,8 @@ mod tests {
                 "burst-2",
                 "--state-dir",
                 WORKER_STATE_DIR,
+                "--metadata-url",
+                "http://169.254.169.254",
                 "--feature",
                 "h100,ib"
             ]
