@@ -300,6 +300,16 @@ impl TestCluster {
     }
 
     fn spawn(&mut self, name: &str, args: &[&str]) {
+        self.spawn_env(name, args, &[]);
+    }
+
+    /// Starts `berth <args>` as component `name` with `envs` added to its environment
+    /// (secrets such as `BERTH_BOOTSTRAP_TOKEN` go there, never in argv).
+    pub fn spawn_berth_env(&mut self, name: &str, args: &[&str], envs: &[(&str, &str)]) {
+        self.spawn_env(name, args, envs);
+    }
+
+    fn spawn_env(&mut self, name: &str, args: &[&str], envs: &[(&str, &str)]) {
         self.commands.retain(|(n, _)| n != name);
         self.commands.push((
             name.to_string(),
@@ -318,6 +328,7 @@ impl TestCluster {
             .env("RUST_LOG", &self.log_filter)
             .env_remove("BERTH_URL")
             .env_remove("BERTH_TOKEN")
+            .envs(envs.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

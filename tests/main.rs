@@ -28,6 +28,7 @@ mod oidc;
 mod operations;
 mod outage;
 mod pg_failover;
+mod pools_api;
 mod preemption;
 mod private_pg;
 mod proxy;
