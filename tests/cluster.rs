@@ -452,7 +452,11 @@ impl TestCluster {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             let nodes: serde_json::Value = self.get("/v1/nodes").await;
-            if nodes["items"].as_array().map(Vec::len) == Some(n) {
+            // Static nodes only: a cloud pool's slots (`pool` set) have no worker yet.
+            let workers = nodes["items"]
+                .as_array()
+                .map(|items| items.iter().filter(|n| n["pool"].is_null()).count());
+            if workers == Some(n) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

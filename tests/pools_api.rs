@@ -466,3 +466,64 @@ async fn a_pool_node_joins_only_with_the_token_bound_to_it_while_powering_up() {
         .await;
     assert_eq!(s, 409, "{p}");
 }
+
+/// `[pools.NAME]` in the server's configuration: declared when the api starts; a bad one
+/// stops it naming `pools.NAME.field`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pools_from_the_configuration_file() {
+    let c = TestCluster::start(Options {
+        workers: 0,
+        scheduler_config: "
+[pools.cfg]
+provider = \"local\"
+max_nodes = 2
+idle_timeout = 20
+
+[[pools.cfg.instance_types]]
+name = \"sim-8xh100\"
+gpus = \"8xH100\"
+cpus = 32
+memory = \"256G\"
+",
+        ..Options::default()
+    })
+    .await;
+    let pool: Value = c.get("/v1/pools/cfg").await;
+    assert_eq!(pool["spec"]["idle_timeout"], 20);
+    assert_eq!(pool["nodes_by_state"], json!({"POWERED_DOWN": 2}));
+    assert_eq!(
+        node(&c, "cfg-2").await.unwrap()["gpus"]
+            .as_array()
+            .unwrap()
+            .len(),
+        8
+    );
+
+    let bad = c.dir.join("bad-pools.toml");
+    std::fs::write(
+        &bad,
+        "[pools.bad]\nprovider = \"local\"\nmax_nodes = 0\n[[pools.bad.instance_types]]\nname = \"t\"\ncpus = 1\nmemory = \"1G\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(crate::cluster::berth_bin())
+        .args([
+            "server",
+            "--role",
+            "api",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+        ])
+        .arg(&bad)
+        .env("DATABASE_URL", &c.db_url)
+        .env("BERTH_JWT_SECRET", "a-test-secret-of-enough-length")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("pools.bad.max_nodes"), "{stderr}");
+    let (s, _) = c
+        .call(Method::GET, "/v1/pools/bad", Some(&c.token), None)
+        .await;
+    assert_eq!(s, 404);
+}
