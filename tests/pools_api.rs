@@ -435,6 +435,68 @@ async fn a_pool_node_joins_only_with_the_token_bound_to_it_while_powering_up() {
     );
     assert_eq!(pool["nodes_by_state"]["IDLE"], 1, "{pool}");
 
+    // What the reconciler records of an instance shows in the node, the pool and
+    // `berth pools NAME`: id, type, market, zone, spend; launches in flight and live
+    // cooldowns (an expired one is not shown).
+    sqlx::query(
+        "UPDATE nodes SET instance_id = 'i-0abc', instance_type = 'sim-8xh100',
+                          market = 'spot', zone = 'local-a'
+         WHERE name = 'burst-1'",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO cloud_launches (id, pool, node_names, instance_type, market, term)
+         VALUES (gen_random_uuid(), 'burst', '{burst-2}', 'sim-8xh100', 'spot', 1)",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO pool_cooldowns (pool, instance_type, zone, until, error) VALUES
+           ('burst', 'sim-8xh100', 'local-b', now() + interval '1 hour', 'InsufficientInstanceCapacity'),
+           ('burst', 'sim-4xa100', '', now() - interval '1 second', 'InsufficientInstanceCapacity')",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
+    let n = node(&c, "burst-1").await.unwrap();
+    assert_eq!(
+        (
+            &n["instance_id"],
+            &n["instance_type"],
+            &n["market"],
+            &n["zone"]
+        ),
+        (
+            &json!("i-0abc"),
+            &json!("sim-8xh100"),
+            &json!("spot"),
+            &json!("local-a")
+        )
+    );
+    let pool: Value = c.get("/v1/pools/burst").await;
+    assert_eq!(pool["hourly_spend"], 2.5, "{pool}");
+    assert_eq!(pool["nodes_active"], 1);
+    assert_eq!(pool["launches_in_flight"], 1);
+    assert_eq!(pool["cooldowns"].as_array().unwrap().len(), 1, "{pool}");
+    assert_eq!(pool["cooldowns"][0]["zone"], "local-b");
+    assert_eq!(pool["nodes"][0]["market"], "spot");
+    assert!(
+        pool["nodes"][0]["age_seconds"].as_u64().unwrap() >= 7,
+        "{pool}"
+    );
+    let (code, out, err) = c.cli(&c.token, &["pools", "burst"]);
+    assert_eq!(code, 0, "{err}");
+    let row = out.lines().find(|l| l.starts_with("burst-1 ")).unwrap();
+    assert!(
+        row.contains("IDLE") && row.contains("i-0abc") && row.contains("spot"),
+        "{out}"
+    );
+    assert!(out.contains("1/2") && out.contains("2.50"), "{out}");
+    assert!(out.contains("local-b") && out.contains("joined"), "{out}");
+
     // Used once: a second join is refused.
     let (s, _) = join(&c, &token1, "burst-1").await;
     assert_eq!(s, 401);
@@ -451,10 +513,12 @@ async fn a_pool_node_joins_only_with_the_token_bound_to_it_while_powering_up() {
             .unwrap(),
         1
     );
-    sqlx::query("UPDATE nodes SET state = 'POWERED_DOWN' WHERE name = 'burst-1'")
-        .execute(&db)
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE nodes SET state = 'POWERED_DOWN', instance_id = NULL WHERE name = 'burst-1'",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
     let node_token = c.token_for("node:burst-1", Role::Node);
     let (s, p) = c
         .call(
