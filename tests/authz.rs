@@ -137,6 +137,11 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "reservation_create",
         "reservation_update",
         "reservation_delete",
+        "pool_list",
+        "pool_get",
+        "pool_put",
+        "pool_delete",
+        "node_power",
     ];
     if !known.contains(&op) {
         return None;
@@ -192,6 +197,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_output"
             | "reservation_list"
             | "reservation_get"
+            | "pool_list"
+            | "pool_get"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {
@@ -229,9 +236,11 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "qos_put"
         | "partition_put"
         | "reservation_create"
+        | "pool_put"
         | "step_create" => 201,
         "job_output_upload" | "step_output_upload" | "user_delete" | "account_delete"
-        | "membership_delete" | "token_revoke" | "partition_delete" | "reservation_delete" => 204,
+        | "membership_delete" | "token_revoke" | "partition_delete" | "reservation_delete"
+        | "pool_delete" => 204,
         _ => 200,
     };
     let worker_route = matches!(
@@ -259,6 +268,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "reservation_create"
             | "reservation_update"
             | "reservation_delete"
+            // Operators power pool nodes up and down; admins declare pools (below).
+            | "node_power"
     );
     // Resources named in the path that belong to the owner (ursula).
     let owners_resource = matches!(
@@ -297,7 +308,13 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             }
         }
         _ if worker_route => 403,
-        _ if matches!(op, "audit_list" | "node_bootstrap_create" | "node_rekey") => 403,
+        _ if matches!(
+            op,
+            "audit_list" | "node_bootstrap_create" | "node_rekey" | "pool_put" | "pool_delete"
+        ) =>
+        {
+            403
+        }
         // Operators revoke only their own tokens: ursula's is invisible to them.
         Operator if op == "token_revoke" => 404,
         // A step runs code as the job's user: operators control jobs but do not run code
@@ -323,6 +340,15 @@ fn reservation_body(name: &str, user: &str) -> Value {
         "nodes": "node-x",
         "users": [user],
         "flags": ["MAINT", "IGNORE_JOBS"],
+    })
+}
+
+/// A one-node local pool (a 1-GPU slot, never launched here).
+fn pool_body() -> Value {
+    json!({
+        "provider": "local",
+        "max_nodes": 1,
+        "instance_types": [{"name": "sim", "gpus": "1xH100", "cpus": 2, "memory": "4G"}]
     })
 }
 
@@ -562,6 +588,31 @@ async fn prepare(
             path = path.replace("{name}", &name);
             None
         }
+        "pool_get" => {
+            path = path.replace("{name}", "authz-pool");
+            None
+        }
+        // authz-pool-1 is POWERED_DOWN: powering it down again changes nothing.
+        "node_power" => {
+            path = path.replace("{name}", "authz-pool-1");
+            Some(json!({"action": "down"}))
+        }
+        "pool_put" => {
+            path = path.replace("{name}", &format!("pool-{n}"));
+            Some(pool_body())
+        }
+        "pool_delete" => {
+            let name = format!("gone-pool-{n}");
+            c.call(
+                Method::PUT,
+                &format!("/v1/pools/{name}"),
+                admin,
+                Some(pool_body()),
+            )
+            .await;
+            path = path.replace("{name}", &name);
+            None
+        }
         "token_revoke" => {
             let (_, t) = c
                 .call(
@@ -679,6 +730,12 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
         )
         .await;
     assert_eq!(s, 201, "{step}");
+    // A pool with one powered-down slot (authz-pool-1), declared once the running job
+    // runs (no job is placed on it).
+    let (s, p) = c
+        .call(Method::PUT, "/v1/pools/authz-pool", a, Some(pool_body()))
+        .await;
+    assert_eq!(s, 201, "{p}");
     // node-x registers after the running job started, so that job is not on node-x.
     let (s, _) = c
         .call(

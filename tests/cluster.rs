@@ -312,6 +312,16 @@ impl TestCluster {
     }
 
     fn spawn(&mut self, name: &str, args: &[&str]) {
+        self.spawn_env(name, args, &[]);
+    }
+
+    /// Starts `berth <args>` as component `name` with `envs` added to its environment
+    /// (secrets such as `BERTH_BOOTSTRAP_TOKEN` go there, never in argv).
+    pub fn spawn_berth_env(&mut self, name: &str, args: &[&str], envs: &[(&str, &str)]) {
+        self.spawn_env(name, args, envs);
+    }
+
+    fn spawn_env(&mut self, name: &str, args: &[&str], envs: &[(&str, &str)]) {
         self.commands.retain(|(n, _)| n != name);
         self.commands.push((
             name.to_string(),
@@ -331,6 +341,7 @@ impl TestCluster {
             .env_remove("BERTH_URL")
             .env_remove("BERTH_TOKEN")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .envs(envs.iter().copied())
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -454,7 +465,11 @@ impl TestCluster {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             let nodes: serde_json::Value = self.get("/v1/nodes").await;
-            if nodes["items"].as_array().map(Vec::len) == Some(n) {
+            // Static nodes only: a cloud pool's slots (`pool` set) have no worker yet.
+            let workers = nodes["items"]
+                .as_array()
+                .map(|items| items.iter().filter(|n| n["pool"].is_null()).count());
+            if workers == Some(n) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

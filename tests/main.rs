@@ -29,6 +29,7 @@ mod operations;
 mod outage;
 mod pg_failover;
 mod pools;
+mod pools_api;
 mod pools_ec2;
 mod preemption;
 mod private_pg;

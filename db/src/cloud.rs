@@ -388,6 +388,15 @@ pub async fn pool_upsert_in_tx(
             return Ok(PoolUpsert::NameTaken(slot.clone()));
         }
     }
+    // Slots back under max_nodes lose the reason they were kept with.
+    sqlx::query!(
+        "UPDATE nodes SET reason = NULL
+         WHERE pool = $1 AND name = ANY($2) AND reason LIKE 'above max_nodes%'",
+        name,
+        &slots
+    )
+    .execute(&mut *conn)
+    .await?;
     // Slots above max_nodes.
     let rows = sqlx::query!(
         "SELECT id, name, state, instance_id FROM nodes WHERE pool = $1 ORDER BY id FOR UPDATE",
