@@ -30,7 +30,6 @@ use axum::http::Method;
 use berth_core::auth::{Claims, Role, AUDIENCE, ISSUER};
 use berth_core::identity::{TokenScope, UserRole};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use sha2::{Digest, Sha256};
 use std::sync::{Arc, Mutex};
 
 /// Seconds of clock skew tolerated on `exp`/`nbf`.
@@ -325,7 +324,7 @@ fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job: Option<(i64,
 
 /// The SHA-256 of an API token, lower-case hex: what `api_tokens` stores.
 pub fn api_token_hash(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
+    berth_db::node_credential::secret_hash(token)
 }
 
 /// A new API token: [`API_TOKEN_PREFIX`] and 43 characters of base62 (256 bits).
@@ -335,13 +334,7 @@ pub fn api_token_generate() -> String {
 
 /// `prefix` and 43 characters of base62 (256 bits).
 pub fn secret_with_prefix(prefix: &str) -> String {
-    use rand::Rng;
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    let body: String = (0..43)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect();
-    format!("{prefix}{body}")
+    berth_db::node_credential::secret_with_prefix(prefix)
 }
 
 /// Where the caller's identity is left for the audit middleware (set in the request's

@@ -308,7 +308,11 @@ async fn run_cluster(
         println!("  node:     {} ({} x {model})", node.name, node.gpus.len());
     }
     for (name, pool) in &file.pools {
-        let types: Vec<&str> = pool.instance_types.iter().map(|t| t.name.as_str()).collect();
+        let types: Vec<&str> = pool
+            .instance_types
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
         println!(
             "  pool:     {name} ({:?}, {}..{} nodes of {}; `berth pools {name}`)",
             pool.provider,

@@ -252,29 +252,6 @@ pub async fn launch_create_in_tx(
     Ok(true)
 }
 
-/// Stores a one-time bootstrap token bound to `node_name` (hash only), created by the
-/// scheduler, expiring at `expires_at`.
-///
-/// # Errors
-/// [`DbError`] from the driver.
-pub async fn launch_token_insert(
-    ex: impl PgExecutor<'_>,
-    token_hash: &str,
-    node_name: &str,
-    expires_at: DateTime<Utc>,
-) -> Result<(), DbError> {
-    sqlx::query!(
-        "INSERT INTO node_bootstrap_tokens (token_hash, one_time, created_by, expires_at, node_name)
-         VALUES ($1, true, 'scheduler', $2, $3)",
-        token_hash,
-        expires_at,
-        node_name
-    )
-    .execute(ex)
-    .await?;
-    Ok(())
-}
-
 /// One instance of a launch: (node name, instance id, instance type, zone).
 pub type LaunchedInstance = (String, String, String, Option<String>);
 
@@ -456,12 +433,7 @@ pub async fn node_powered_down_in_tx(
     )
     .fetch_one(&mut *conn)
     .await?;
-    sqlx::query!(
-        "UPDATE node_credentials SET revoked_at = now() WHERE node_name = $1 AND revoked_at IS NULL",
-        name
-    )
-    .execute(&mut *conn)
-    .await?;
+    crate::node_credential::node_credential_revoke_for_node(&mut *conn, &name).await?;
     Ok(())
 }
 
@@ -485,12 +457,7 @@ pub async fn node_instance_gone_in_tx(
     )
     .fetch_one(&mut *conn)
     .await?;
-    sqlx::query!(
-        "UPDATE node_credentials SET revoked_at = now() WHERE node_name = $1 AND revoked_at IS NULL",
-        name
-    )
-    .execute(&mut *conn)
-    .await?;
+    crate::node_credential::node_credential_revoke_for_node(&mut *conn, &name).await?;
     Ok(())
 }
 

@@ -7,6 +7,25 @@ use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use tracing::instrument;
 
+/// The SHA-256 of a secret (API token, bootstrap token, node credential), lower-case
+/// hex: the only form the database stores.
+pub fn secret_hash(secret: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(secret.as_bytes()))
+}
+
+/// `prefix` and 43 characters of base62 (256 bits) from the operating system's random
+/// source.
+pub fn secret_with_prefix(prefix: &str) -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let mut rng = rand::rng();
+    let body: String = (0..43)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect();
+    format!("{prefix}{body}")
+}
+
 /// A bootstrap token as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BootstrapTokenRow {

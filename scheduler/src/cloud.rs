@@ -37,7 +37,7 @@ use crate::LEASE_ROLE;
 use berth_cloud::{Instance, LaunchError, LaunchRequest, NodeBoot, Provider};
 use berth_core::pool::{InstanceShape, Market, PoolSpec, ProviderKind};
 use berth_db::cloud_scaling::{self as scaling, ScalingNodeRow};
-use berth_db::{allocation, cloud as cloud_db, job, lease, notify, DbError, Pool};
+use berth_db::{allocation, cloud as cloud_db, job, lease, node_credential, notify, DbError, Pool};
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
@@ -103,6 +103,8 @@ pub struct PoolPlanning {
     pub market: Option<Market>,
     /// Instances it may still launch this minute.
     pub launch_budget: u32,
+    /// Its `max_nodes`: slots above it (left after the pool shrank) are never offered.
+    pub max_nodes: u32,
 }
 
 /// A pool node as the cycle sees it (from the snapshot cache).
@@ -252,21 +254,6 @@ fn preferred_type(spec: &PoolSpec, cooled: &HashSet<(String, String)>) -> Option
         .map(|t| t.name.clone())
 }
 
-fn bootstrap_secret() -> String {
-    use rand::Rng;
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let mut rng = rand::rng();
-    let body: String = (0..43)
-        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
-        .collect();
-    format!("berth_boot_{body}")
-}
-
-fn token_hash(token: &str) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(token.as_bytes()))
-}
-
 /// Back-off after `failures` launch failures in a row: 30 s doubling, at most 10 min.
 pub fn backoff(failures: i32) -> Duration {
     let n = failures.clamp(1, 6) as u32;
@@ -304,7 +291,9 @@ impl Cloud {
             let Some(slot) = by_id.get(&node.id) else {
                 continue;
             };
-            let Some(p) = shared.pools.get(&slot.pool) else {
+            let Some(p) = shared.pools.get(&slot.pool).filter(|p| {
+                cloud_db::slot_index(&slot.pool, &slot.name).is_some_and(|i| i <= p.max_nodes)
+            }) else {
                 node.available = false;
                 continue;
             };
@@ -561,6 +550,7 @@ impl Cloud {
                     instance_type: preferred.clone().unwrap_or_default(),
                     market: Some(spec.market),
                     launch_budget: budget,
+                    max_nodes: spec.max_nodes,
                 },
             );
             // Powered-down slots take the preferred type's shape.
@@ -616,7 +606,8 @@ impl Cloud {
                     .filter(|n| {
                         n.state == "POWERED_DOWN"
                             && n.power_request.is_none()
-                            && slot_index(&n.name, name).is_some_and(|i| i <= spec.max_nodes)
+                            && cloud_db::slot_index(name, &n.name)
+                                .is_some_and(|i| i <= spec.max_nodes)
                     })
                     .take(missing as usize)
                     .map(|n| n.name.clone()),
@@ -800,7 +791,7 @@ impl Cloud {
             .iter()
             .map(|n| NodeBoot {
                 name: n.clone(),
-                bootstrap_token: bootstrap_secret(),
+                bootstrap_token: node_credential::secret_with_prefix("berth_boot_"),
             })
             .collect();
         {
@@ -808,9 +799,9 @@ impl Cloud {
                 return Ok(false);
             };
             for b in &boots {
-                scaling::launch_token_insert(
+                node_credential::bootstrap_token_insert_for_node(
                     &mut *tx,
-                    &token_hash(&b.bootstrap_token),
+                    &node_credential::secret_hash(&b.bootstrap_token),
                     &b.name,
                     expires,
                 )
@@ -1229,11 +1220,6 @@ impl Cloud {
     }
 }
 
-/// The slot number of `node` in `pool` (`burst-3` → 3).
-fn slot_index(node: &str, pool: &str) -> Option<u32> {
-    node.strip_prefix(pool)?.strip_prefix('-')?.parse().ok()
-}
-
 /// Requeues (or fails, for `--no-requeue`) every job with a live run on node `id` and
 /// releases their allocations. Returns the jobs.
 async fn requeue_node_jobs(
@@ -1358,6 +1344,7 @@ mod tests {
                 instance_type: "sim-8xh100".into(),
                 market: Some(Market::OnDemand),
                 launch_budget: 20,
+                max_nodes: 4,
             },
         );
         (cloud, snapshot, slots)
@@ -1432,12 +1419,5 @@ mod tests {
         assert_eq!(backoff(2), Duration::from_secs(60));
         assert_eq!(backoff(5), Duration::from_secs(480));
         assert_eq!(backoff(9), Duration::from_secs(600));
-    }
-
-    #[test]
-    fn slot_numbers() {
-        assert_eq!(slot_index("burst-3", "burst"), Some(3));
-        assert_eq!(slot_index("burst-x-3", "burst"), None);
-        assert_eq!(slot_index("bursty-3", "burst"), None);
     }
 }
