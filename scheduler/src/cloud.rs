@@ -281,6 +281,18 @@ impl Cloud {
         &self.settings
     }
 
+    /// Sets what the planner knows of pool `pool` (the reconciler does this each pass from
+    /// the pools' specs, back-offs and launch counts; the simulator sets it directly).
+    pub fn set_pool_planning(&self, pool: &str, planning: PoolPlanning) {
+        self.shared().pools.insert(pool.to_string(), planning);
+    }
+
+    /// The nodes the last plan's starts and reservations use (by id), as recorded by
+    /// [`Cloud::launch_intents`]: idle scale-down spares them.
+    pub fn planned_nodes(&self) -> HashSet<i64> {
+        self.shared().planned_nodes.clone()
+    }
+
     fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|p| p.into_inner())
     }
