@@ -303,6 +303,10 @@ impl Cloud {
         let shared = self.shared();
         let now = snapshot.now;
         let by_id: HashMap<i64, &SlotView> = slots.iter().map(|s| (s.id, s)).collect();
+        // One hold per end time: the powered-down slots of a pool all share one (a window
+        // per slot made the planner's work grow with the slots held).
+        let mut holds: std::collections::BTreeMap<i64, Vec<crate::planner::ReservedNode>> =
+            Default::default();
         for node in &mut snapshot.nodes {
             let Some(slot) = by_id.get(&node.id) else {
                 continue;
@@ -324,16 +328,22 @@ impl Cloud {
                 _ => continue,
             };
             node.available = true;
+            holds
+                .entry(ready)
+                .or_default()
+                .push(crate::planner::ReservedNode {
+                    node_id: node.id,
+                    gpus: None,
+                });
+        }
+        for (ready, nodes) in holds {
             snapshot
                 .advance_reservations
                 .push(crate::planner::AdvanceReservation {
                     name: BOOT_HOLD.to_string(),
                     start: now,
                     end: ready,
-                    nodes: vec![crate::planner::ReservedNode {
-                        node_id: node.id,
-                        gpus: None,
-                    }],
+                    nodes,
                     flex: false,
                     maint: false,
                 });
