@@ -405,7 +405,7 @@ pub fn render_pool(r: &PoolResult) -> String {
         ));
     }
     out.push('\n');
-    let rows: [(&str, fn(&PoolSummary) -> String); 15] = [
+    let rows: [(&str, Cell); 15] = [
         ("jobs completed", |s| s.jobs.to_string()),
         ("jobs never started", |s| s.never_started.to_string()),
         ("launches (nodes)", |s| {
@@ -441,6 +441,9 @@ pub fn render_pool(r: &PoolResult) -> String {
     }
     out
 }
+
+/// How a row of the pool table shows one policy's figure.
+type Cell = fn(&PoolSummary) -> String;
 
 type Loaded = (Vec<SimNode>, Vec<SimJob>, Option<AlibabaPods>);
 
