@@ -277,6 +277,18 @@ impl Cloud {
         &self.settings
     }
 
+    /// Sets what the planner knows of pool `pool` (the reconciler does this each pass from
+    /// the pools' specs, back-offs and launch counts; the simulator sets it directly).
+    pub fn set_pool_planning(&self, pool: &str, planning: PoolPlanning) {
+        self.shared().pools.insert(pool.to_string(), planning);
+    }
+
+    /// The nodes the last plan's starts and reservations use (by id), as recorded by
+    /// [`Cloud::launch_intents`]: idle scale-down spares them.
+    pub fn planned_nodes(&self) -> HashSet<i64> {
+        self.shared().planned_nodes.clone()
+    }
+
     fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -287,6 +299,10 @@ impl Cloud {
         let shared = self.shared();
         let now = snapshot.now;
         let by_id: HashMap<i64, &SlotView> = slots.iter().map(|s| (s.id, s)).collect();
+        // One hold per end time: the powered-down slots of a pool all share one (a window
+        // per slot made the planner's work grow with the slots held).
+        let mut holds: std::collections::BTreeMap<i64, Vec<crate::planner::ReservedNode>> =
+            Default::default();
         for node in &mut snapshot.nodes {
             let Some(slot) = by_id.get(&node.id) else {
                 continue;
@@ -310,16 +326,22 @@ impl Cloud {
                 _ => continue,
             };
             node.available = true;
+            holds
+                .entry(ready)
+                .or_default()
+                .push(crate::planner::ReservedNode {
+                    node_id: node.id,
+                    gpus: None,
+                });
+        }
+        for (ready, nodes) in holds {
             snapshot
                 .advance_reservations
                 .push(crate::planner::AdvanceReservation {
                     name: BOOT_HOLD.to_string(),
                     start: now,
                     end: ready,
-                    nodes: vec![crate::planner::ReservedNode {
-                        node_id: node.id,
-                        gpus: None,
-                    }],
+                    nodes,
                     flex: false,
                     maint: false,
                 });

@@ -29,6 +29,7 @@ pub mod leadership;
 pub mod planner;
 pub mod reconcile;
 pub mod sim;
+pub mod sim_pools;
 pub mod snapshot;
 pub mod trace;
 

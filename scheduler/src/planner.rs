@@ -1140,6 +1140,10 @@ impl<'a> Timeline<'a> {
             }
             let entry = t.advance.get_mut(&r.name).expect("just added");
             entry.nodes.extend(held);
+        }
+        // Sorted once, not per window: one name may have a window per node (the cloud
+        // module's boot holds), and sorting on each was quadratic in them.
+        for entry in t.advance.values_mut() {
             entry.nodes.sort_unstable();
             entry.nodes.dedup();
         }

@@ -181,7 +181,7 @@ pub struct SimSummary {
     pub alloc_share_at_first_block: Option<f64>,
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }
