@@ -133,6 +133,7 @@ fn main() {
                 instance_type: "p5.48xlarge".into(),
                 market: None,
                 launch_budget: 20,
+                max_nodes: per_pool as u32,
             },
         );
         for s in 1..=per_pool {
@@ -225,6 +226,7 @@ fn main() {
                     instance_type: "p5.48xlarge".into(),
                     market: None,
                     launch_budget: 20,
+                    max_nodes: per_pool as u32,
                 },
             );
         }

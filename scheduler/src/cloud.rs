@@ -298,7 +298,16 @@ impl Cloud {
     pub fn adjust_snapshot(&self, snapshot: &mut crate::planner::Snapshot, slots: &[SlotView]) {
         let shared = self.shared();
         let now = snapshot.now;
-        let by_id: HashMap<i64, &SlotView> = slots.iter().map(|s| (s.id, s)).collect();
+        // Slots in service are nodes like any other: only those without a running
+        // instance are adjusted.
+        let by_id: HashMap<i64, &SlotView> = slots
+            .iter()
+            .filter(|s| matches!(s.state.as_str(), "POWERED_DOWN" | "POWERING_UP"))
+            .map(|s| (s.id, s))
+            .collect();
+        if by_id.is_empty() {
+            return;
+        }
         // One hold per end time: the powered-down slots of a pool all share one (a window
         // per slot made the planner's work grow with the slots held).
         let mut holds: std::collections::BTreeMap<i64, Vec<crate::planner::ReservedNode>> =

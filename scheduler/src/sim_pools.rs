@@ -523,6 +523,7 @@ pub fn simulate_pool(
                         instance_type: "sim".into(),
                         market: None,
                         launch_budget: pool.launch_rate_per_minute.saturating_sub(launched),
+                        max_nodes: pool.max_nodes,
                     },
                 );
                 let t = Instant::now();
