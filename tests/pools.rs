@@ -19,7 +19,7 @@ local_state_dir = "@DIR@/local-cloud"
 api_url = "@API_URL@"
 orphan_grace_seconds = 5
 describe_interval_seconds = 2
-local_worker_args = ["--run-as", "worker", "--kill-wait", "2", "--poll-wait", "1"]
+local_worker_args = ["--run-as", "worker", "--kill-wait", "2", "--poll-wait", "1", "--metadata-poll-ms", "300"]
 
 [pools.burst]
 provider = "local"
@@ -325,4 +325,69 @@ memory = "256G"
         p.events
     );
     assert_eq!(p.nodes_active, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reclaimed_spot_node_is_replaced_and_its_job_runs_again() {
+    let c = with_pool(
+        r#"max_nodes = 2
+market = "spot"
+idle_timeout = 600
+
+[[pools.burst.instance_types]]
+name = "sim-8xh100"
+gpus = "8xH100"
+cpus = 32
+memory = "256G"
+"#,
+        1,
+    )
+    .await;
+    let id = c
+        .submit(
+            "#!/bin/bash\ntrap 'echo caught USR1; exit 1' USR1\necho run=$SLURM_RESTART_COUNT on=$SLURMD_NODENAME\nsleep 20 & wait\n",
+            &["--gpus-per-node=8", "--signal=B:USR1@60"],
+        )
+        .await;
+    let job = c.wait_for(id, 120, |j| j.state == JobState::Running).await;
+    let first = job.allocations[0].node.clone();
+    let p = pool(&c).await;
+    let node = p.nodes.iter().find(|n| n.name == first).unwrap();
+    assert_eq!(node.market, Some(berth_core::pool::Market::Spot));
+    let instance = node.instance_id.clone().unwrap();
+    // The provider gives the instance its two minutes' notice.
+    std::fs::write(
+        c.dir
+            .join("local-cloud/instances")
+            .join(&instance)
+            .join("spot-instance-action"),
+        "",
+    )
+    .unwrap();
+    // The job is requeued (never failed), the reclaimed instance terminated, and the job
+    // runs again to the end on a replacement.
+    let job = c.wait_for(id, 120, |j| j.restart_count == 1).await;
+    assert_ne!(job.state, JobState::Failed);
+    let p = wait_pool(&c, 120, "the reclaimed instance terminated", |p| {
+        p.events.iter().any(|e| {
+            e.kind == "terminate"
+                && e.instance_id.as_deref() == Some(instance.as_str())
+                && e.reason.starts_with("reclaimed")
+        })
+    })
+    .await;
+    assert!(
+        p.events.iter().any(|e| e.kind == "reclaim"),
+        "{:#?}",
+        p.events
+    );
+    let job = c.wait_ended(id, 180).await;
+    assert_eq!(job.state, JobState::Completed, "{job:#?}");
+    assert_eq!(job.restart_count, 1);
+    let out = c.output(id).await;
+    assert!(
+        out.contains("caught USR1") || out.contains("run=0"),
+        "{out}"
+    );
+    assert!(out.contains("run=1"), "{out}");
 }
