@@ -44,9 +44,20 @@ impl Moto {
         }
     }
 
-    /// Runs `op` of the EC2 helper below with boto3 against this server.
+    /// Runs `op` of the EC2 helper below with boto3 against this server, in the Python
+    /// that runs `moto_server` (boto3 comes with moto; CI installs it in a virtualenv).
     fn ec2(&self, args: &[&str]) -> serde_json::Value {
-        let out = Command::new("python3")
+        let python = std::env::var_os("PATH")
+            .and_then(|path| {
+                std::env::split_paths(&path)
+                    .map(|d| d.join("moto_server"))
+                    .find(|p| p.exists())
+            })
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .map(|p| p.with_file_name("python3"))
+            .filter(|p| p.exists())
+            .unwrap_or_else(|| "python3".into());
+        let out = Command::new(python)
             .arg("-c")
             .arg(EC2_HELPER)
             .arg(&self.url)

@@ -358,9 +358,11 @@ async fn run_cluster(
     }
 }
 
-/// Terminates every instance the local provider keeps under `state_dir`.
+/// Terminates every instance the local provider keeps under `state_dir`, and its
+/// instance metadata service (which stops once its port file is gone).
 async fn terminate_local_instances(state_dir: &Path) {
     use berth_cloud::Provider;
+    let _ = std::fs::remove_file(state_dir.join("metadata.port"));
     let Ok(entries) = std::fs::read_dir(state_dir.join("instances")) else {
         return;
     };
