@@ -150,6 +150,8 @@ struct Shared {
     job_reasons: HashMap<i64, (String, Instant)>,
     /// Nodes the last plan's starts and reservations use.
     planned_nodes: HashSet<i64>,
+    /// Nodes advance reservations hold now or later.
+    reserved_nodes: HashSet<i64>,
 }
 
 /// The cloud module: shared by the leader's cycles and its reconciler task.
@@ -294,49 +296,87 @@ impl Cloud {
     }
 
     /// Offers the pools' slots to the planner: makes the offerable ones available with
-    /// their weight raised, and holds each until it can be ready.
+    /// their weight raised, and holds each until it can be ready. Of a pool's powered-down
+    /// slots only as many are offered as it may launch now (its launch budget, or the
+    /// most nodes one pending job asks for when that is more), lowest numbers first; the
+    /// others, like the slots of a pool that cannot launch, are left out of the plan (so
+    /// a pool of thousands of slots costs the planner what it can launch, not its size).
+    /// Also records the nodes advance reservations hold (never scaled down).
     pub fn adjust_snapshot(&self, snapshot: &mut crate::planner::Snapshot, slots: &[SlotView]) {
-        let shared = self.shared();
-        let now = snapshot.now;
-        // Slots in service are nodes like any other: only those without a running
-        // instance are adjusted.
-        let by_id: HashMap<i64, &SlotView> = slots
+        let mut shared = self.shared();
+        shared.reserved_nodes = snapshot
+            .advance_reservations
             .iter()
-            .filter(|s| matches!(s.state.as_str(), "POWERED_DOWN" | "POWERING_UP"))
-            .map(|s| (s.id, s))
+            .filter(|r| r.end > snapshot.now)
+            .flat_map(|r| r.nodes.iter().map(|n| n.node_id))
             .collect();
-        if by_id.is_empty() {
+        let now = snapshot.now;
+        let widest = snapshot.pending.iter().map(|j| j.nodes).max().unwrap_or(0);
+        // Per pool: its booting slots, and its powered-down ones by slot number.
+        let mut per_pool: HashMap<&str, (Vec<&SlotView>, Vec<(u32, &SlotView)>)> = HashMap::new();
+        for slot in slots {
+            match slot.state.as_str() {
+                "POWERING_UP" => per_pool.entry(&slot.pool).or_default().0.push(slot),
+                "POWERED_DOWN" => {
+                    let i = cloud_db::slot_index(&slot.pool, &slot.name).unwrap_or(u32::MAX);
+                    per_pool.entry(&slot.pool).or_default().1.push((i, slot));
+                }
+                _ => {}
+            }
+        }
+        if per_pool.is_empty() {
             return;
         }
-        // One hold per end time: the powered-down slots of a pool all share one (a window
-        // per slot made the planner's work grow with the slots held).
+        // Node id → (ready at, added weight) of the slots offered; every other slot
+        // without an instance leaves the plan.
+        let mut offered: HashMap<i64, (i64, u32)> = HashMap::new();
+        let mut left_out: HashSet<i64> = HashSet::new();
+        for (pool, (booting, mut down)) in per_pool {
+            let p = shared.pools.get(pool);
+            for slot in booting {
+                match p {
+                    Some(p) => {
+                        let expected = slot.launched_at.unwrap_or(now) + p.expected_boot;
+                        let ready = expected.max(now + p.expected_boot.clamp(1, 10));
+                        offered.insert(slot.id, (ready, POWERING_UP_WEIGHT));
+                    }
+                    None => {
+                        left_out.insert(slot.id);
+                    }
+                }
+            }
+            let cap = match p {
+                Some(p) if p.offerable => p.launch_budget.max(widest) as usize,
+                _ => 0,
+            };
+            down.sort_unstable_by_key(|(i, _)| *i);
+            for (n, (i, slot)) in down.into_iter().enumerate() {
+                match p {
+                    Some(p) if n < cap && i <= p.max_nodes => {
+                        offered
+                            .insert(slot.id, (now + p.expected_boot.max(1), POWERED_DOWN_WEIGHT));
+                    }
+                    _ => {
+                        left_out.insert(slot.id);
+                    }
+                }
+            }
+        }
+        if !left_out.is_empty() {
+            snapshot.nodes.retain(|n| !left_out.contains(&n.id));
+        }
+        // One hold per ready time (a window per slot made the planner's work grow with
+        // the slots held).
         let mut holds: std::collections::BTreeMap<i64, Vec<crate::planner::ReservedNode>> =
             Default::default();
         for node in &mut snapshot.nodes {
-            let Some(slot) = by_id.get(&node.id) else {
+            let Some((ready, weight)) = offered.get(&node.id) else {
                 continue;
-            };
-            let Some(p) = shared.pools.get(&slot.pool).filter(|p| {
-                cloud_db::slot_index(&slot.pool, &slot.name).is_some_and(|i| i <= p.max_nodes)
-            }) else {
-                node.available = false;
-                continue;
-            };
-            let ready = match slot.state.as_str() {
-                "POWERED_DOWN" if p.offerable => {
-                    node.weight = node.weight.saturating_add(POWERED_DOWN_WEIGHT);
-                    now + p.expected_boot.max(1)
-                }
-                "POWERING_UP" => {
-                    node.weight = node.weight.saturating_add(POWERING_UP_WEIGHT);
-                    let expected = slot.launched_at.unwrap_or(now) + p.expected_boot;
-                    expected.max(now + p.expected_boot.clamp(1, 10))
-                }
-                _ => continue,
             };
             node.available = true;
+            node.weight = node.weight.saturating_add(*weight);
             holds
-                .entry(ready)
+                .entry(*ready)
                 .or_default()
                 .push(crate::planner::ReservedNode {
                     node_id: node.id,
@@ -378,7 +418,17 @@ impl Cloud {
                     .flat_map(|r| r.placements.iter().map(|p| p.node_id)),
             )
             .collect();
-        let by_id: HashMap<i64, &SlotView> = slots.iter().map(|s| (s.id, s)).collect();
+        // The powered-down slots the plan's reservations use.
+        let wanted: HashSet<i64> = plan
+            .reservations
+            .iter()
+            .flat_map(|r| r.placements.iter().map(|p| p.node_id))
+            .collect();
+        let by_id: HashMap<i64, &SlotView> = slots
+            .iter()
+            .filter(|s| s.state == "POWERED_DOWN" && wanted.contains(&s.id))
+            .map(|s| (s.id, s))
+            .collect();
         let mut budget: HashMap<String, u32> = shared
             .pools
             .iter()
@@ -680,7 +730,14 @@ impl Cloud {
 
         // 4. Boot timeouts, power-downs, idle nodes, gone instances.
         let nodes = scaling::scaling_node_list(db).await?;
-        let planned = self.shared().planned_nodes.clone();
+        let planned: HashSet<i64> = {
+            let shared = self.shared();
+            shared
+                .planned_nodes
+                .union(&shared.reserved_nodes)
+                .copied()
+                .collect()
+        };
         let mut active: HashMap<&str, u32> = HashMap::new();
         for n in &nodes {
             if n.state != "POWERED_DOWN" {
