@@ -140,6 +140,9 @@ pub struct LaunchIntent {
 /// A pool's provider and the spec it was made for.
 type ProviderEntry = (serde_json::Value, Arc<dyn Provider>);
 
+/// A pool's booting slots, and its powered-down ones with their slot numbers.
+type PoolSlots<'a> = (Vec<&'a SlotView>, Vec<(u32, &'a SlotView)>);
+
 /// A pool's spec, its JSON, its back-off and its failures in a row.
 type PoolEntry = (PoolSpec, serde_json::Value, Option<DateTime<Utc>>, i32);
 
@@ -313,7 +316,7 @@ impl Cloud {
         let now = snapshot.now;
         let widest = snapshot.pending.iter().map(|j| j.nodes).max().unwrap_or(0);
         // Per pool: its booting slots, and its powered-down ones by slot number.
-        let mut per_pool: HashMap<&str, (Vec<&SlotView>, Vec<(u32, &SlotView)>)> = HashMap::new();
+        let mut per_pool: HashMap<&str, PoolSlots<'_>> = HashMap::new();
         for slot in slots {
             match slot.state.as_str() {
                 "POWERING_UP" => per_pool.entry(&slot.pool).or_default().0.push(slot),
