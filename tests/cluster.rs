@@ -169,6 +169,16 @@ impl TestCluster {
         let url = format!("{scheme}://127.0.0.1:{port}");
         // `@API_URL@` and `@DIR@` in a test's configuration: the api's URL and the
         // cluster's directory (for `[cloud]`, whose local instances live under it).
+        // A local pool's instances live under the cluster's directory (its `Drop` ends
+        // them), unless the test sets its own `[cloud]`.
+        let api_config = if api_config.contains("[cloud]") {
+            api_config.to_string()
+        } else {
+            format!(
+                "{api_config}\n[cloud]\nlocal_state_dir = \"@DIR@/local-cloud\"\napi_url = \"@API_URL@\"\n\
+                 local_worker_args = [\"--run-as\", \"worker\", \"--kill-wait\", \"2\"]\n"
+            )
+        };
         let api_config = api_config
             .replace("@API_URL@", &url)
             .replace("@DIR@", dir.to_str().unwrap());

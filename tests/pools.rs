@@ -235,6 +235,9 @@ memory = "256G"
     .await;
     let timed_out = p.events.iter().find(|e| e.kind == "boot_timeout").unwrap();
     assert_eq!(timed_out.node.as_deref(), Some("burst-1"));
+    // An instance that never joins is not relaunched at once: the pool backs off.
+    assert!(p.backoff_until.is_some(), "{p:#?}");
+    let launches = p.events.iter().filter(|e| e.kind == "launch").count();
     // The job was never failed: it waits for the next launch.
     let job = c.job(id).await;
     assert_eq!(job.state, JobState::Pending, "{job:#?}");
@@ -268,6 +271,13 @@ memory = "256G"
         })
         .await;
     assert_eq!(job.state, JobState::Pending);
+    let p = pool(&c).await;
+    assert_eq!(
+        p.events.iter().filter(|e| e.kind == "launch").count(),
+        launches,
+        "relaunched during the back-off: {:#?}",
+        p.events
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

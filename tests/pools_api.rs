@@ -44,8 +44,11 @@ async fn node(c: &TestCluster, name: &str) -> Option<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_declared_pool_shows_powered_down_slots_to_everyone_and_obeys_only_admins() {
+    // No scheduler: what the api records is checked before any reconciler acts on it
+    // (tests/pools.rs covers the scheduler's side).
     let c = TestCluster::start(Options {
         workers: 1,
+        schedulers: 0,
         ..Default::default()
     })
     .await;
@@ -240,10 +243,14 @@ async fn a_declared_pool_shows_powered_down_slots_to_everyone_and_obeys_only_adm
             .any(|l| l.contains("idle#") && l.contains("burst-1")),
         "{out}"
     );
-    sqlx::query("UPDATE nodes SET state = 'POWERED_DOWN' WHERE name = 'burst-1'")
-        .execute(&db)
-        .await
-        .unwrap();
+    // (The scheduler may have launched it meanwhile: forget that instance too.)
+    sqlx::query(
+        "UPDATE nodes SET state = 'POWERED_DOWN', instance_id = NULL, launch_id = NULL \
+         WHERE name = 'burst-1'",
+    )
+    .execute(&db)
+    .await
+    .unwrap();
     let (code, _, err) = c.cli(&c.token, &["pool", "delete", "burst"]);
     assert_eq!(code, 0, "{err}");
     assert!(node(&c, "burst-1").await.is_none());
@@ -322,8 +329,11 @@ async fn pool_nodes_join_the_partitions_it_names_and_leave_them() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_node_joins_only_with_the_token_bound_to_it_while_powering_up() {
+    // No scheduler: the slot is made POWERING_UP by hand, as a launch would, and no
+    // reconciler must act on that pretend instance.
     let mut c = TestCluster::start(Options {
         workers: 0,
+        schedulers: 0,
         ..Default::default()
     })
     .await;

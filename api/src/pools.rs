@@ -28,7 +28,8 @@ use std::collections::BTreeMap;
 pub const POOL_EVENTS_SHOWN: i64 = 50;
 
 /// The view of pool `row`: its nodes (as `GET /v1/nodes` shows them), counts, launches
-/// in flight, cooldowns, spend and latest events.
+/// in flight, cooldowns, spend and latest events (with the jobs they were for only when
+/// `staff`: admins and operators).
 ///
 /// # Errors
 /// 503 when the database is unreachable.
@@ -36,6 +37,7 @@ pub(crate) async fn pool_view(
     state: &AppState,
     row: PoolRow,
     with_events: bool,
+    staff: bool,
 ) -> Result<Pool, ApiError> {
     let now = chrono::Utc::now();
     let rows = node::node_list_in_pool(&state.pool, &row.name).await?;
@@ -103,7 +105,8 @@ pub(crate) async fn pool_view(
                 kind: e.kind,
                 node: e.node_name,
                 instance_id: e.instance_id,
-                job_id: e.job_id,
+                // Which job a launch was for is its owner's business (and staff's).
+                job_id: e.job_id.filter(|_| staff),
                 reason: e.reason,
             })
             .collect(),
@@ -126,7 +129,7 @@ pub async fn pool_list(
     caller.require_unscoped()?;
     let mut items = Vec::new();
     for row in cloud::pool_list(&state.pool).await? {
-        items.push(pool_view(&state, row, false).await?);
+        items.push(pool_view(&state, row, false, caller.sees_all_jobs()).await?);
     }
     Ok(Json(PoolList { items }))
 }
@@ -151,7 +154,9 @@ pub async fn pool_get(
     let row = cloud::pool_get(&state.pool, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no pool {name}")))?;
-    Ok(Json(pool_view(&state, row, true).await?))
+    Ok(Json(
+        pool_view(&state, row, true, caller.sees_all_jobs()).await?,
+    ))
 }
 
 /// Checks pool `name`'s spec and writes it in `tx` with its slots and partitions.
@@ -243,7 +248,10 @@ pub async fn pool_put(
     } else {
         StatusCode::OK
     };
-    Ok((status, Json(pool_view(&state, row, true).await?)))
+    Ok((
+        status,
+        Json(pool_view(&state, row, true, caller.sees_all_jobs()).await?),
+    ))
 }
 
 /// Delete a cloud node pool (admins).

@@ -705,13 +705,19 @@ impl LocalProvider {
                 .map_err(ProviderError)?;
                 tracing::info!(instance.id = %id, node.name = %record.node, processes = processes.len(), "terminating local instance");
             }
+            // The instance's disk goes with it (the worker's state, with its copy of
+            // `berth`): only its record stays, for describe.
+            let disk = instance_dir(&self.state_dir, id).join("worker");
             if processes.is_empty() {
+                let _ = std::fs::remove_dir_all(&disk);
                 continue;
             }
             signal_all(&processes, nix::sys::signal::Signal::SIGTERM);
             std::thread::spawn(move || {
                 std::thread::sleep(TERMINATE_GRACE);
                 signal_all(&processes, nix::sys::signal::Signal::SIGKILL);
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                let _ = std::fs::remove_dir_all(&disk);
             });
         }
         Ok(())

@@ -337,6 +337,13 @@ impl PoolSpec {
                 if self.ec2.is_some() {
                     return bad("ec2", "only for provider ec2".into());
                 }
+                if self
+                    .local
+                    .as_ref()
+                    .is_some_and(|l| l.boot_delay > 30 * 86_400)
+                {
+                    return bad("local.boot_delay", "seconds, 0 to 2592000".into());
+                }
             }
         }
         Ok(())
@@ -540,6 +547,13 @@ mod tests {
         let mut s = spec();
         s.tags.insert("berth:pool".into(), "x".into());
         assert_eq!(s.validate().unwrap_err().0, "tags");
+        let mut s = spec();
+        s.local = Some(LocalOptions {
+            boot_delay: u64::MAX,
+            ..Default::default()
+        });
+        assert_eq!(s.validate().unwrap_err().0, "local.boot_delay");
+        assert_eq!(s.expected_boot_seconds(), s.boot_timeout);
     }
 
     #[test]

@@ -479,7 +479,10 @@ impl Cloud {
         let at = Instant::now();
         shared.job_reasons.retain(|_, (_, until)| *until > at);
         for w in &mut plan.pending {
-            if matches!(w.reason.as_str(), "Resources" | "Priority") {
+            if matches!(
+                w.reason.as_str(),
+                "Resources" | "Priority" | "ReqNodeNotAvail"
+            ) {
                 if let Some((reason, _)) = shared.job_reasons.get(&w.job_id) {
                     w.reason = reason.clone();
                 }
@@ -681,7 +684,11 @@ impl Cloud {
             let active = mine.iter().filter(|n| n.state != "POWERED_DOWN").count() as u32;
             let mut up: Vec<String> = mine
                 .iter()
-                .filter(|n| n.state == "POWERED_DOWN" && n.power_request.as_deref() == Some("up"))
+                .filter(|n| {
+                    n.state == "POWERED_DOWN"
+                        && n.power_request.as_deref() == Some("up")
+                        && cloud_db::slot_index(name, &n.name).is_some_and(|i| i <= spec.max_nodes)
+                })
                 .map(|n| n.name.clone())
                 .collect();
             let missing = spec.min_nodes.saturating_sub(active + up.len() as u32);
@@ -752,7 +759,14 @@ impl Cloud {
                 continue;
             };
             let timeout = chrono::Duration::seconds(spec.boot_timeout as i64);
+            let above_max =
+                cloud_db::slot_index(&n.pool, &n.name).is_none_or(|i| i > spec.max_nodes);
             let action: Option<(&str, String, bool)> = match n.state.as_str() {
+                "UP" | "DRAINING" | "DRAINED" | "DOWN" if above_max && !n.busy => Some((
+                    "terminate",
+                    format!("above max_nodes ({})", spec.max_nodes),
+                    false,
+                )),
                 "POWERING_UP" if n.launched_at.is_some_and(|t| t + timeout < now) => Some((
                     "boot_timeout",
                     format!("did not join within boot_timeout ({} s)", spec.boot_timeout),
@@ -832,20 +846,28 @@ impl Cloud {
                 return Ok(false);
             }
         }
-        // Operators' POWER_DOWN of a busy node: drain it so it takes no new work.
-        for n in nodes
-            .iter()
-            .filter(|n| n.state == "UP" && n.busy && n.power_request.as_deref() == Some("down"))
-        {
+        // Operators' POWER_DOWN of a busy node, and busy nodes left above a lowered
+        // max_nodes: drain them so they take no new work.
+        for n in nodes.iter().filter(|n| n.state == "UP" && n.busy) {
+            let above_max = specs.get(&n.pool).is_some_and(|(spec, ..)| {
+                cloud_db::slot_index(&n.pool, &n.name).is_none_or(|i| i > spec.max_nodes)
+            });
+            let reason = if n.power_request.as_deref() == Some("down") {
+                "POWER_DOWN requested".to_string()
+            } else if above_max {
+                "above max_nodes: terminated once its jobs end".to_string()
+            } else {
+                continue;
+            };
             let Some(mut tx) = self.check(db, term).await? else {
                 return Ok(false);
             };
-            berth_db::node::node_admin_drain_in_tx(&mut tx, &n.name, "POWER_DOWN requested")
-                .await?;
+            berth_db::node::node_admin_drain_in_tx(&mut tx, &n.name, &reason).await?;
             tx.commit().await?;
         }
 
-        // 5. Compare with the provider.
+        // 5. Compare with the provider (what this pass changed included).
+        let nodes = scaling::scaling_node_list(db).await?;
         if describe {
             for (name, (spec, raw, ..)) in &specs {
                 if !self.compare(db, term, name, spec, raw, &nodes).await? {
@@ -1019,10 +1041,11 @@ impl Cloud {
                     .map(|z| format!(" in {z}"))
                     .unwrap_or_default(),
                 spec.market.as_str(),
-                launch
-                    .job_id
-                    .map(|j| format!(" for job {j}"))
-                    .unwrap_or_default()
+                if launch.job_id.is_some() {
+                    " for a planned start"
+                } else {
+                    ""
+                }
             );
             cloud_db::cloud_event_insert_in_tx(
                 &mut tx,
@@ -1143,6 +1166,22 @@ impl Cloud {
         )
         .await?;
         if kind == "boot_timeout" {
+            // An image that never boots must not be relaunched at the launch rate: the
+            // pool backs off as after a failed launch.
+            let failures: i32 =
+                sqlx::query_scalar("SELECT consecutive_failures FROM pools WHERE name = $1")
+                    .bind(&n.pool)
+                    .fetch_optional(&mut *tx)
+                    .await?
+                    .unwrap_or(0);
+            let wait = backoff(failures + 1);
+            scaling::pool_failure(
+                &mut *tx,
+                &n.pool,
+                &format!("{}: {reason}", n.name),
+                Utc::now() + chrono::Duration::from_std(wait).unwrap_or_default(),
+            )
+            .await?;
             if let Some(launch) = n.launch_id {
                 let job: Option<i64> =
                     sqlx::query_scalar("SELECT job_id FROM cloud_launches WHERE id = $1")

@@ -127,8 +127,10 @@ pub async fn run_loop(
         }
         // The cloud reconciler runs while this process leads, under its term.
         match (term, &cloud_task) {
-            (Some(t), Some((running, _))) if *running == t => {}
+            (Some(t), Some((running, task))) if *running == t && !task.is_finished() => {}
             (Some(t), _) => {
+                // A new term, or the reconciler ended (a panic in it must not stop
+                // scaling until the next failover): (re)start it.
                 if let Some((_, task)) = cloud_task.take() {
                     task.abort();
                 }
