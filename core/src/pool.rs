@@ -353,7 +353,11 @@ impl PoolSpec {
     pub fn expected_boot_seconds(&self) -> u64 {
         self.expected_boot
             .unwrap_or(match (&self.provider, &self.local) {
-                (ProviderKind::Local, l) => l.as_ref().map_or(0, |l| l.boot_delay) + 5,
+                (ProviderKind::Local, l) => l
+                    .as_ref()
+                    .map_or(0, |l| l.boot_delay)
+                    .saturating_add(5)
+                    .min(self.boot_timeout),
                 (ProviderKind::Ec2, _) => self.boot_timeout / 4,
             })
     }
