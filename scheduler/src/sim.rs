@@ -81,6 +81,30 @@ pub struct SimJob {
     pub constraint: Option<String>,
 }
 
+impl SimJob {
+    /// The planner's view of this job while it waits, with its association's fairshare
+    /// factor.
+    pub(crate) fn pending_view(&self, fairshare: f64) -> PendingJob {
+        PendingJob {
+            id: self.id,
+            submit_time: self.submit,
+            partition_tier: 1,
+            qos_priority: self.qos_priority,
+            fairshare,
+            nice: self.nice,
+            nodes: self.nodes,
+            gpus_per_node: self.gpus_per_node,
+            exclusive: self.exclusive,
+            time_limit: self.time_limit,
+            constraint: self.constraint.clone(),
+            cpus: self.cpus,
+            cpus_per_node: self.cpus_per_node.max(1),
+            mem_per_node_mib: self.mem_per_node_mib,
+            ..Default::default()
+        }
+    }
+}
+
 /// The replay's knobs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -374,26 +398,11 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
                     .iter()
                     .map(|i| {
                         let j = &jobs[*i];
-                        PendingJob {
-                            id: j.id,
-                            submit_time: j.submit,
-                            partition_tier: 1,
-                            qos_priority: j.qos_priority,
-                            fairshare: fairshare
-                                .get(&(j.account.clone(), j.user.clone()))
-                                .copied()
-                                .unwrap_or(1.0),
-                            nice: j.nice,
-                            nodes: j.nodes,
-                            gpus_per_node: j.gpus_per_node,
-                            exclusive: j.exclusive,
-                            time_limit: j.time_limit,
-                            constraint: j.constraint.clone(),
-                            cpus: j.cpus,
-                            cpus_per_node: j.cpus_per_node.max(1),
-                            mem_per_node_mib: j.mem_per_node_mib,
-                            ..Default::default()
-                        }
+                        let share = fairshare
+                            .get(&(j.account.clone(), j.user.clone()))
+                            .copied()
+                            .unwrap_or(1.0);
+                        j.pending_view(share)
                     })
                     .collect(),
                 ..Default::default()

@@ -34,7 +34,7 @@
 use crate::cloud::{
     Cloud, CloudSettings, PoolPlanning, SlotView, POWERED_DOWN_WEIGHT, POWERING_UP_WEIGHT,
 };
-use crate::planner::{self, NodeView, PendingJob, Placement, RunningAlloc, Snapshot};
+use crate::planner::{self, NodeView, Placement, RunningAlloc, Snapshot};
 use crate::sim::{percentile, SimConfig, SimJob, SimNode, SimOutcome, RUNS_FOREVER};
 use berth_core::priority;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -488,26 +488,11 @@ pub fn simulate_pool(
                     .iter()
                     .map(|i| {
                         let j = &jobs[*i];
-                        PendingJob {
-                            id: j.id,
-                            submit_time: j.submit,
-                            partition_tier: 1,
-                            qos_priority: j.qos_priority,
-                            fairshare: fairshare
-                                .get(&(j.account.clone(), j.user.clone()))
-                                .copied()
-                                .unwrap_or(1.0),
-                            nice: j.nice,
-                            nodes: j.nodes,
-                            gpus_per_node: j.gpus_per_node,
-                            exclusive: j.exclusive,
-                            time_limit: j.time_limit,
-                            constraint: j.constraint.clone(),
-                            cpus: j.cpus,
-                            cpus_per_node: j.cpus_per_node.max(1),
-                            mem_per_node_mib: j.mem_per_node_mib,
-                            ..Default::default()
-                        }
+                        let share = fairshare
+                            .get(&(j.account.clone(), j.user.clone()))
+                            .copied()
+                            .unwrap_or(1.0);
+                        j.pending_view(share)
                     })
                     .collect(),
                 ..Default::default()
