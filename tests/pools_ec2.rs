@@ -135,7 +135,7 @@ async fn wait<T>(secs: u64, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 }
 
 /// Starts the worker a launched instance's user-data would start, with the token from
-/// that user-data.
+/// that user-data (as component `<instance id>`). Returns the node's name.
 fn join(c: &mut TestCluster, instance: &serde_json::Value) -> String {
     let node = instance["tags"]["berth:nodes"]
         .as_str()
@@ -147,10 +147,13 @@ fn join(c: &mut TestCluster, instance: &serde_json::Value) -> String {
         .find(|w| w.starts_with("berth_boot_"))
         .expect("a bootstrap token in the user-data")
         .to_string();
-    let state = c.dir.join(&node);
+    // Each instance has a disk of its own (a fresh state directory: no credential kept
+    // from an earlier instance of the same node).
+    let id = instance["id"].as_str().unwrap().to_string();
+    let state = c.dir.join(&id);
     let url = c.url.clone();
     c.spawn_berth(
-        &node,
+        &id,
         &[
             "worker",
             "--api",
@@ -256,6 +259,7 @@ price_per_hour = 98.32
 
     // 2. The instance's worker joins with its token; the job runs there.
     let node = join(&mut c, &first);
+    let first_id = first["id"].as_str().unwrap().to_string();
     let job = c.wait_ended(a, 120).await;
     assert_eq!(job.state, JobState::Completed, "{job:#?}");
     assert_eq!(job.allocations[0].node, node);
@@ -269,7 +273,7 @@ price_per_hour = 98.32
             .then_some(())
     })
     .await;
-    c.kill(&node);
+    c.kill(&first_id);
     let p: Pool = c.get("/v1/pools/gpu").await;
     assert!(p
         .events
@@ -299,6 +303,7 @@ price_per_hour = 98.32
     })
     .await;
     let node = join(&mut c, &second);
+    let second_id = second["id"].as_str().unwrap().to_string();
     c.wait_for(b, 120, |j| j.state == JobState::Running).await;
     let gone = Instant::now();
     moto.ec2(&["terminate", second["id"].as_str().unwrap()]);
@@ -313,6 +318,6 @@ price_per_hour = 98.32
     );
     let job = c.wait_for(b, 30, |j| j.restart_count == 1).await;
     assert_ne!(job.state, JobState::NodeFail, "{job:#?}");
-    c.kill(&node);
+    c.kill(&second_id);
     let _ = c.cli(&c.token, &["cancel", &b.to_string()]);
 }

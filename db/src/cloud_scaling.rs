@@ -367,13 +367,15 @@ pub async fn pool_error_note(
     Ok(())
 }
 
-/// A launch succeeded: the pool's failure count and back-off are cleared.
+/// A launch succeeded: the pool's failure count and back-off are cleared, unless it is
+/// backing off now (after instances that never joined: a launch is no success then).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn pool_success(ex: impl PgExecutor<'_>, pool: &str) -> Result<(), DbError> {
     sqlx::query!(
-        "UPDATE pools SET consecutive_failures = 0, backoff_until = NULL WHERE name = $1",
+        "UPDATE pools SET consecutive_failures = 0, backoff_until = NULL
+         WHERE name = $1 AND (backoff_until IS NULL OR backoff_until <= now())",
         pool
     )
     .execute(ex)

@@ -359,9 +359,15 @@ impl Cloud {
                         offered
                             .insert(slot.id, (now + p.expected_boot.max(1), POWERED_DOWN_WEIGHT));
                     }
-                    _ => {
+                    // The excess of a pool that launches: out of the plan.
+                    Some(p) if p.offerable => {
                         left_out.insert(slot.id);
                     }
+                    // A pool that cannot launch now (backing off, every type set aside)
+                    // keeps its slots in the plan, unavailable: its jobs wait for it
+                    // (`ReqNodeNotAvail`, or the cloud's reason) rather than looking as
+                    // if no partition could ever hold them.
+                    _ => {}
                 }
             }
         }
@@ -719,9 +725,20 @@ impl Cloud {
 
         // 3. Launches to send.
         for launch in scaling::launch_open_list(db).await? {
-            let Some((spec, raw, _, failures)) = specs.get(&launch.pool) else {
+            let Some((spec, raw, backoff_until, failures)) = specs.get(&launch.pool) else {
                 continue;
             };
+            if backoff_until.is_some_and(|b| b > now) {
+                // Written by a cycle that had not yet seen the pool back off: not sent;
+                // its slots return to POWERED_DOWN (no further failure is counted).
+                let Some(mut tx) = self.check(db, term).await? else {
+                    return Ok(false);
+                };
+                scaling::launch_failed_in_tx(&mut tx, launch.id, "the pool is backing off").await?;
+                notify::notify(&mut *tx, notify::JOBS_CHANNEL, "pool").await?;
+                tx.commit().await?;
+                continue;
+            }
             if !self
                 .send_launch(
                     db,
@@ -1078,6 +1095,9 @@ impl Cloud {
         };
         scaling::launch_failed_in_tx(&mut tx, launch.id, error).await?;
         let wait = backoff(failures + 1);
+        if let Some(p) = self.shared().pools.get_mut(&launch.pool) {
+            p.offerable = false;
+        }
         scaling::pool_failure(
             &mut *tx,
             &launch.pool,
@@ -1175,6 +1195,9 @@ impl Cloud {
                     .await?
                     .unwrap_or(0);
             let wait = backoff(failures + 1);
+            if let Some(p) = self.shared().pools.get_mut(&n.pool) {
+                p.offerable = false;
+            }
             scaling::pool_failure(
                 &mut *tx,
                 &n.pool,
