@@ -323,6 +323,39 @@ pub async fn launch_failed_in_tx(
     Ok(())
 }
 
+/// A pool's launch failures in a row (0 when the pool is gone).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn pool_consecutive_failures(
+    ex: impl PgExecutor<'_>,
+    pool: &str,
+) -> Result<i32, DbError> {
+    Ok(sqlx::query_scalar!(
+        "SELECT consecutive_failures FROM pools WHERE name = $1",
+        pool
+    )
+    .fetch_optional(ex)
+    .await?
+    .unwrap_or(0))
+}
+
+/// The job a launch was made for, if any (`None` also when the launch is gone).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn cloud_launch_job(
+    ex: impl PgExecutor<'_>,
+    launch: Uuid,
+) -> Result<Option<i64>, DbError> {
+    Ok(
+        sqlx::query_scalar!("SELECT job_id FROM cloud_launches WHERE id = $1", launch)
+            .fetch_optional(ex)
+            .await?
+            .flatten(),
+    )
+}
+
 /// Records a failed launch on its pool: one more failure in a row, the error, and
 /// launches held back until `backoff_until`.
 ///

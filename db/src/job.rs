@@ -697,6 +697,19 @@ pub async fn job_requeue_launch_failed_in_tx(
     Ok(row)
 }
 
+/// Job `id`'s restart count (its current run), 0 when the job is gone.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_restart_count(ex: impl PgExecutor<'_>, id: i64) -> Result<i32, DbError> {
+    Ok(
+        sqlx::query_scalar!("SELECT restart_count FROM jobs WHERE id = $1", id)
+            .fetch_optional(ex)
+            .await?
+            .unwrap_or(0),
+    )
+}
+
 /// On how many distinct nodes job `id`'s batch launch failed for a reason of the node
 /// (`launch_failed` events whose report names a `node` fault), over all its runs.
 ///

@@ -37,9 +37,9 @@ use crate::LEASE_ROLE;
 use berth_cloud::{Instance, LaunchError, LaunchRequest, NodeBoot, Provider};
 use berth_core::pool::{InstanceShape, Market, PoolSpec, ProviderKind};
 use berth_db::cloud_scaling::{self as scaling, ScalingNodeRow};
-use berth_db::{allocation, cloud as cloud_db, job, lease, node_credential, notify, DbError, Pool};
+use berth_db::{cloud as cloud_db, job, lease, node_credential, notify, DbError, Pool};
 use chrono::{DateTime, Utc};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -1147,7 +1147,7 @@ impl Cloud {
                 return Ok(false);
             };
             if force {
-                requeue_node_jobs(&mut tx, n.id, &n.name).await?;
+                crate::reconcile::fail_node_runs_in_tx(&mut tx, n.id, &n.name).await?;
             }
             if !scaling::node_power_down_begin_in_tx(&mut tx, n.id, reason, force).await? {
                 return Ok(true);
@@ -1188,12 +1188,7 @@ impl Cloud {
         if kind == "boot_timeout" {
             // An image that never boots must not be relaunched at the launch rate: the
             // pool backs off as after a failed launch.
-            let failures: i32 =
-                sqlx::query_scalar("SELECT consecutive_failures FROM pools WHERE name = $1")
-                    .bind(&n.pool)
-                    .fetch_optional(&mut *tx)
-                    .await?
-                    .unwrap_or(0);
+            let failures = scaling::pool_consecutive_failures(&mut *tx, &n.pool).await?;
             let wait = backoff(failures + 1);
             if let Some(p) = self.shared().pools.get_mut(&n.pool) {
                 p.offerable = false;
@@ -1206,12 +1201,7 @@ impl Cloud {
             )
             .await?;
             if let Some(launch) = n.launch_id {
-                let job: Option<i64> =
-                    sqlx::query_scalar("SELECT job_id FROM cloud_launches WHERE id = $1")
-                        .bind(launch)
-                        .fetch_optional(&mut *tx)
-                        .await?
-                        .flatten();
+                let job = scaling::cloud_launch_job(&mut *tx, launch).await?;
                 if let Some(job) = job {
                     self.shared().job_reasons.insert(
                         job,
@@ -1220,12 +1210,7 @@ impl Cloud {
                             Instant::now() + Duration::from_secs(spec.boot_timeout.max(60)),
                         ),
                     );
-                    let run: i32 =
-                        sqlx::query_scalar("SELECT restart_count FROM jobs WHERE id = $1")
-                            .bind(job)
-                            .fetch_optional(&mut *tx)
-                            .await?
-                            .unwrap_or(0);
+                    let run = job::job_restart_count(&mut *tx, job).await?;
                     job::job_event_insert(
                         &mut *tx,
                         job,
@@ -1353,7 +1338,11 @@ impl Cloud {
             let Some(mut tx) = self.check(db, term).await? else {
                 return Ok(false);
             };
-            let jobs = requeue_node_jobs(&mut tx, n.id, &n.name).await?;
+            let jobs = crate::reconcile::fail_node_runs_in_tx(&mut tx, n.id, &n.name)
+                .await?
+                .into_iter()
+                .map(|(job, _)| job)
+                .collect::<Vec<_>>();
             scaling::node_instance_gone_in_tx(&mut tx, n.id, &reason).await?;
             cloud_db::cloud_event_insert_in_tx(
                 &mut tx,
@@ -1371,33 +1360,6 @@ impl Cloud {
         }
         Ok(true)
     }
-}
-
-/// Requeues (or fails, for `--no-requeue`) every job with a live run on node `id` and
-/// releases their allocations. Returns the jobs.
-async fn requeue_node_jobs(
-    tx: &mut sqlx::PgConnection,
-    id: i64,
-    name: &str,
-) -> Result<Vec<i64>, DbError> {
-    let runs = allocation::allocation_live_runs_on_node(&mut *tx, id).await?;
-    let mut woken = BTreeSet::new();
-    let mut jobs = Vec::new();
-    for run in &runs {
-        job::job_node_fail_in_tx(tx, run.job_id, run.run, name).await?;
-        woken.extend(allocation::allocation_release_job_in_tx(tx, run.job_id, run.run).await?);
-        jobs.push(run.job_id);
-    }
-    for n in woken {
-        let node_name: Option<String> = sqlx::query_scalar("SELECT name FROM nodes WHERE id = $1")
-            .bind(n)
-            .fetch_optional(&mut *tx)
-            .await?;
-        if let Some(node_name) = node_name {
-            notify::notify(&mut *tx, notify::NODE_CHANNEL, &node_name).await?;
-        }
-    }
-    Ok(jobs)
 }
 
 #[cfg(test)]

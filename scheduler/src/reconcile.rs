@@ -124,25 +124,14 @@ pub async fn reconcile(
             {
                 continue;
             }
-            let runs = allocation::allocation_live_runs_on_node(&mut *tx, silent.id).await?;
-            let mut woken = BTreeSet::new();
-            for run in &runs {
-                match job::job_node_fail_in_tx(&mut tx, run.job_id, run.run, &silent.name).await? {
-                    NodeFailOutcome::Requeued { restart_count } => {
-                        tracing::info!(job.id = run.job_id, restart_count, node.name = %silent.name, "job requeued after node failure");
-                        report.requeued.push(run.job_id);
-                    }
-                    NodeFailOutcome::Failed => {
-                        tracing::info!(job.id = run.job_id, node.name = %silent.name, "job ended NODE_FAIL");
-                        report.node_failed.push(run.job_id);
-                    }
+            let runs = fail_node_runs_in_tx(&mut tx, silent.id, &silent.name).await?;
+            for (job_id, outcome) in &runs {
+                match outcome {
+                    NodeFailOutcome::Requeued { .. } => report.requeued.push(*job_id),
+                    NodeFailOutcome::Failed => report.node_failed.push(*job_id),
                     NodeFailOutcome::Unchanged => {}
                 }
-                woken.extend(
-                    allocation::allocation_release_job_in_tx(&mut tx, run.job_id, run.run).await?,
-                );
             }
-            wake_nodes(&mut tx, &woken).await?;
             notify::notify(&mut *tx, notify::JOBS_CHANNEL, "node").await?;
             tx.commit().await?;
             tracing::warn!(node.name = %silent.name, term, jobs = runs.len(), "node not responding: DOWN");
@@ -184,6 +173,39 @@ async fn resolve_stuck(tx: &mut sqlx::PgConnection, stuck: &LiveRunRow) -> Resul
 }
 
 /// Wakes the long polls of `node_ids` so their workers learn of cancellations at once.
+/// Ends the live runs on a failed node `node_id` (`node_name`): each job is requeued, or
+/// ends NODE_FAIL when it may not be requeued; their allocations on every node are
+/// released and those nodes' long polls woken. Returns each job with what became of it.
+/// The caller holds the transaction (and has checked its term).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub(crate) async fn fail_node_runs_in_tx(
+    tx: &mut sqlx::PgConnection,
+    node_id: i64,
+    node_name: &str,
+) -> Result<Vec<(i64, NodeFailOutcome)>, DbError> {
+    let runs = allocation::allocation_live_runs_on_node(&mut *tx, node_id).await?;
+    let mut woken = BTreeSet::new();
+    let mut outcomes = Vec::with_capacity(runs.len());
+    for run in &runs {
+        let outcome = job::job_node_fail_in_tx(tx, run.job_id, run.run, node_name).await?;
+        match &outcome {
+            NodeFailOutcome::Requeued { restart_count } => {
+                tracing::info!(job.id = run.job_id, restart_count, node.name = %node_name, "job requeued after node failure");
+            }
+            NodeFailOutcome::Failed => {
+                tracing::info!(job.id = run.job_id, node.name = %node_name, "job ended NODE_FAIL");
+            }
+            NodeFailOutcome::Unchanged => {}
+        }
+        woken.extend(allocation::allocation_release_job_in_tx(tx, run.job_id, run.run).await?);
+        outcomes.push((run.job_id, outcome));
+    }
+    wake_nodes(tx, &woken).await?;
+    Ok(outcomes)
+}
+
 async fn wake_nodes(tx: &mut sqlx::PgConnection, node_ids: &BTreeSet<i64>) -> Result<(), DbError> {
     if node_ids.is_empty() {
         return Ok(());
