@@ -171,7 +171,7 @@ pub struct AcctStep {
 
 /// Slurm's memory size in a TRES string: `64G` when a whole number of GiB, else `4000M`.
 pub fn mem_string(mib: u64) -> String {
-    if mib > 0 && mib % 1024 == 0 {
+    if mib > 0 && mib.is_multiple_of(1024) {
         format!("{}G", mib / 1024)
     } else {
         format!("{mib}M")
@@ -285,13 +285,16 @@ pub fn parse_states(list: &str) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// Job ids named by sacct's `-j`: plain ids, and (array id, task index) pairs.
+pub type JobIds = (Vec<i64>, Vec<(i64, i32)>);
+
 /// Job ids as sacct's `-j` takes them: `12` (a job, or every task of array 12) and `5_3`
 /// (task 3 of array 5), comma-separated. Returns the plain ids and the (array, task)
 /// pairs.
 ///
 /// # Errors
 /// A message naming the bad id.
-pub fn parse_job_ids(list: &str) -> Result<(Vec<i64>, Vec<(i64, i32)>), String> {
+pub fn parse_job_ids(list: &str) -> Result<JobIds, String> {
     let mut ids = Vec::new();
     let mut tasks = Vec::new();
     for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
