@@ -142,6 +142,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "pool_put",
         "pool_delete",
         "node_power",
+        "accounting_job_list",
     ];
     if !known.contains(&op) {
         return None;
@@ -166,8 +167,13 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     if who == JobToken {
         return Some(match op {
             "job_create" | "step_create" => 201,
-            "job_list" | "job_cancel_batch" | "job_stats" | "step_list" | "step_get"
-            | "step_output" => 200,
+            "job_list"
+            | "job_cancel_batch"
+            | "job_stats"
+            | "step_list"
+            | "step_get"
+            | "step_output"
+            | "accounting_job_list" => 200,
             "job_get" | "job_cancel" | "job_output" | "job_requeue" | "job_priority"
             | "job_update" => 404,
             _ => 403,
@@ -199,6 +205,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "reservation_get"
             | "pool_list"
             | "pool_get"
+            | "accounting_job_list"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {

@@ -3,6 +3,7 @@
 //! loopback. One test binary (`cargo test -p berth --test e2e`), one module per area.
 
 mod access;
+mod accounting;
 mod api;
 mod array_cancel;
 mod assoc_limits;

@@ -21,6 +21,7 @@
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
 
+pub mod accounting;
 pub mod audit;
 pub mod auth;
 pub mod definitions;
@@ -284,6 +285,7 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/tokens/{id}", delete(tokens::token_revoke))
         .route("/v1/audit", get(audit::audit_list))
+        .route("/v1/accounting/jobs", get(accounting::accounting_job_list))
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

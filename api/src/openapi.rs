@@ -3,8 +3,8 @@
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
 use crate::{
-    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, pools, requeue,
-    reservations, routes, stats, steps, tokens,
+    accounting, audit, fairshare, identity, job_control, node_credentials, nodes, partitions,
+    pools, requeue, reservations, routes, stats, steps, tokens,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -170,6 +170,7 @@ impl Modify for ProblemResponses {
         tokens::token_list,
         tokens::token_revoke,
         audit::audit_list,
+        accounting::accounting_job_list,
         node_credentials::node_bootstrap_create,
         node_credentials::node_join,
         node_credentials::node_rekey,
@@ -188,6 +189,7 @@ impl Modify for ProblemResponses {
         (name = "accounts", description = "The account tree and its members"),
         (name = "tokens", description = "API tokens for CI pipelines and scripts"),
         (name = "audit", description = "The audit log of state-changing calls"),
+        (name = "accounting", description = "Job accounting records, one per job run (sacct)"),
     )
 )]
 pub struct ApiDoc;

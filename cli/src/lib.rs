@@ -4,6 +4,7 @@
 //! client and the formats from here.
 //!
 //! * [`admin`]: `berth node show|drain|resume`, `berth partition list|show|set|delete`.
+//! * [`acct`]: `berth acct` (sacct), job accounting.
 //! * [`access`]: `berth user`, `berth account`, `berth token create|list|revoke`.
 //! * [`client`]: a reqwest wrapper over the REST api, problem documents as errors.
 //! * [`config`]: which cluster client commands talk to (flags, env, config file).
@@ -24,6 +25,7 @@
 //! * [`sim`]: `berth sim`, a trace replay through the planner.
 
 pub mod access;
+pub mod acct;
 pub mod admin;
 pub mod client;
 pub mod cloud_metadata;

@@ -216,6 +216,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Job accounting, like sacct: one line per job run (and its steps).
+    Acct(berth::acct::AcctArgs),
     /// Run a job step inside an allocation, like srun.
     Srun(berth::srun::SrunArgs),
     /// Replay a workload trace through the planner (discrete-event simulation).
@@ -692,6 +694,7 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "sinfo" => "nodes",
         "srun" => "srun",
         "sstat" => "stat",
+        "sacct" => "acct",
         "scontrol" => "scontrol",
         _ => return args,
     };
@@ -868,6 +871,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             interval,
         } => berth::gpus::probe(simulate_gpus.as_deref(), require_nvml, seconds, interval).await,
         Command::Stat { id, json } => berth::stat::stat(&client(url, token)?, id, json).await,
+        Command::Acct(args) => berth::acct::run(&client(url, token)?, &args).await,
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
         Command::Sim(args) => berth::sim::run(&args),
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,

@@ -23,6 +23,7 @@
 //! * [`pool`]: cloud node pools: what an admin declares and what `GET /v1/pools` shows.
 //! * [`text`]: control and bidi characters: refused in names, escaped on terminals.
 
+pub mod accounting;
 pub mod array;
 pub mod auth;
 pub mod begin;

@@ -7,6 +7,7 @@
 //! workspace's `.sqlx/`.
 
 pub mod account;
+pub mod accounting;
 pub mod allocation;
 pub mod api_token;
 pub mod audit;

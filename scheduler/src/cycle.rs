@@ -17,6 +17,10 @@ use chrono::{DateTime, TimeZone, Utc};
 use std::collections::{BTreeSet, HashMap};
 use tracing::instrument;
 
+/// The most ended job runs recorded for accounting per cycle (sacct's records, see
+/// [`berth_db::accounting`]).
+const ACCT_RECORD_BATCH: i64 = 1000;
+
 /// What a cycle did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -319,6 +323,7 @@ pub async fn run_cycle_with_cloud(
 ) -> Result<Outcome, DbError> {
     let now = Utc::now();
     fairshare::charge_ended_runs(pool, now, &config.billing, config.half_life).await?;
+    berth_db::accounting::acct_record_pending(pool, ACCT_RECORD_BATCH).await?;
     let mut input = cache.refresh(pool, now, config).await?;
     let slots = match cloud {
         Some(cloud) => {

@@ -270,7 +270,7 @@ pub use crate::run_dir::checkpoint_dir;
 
 /// The names the `berth` binary answers to inside a job.
 pub const CLIENT_COMMANDS: &[&str] = &[
-    "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat",
+    "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat", "sacct",
 ];
 
 /// Makes (or finds) the node's directory of client commands, `{state_dir}/bin` (mode
