@@ -142,6 +142,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "pool_put",
         "pool_delete",
         "node_power",
+        "usage_get",
+        "usage_cluster_get",
     ];
     if !known.contains(&op) {
         return None;
@@ -199,6 +201,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "reservation_get"
             | "pool_list"
             | "pool_get"
+            | "usage_get"
+            | "usage_cluster_get"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {

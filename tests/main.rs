@@ -47,3 +47,4 @@ mod spot;
 mod steps;
 mod time_limit;
 mod tls;
+mod usage_report;
