@@ -111,7 +111,7 @@ async fn main() {
                                submit_time, start_time, end_time)
                SELECT 'busy', 'u' || (i % 500), 'a' || (i % 50),
                       'gpu', 'COMPLETED', 1, 1, 1, 3600, '#!/bin/sh\ntrue\n', 'slurm-%j.out',
-                      '{{\"i\": ' || i || '}}',
+                      jsonb_build_object('i', i),
                       timestamptz '{hour}' - interval '10 minutes' + make_interval(mins => 20 * (i / {nodes8})),
                       timestamptz '{hour}' - interval '10 minutes' + make_interval(mins => 20 * (i / {nodes8})),
                       timestamptz '{hour}' + interval '10 minutes' + make_interval(mins => 20 * (i / {nodes8}))
