@@ -544,10 +544,11 @@ mod tests {
             (a.unit, a.layout, a.noheader),
             (ReportUnit::Hours, Layout::Parsable2, true)
         );
-        let b = args("user topusage TopCount=3 --tres=gres/gpu,cpu -tpercent");
+        let b = args("user topusage TopCount=3 --tres=gres/gpu,cpu -thours");
         assert_eq!(b.kind, ReportKind::UserTopUsage);
         assert_eq!(b.top_count, 3);
         assert_eq!(b.tres, vec![Tres::Gpu, Tres::Cpu]);
+        assert_eq!(b.unit, ReportUnit::Hours);
         let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
         // percent is only for the cluster report here; the error names the option.
         assert!(parse_args(&words("user topusage -t percent"))
