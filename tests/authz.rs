@@ -143,6 +143,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "pool_delete",
         "node_power",
         "accounting_job_list",
+        "usage_get",
+        "usage_cluster_get",
     ];
     if !known.contains(&op) {
         return None;
@@ -206,6 +208,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "pool_list"
             | "pool_get"
             | "accounting_job_list"
+            | "usage_get"
+            | "usage_cluster_get"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {

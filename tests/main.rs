@@ -48,3 +48,4 @@ mod spot;
 mod steps;
 mod time_limit;
 mod tls;
+mod usage_report;

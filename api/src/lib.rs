@@ -46,6 +46,7 @@ pub mod steps;
 pub mod submit;
 pub mod tls;
 pub mod tokens;
+pub mod usage_report;
 pub mod views;
 
 pub use auth::{mint_token, mint_token_with_key};
@@ -189,6 +190,8 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/hold", post(job_control::job_hold))
         .route("/v1/jobs/{id}/priority", get(fairshare::job_priority))
         .route("/v1/fairshare", get(fairshare::fairshare_list))
+        .route("/v1/usage", get(usage_report::usage_get))
+        .route("/v1/usage/cluster", get(usage_report::usage_cluster_get))
         .route("/v1/qos", get(fairshare::qos_list))
         .route(
             "/v1/qos/{name}",

@@ -2,6 +2,7 @@
 //! checked in at `openapi/berth.json`; a test fails when the two differ
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
+use crate::usage_report;
 use crate::{
     accounting, audit, fairshare, identity, job_control, node_credentials, nodes, partitions,
     pools, requeue, reservations, routes, stats, steps, tokens,
@@ -123,6 +124,8 @@ impl Modify for ProblemResponses {
         job_control::job_release_batch,
         fairshare::job_priority,
         fairshare::fairshare_list,
+        usage_report::usage_get,
+        usage_report::usage_cluster_get,
         fairshare::qos_list,
         fairshare::qos_get,
         fairshare::qos_put,
@@ -190,6 +193,7 @@ impl Modify for ProblemResponses {
         (name = "tokens", description = "API tokens for CI pipelines and scripts"),
         (name = "audit", description = "The audit log of state-changing calls"),
         (name = "accounting", description = "Job accounting records, one per job run (sacct)"),
+        (name = "usage", description = "Usage reports (sreport): TRES time by account, user, partition, QOS, GPU model; cluster utilisation"),
     )
 )]
 pub struct ApiDoc;

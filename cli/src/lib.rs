@@ -18,6 +18,7 @@
 //! * [`gpus`]: `berth gpus`, this machine's GPUs as a worker sees them.
 //! * [`stat`]: `berth stat` (sstat), a job's GPU usage.
 //! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
+//! * [`report`]: `berth report` (sreport): usage reports and cluster utilisation.
 //! * [`server`]: `berth server`'s configuration file and roles.
 //! * [`pg`]: the private PostgreSQL of `berth dev`.
 //! * [`dev`]: `berth dev`, the one-process cluster.
@@ -40,6 +41,7 @@ pub mod join;
 pub mod pg;
 pub mod pools;
 pub mod queue_start;
+pub mod report;
 pub mod reservation;
 pub mod scontrol;
 pub mod server;

@@ -229,6 +229,15 @@ enum Command {
         #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Usage reports, like sreport: `cluster Utilization`, `cluster
+    /// AccountUtilizationByUser`, `user TopUsage`, with `start=`/`end=`, `-T`, `-t`, `-P`,
+    /// `-n`, `--json`.
+    #[command(disable_help_flag = true)]
+    Report {
+        /// The report and its options.
+        #[arg(num_args = 0.., trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Run a batch shell or step task and record how it ends (used by the worker; like
     /// slurmstepd). Everything of the job is in the spec file the worker wrote.
     #[command(hide = true)]
@@ -696,6 +705,7 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "sstat" => "stat",
         "sacct" => "acct",
         "scontrol" => "scontrol",
+        "sreport" => "report",
         _ => return args,
     };
     args[0] = OsString::from("berth");
@@ -875,6 +885,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
         Command::Sim(args) => berth::sim::run(&args),
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
+        Command::Report { args } => berth::report::run(&args, || client(url, token)).await,
         Command::Worker {
             api,
             name,

@@ -78,6 +78,10 @@
 //! local_state_dir = "/var/lib/berth/local-cloud"
 //! orphan_grace_seconds = 120
 //!
+//! [accounting]                  # usage rollups (sreport) and retention
+//! purge_jobs_after = "12months" # slurmdbd's PurgeJobAfter (N hours|days|months); default: never
+//! rollup_interval_seconds = 15  # how fresh the current hour is in reports (1..=60)
+//!
 //! [nodes.gpu01]                 # slurm.conf's node line, as PATCH /v1/nodes/gpu01 takes it
 //! features = ["h100", "ib"]
 //! weight = 10
@@ -165,6 +169,47 @@ pub struct ServerConfigFile {
     /// The scheduler's cloud module (`[cloud]`): how node pools' instances reach the api.
     #[serde(default)]
     pub cloud: CloudSection,
+    /// Usage rollups and retention (`[accounting]`).
+    #[serde(default)]
+    pub accounting: AccountingSection,
+}
+
+/// `[accounting]`: the scheduler leader's accounting reconciler (hourly usage rollups
+/// for sreport, retention of ended jobs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccountingSection {
+    /// Ended jobs older than this are deleted once their usage is rolled up (slurmdbd's
+    /// `PurgeJobAfter`: `12months`, `365days`, `720hours`); absent: never.
+    pub purge_jobs_after: Option<String>,
+    /// Seconds between the reconciler's passes, 1 to 60 (default 15).
+    pub rollup_interval_seconds: Option<u64>,
+}
+
+impl AccountingSection {
+    /// The accounting settings.
+    ///
+    /// # Errors
+    /// A retention period that is not `N hours|days|months`, or an interval outside
+    /// 1..=60; the message names the key and `from`.
+    pub fn settings(
+        &self,
+        from: &str,
+    ) -> anyhow::Result<berth_scheduler::rollup::AccountingSettings> {
+        let mut s = berth_scheduler::rollup::AccountingSettings::default();
+        if let Some(v) = &self.purge_jobs_after {
+            let secs = berth_core::usage_report::parse_purge_after(v)
+                .map_err(|e| anyhow!("accounting.purge_jobs_after: {e} {from}"))?;
+            s.purge_jobs_after = Some(Duration::from_secs(secs));
+        }
+        if let Some(v) = self.rollup_interval_seconds {
+            if !(1..=60).contains(&v) {
+                bail!("accounting.rollup_interval_seconds must be 1 to 60 {from}");
+            }
+            s.rollup_interval = Duration::from_secs(v);
+        }
+        Ok(s)
+    }
 }
 
 /// `[cloud]`: the scheduler leader's cloud module, for node pools.
@@ -555,6 +600,7 @@ impl ServerConfig {
         let cloud = file
             .cloud
             .settings(&listen, file.api.tls_cert.is_some(), &from)?;
+        let accounting = file.accounting.settings(&from)?;
         Ok(ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
@@ -588,6 +634,7 @@ impl ServerConfig {
                 return_to_service,
                 completing_timeout: Duration::from_secs(s.completing_timeout_seconds),
                 cloud,
+                accounting,
             },
             definitions: berth_api::definitions::Definitions {
                 qos: file.qos,
@@ -807,6 +854,50 @@ full_refresh_seconds = 120
                 .to_string()
                 .contains("statement_timeout")
         );
+    }
+
+    #[test]
+    fn accounting_retention_resolves_and_bad_values_name_the_key() {
+        let env = |_: &str| Some("postgres://x/y".to_string());
+        let file = parse_server_config(
+            "[accounting]\npurge_jobs_after = \"12months\"\nrollup_interval_seconds = 5\n",
+            Path::new("b.toml"),
+        )
+        .unwrap();
+        let c = ServerConfig::resolve(file, None, env, None).unwrap();
+        assert_eq!(
+            c.scheduler.accounting.purge_jobs_after,
+            Some(Duration::from_secs(12 * 30 * 86_400))
+        );
+        assert_eq!(
+            c.scheduler.accounting.rollup_interval,
+            Duration::from_secs(5)
+        );
+        let defaults = ServerConfig::resolve(
+            parse_server_config("", Path::new("b.toml")).unwrap(),
+            None,
+            env,
+            None,
+        )
+        .unwrap();
+        assert_eq!(defaults.scheduler.accounting.purge_jobs_after, None);
+        for (text, key) in [
+            (
+                "purge_jobs_after = \"12weeks\"",
+                "accounting.purge_jobs_after",
+            ),
+            (
+                "rollup_interval_seconds = 0",
+                "accounting.rollup_interval_seconds",
+            ),
+        ] {
+            let file = parse_server_config(&format!("[accounting]\n{text}\n"), Path::new("b.toml"))
+                .unwrap();
+            let err = ServerConfig::resolve(file, Some(Path::new("b.toml")), env, None)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(key) && err.contains("b.toml"), "{err}");
+        }
     }
 
     #[test]

@@ -22,6 +22,7 @@
 //! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
 //! * [`pool`]: cloud node pools: what an admin declares and what `GET /v1/pools` shows.
 //! * [`text`]: control and bidi characters: refused in names, escaped on terminals.
+//! * [`usage_report`]: usage reports (sreport) on the wire, hour splitting, retention periods.
 
 pub mod accounting;
 pub mod array;
@@ -45,4 +46,5 @@ pub mod state;
 pub mod stats;
 pub mod step;
 pub mod text;
+pub mod usage_report;
 pub mod wire;

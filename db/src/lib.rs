@@ -32,6 +32,7 @@ pub mod reservation;
 pub mod snapshot;
 pub mod step;
 pub mod usage;
+pub mod usage_rollup;
 pub mod user;
 
 pub use error::DbError;

@@ -53,6 +53,7 @@ pub async fn run_loop(
         .unwrap_or_else(Instant::now);
     let cloud = crate::cloud::Cloud::new(config.cloud.clone());
     let mut cloud_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
+    let mut rollup_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
     tokio::pin!(shutdown);
     loop {
         let mut run_cycle = false;
@@ -143,6 +144,30 @@ pub async fn run_loop(
             }
             (None, None) => {}
         }
+        // The accounting reconciler (usage rollups, retention) likewise.
+        match (term, &rollup_task) {
+            (Some(t), Some((running, task))) if *running == t && !task.is_finished() => {}
+            (Some(t), _) => {
+                if let Some((_, task)) = rollup_task.take() {
+                    task.abort();
+                }
+                rollup_task = Some((
+                    t,
+                    tokio::spawn(crate::rollup::run(
+                        pool.clone(),
+                        t,
+                        config.accounting.clone(),
+                        config.planner.billing,
+                    )),
+                ));
+            }
+            (None, Some(_)) => {
+                if let Some((_, task)) = rollup_task.take() {
+                    task.abort();
+                }
+            }
+            (None, None) => {}
+        }
         if run_cycle {
             // This cycle sees whatever the notifications so far announced.
             woken = None;
@@ -176,6 +201,9 @@ pub async fn run_loop(
         }
     }
     if let Some((_, task)) = cloud_task.take() {
+        task.abort();
+    }
+    if let Some((_, task)) = rollup_task.take() {
         task.abort();
     }
     if let Some(t) = term {

@@ -16,6 +16,8 @@
 //! * [`cloud`]: node pools that follow the queue: slots offered to the planner, launches
 //!   for planned starts, the scaling reconciler.
 //! * [`cpus`]: which CPU ids a placement gets, re-checked under the node lock.
+//! * [`rollup`]: the accounting reconciler: hourly usage rollups, GPU state samples,
+//!   retention of ended jobs.
 //!
 //! A cycle runs when `NOTIFY berth_jobs` arrives (a submission, an end, a node) and on a
 //! timer.
@@ -28,6 +30,7 @@ pub mod fairshare;
 pub mod leadership;
 pub mod planner;
 pub mod reconcile;
+pub mod rollup;
 pub mod sim;
 pub mod sim_pools;
 pub mod snapshot;
@@ -72,6 +75,8 @@ pub struct SchedulerConfig {
     pub db_timeouts: berth_db::Timeouts,
     /// The cloud module's settings (node pools).
     pub cloud: cloud::CloudSettings,
+    /// The accounting reconciler's settings (usage rollups, retention).
+    pub accounting: rollup::AccountingSettings,
 }
 
 impl SchedulerConfig {
@@ -93,6 +98,7 @@ impl SchedulerConfig {
             db_timeouts: berth_db::Timeouts::default(),
             planner: planner::PlannerConfig::default(),
             cloud: cloud::CloudSettings::default(),
+            accounting: rollup::AccountingSettings::default(),
         }
     }
 
