@@ -3,8 +3,8 @@
 //! (`BERTH_UPDATE_OPENAPI=1` rewrites the file).
 
 use crate::{
-    audit, fairshare, identity, job_control, node_credentials, nodes, partitions, pools, requeue,
-    reservations, routes, stats, steps, tokens,
+    audit, events, fairshare, identity, job_control, node_credentials, nodes, partitions, pools,
+    requeue, reservations, routes, stats, steps, tokens, webhooks,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -173,6 +173,15 @@ impl Modify for ProblemResponses {
         node_credentials::node_bootstrap_create,
         node_credentials::node_join,
         node_credentials::node_rekey,
+        events::event_list,
+        webhooks::webhook_create,
+        webhooks::webhook_list,
+        webhooks::webhook_get,
+        webhooks::webhook_update,
+        webhooks::webhook_delete,
+        webhooks::webhook_test,
+        webhooks::webhook_delivery_list,
+        webhooks::webhook_redeliver,
     ),
     modifiers(&BearerAuth, &ProblemResponses),
     tags(
@@ -188,6 +197,8 @@ impl Modify for ProblemResponses {
         (name = "accounts", description = "The account tree and its members"),
         (name = "tokens", description = "API tokens for CI pipelines and scripts"),
         (name = "audit", description = "The audit log of state-changing calls"),
+        (name = "events", description = "The event stream (CloudEvents; Server-Sent Events or pages)"),
+        (name = "webhooks", description = "Webhooks: events POSTed to your endpoint, signed (Standard Webhooks)"),
     )
 )]
 pub struct ApiDoc;

@@ -13,6 +13,7 @@ pub mod audit;
 pub mod cloud;
 pub mod cloud_scaling;
 pub mod error;
+pub mod event;
 pub mod gpu_stats;
 pub mod idempotency;
 pub mod job;
@@ -32,6 +33,7 @@ pub mod snapshot;
 pub mod step;
 pub mod usage;
 pub mod user;
+pub mod webhook;
 
 pub use error::DbError;
 
