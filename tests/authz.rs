@@ -145,6 +145,15 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "accounting_job_list",
         "usage_get",
         "usage_cluster_get",
+        "event_list",
+        "webhook_create",
+        "webhook_list",
+        "webhook_get",
+        "webhook_update",
+        "webhook_delete",
+        "webhook_test",
+        "webhook_delivery_list",
+        "webhook_redeliver",
     ];
     if !known.contains(&op) {
         return None;
@@ -210,6 +219,10 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "accounting_job_list"
             | "usage_get"
             | "usage_cluster_get"
+            | "event_list"
+            | "webhook_list"
+            | "webhook_get"
+            | "webhook_delivery_list"
     );
     // API token scopes refuse before anything else.
     if who == ReadOnlyToken && !read {
@@ -251,7 +264,9 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "step_create" => 201,
         "job_output_upload" | "step_output_upload" | "user_delete" | "account_delete"
         | "membership_delete" | "token_revoke" | "partition_delete" | "reservation_delete"
-        | "pool_delete" => 204,
+        | "pool_delete" | "webhook_delete" => 204,
+        "webhook_create" => 201,
+        "webhook_test" | "webhook_redeliver" => 202,
         _ => 200,
     };
     let worker_route = matches!(
@@ -282,6 +297,16 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             // Operators power pool nodes up and down; admins declare pools (below).
             | "node_power"
     );
+    // Webhooks are their creator's (and admins'): ursula's are unknown to others.
+    let webhook_of_owner = matches!(
+        op,
+        "webhook_get"
+            | "webhook_update"
+            | "webhook_delete"
+            | "webhook_test"
+            | "webhook_delivery_list"
+            | "webhook_redeliver"
+    );
     // Resources named in the path that belong to the owner (ursula).
     let owners_resource = matches!(
         op,
@@ -304,7 +329,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_output"
             // The fixture's reservation admits the owner only.
             | "reservation_get"
-    );
+    ) || webhook_of_owner;
     Some(match who {
         // The fixture's job is pending, never placed: its output is no one's to upload.
         Admin if op == "job_output_upload" => 404,
@@ -328,6 +353,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         }
         // Operators revoke only their own tokens: ursula's is invisible to them.
         Operator if op == "token_revoke" => 404,
+        Operator if webhook_of_owner => 404,
         // A step runs code as the job's user: operators control jobs but do not run code
         // in them (admins may, like Slurm's root).
         Operator if op == "step_create" => 403,
@@ -369,6 +395,9 @@ struct Fixture {
     /// ursula's running job, with one step (`step`).
     running: i64,
     step: i64,
+    /// ursula's webhook, with one (test) delivery.
+    webhook: i64,
+    delivery: i64,
     counter: std::sync::atomic::AtomicU32,
 }
 
@@ -624,6 +653,32 @@ async fn prepare(
             path = path.replace("{name}", &name);
             None
         }
+        "webhook_create" => {
+            Some(json!({"url": "https://hooks.invalid/x", "events": ["berth.job.ended"]}))
+        }
+        "webhook_update" => {
+            path = path.replace("{id}", &f.webhook.to_string());
+            Some(json!({"enabled": true}))
+        }
+        "webhook_get" | "webhook_test" | "webhook_delivery_list" | "webhook_redeliver" => {
+            path = path
+                .replace("{id}", &f.webhook.to_string())
+                .replace("{delivery}", &f.delivery.to_string());
+            None
+        }
+        "webhook_delete" => {
+            let (s, w) = c
+                .call(
+                    Method::POST,
+                    "/v1/webhooks",
+                    Some(owner),
+                    Some(json!({"url": "https://hooks.invalid/gone", "events": ["*"]})),
+                )
+                .await;
+            assert_eq!(s, 201, "{w}");
+            path = path.replace("{id}", &w["id"].to_string());
+            None
+        }
         "token_revoke" => {
             let (_, t) = c
                 .call(
@@ -778,10 +833,32 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+    // ursula's webhook, with a test delivery.
+    let (s, webhook) = c
+        .call(
+            Method::POST,
+            "/v1/webhooks",
+            Some(&owner),
+            Some(json!({"url": "https://hooks.invalid/authz", "events": ["berth.job.*"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{webhook}");
+    let webhook = webhook["id"].as_i64().unwrap();
+    let (s, delivery) = c
+        .call(
+            Method::POST,
+            &format!("/v1/webhooks/{webhook}/test"),
+            Some(&owner),
+            None,
+        )
+        .await;
+    assert_eq!(s, 202, "{delivery}");
     let fixture = Fixture {
         job: pending,
         running,
         step: step["step_id"].as_i64().unwrap(),
+        webhook,
+        delivery: delivery["id"].as_i64().unwrap(),
         counter: Default::default(),
     };
 

@@ -17,6 +17,8 @@
 //! * [`limits`]: rate, size and time limits;
 //! * [`oidc`]: external OpenID Connect issuers through their JWKS;
 //! * [`tls`]: HTTPS with rustls;
+//! * [`events`]: the event stream (`GET /v1/events`, SSE);
+//! * [`webhooks`]: webhooks and their delivery reconciler;
 //! * [`node_credentials`]: bootstrap tokens and node credentials (how workers join);
 //! * [`error`]: the one error → RFC 9457 problem mapping;
 //! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
@@ -26,6 +28,7 @@ pub mod audit;
 pub mod auth;
 pub mod definitions;
 pub mod error;
+pub mod events;
 pub mod fairshare;
 pub mod identity;
 pub mod job_control;
@@ -48,6 +51,7 @@ pub mod tls;
 pub mod tokens;
 pub mod usage_report;
 pub mod views;
+pub mod webhooks;
 
 pub use auth::{mint_token, mint_token_with_key};
 
@@ -89,6 +93,8 @@ pub struct ApiConfig {
     /// the scheduler runs with): syncing workers get a lease shorter than it
     /// ([`node_lease`]).
     pub node_timeout: Duration,
+    /// The `[webhooks]` settings.
+    pub webhooks: webhooks::WebhookSettings,
 }
 
 /// Errors starting or running the api.
@@ -130,6 +136,8 @@ pub struct AppState {
     pub oidc: oidc::OidcVerifier,
     /// The lease each sync gives its worker ([`node_lease`]); `None`: none.
     pub node_lease: Option<Duration>,
+    /// Wakes event streams; the webhook settings.
+    pub events: events::EventHub,
 }
 
 /// The lease a worker gets with each successful sync when the scheduler declares a node
@@ -289,6 +297,26 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/tokens/{id}", delete(tokens::token_revoke))
         .route("/v1/audit", get(audit::audit_list))
         .route("/v1/accounting/jobs", get(accounting::accounting_job_list))
+        .route("/v1/events", get(events::event_list))
+        .route(
+            "/v1/webhooks",
+            post(webhooks::webhook_create).get(webhooks::webhook_list),
+        )
+        .route(
+            "/v1/webhooks/{id}",
+            get(webhooks::webhook_get)
+                .patch(webhooks::webhook_update)
+                .delete(webhooks::webhook_delete),
+        )
+        .route("/v1/webhooks/{id}/test", post(webhooks::webhook_test))
+        .route(
+            "/v1/webhooks/{id}/deliveries",
+            get(webhooks::webhook_delivery_list),
+        )
+        .route(
+            "/v1/webhooks/{id}/deliveries/{delivery}/redeliver",
+            post(webhooks::webhook_redeliver),
+        )
         .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -378,6 +406,9 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         .map_err(ServeError::Definitions)?;
     let (node_events, _) = broadcast::channel(1024);
     tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
+    let events = events::EventHub::new(config.webhooks.clone());
+    tokio::spawn(events::forward_events(pool.clone(), events.clone()));
+    tokio::spawn(webhooks::run(pool.clone(), events.clone()));
     let limiters = limits::RateLimiters::new(config.limits.clone());
     tokio::spawn({
         let limiters = limiters.clone();
@@ -395,6 +426,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         limiters,
         oidc: oidc::OidcVerifier::new(config.oidc.clone()),
         node_lease: node_lease(config.node_timeout),
+        events,
     })
 }
 

@@ -4,8 +4,8 @@
 
 use crate::usage_report;
 use crate::{
-    accounting, audit, fairshare, identity, job_control, node_credentials, nodes, partitions,
-    pools, requeue, reservations, routes, stats, steps, tokens,
+    accounting, audit, events, fairshare, identity, job_control, node_credentials, nodes,
+    partitions, pools, requeue, reservations, routes, stats, steps, tokens, webhooks,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -177,6 +177,15 @@ impl Modify for ProblemResponses {
         node_credentials::node_bootstrap_create,
         node_credentials::node_join,
         node_credentials::node_rekey,
+        events::event_list,
+        webhooks::webhook_create,
+        webhooks::webhook_list,
+        webhooks::webhook_get,
+        webhooks::webhook_update,
+        webhooks::webhook_delete,
+        webhooks::webhook_test,
+        webhooks::webhook_delivery_list,
+        webhooks::webhook_redeliver,
     ),
     modifiers(&BearerAuth, &ProblemResponses),
     tags(
@@ -194,6 +203,8 @@ impl Modify for ProblemResponses {
         (name = "audit", description = "The audit log of state-changing calls"),
         (name = "accounting", description = "Job accounting records, one per job run (sacct)"),
         (name = "usage", description = "Usage reports (sreport): TRES time by account, user, partition, QOS, GPU model; cluster utilisation"),
+        (name = "events", description = "The event stream (CloudEvents; Server-Sent Events or pages)"),
+        (name = "webhooks", description = "Webhooks: events POSTed to your endpoint, signed (Standard Webhooks)"),
     )
 )]
 pub struct ApiDoc;

@@ -200,7 +200,7 @@ impl Client {
         format!("{}{}", self.base, path)
     }
 
-    async fn send(
+    pub(crate) async fn send(
         &self,
         request: reqwest::RequestBuilder,
         what: String,

@@ -209,6 +209,11 @@ async fn run_cluster(
         tls: None,
         definitions,
         node_timeout: scheduler_config.node_timeout,
+        // The one person running `berth dev` may point webhooks at this machine.
+        webhooks: berth_api::webhooks::WebhookSettings {
+            allow_private_networks: true,
+            ..file.webhooks.settings(from)?
+        },
     };
     let stop = shutdown.clone();
     tasks.push((

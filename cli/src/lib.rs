@@ -33,6 +33,7 @@ pub mod cloud_metadata;
 pub mod commands;
 pub mod config;
 pub mod dev;
+pub mod events;
 pub mod fairshare;
 pub mod format;
 pub mod gpus;

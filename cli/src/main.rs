@@ -105,6 +105,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The cluster's events (CloudEvents): `berth events [--follow] [--type berth.job.*]`.
+    Events(berth::events::EventsArgs),
+    /// Webhooks: `berth webhook add URL --event berth.job.ended`, `list`, `show`,
+    /// `enable`, `disable`, `delete`, `test`, `deliveries`, `redeliver`.
+    Webhook {
+        #[command(subcommand)]
+        what: berth::events::WebhookCommand,
+    },
+    /// Slurm's strigger: `--set --node=NAME --down --program=https://…` (triggers are
+    /// delivered as webhooks), `--get`, `--clear --id=N`.
+    Strigger(berth::events::StriggerArgs),
     /// Declare or delete a cloud node pool (admins): `berth pool set NAME --file
     /// pool.toml`, `berth pool delete NAME`.
     Pool {
@@ -706,6 +717,7 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "sacct" => "acct",
         "scontrol" => "scontrol",
         "sreport" => "report",
+        "strigger" => "strigger",
         _ => return args,
     };
     args[0] = OsString::from("berth");
@@ -814,6 +826,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Pools { name, json } => {
             berth::pools::pools(&client(url, token)?, name.as_deref(), json).await
         }
+        Command::Events(args) => berth::events::events(&client(url, token)?, &args).await,
+        Command::Webhook { what } => berth::events::webhook(&client(url, token)?, what).await,
+        Command::Strigger(args) => berth::events::strigger(&client(url, token)?, &args).await,
         Command::Pool { what } => {
             let client = client(url, token)?;
             match what {

@@ -172,6 +172,9 @@ pub struct ServerConfigFile {
     /// Usage rollups and retention (`[accounting]`).
     #[serde(default)]
     pub accounting: AccountingSection,
+    /// Webhook delivery (`[webhooks]`).
+    #[serde(default)]
+    pub webhooks: WebhooksSection,
 }
 
 /// `[accounting]`: the scheduler leader's accounting reconciler (hourly usage rollups
@@ -207,6 +210,71 @@ impl AccountingSection {
                 bail!("accounting.rollup_interval_seconds must be 1 to 60 {from}");
             }
             s.rollup_interval = Duration::from_secs(v);
+        }
+        Ok(s)
+    }
+}
+
+/// `[webhooks]`: how the api delivers webhooks.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhooksSection {
+    /// Deliver users' webhooks to loopback, private and link-local addresses too
+    /// (default false; `berth dev` sets it). Admins' webhooks may always.
+    pub allow_private_networks: Option<bool>,
+    /// The first retry's delay, seconds (default 5); each later one doubles it.
+    pub retry_base_seconds: Option<u64>,
+    /// The longest delay between two attempts, seconds (default 7200).
+    pub retry_max_seconds: Option<u64>,
+    /// How long a delivery is retried, hours (default 26).
+    pub retry_for_hours: Option<u64>,
+    /// How long one attempt may take, seconds (default 10).
+    pub timeout_seconds: Option<u64>,
+    /// Disable a webhook after this many failed attempts in a row (default 1000; 0:
+    /// never for this alone).
+    pub disable_after_failures: Option<u32>,
+    /// Disable a webhook failing without a success for this long, hours (default 24).
+    pub disable_after_hours: Option<u64>,
+}
+
+impl WebhooksSection {
+    /// The api's webhook settings.
+    ///
+    /// # Errors
+    /// A zero delay, duration or timeout.
+    pub fn settings(&self, from: &str) -> anyhow::Result<berth_api::webhooks::WebhookSettings> {
+        let mut s = berth_api::webhooks::WebhookSettings::default();
+        for (key, value) in [
+            ("webhooks.retry_base_seconds", self.retry_base_seconds),
+            ("webhooks.retry_max_seconds", self.retry_max_seconds),
+            ("webhooks.retry_for_hours", self.retry_for_hours),
+            ("webhooks.timeout_seconds", self.timeout_seconds),
+            ("webhooks.disable_after_hours", self.disable_after_hours),
+        ] {
+            if value == Some(0) {
+                bail!("{key} must be at least 1 {from}");
+            }
+        }
+        if let Some(v) = self.allow_private_networks {
+            s.allow_private_networks = v;
+        }
+        if let Some(v) = self.retry_base_seconds {
+            s.retry_base = Duration::from_secs(v);
+        }
+        if let Some(v) = self.retry_max_seconds {
+            s.retry_max = Duration::from_secs(v);
+        }
+        if let Some(v) = self.retry_for_hours {
+            s.retry_for = Duration::from_secs(v.saturating_mul(3600));
+        }
+        if let Some(v) = self.timeout_seconds {
+            s.timeout = Duration::from_secs(v);
+        }
+        if let Some(v) = self.disable_after_failures {
+            s.disable_after_failures = v;
+        }
+        if let Some(v) = self.disable_after_hours {
+            s.disable_after = Duration::from_secs(v.saturating_mul(3600));
         }
         Ok(s)
     }
@@ -490,6 +558,8 @@ pub struct ServerConfig {
     pub scheduler: SchedulerConfig,
     /// QOS and partitions to apply when the api starts.
     pub definitions: berth_api::definitions::Definitions,
+    /// The api's webhook settings.
+    pub webhooks: berth_api::webhooks::WebhookSettings,
 }
 
 /// Parses a server configuration file's text; errors name `path` and the key.
@@ -601,6 +671,7 @@ impl ServerConfig {
             .cloud
             .settings(&listen, file.api.tls_cert.is_some(), &from)?;
         let accounting = file.accounting.settings(&from)?;
+        let webhooks = file.webhooks.settings(&from)?;
         Ok(ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
@@ -642,6 +713,7 @@ impl ServerConfig {
                 nodes: file.nodes,
                 pools: file.pools,
             },
+            webhooks,
         })
     }
 
@@ -750,6 +822,7 @@ pub async fn run_server(
             tls: config.tls.clone(),
             definitions: config.definitions.clone(),
             node_timeout: config.scheduler.node_timeout,
+            webhooks: config.webhooks.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {

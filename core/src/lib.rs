@@ -30,6 +30,7 @@ pub mod auth;
 pub mod begin;
 pub mod constraint;
 pub mod duration;
+pub mod event;
 pub mod hostlist;
 pub mod identity;
 pub mod pattern;

@@ -14,6 +14,7 @@ pub mod audit;
 pub mod cloud;
 pub mod cloud_scaling;
 pub mod error;
+pub mod event;
 pub mod gpu_stats;
 pub mod idempotency;
 pub mod job;
@@ -34,6 +35,7 @@ pub mod step;
 pub mod usage;
 pub mod usage_rollup;
 pub mod user;
+pub mod webhook;
 
 pub use error::DbError;
 
