@@ -16,6 +16,7 @@
 //! * [`audit`]: the audit log of state-changing calls;
 //! * [`limits`]: rate, size and time limits;
 //! * [`oidc`]: external OpenID Connect issuers through their JWKS;
+//! * [`metrics`]: `GET /metrics` (Prometheus), from a snapshot refreshed in the background;
 //! * [`tls`]: HTTPS with rustls;
 //! * [`node_credentials`]: bootstrap tokens and node credentials (how workers join);
 //! * [`error`]: the one error → RFC 9457 problem mapping;
@@ -29,6 +30,7 @@ pub mod fairshare;
 pub mod identity;
 pub mod job_control;
 pub mod limits;
+pub mod metrics;
 pub mod node_credentials;
 pub mod node_sync;
 pub mod nodes;
@@ -87,6 +89,8 @@ pub struct ApiConfig {
     /// the scheduler runs with): syncing workers get a lease shorter than it
     /// ([`node_lease`]).
     pub node_timeout: Duration,
+    /// `[metrics]`: who may scrape `/metrics`, and how often its snapshot is rebuilt.
+    pub metrics: metrics::MetricsConfig,
 }
 
 /// Errors starting or running the api.
@@ -128,6 +132,9 @@ pub struct AppState {
     pub oidc: oidc::OidcVerifier,
     /// The lease each sync gives its worker ([`node_lease`]); `None`: none.
     pub node_lease: Option<Duration>,
+    /// `/metrics`: the snapshot a background task refreshes, and this replica's request
+    /// durations.
+    pub metrics: std::sync::Arc<metrics::Metrics>,
 }
 
 /// The lease a worker gets with each successful sync when the scheduler declares a node
@@ -173,8 +180,10 @@ async fn problem_request_id(request: Request, next: Next) -> Response {
 /// The router with every route and layer.
 pub fn router(state: AppState) -> Router {
     let max_body_bytes = state.limiters.limits().max_body_bytes;
+    let request_metrics = state.metrics.clone();
     Router::new()
         .route("/healthz", get(routes::healthz))
+        .route("/metrics", get(metrics::metrics_get))
         .route("/readyz", get(routes::readyz))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
@@ -302,6 +311,10 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(axum::middleware::from_fn_with_state(
+            request_metrics,
+            metrics::track_requests,
+        ))
 }
 
 /// Forwards `NOTIFY berth_node` payloads to the long polls of this process. Reconnects by
@@ -383,6 +396,8 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
             }
         }
     });
+    let metrics = std::sync::Arc::new(metrics::Metrics::new(config.metrics.clone()));
+    tokio::spawn(metrics::refresh_loop(pool.clone(), metrics.clone()));
     Ok(AppState {
         pool,
         keys,
@@ -390,6 +405,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         limiters,
         oidc: oidc::OidcVerifier::new(config.oidc.clone()),
         node_lease: node_lease(config.node_timeout),
+        metrics,
     })
 }
 

@@ -24,6 +24,7 @@ async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnec
         limiters: limits::RateLimiters::new(limits::Limits::default()),
         oidc: oidc::OidcVerifier::default(),
         node_lease: None,
+        metrics: Default::default(),
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);
@@ -88,6 +89,7 @@ async fn a_front_that_accepts_and_closes_answers_503() {
         limiters: limits::RateLimiters::new(limits::Limits::default()),
         oidc: oidc::OidcVerifier::default(),
         node_lease: None,
+        metrics: Default::default(),
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);

@@ -209,6 +209,7 @@ async fn run_cluster(
         tls: None,
         definitions,
         node_timeout: scheduler_config.node_timeout,
+        metrics: file.metrics.settings(from)?,
     };
     let stop = shutdown.clone();
     tasks.push((

@@ -22,6 +22,7 @@
 //! * [`step`]: job steps (`srun` inside an allocation) and their worker messages.
 //! * [`pool`]: cloud node pools: what an admin declares and what `GET /v1/pools` shows.
 //! * [`text`]: control and bidi characters: refused in names, escaped on terminals.
+//! * [`metrics`]: the cluster-wide counters and histograms `/metrics` shows.
 
 pub mod array;
 pub mod auth;
@@ -30,6 +31,7 @@ pub mod constraint;
 pub mod duration;
 pub mod hostlist;
 pub mod identity;
+pub mod metrics;
 pub mod pattern;
 pub mod pool;
 pub mod priority;

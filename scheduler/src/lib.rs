@@ -16,6 +16,7 @@
 //! * [`cloud`]: node pools that follow the queue: slots offered to the planner, launches
 //!   for planned starts, the scaling reconciler.
 //! * [`cpus`]: which CPU ids a placement gets, re-checked under the node lock.
+//! * [`metrics`]: the cluster-wide counters `/metrics` shows, flushed by the leader.
 //!
 //! A cycle runs when `NOTIFY berth_jobs` arrives (a submission, an end, a node) and on a
 //! timer.
@@ -26,6 +27,7 @@ pub mod cycle;
 pub mod dependency;
 pub mod fairshare;
 pub mod leadership;
+pub mod metrics;
 pub mod planner;
 pub mod reconcile;
 pub mod sim;
