@@ -350,6 +350,19 @@ fn promql_metrics(expr: &str) -> BTreeSet<String> {
         "offset",
         "inf",
         "nan",
+        // Aggregations, which may come before `by (…)`.
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "count",
+        "stddev",
+        "stdvar",
+        "topk",
+        "bottomk",
+        "quantile",
+        "count_values",
+        "group",
     ];
     let chars: Vec<char> = expr.chars().collect();
     let mut found = BTreeSet::new();
@@ -375,6 +388,7 @@ fn promql_metrics(expr: &str) -> BTreeSet<String> {
                 i += 1;
             }
             i += 1;
+            last_word.clear();
             continue;
         }
         if ch.is_ascii_alphabetic() || ch == '_' || ch == ':' {
@@ -414,12 +428,13 @@ fn promql_metrics(expr: &str) -> BTreeSet<String> {
 #[test]
 fn promql_names_are_found() {
     let names = promql_metrics(
-        "histogram_quantile(0.9, sum by (le) (rate(berth_job_queue_wait_seconds_bucket{partition=~\"$partition\"}[5m]))) + on (x) DCGM_FI_DEV_GPU_UTIL * 1e3",
+        "histogram_quantile(0.9, sum by (le) (rate(berth_job_queue_wait_seconds_bucket{partition=~\"$partition\"}[5m]))) + on (x) DCGM_FI_DEV_GPU_UTIL * 1e3 / max without (gpu) (berth_gpus)",
     );
     assert_eq!(
         names.into_iter().collect::<Vec<_>>(),
         [
             "DCGM_FI_DEV_GPU_UTIL",
+            "berth_gpus",
             "berth_job_queue_wait_seconds_bucket"
         ]
     );

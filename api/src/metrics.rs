@@ -1,11 +1,13 @@
 //! `GET /metrics`: Prometheus metrics (OpenMetrics text, encoded by `prometheus-client`).
 //!
-//! A scrape runs no query: it encodes this replica's in-memory [`ClusterSnapshot`], which a
-//! background task ([`refresh_loop`]) rebuilds from PostgreSQL every `[metrics]
-//! refresh_seconds` (default 5). Every replica reads the same database, so the
+//! A scrape runs no query and encodes almost nothing: a background task
+//! ([`refresh_loop`]) rebuilds this replica's [`ClusterSnapshot`] from PostgreSQL every
+//! `[metrics] refresh_seconds` (default 5) and encodes it then (a `prometheus-client`
+//! collector over the snapshot), so a scrape sends that text as it is, after the few
+//! per-process series it encodes itself. Every replica reads the same database, so the
 //! cluster-wide series are the same from each (up to one refresh interval); series of
 //! ended jobs or removed GPUs disappear with the next snapshot, since a snapshot is
-//! encoded whole (a custom collector, not registered gauges that would linger).
+//! encoded whole (not registered gauges that would linger).
 //!
 //! * Cluster state (gauges, recomputed each refresh): `berth_jobs{state,partition}` (jobs
 //!   not yet ended: PENDING, RUNNING, SUSPENDED, COMPLETING), `berth_jobs_pending{partition,
@@ -53,6 +55,7 @@ use berth_core::metrics as names;
 use berth_core::state::NodeState;
 use berth_db::metrics as db;
 use berth_db::{DbError, Pool};
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, NoLabelSet};
@@ -102,14 +105,19 @@ struct HttpLabels {
     status: String,
 }
 
-/// The metrics of one api replica: its snapshot of the cluster and its request
-/// durations, encoded together by [`Metrics::encode`].
+/// The metrics of one api replica: its snapshot of the cluster (with the snapshot's
+/// text, encoded when it was read) and its request durations, encoded on each scrape.
 #[derive(Debug)]
 pub struct Metrics {
     config: MetricsConfig,
     snapshot: Arc<RwLock<Arc<ClusterSnapshot>>>,
+    /// The snapshot's series as OpenMetrics text (without `# EOF`).
+    cluster_text: RwLock<Bytes>,
+    /// Encodes the snapshot (a collector over `snapshot`).
+    cluster: Registry,
     http: Family<HttpLabels, Histogram, fn() -> Histogram>,
-    registry: Registry,
+    /// This process's own series.
+    process: Registry,
 }
 
 impl Default for Metrics {
@@ -124,21 +132,26 @@ impl Metrics {
         let snapshot = Arc::new(RwLock::new(Arc::new(ClusterSnapshot::default())));
         let http: Family<HttpLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(http_histogram);
-        let mut registry = Registry::default();
-        registry.register(
+        let mut process = Registry::default();
+        process.register(
             "berth_http_request_duration_seconds",
             "API request duration by method, matched route and status (this replica only)",
             http.clone(),
         );
-        registry.register_collector(Box::new(SnapshotCollector {
+        let mut cluster = Registry::default();
+        cluster.register_collector(Box::new(SnapshotCollector {
             snapshot: snapshot.clone(),
         }));
-        Metrics {
+        let metrics = Metrics {
             config,
             snapshot,
+            cluster_text: RwLock::new(Bytes::new()),
+            cluster,
             http,
-            registry,
-        }
+            process,
+        };
+        metrics.set_snapshot(ClusterSnapshot::default());
+        metrics
     }
 
     /// The settings.
@@ -154,13 +167,43 @@ impl Metrics {
         }
     }
 
-    /// Replaces the snapshot.
+    /// Replaces the snapshot and encodes it (the work a scrape is spared).
     pub fn set_snapshot(&self, snapshot: ClusterSnapshot) {
         let snapshot = Arc::new(snapshot);
         match self.snapshot.write() {
             Ok(mut s) => *s = snapshot,
             Err(poisoned) => *poisoned.into_inner() = snapshot,
         }
+        let mut text = String::with_capacity(1 << 16);
+        if let Err(e) = prometheus_client::encoding::text::encode_registry(&mut text, &self.cluster)
+        {
+            tracing::warn!(error = %e, "encoding the metrics snapshot failed");
+            return;
+        }
+        let text = Bytes::from(text);
+        match self.cluster_text.write() {
+            Ok(mut t) => *t = text,
+            Err(poisoned) => *poisoned.into_inner() = text,
+        }
+    }
+
+    /// What a scrape answers, in three parts to send one after the other: this process's
+    /// series (encoded now), the snapshot's (encoded when it was read), `# EOF`.
+    ///
+    /// # Errors
+    /// Only a formatting error (which writing to a `String` does not give).
+    pub fn scrape(&self) -> Result<[Bytes; 3], std::fmt::Error> {
+        let mut process = String::with_capacity(1 << 14);
+        prometheus_client::encoding::text::encode_registry(&mut process, &self.process)?;
+        let cluster = match self.cluster_text.read() {
+            Ok(t) => t.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        Ok([
+            Bytes::from(process),
+            cluster,
+            Bytes::from_static(b"# EOF\n"),
+        ])
     }
 
     /// Records one request's duration.
@@ -174,14 +217,16 @@ impl Metrics {
             .observe(seconds);
     }
 
-    /// Everything, as OpenMetrics text.
+    /// Everything a scrape answers, as one text.
     ///
     /// # Errors
     /// Only a formatting error (which writing to a `String` does not give).
     pub fn encode(&self) -> Result<String, std::fmt::Error> {
-        let mut text = String::with_capacity(64 * 1024);
-        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
-        Ok(text)
+        let parts = self.scrape()?;
+        Ok(parts
+            .iter()
+            .map(|p| String::from_utf8_lossy(p))
+            .collect::<String>())
     }
 }
 
@@ -427,11 +472,14 @@ pub async fn metrics_get(
         caller.require_person()?;
         caller.require_staff()?;
     }
-    let text = state
+    let parts = state
         .metrics
-        .encode()
+        .scrape()
         .map_err(|e| ApiError::Internal(Box::new(e)))?;
-    Ok(([(CONTENT_TYPE, OPENMETRICS_TEXT)], text).into_response())
+    let body = axum::body::Body::from_stream(futures_util::stream::iter(
+        parts.map(Ok::<_, std::convert::Infallible>),
+    ));
+    Ok(([(CONTENT_TYPE, OPENMETRICS_TEXT)], body).into_response())
 }
 
 /// Middleware: records each request's duration by method, matched route (`unmatched`
