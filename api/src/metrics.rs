@@ -793,7 +793,8 @@ impl Collector for SnapshotCollector {
                 .iter()
                 .map(|(outcome, n)| (vec![("outcome", outcome.clone())], *n as f64)),
         )?;
-        let dcgm: [(&str, &str, fn(&GpuSeries) -> Option<f64>); 5] = [
+        type Field = fn(&GpuSeries) -> Option<f64>;
+        let dcgm: [(&str, &str, Field); 5] = [
             ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", |g| {
                 g.utilization_pct.map(f64::from)
             }),
