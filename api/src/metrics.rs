@@ -525,7 +525,12 @@ fn gauges(
 ) -> Result<(), std::fmt::Error> {
     let mut family = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
     for (labels, value) in series {
-        family.encode_family(&labels)?.encode_gauge(&value)?;
+        // No labels: `name value`, not `name{} value`.
+        if labels.is_empty() {
+            family.encode_gauge(&value)?;
+        } else {
+            family.encode_family(&labels)?.encode_gauge(&value)?;
+        }
     }
     Ok(())
 }
@@ -539,9 +544,13 @@ fn counters(
 ) -> Result<(), std::fmt::Error> {
     let mut family = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
     for (labels, value) in series {
-        family
-            .encode_family(&labels)?
-            .encode_counter::<NoLabelSet, _, f64>(&value, None)?;
+        if labels.is_empty() {
+            family.encode_counter::<NoLabelSet, _, f64>(&value, None)?;
+        } else {
+            family
+                .encode_family(&labels)?
+                .encode_counter::<NoLabelSet, _, f64>(&value, None)?;
+        }
     }
     Ok(())
 }
@@ -904,6 +913,7 @@ mod tests {
             text.contains("berth_job_queue_wait_seconds_bucket{le=\"+Inf\"} 2"),
             "{text}"
         );
+        assert!(text.contains("\nberth_scheduler_leader_up 0"), "{text}");
         assert!(
             text.contains("berth_job_queue_wait_seconds_count 2"),
             "{text}"
