@@ -22,6 +22,7 @@ mod gpus;
 mod isolation;
 mod jobs;
 mod keys;
+mod metrics;
 mod node_failure;
 mod node_join;
 mod node_reports;

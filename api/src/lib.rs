@@ -16,6 +16,7 @@
 //! * [`audit`]: the audit log of state-changing calls;
 //! * [`limits`]: rate, size and time limits;
 //! * [`oidc`]: external OpenID Connect issuers through their JWKS;
+//! * [`metrics`]: `GET /metrics` (Prometheus), from a snapshot refreshed in the background;
 //! * [`tls`]: HTTPS with rustls;
 //! * [`events`]: the event stream (`GET /v1/events`, SSE);
 //! * [`webhooks`]: webhooks and their delivery reconciler;
@@ -33,6 +34,7 @@ pub mod fairshare;
 pub mod identity;
 pub mod job_control;
 pub mod limits;
+pub mod metrics;
 pub mod node_credentials;
 pub mod node_sync;
 pub mod nodes;
@@ -95,6 +97,8 @@ pub struct ApiConfig {
     pub node_timeout: Duration,
     /// The `[webhooks]` settings.
     pub webhooks: webhooks::WebhookSettings,
+    /// `[metrics]`: who may scrape `/metrics`, and how often its snapshot is rebuilt.
+    pub metrics: metrics::MetricsConfig,
 }
 
 /// Errors starting or running the api.
@@ -138,6 +142,9 @@ pub struct AppState {
     pub node_lease: Option<Duration>,
     /// Wakes event streams; the webhook settings.
     pub events: events::EventHub,
+    /// `/metrics`: the snapshot a background task refreshes, and this replica's request
+    /// durations.
+    pub metrics: std::sync::Arc<metrics::Metrics>,
 }
 
 /// The lease a worker gets with each successful sync when the scheduler declares a node
@@ -183,8 +190,10 @@ async fn problem_request_id(request: Request, next: Next) -> Response {
 /// The router with every route and layer.
 pub fn router(state: AppState) -> Router {
     let max_body_bytes = state.limiters.limits().max_body_bytes;
+    let request_metrics = state.metrics.clone();
     Router::new()
         .route("/healthz", get(routes::healthz))
+        .route("/metrics", get(metrics::metrics_get))
         .route("/readyz", get(routes::readyz))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
@@ -335,6 +344,10 @@ pub fn router(state: AppState) -> Router {
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .layer(axum::middleware::from_fn_with_state(
+            request_metrics,
+            metrics::track_requests,
+        ))
 }
 
 /// Forwards `NOTIFY berth_node` payloads to the long polls of this process. Reconnects by
@@ -419,6 +432,8 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
             }
         }
     });
+    let metrics = std::sync::Arc::new(metrics::Metrics::new(config.metrics.clone()));
+    tokio::spawn(metrics::refresh_loop(pool.clone(), metrics.clone()));
     Ok(AppState {
         pool,
         keys,
@@ -427,6 +442,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         oidc: oidc::OidcVerifier::new(config.oidc.clone()),
         node_lease: node_lease(config.node_timeout),
         events,
+        metrics,
     })
 }
 

@@ -25,6 +25,7 @@ async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnec
         oidc: oidc::OidcVerifier::default(),
         node_lease: None,
         events: Default::default(),
+        metrics: Default::default(),
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);
@@ -90,6 +91,7 @@ async fn a_front_that_accepts_and_closes_answers_503() {
         oidc: oidc::OidcVerifier::default(),
         node_lease: None,
         events: Default::default(),
+        metrics: Default::default(),
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);

@@ -214,6 +214,7 @@ async fn run_cluster(
             allow_private_networks: true,
             ..file.webhooks.settings(from)?
         },
+        metrics: file.metrics.settings(from)?,
     };
     let stop = shutdown.clone();
     tasks.push((

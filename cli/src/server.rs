@@ -28,6 +28,10 @@
 //! username_claim = "preferred_username"   # default "sub"
 //! role_claim = "berth_role"               # optional
 //!
+//! [metrics]                    # GET /metrics (Prometheus)
+//! public = false                # true: no token needed (default: an admin's or operator's)
+//! refresh_seconds = 5           # how often each api replica rebuilds its snapshot
+//!
 //! [database]                   # every role's sessions with PostgreSQL (0: no limit)
 //! statement_timeout_seconds = 30
 //! lock_timeout_seconds = 10
@@ -175,6 +179,9 @@ pub struct ServerConfigFile {
     /// Webhook delivery (`[webhooks]`).
     #[serde(default)]
     pub webhooks: WebhooksSection,
+    /// `GET /metrics` (`[metrics]`).
+    #[serde(default)]
+    pub metrics: MetricsSection,
 }
 
 /// `[accounting]`: the scheduler leader's accounting reconciler (hourly usage rollups
@@ -277,6 +284,37 @@ impl WebhooksSection {
             s.disable_after = Duration::from_secs(v.saturating_mul(3600));
         }
         Ok(s)
+    }
+}
+
+/// `[metrics]`: the api's Prometheus endpoint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsSection {
+    /// Anyone may scrape `/metrics` without a token (default false: it needs a token of an
+    /// admin or operator, such as an operator's API token kept for the scraper).
+    pub public: Option<bool>,
+    /// How often each api replica rebuilds the snapshot a scrape encodes, seconds
+    /// (default 5).
+    pub refresh_seconds: Option<u64>,
+}
+
+impl MetricsSection {
+    /// The api's metrics settings.
+    ///
+    /// # Errors
+    /// A zero `refresh_seconds`.
+    pub fn settings(&self, from: &str) -> anyhow::Result<berth_api::metrics::MetricsConfig> {
+        let d = berth_api::metrics::MetricsConfig::default();
+        let refresh = match self.refresh_seconds {
+            Some(0) => bail!("metrics.refresh_seconds must be at least 1 {from}"),
+            Some(s) => Duration::from_secs(s),
+            None => d.refresh,
+        };
+        Ok(berth_api::metrics::MetricsConfig {
+            public: self.public.unwrap_or(d.public),
+            refresh,
+        })
     }
 }
 
@@ -560,6 +598,8 @@ pub struct ServerConfig {
     pub definitions: berth_api::definitions::Definitions,
     /// The api's webhook settings.
     pub webhooks: berth_api::webhooks::WebhookSettings,
+    /// `GET /metrics`' settings.
+    pub metrics: berth_api::metrics::MetricsConfig,
 }
 
 /// Parses a server configuration file's text; errors name `path` and the key.
@@ -672,6 +712,7 @@ impl ServerConfig {
             .settings(&listen, file.api.tls_cert.is_some(), &from)?;
         let accounting = file.accounting.settings(&from)?;
         let webhooks = file.webhooks.settings(&from)?;
+        let metrics = file.metrics.settings(&from)?;
         Ok(ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
@@ -714,6 +755,7 @@ impl ServerConfig {
                 pools: file.pools,
             },
             webhooks,
+            metrics,
         })
     }
 
@@ -823,6 +865,7 @@ pub async fn run_server(
             definitions: config.definitions.clone(),
             node_timeout: config.scheduler.node_timeout,
             webhooks: config.webhooks.clone(),
+            metrics: config.metrics.clone(),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {
@@ -1133,6 +1176,44 @@ role_claim = "berth_role"
             .unwrap_err()
             .to_string();
         assert!(err.contains("tls_key") && err.contains("h.toml"), "{err}");
+    }
+
+    #[test]
+    fn metrics_section_resolves() {
+        let text =
+            "database_url = \"postgres://db\"\n[metrics]\npublic = true\nrefresh_seconds = 2\n";
+        let file = parse_server_config(text, Path::new("m.toml")).unwrap();
+        let c = ServerConfig::resolve(file, None, no_env, None).unwrap();
+        assert!(c.metrics.public);
+        assert_eq!(c.metrics.refresh, Duration::from_secs(2));
+        let defaults = ServerConfig::resolve(
+            parse_server_config("database_url = \"postgres://db\"\n", Path::new("m.toml")).unwrap(),
+            None,
+            no_env,
+            None,
+        )
+        .unwrap();
+        assert!(
+            !defaults.metrics.public,
+            "a scrape needs a token by default"
+        );
+        assert_eq!(defaults.metrics.refresh, Duration::from_secs(5));
+        let zero = parse_server_config(
+            "database_url = \"postgres://db\"\n[metrics]\nrefresh_seconds = 0\n",
+            Path::new("m.toml"),
+        )
+        .unwrap();
+        let err = ServerConfig::resolve(zero, Some(Path::new("m.toml")), no_env, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("metrics.refresh_seconds") && err.contains("m.toml"),
+            "{err}"
+        );
+        let err = parse_server_config("[metrics]\npublik = true\n", Path::new("m.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("publik"), "{err}");
     }
 
     #[test]

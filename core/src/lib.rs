@@ -23,6 +23,7 @@
 //! * [`pool`]: cloud node pools: what an admin declares and what `GET /v1/pools` shows.
 //! * [`text`]: control and bidi characters: refused in names, escaped on terminals.
 //! * [`usage_report`]: usage reports (sreport) on the wire, hour splitting, retention periods.
+//! * [`metrics`]: the cluster-wide counters and histograms `/metrics` shows.
 
 pub mod accounting;
 pub mod array;
@@ -33,6 +34,7 @@ pub mod duration;
 pub mod event;
 pub mod hostlist;
 pub mod identity;
+pub mod metrics;
 pub mod pattern;
 pub mod pool;
 pub mod priority;

@@ -21,6 +21,7 @@ pub mod job;
 pub mod job_priority;
 pub mod lease;
 pub mod membership;
+pub mod metrics;
 pub mod node;
 pub mod node_credential;
 pub mod node_report;

@@ -535,3 +535,22 @@ pub async fn webhook_delivery_redeliver(
     .fetch_optional(ex)
     .await?)
 }
+
+/// Every webhook delivery in the outbox, counted by state (`pending`, `delivered`,
+/// `failed`): one grouped count, for `/metrics`' snapshot refresh (never a scrape).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn webhook_delivery_counts(
+    ex: impl PgExecutor<'_>,
+) -> Result<Vec<(String, u64)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT state AS "state!", count(*) AS "n!" FROM webhook_deliveries GROUP BY state"#
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| (r.state, u64::try_from(r.n).unwrap_or(0)))
+        .collect())
+}

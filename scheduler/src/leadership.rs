@@ -54,6 +54,8 @@ pub async fn run_loop(
     let cloud = crate::cloud::Cloud::new(config.cloud.clone());
     let mut cloud_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
     let mut rollup_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
+    // `/metrics`' cluster-wide counters (cycle durations; starts, ends, preemptions).
+    let mut counters = crate::metrics::ClusterCounters::default();
     tokio::pin!(shutdown);
     loop {
         let mut run_cycle = false;
@@ -178,6 +180,12 @@ pub async fn run_loop(
                 cycle::run_cycle_with_cloud(&pool, t, &config.planner, &mut cache, Some(&cloud))
                     .await;
             last_cycle = Instant::now();
+            counters.observe_cycle(started_at.elapsed());
+            if counters.due(last_cycle) {
+                if let Err(e) = counters.flush(&pool, t).await {
+                    tracing::warn!(term = t, error = %e, "metrics flush failed; retrying next time");
+                }
+            }
             tracing::debug!(
                 term = t,
                 trigger,

@@ -18,6 +18,7 @@
 //! * [`cpus`]: which CPU ids a placement gets, re-checked under the node lock.
 //! * [`rollup`]: the accounting reconciler: hourly usage rollups, GPU state samples,
 //!   retention of ended jobs.
+//! * [`metrics`]: the cluster-wide counters `/metrics` shows, flushed by the leader.
 //!
 //! A cycle runs when `NOTIFY berth_jobs` arrives (a submission, an end, a node) and on a
 //! timer.
@@ -28,6 +29,7 @@ pub mod cycle;
 pub mod dependency;
 pub mod fairshare;
 pub mod leadership;
+pub mod metrics;
 pub mod planner;
 pub mod reconcile;
 pub mod rollup;
