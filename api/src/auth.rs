@@ -357,9 +357,9 @@ fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
 /// names is checked by the handlers, another job being 404): list and submit its user's
 /// jobs; read its own job, its output, steps, stats and priority; update it (`scontrol
 /// update JobId=$SLURM_JOB_ID TimeLimit=…`, with a user's rights: lower only), cancel
-/// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`. Nothing
-/// else: no tokens, users, accounts, nodes, partitions, QOS or audit log, no hold,
-/// release or top.
+/// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`; read its
+/// user's job accounting (`sacct` in a batch script). Nothing else: no tokens, users,
+/// accounts, nodes, partitions, QOS or audit log, no hold, release or top.
 pub fn job_token_allows(method: &Method, path: &str) -> bool {
     let segments: Vec<&str> = path.trim_end_matches('/').split('/').collect();
     let read = matches!(*method, Method::GET | Method::HEAD);
@@ -372,6 +372,8 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs", _id, "steps", _step] => read,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
         ["", "v1", "jobs", _id, "cancel" | "requeue"] => *method == Method::POST,
+        // `sacct` inside a job (its user's view, as the job list).
+        ["", "v1", "accounting", "jobs"] => read,
         _ => false,
     }
 }
@@ -542,7 +544,7 @@ impl FromRequestParts<AppState> for Caller {
         if caller.job_id.is_some() && !job_token_allows(&parts.method, parts.uri.path()) {
             return Err(ApiError::Forbidden(format!(
                 "a job's token may only read, update, cancel and requeue its own job, run \
-                 its steps, and list and submit jobs; not {} {}",
+                 its steps, list and submit jobs and read their accounting; not {} {}",
                 parts.method,
                 parts.uri.path()
             )));
@@ -584,6 +586,7 @@ mod tests {
             (Method::POST, "/v1/jobs/7/requeue"),
             (Method::PATCH, "/v1/jobs/7"),
             (Method::POST, "/v1/jobs/cancel"),
+            (Method::GET, "/v1/accounting/jobs"),
         ];
         for (m, p) in allowed {
             assert!(job_token_allows(&m, p), "{m} {p}");
@@ -596,6 +599,9 @@ mod tests {
             (Method::POST, "/v1/jobs/7/output"),
             (Method::POST, "/v1/jobs/7/steps/0/output"),
             (Method::POST, "/v1/jobs/7/hold"),
+            (Method::GET, "/v1/usage"),
+            (Method::GET, "/v1/events"),
+            (Method::POST, "/v1/webhooks"),
             (Method::POST, "/v1/jobs/7/release"),
             (Method::POST, "/v1/jobs/7/top"),
             (Method::POST, "/v1/jobs/7/tasks/1/cancel"),
