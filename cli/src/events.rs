@@ -276,7 +276,8 @@ pub enum WebhookCommand {
     /// Create a webhook: `berth webhook add URL --event berth.job.ended`. Prints its
     /// secret, once.
     Add {
-        /// The endpoint (`https://…`).
+        /// The endpoint (`https://…`). (Its own argument id: the global `--url` is the api's.)
+        #[arg(id = "endpoint", value_name = "URL")]
         url: String,
         /// Event types or patterns (`berth.job.*`, `*`); repeat or separate with commas.
         #[arg(short = 'e', long = "event", required = true, value_name = "TYPE")]

@@ -1150,6 +1150,45 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// A subcommand's own argument named like a global one (`--url`, `--token` …) would
+    /// silently take the global's value: `berth webhook add URL` once sent its requests to
+    /// the webhook's URL.
+    #[test]
+    fn no_subcommand_argument_shares_a_global_arguments_id() {
+        fn walk(cmd: &clap::Command, globals: &[String], path: &str, bad: &mut Vec<String>) {
+            for sub in cmd.get_subcommands() {
+                let here = format!("{path} {}", sub.get_name());
+                for arg in sub.get_arguments() {
+                    let id = arg.get_id().as_str().to_string();
+                    if !arg.is_global_set() && globals.contains(&id) {
+                        bad.push(format!("{here}: {id}"));
+                    }
+                }
+                walk(sub, globals, &here, bad);
+            }
+        }
+        let cmd = Cli::command();
+        let globals: Vec<String> = cmd
+            .get_arguments()
+            .filter(|a| a.is_global_set())
+            .map(|a| a.get_id().as_str().to_string())
+            .collect();
+        assert!(globals.contains(&"url".to_string()), "{globals:?}");
+        let mut bad = Vec::new();
+        walk(&cmd, &globals, "berth", &mut bad);
+        assert!(bad.is_empty(), "{bad:?}");
+        let cli = Cli::try_parse_from([
+            "berth",
+            "webhook",
+            "add",
+            "https://hooks.example/x",
+            "--event",
+            "berth.job.ended",
+        ])
+        .unwrap();
+        assert_eq!(cli.url, None);
+    }
+
     #[test]
     fn berth_dev_takes_its_rate_limits_and_output_cap() {
         let cli = Cli::try_parse_from([
