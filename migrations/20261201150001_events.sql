@@ -69,6 +69,10 @@ BEGIN
         -- An array task split off its master is not a submission.
         IF NEW.array_job_id IS NULL OR NEW.array_job_id = NEW.id THEN
             PERFORM berth_job_event_insert('submitted', NEW, '{}');
+            -- Submitted held (`--hold`): held from the start.
+            IF NEW.hold THEN
+                PERFORM berth_job_event_insert('held', NEW, '{}');
+            END IF;
         END IF;
         RETURN NULL;
     END IF;
