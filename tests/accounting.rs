@@ -148,7 +148,11 @@ async fn sacct_after_a_gpu_sleep_shows_completed_elapsed_tres_and_gpu_seconds() 
     let secs: u64 = elapsed[6..].parse().unwrap();
     assert!(secs >= 5, "{line}");
     assert!(f[4].split(',').any(|t| t == "gres/gpu=1"), "{line}");
-    assert!(f[4].split(',').any(|t| t == "gres/gpu:h100=1"), "{line}");
+    assert!(
+        f[4].split(',')
+            .any(|t| t == "gres/gpu:nvidia_h100_80gb_hbm3=1"),
+        "{line}"
+    );
     assert!(f[4].contains("node=1"), "{line}");
     // Its batch step.
     assert!(

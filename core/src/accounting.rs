@@ -178,17 +178,32 @@ pub fn mem_string(mib: u64) -> String {
     }
 }
 
+/// The GRES type of a GPU model, as Slurm's `AutoDetect=nvml` names it from NVML's device
+/// name: lower case, blanks as underscores (`NVIDIA H100 80GB HBM3` →
+/// `nvidia_h100_80gb_hbm3`), so that it stays one token in a TRES string.
+pub fn gres_type(model: &str) -> String {
+    model
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("_")
+        .to_lowercase()
+}
+
 /// A TRES string as sacct's `AllocTRES`/`ReqTRES` print it, names in Slurm's
 /// (alphabetical) order: `billing=8,cpu=8,gres/gpu=2,gres/gpu:h100=2,mem=64G,node=1`. Zero
-/// GPUs and unknown memory are left out.
+/// GPUs and unknown memory are left out; GPU models are written as [`gres_type`] names.
 pub fn tres_string(t: &Tres) -> String {
     let mut parts = vec![format!("billing={}", t.billing), format!("cpu={}", t.cpu)];
     if t.gpus > 0 {
         parts.push(format!("gres/gpu={}", t.gpus));
+        let mut types = BTreeMap::<String, u64>::new();
         for (model, n) in &t.gpu_models {
-            if !model.is_empty() && *n > 0 {
-                parts.push(format!("gres/gpu:{model}={n}"));
+            if !model.trim().is_empty() && *n > 0 {
+                *types.entry(gres_type(model)).or_default() += *n;
             }
+        }
+        for (ty, n) in types {
+            parts.push(format!("gres/gpu:{ty}={n}"));
         }
     }
     if let Some(mem) = t.mem_mib.filter(|m| *m > 0) {
@@ -447,6 +462,28 @@ mod tests {
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 12, 1, 15, 30, 0).unwrap()
+    }
+
+    #[test]
+    fn gres_types_are_nvml_names_as_one_token() {
+        assert_eq!(gres_type("NVIDIA H100 80GB HBM3"), "nvidia_h100_80gb_hbm3");
+        assert_eq!(
+            gres_type(" NVIDIA  A100-SXM4-40GB "),
+            "nvidia_a100-sxm4-40gb"
+        );
+        assert_eq!(gres_type("h100"), "h100");
+        let t = Tres {
+            billing: 1,
+            cpu: 1,
+            mem_mib: None,
+            gpus: 1,
+            gpu_models: [("NVIDIA H100 80GB HBM3".to_string(), 1)].into(),
+            nodes: 1,
+        };
+        assert_eq!(
+            tres_string(&t),
+            "billing=1,cpu=1,gres/gpu=1,gres/gpu:nvidia_h100_80gb_hbm3=1,node=1"
+        );
     }
 
     #[test]
