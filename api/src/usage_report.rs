@@ -23,8 +23,10 @@ use berth_db::usage_rollup::{self, UsageSumRow};
 use chrono::{DateTime, Duration, DurationRound, Utc};
 use std::collections::BTreeMap;
 
-/// The window of a report: `start`/`end` as given (sreport's default: yesterday 00:00 to
-/// today 00:00 UTC; a start today without an end ends now), rounded out to whole hours.
+/// The window of a report: `start`/`end` as given, rounded out to whole hours. Without a
+/// start, yesterday 00:00 UTC (sreport's); without an end, now (sreport stops at today
+/// 00:00, its rollups being hours behind; Berth's leader keeps the current hour rolled up,
+/// so a report runs to the present and a job that just ended is in it).
 fn window(
     start: Option<&str>,
     end: Option<&str>,
@@ -37,9 +39,7 @@ fn window(
     };
     let end = match end {
         Some(s) => parse_report_time(s, now).map_err(|e| ApiError::bad_field("end", e))?,
-        // A start today without an end reports up to now.
-        None if start >= today => now,
-        None => today,
+        None => now,
     };
     if end <= start {
         return Err(ApiError::bad_field(
@@ -91,7 +91,7 @@ fn group_key(row: &UsageSumRow, g: UsageGroup) -> &str {
 /// Usage of TRES in a window, grouped.
 ///
 /// TRES time held by job allocations in the hours of the window (`start` rounded down
-/// to the hour, `end` up; default yesterday 00:00 to today 00:00 UTC, as sreport),
+/// to the hour, `end` up; default yesterday 00:00 UTC, as sreport, to now),
 /// grouped by any of `account`, `user`, `partition`, `qos`, `gpu_model`, for the TRES
 /// asked (`gres/gpu`, `cpu`, `mem` in MiB × unit, `node`, `billing`), in seconds,
 /// minutes or hours. A run spanning hours is split at the hour boundaries; the current
@@ -278,4 +278,22 @@ pub async fn usage_cluster_get(
         rows,
         total,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn the_default_window_is_yesterday_00_00_to_now_in_whole_hours() {
+        let now = Utc.with_ymd_and_hms(2026, 12, 1, 15, 20, 0).unwrap();
+        let (start, end) = window(None, None, now).unwrap();
+        assert_eq!(start, Utc.with_ymd_and_hms(2026, 11, 30, 0, 0, 0).unwrap());
+        assert_eq!(end, Utc.with_ymd_and_hms(2026, 12, 1, 16, 0, 0).unwrap());
+        let (start, end) = window(Some("2026-11-01"), Some("2026-11-02"), now).unwrap();
+        assert_eq!(start, Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap());
+        assert_eq!(end, Utc.with_ymd_and_hms(2026, 11, 2, 0, 0, 0).unwrap());
+        assert!(window(Some("2026-11-02"), Some("2026-11-01"), now).is_err());
+    }
 }

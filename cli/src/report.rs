@@ -6,8 +6,8 @@
 //! * `sreport cluster AccountUtilizationByUser` — per account, then per user in it;
 //! * `sreport user TopUsage [TopCount=N]` — the users with the most usage.
 //!
-//! Options, anywhere: `start=TIME end=TIME` (default yesterday 00:00 to today 00:00
-//! UTC, as sreport), `Accounts=A,B`, `Users=U,V`, `-T/--tres gres/gpu[,cpu,mem,node,
+//! Options, anywhere: `start=TIME end=TIME` (default yesterday 00:00 UTC, as sreport, to
+//! now, where sreport stops at today 00:00), `Accounts=A,B`, `Users=U,V`, `-T/--tres gres/gpu[,cpu,mem,node,
 //! billing]` (default `gres/gpu`: Berth's reports are about GPUs; the cluster report
 //! knows only `gres/gpu`), `-t hours|minutes|seconds|percent` (default minutes; percent
 //! for the cluster report), `-P/--parsable2`, `-p/--parsable`, `-n/--noheader`, and

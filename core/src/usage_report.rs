@@ -278,7 +278,7 @@ pub struct UsageQuery {
     /// Window start: RFC 3339 or `YYYY-MM-DD[THH:MM[:SS]]` (UTC); rounded down to the
     /// hour. Default: yesterday 00:00 UTC (sreport's).
     pub start: Option<String>,
-    /// Window end (same forms); rounded up to the hour. Default: today 00:00 UTC.
+    /// Window end (same forms); rounded up to the hour. Default: now.
     pub end: Option<String>,
     /// Comma-separated groupings: `account`, `user`, `partition`, `qos`, `gpu_model`
     /// (default `account,user`).
