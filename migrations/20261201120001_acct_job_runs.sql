@@ -64,7 +64,8 @@ CREATE TABLE acct_job_runs (
     gpu_util_avg      double precision,
     gpu_mem_peak_mib  bigint,
     energy_j          double precision,
-    -- where cgroups report them (not yet collected: NULL)
+    -- from the run's `exited` report, where the batch node's cgroup reported them: CPU
+    -- seconds and peak memory MiB of the run's processes on that node (else NULL)
     cpu_time_s        double precision,
     max_rss_mib       bigint,
     -- cloud cost of the run on pool nodes, in the pools' currency (see acct_run_compute)
@@ -138,6 +139,8 @@ CREATE TRIGGER jobs_acct_pending_insert AFTER INSERT ON jobs
 --   job's end for its current run, else the event that ended the run (node failure,
 --   preemption, reclaim, or the next run's `requeued`), else the last release.
 -- * Exit code and signal: the job's for its current run, else the run's `exited` report.
+-- * CPU time and peak memory (sacct's TotalCPU, MaxRSS): the run's `exited` report's, as
+--   the batch node's cgroup gave them (the api keeps only values that fit).
 -- * GPU-seconds: Σ over the run's allocations of GPUs held × (release − creation).
 -- * Cost: for each allocation on a pool node, the price per hour of the node's instance
 --   type (from the pool's spec) × hours held × the run's share of the node: all of it when
@@ -186,8 +189,8 @@ SELECT j.id, p_run, j.name, j.user_name,
        gs.util,
        gs.peak,
        gs.energy,
-       NULL::double precision,
-       NULL::bigint,
+       ru.cpu_time_s,
+       ru.max_rss_mib,
        al.cost,
        now(),
        j.restart_count > p_run
@@ -249,6 +252,13 @@ LEFT JOIN LATERAL (
     WHERE e.job_id = p_job AND e.run = p_run AND e.kind = 'exited'
     ORDER BY e.id LIMIT 1
 ) ex ON NOT c.cur
+LEFT JOIN LATERAL (
+    SELECT (e.detail->>'cpu_time_seconds')::float8 AS cpu_time_s,
+           (e.detail->>'max_rss_mib')::bigint AS max_rss_mib
+    FROM job_events e
+    WHERE e.job_id = p_job AND e.run = p_run AND e.kind = 'exited'
+    ORDER BY e.id LIMIT 1
+) ru ON true
 CROSS JOIN LATERAL (
     SELECT CASE WHEN c.cur THEN j.start_time ELSE al.created END AS start_time,
            CASE WHEN c.cur THEN j.end_time ELSE COALESCE(ev.at, al.released) END AS end_time

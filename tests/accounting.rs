@@ -437,3 +437,62 @@ async fn steps_are_listed_and_other_accounts_see_nothing_and_bad_filters_are_nam
     assert_eq!(s, 1);
     assert!(err.contains("-S/--starttime"), "{err}");
 }
+
+/// CPU time and peak memory come from the job's cgroup on its batch node: a job that burns
+/// about a second of CPU while holding 64 MiB shows both in sacct (`TotalCPU`, `MaxRSS`)
+/// and in the api, once recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sacct_shows_cpu_time_and_max_rss_from_the_jobs_cgroup() {
+    let hierarchy = berth_worker::cgroup::detect(std::path::Path::new("/sys/fs/cgroup"));
+    if !nix::unistd::geteuid().is_root() || hierarchy.is_none() {
+        eprintln!("skipped: needs root and cgroups (v2, or v1 memory/cpu)");
+        return;
+    }
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let token = c.token.clone();
+    let id = c
+        .submit(
+            "#!/bin/bash\n#SBATCH -c 1 --mem=512M -t 5\n\
+             python3 -c 'b = bytearray(64 << 20); b[::4096] = b\"x\" * len(b[::4096]); \
+             s = sum(i * i for i in range(8_000_000)); print(s > 0)'\n",
+            &[],
+        )
+        .await;
+    let job = c.wait_ended(id, 90).await;
+    assert_eq!(job.state, JobState::Completed, "{}", c.output(id).await);
+    wait_recorded(&c, id, 1).await;
+    let (s, list) = acct(&c, &token, &format!("job={id}")).await;
+    assert_eq!(s, 200, "{list}");
+    let list: AcctJobList = serde_json::from_value(list).unwrap();
+    let run = &list.items[0];
+    let cpu = run.cpu_time_s.expect("CPU time recorded");
+    assert!(cpu > 0.3 && cpu < run.elapsed as f64 + 2.0, "{run:?}");
+    let rss = run.max_rss_mib.expect("peak memory recorded");
+    assert!((64..512).contains(&rss), "{run:?}");
+
+    let (code, out, err) = slurm(
+        &c,
+        &token,
+        "sacct",
+        &[
+            "-j",
+            &id.to_string(),
+            "-X",
+            "-P",
+            "-n",
+            "--format",
+            "JobID,TotalCPU,MaxRSS",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let line = out.lines().next().unwrap_or_default();
+    let f: Vec<&str> = line.split('|').collect();
+    assert_eq!(f[0], id.to_string(), "{out}");
+    assert_ne!(f[1], "00:00.000", "{out}");
+    assert_eq!(f[2], format!("{}K", rss * 1024), "{out}");
+}

@@ -764,6 +764,8 @@ fn remove_job_cgroups(dir: &Path) {
         "/sys/fs/cgroup/memory/berth",
         "/sys/fs/cgroup/cpu/berth",
         "/sys/fs/cgroup/devices/berth",
+        "/sys/fs/cgroup/cpuset/berth",
+        "/sys/fs/cgroup/cpuacct/berth",
     ] {
         let Ok(entries) = std::fs::read_dir(root) else {
             continue;

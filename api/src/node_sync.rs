@@ -330,10 +330,21 @@ pub async fn apply_report(
     let Some(current) = job::job_lock_in_tx(&mut tx, report.job_id).await? else {
         return Err(not_placed(report.job_id, run, &node_row.name));
     };
-    // The grant is the worker's to keep, not part of the job's history.
+    // The grant is the worker's to keep, not part of the job's history; usage figures
+    // no kernel reports (negative CPU time, a peak beyond 2^40 MiB) are left out, so that
+    // accounting reads only what fits its columns.
     let mut detail = serde_json::to_value(report).unwrap_or_default();
     if let Some(map) = detail.as_object_mut() {
         map.remove("grant");
+        if report
+            .cpu_time_seconds
+            .is_some_and(|s| !(0.0..1e15).contains(&s))
+        {
+            map.remove("cpu_time_seconds");
+        }
+        if report.max_rss_mib.is_some_and(|m| m > 1 << 40) {
+            map.remove("max_rss_mib");
+        }
     }
     let first = job::job_event_insert(
         &mut *tx,

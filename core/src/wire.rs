@@ -691,6 +691,14 @@ pub struct JobReport {
     /// The kernel's OOM killer killed a process of the job (its memory limit).
     #[serde(default)]
     pub out_of_memory: bool,
+    /// CPU time (user and system) of the run's processes on the batch node, seconds, from
+    /// the job's cgroup (`Exited`; absent where the node has no cgroup for the job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_time_seconds: Option<f64>,
+    /// Peak memory of the run's cgroup on the batch node, MiB (`Exited`; sacct's
+    /// `MaxRSS`; absent where not reported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rss_mib: Option<u64>,
     /// A message (`LaunchFailed`).
     pub message: Option<String>,
     /// The worker's sequence number for this report: reports of one node are numbered in

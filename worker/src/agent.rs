@@ -960,6 +960,8 @@ impl Agent {
                         timed_out: false,
                         cancelled: false,
                         out_of_memory: false,
+                        cpu_time_seconds: None,
+                        max_rss_mib: None,
                         message: Some(
                             "it ended while the worker was away; its exit status is unknown"
                                 .to_string(),

@@ -8,6 +8,12 @@
 //! hierarchies are used the same way (`memory.limit_in_bytes`, `cpu.cfs_quota_us`,
 //! `memory.oom_control`'s `oom_kill`). Without either, jobs run unconfined.
 //!
+//! Usage for accounting ([`JobCgroup::usage`], read when the batch shell has exited): CPU
+//! time from v2's `cpu.stat` (`usage_usec`) or v1's `cpuacct.usage` (nanoseconds; the job
+//! gets a group in the `cpuacct` hierarchy too), and the group's peak memory from v2's
+//! `memory.peak` (Linux 5.19 on) or v1's `memory.max_usage_in_bytes`. Both cover every
+//! process of the job on this node (the batch shell and the step tasks that joined it).
+//!
 //! GPU devices: a job may open only its own GPUs' character devices (`/dev/nvidiaN`,
 //! major [`NVIDIA_MAJOR`], minor the GPU's minor number) where the host has the v1
 //! `devices` hierarchy: the job's group there denies (`devices.deny`, `c 195:N rwm`) every
@@ -81,6 +87,9 @@ pub enum Hierarchy {
         devices: Option<PathBuf>,
         /// `/sys/fs/cgroup/cpuset`.
         cpuset: Option<PathBuf>,
+        /// `/sys/fs/cgroup/cpuacct` (CPU time for accounting; often the same hierarchy as
+        /// `cpu`).
+        cpuacct: Option<PathBuf>,
     },
 }
 
@@ -100,12 +109,14 @@ pub fn detect(root: &Path) -> Option<Hierarchy> {
     let cpu = usable("cpu", "cpu.cfs_quota_us");
     let devices = usable("devices", "devices.deny");
     let cpuset = usable("cpuset", "cpuset.cpus");
+    let cpuacct = usable("cpuacct", "cpuacct.usage");
     (memory.is_some() || cpu.is_some() || devices.is_some() || cpuset.is_some()).then_some(
         Hierarchy::V1 {
             memory,
             cpu,
             devices,
             cpuset,
+            cpuacct,
         },
     )
 }
@@ -121,6 +132,35 @@ pub struct JobCgroup {
     /// the shepherd sets the job's CPU affinity instead.
     #[serde(default)]
     pub cpuset: bool,
+    /// The group's CPU time: `cpu.stat` (v2) or `cpuacct.usage` (v1).
+    #[serde(default)]
+    pub cpu_usage_file: Option<PathBuf>,
+    /// The group's peak memory: `memory.peak` (v2) or `memory.max_usage_in_bytes` (v1).
+    #[serde(default)]
+    pub memory_peak_file: Option<PathBuf>,
+}
+
+/// What a job's group used on its node, as far as the kernel reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Usage {
+    /// CPU time (user and system), seconds.
+    pub cpu_seconds: Option<f64>,
+    /// Peak memory of the group (the sum over its processes at its highest), MiB, rounded
+    /// up.
+    pub memory_peak_mib: Option<u64>,
+}
+
+/// The CPU seconds in a v2 `cpu.stat` (`usage_usec`) or a v1 `cpuacct.usage`
+/// (nanoseconds) text; `file_name` says which.
+pub fn cpu_seconds(file_name: &str, text: &str) -> Option<f64> {
+    if file_name == "cpu.stat" {
+        text.lines()
+            .find_map(|line| line.strip_prefix("usage_usec "))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .map(|usec| usec as f64 / 1e6)
+    } else {
+        text.trim().parse::<u64>().ok().map(|ns| ns as f64 / 1e9)
+    }
 }
 
 fn write(path: &Path, value: &str) -> std::io::Result<()> {
@@ -214,8 +254,11 @@ impl Hierarchy {
                         tracing::warn!(group = %dir.display(), error = %e, "GPU devices not isolated");
                     }
                 }
+                let peak = dir.join("memory.peak");
                 Ok(JobCgroup {
                     oom_file: Some(dir.join("memory.events")),
+                    cpu_usage_file: Some(dir.join("cpu.stat")),
+                    memory_peak_file: peak.exists().then_some(peak),
                     dirs: vec![dir],
                     cpuset,
                 })
@@ -225,11 +268,14 @@ impl Hierarchy {
                 cpu,
                 devices,
                 cpuset,
+                cpuacct,
             } => {
                 let mut group = JobCgroup {
                     dirs: Vec::new(),
                     oom_file: None,
                     cpuset: false,
+                    cpu_usage_file: None,
+                    memory_peak_file: None,
                 };
                 if let (Some(root), false) = (cpuset, limits.cpu_ids.is_empty()) {
                     // A v1 cpuset takes no task until its cpus and mems are set: berth/
@@ -264,6 +310,7 @@ impl Hierarchy {
                         )?;
                     }
                     group.oom_file = Some(dir.join("memory.oom_control"));
+                    group.memory_peak_file = Some(dir.join("memory.max_usage_in_bytes"));
                     group.dirs.push(dir);
                 }
                 if let (Some(root), Some(cpus)) = (cpu, limits.cpus) {
@@ -275,6 +322,16 @@ impl Hierarchy {
                         &(u64::from(cpus) * PERIOD_US).to_string(),
                     )?;
                     group.dirs.push(dir);
+                }
+                if let Some(root) = cpuacct {
+                    // CPU time for accounting (the same directory as the cpu group's
+                    // where the two controllers share a hierarchy).
+                    let dir = root.join("berth").join(name);
+                    std::fs::create_dir_all(&dir)?;
+                    group.cpu_usage_file = Some(dir.join("cpuacct.usage"));
+                    if !group.dirs.contains(&dir) {
+                        group.dirs.push(dir);
+                    }
                 }
                 if let (Some(root), false) = (devices, denied_gpus.is_empty()) {
                     let dir = root.join("berth").join(name);
@@ -303,11 +360,20 @@ impl Hierarchy {
                 cpu,
                 devices,
                 cpuset,
-            } => [memory, cpu, devices, cpuset]
-                .into_iter()
-                .flatten()
-                .map(|root| root.join("berth"))
-                .collect(),
+                cpuacct,
+            } => {
+                let mut bases: Vec<PathBuf> = Vec::new();
+                for root in [memory, cpu, devices, cpuset, cpuacct]
+                    .into_iter()
+                    .flatten()
+                {
+                    let base = root.join("berth");
+                    if !bases.contains(&base) {
+                        bases.push(base);
+                    }
+                }
+                bases
+            }
         }
     }
 
@@ -349,6 +415,25 @@ impl JobCgroup {
             .as_ref()
             .and_then(|file| std::fs::read_to_string(file).ok())
             .is_some_and(|text| oom_kills(&text) > 0)
+    }
+
+    /// What the group used so far ([`Usage`]); a figure the kernel does not report here is
+    /// `None`.
+    pub fn usage(&self) -> Usage {
+        let read = |file: &Option<PathBuf>| {
+            file.as_ref().and_then(|path| {
+                let text = std::fs::read_to_string(path).ok()?;
+                let name = path.file_name()?.to_string_lossy().into_owned();
+                Some((name, text))
+            })
+        };
+        Usage {
+            cpu_seconds: read(&self.cpu_usage_file)
+                .and_then(|(name, text)| cpu_seconds(&name, &text)),
+            memory_peak_mib: read(&self.memory_peak_file)
+                .and_then(|(_, text)| text.trim().parse::<u64>().ok())
+                .map(|bytes| bytes.div_ceil(1024 * 1024)),
+        }
     }
 
     /// Removes the groups (once their processes are gone); failures are ignored.
@@ -469,6 +554,7 @@ mod tests {
                 cpu: None,
                 devices: None,
                 cpuset: None,
+                cpuacct: None,
             })
         );
         std::fs::write(
@@ -491,6 +577,19 @@ mod tests {
             .unwrap();
         let job = dir.join("berth/job_1.0");
         assert_eq!(group.dirs, vec![job.clone()]);
+        // Its usage: cpu.stat's usage_usec; no memory.peak on this (fake) kernel.
+        std::fs::write(
+            job.join("cpu.stat"),
+            "usage_usec 2500000\nuser_usec 2000000\n",
+        )
+        .unwrap();
+        assert_eq!(
+            group.usage(),
+            Usage {
+                cpu_seconds: Some(2.5),
+                memory_peak_mib: None
+            }
+        );
         assert_eq!(
             std::fs::read_to_string(job.join("memory.max")).unwrap(),
             "536870912"
@@ -568,7 +667,98 @@ mod tests {
         let mut out = String::new();
         std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
         child.wait().unwrap();
-        let _ = std::fs::remove_dir(&group.dirs[0]);
+        group.remove();
         assert_eq!(out.trim(), "Cpus_allowed_list:\t0", "{out}");
+    }
+
+    #[test]
+    fn v1_usage_comes_from_cpuacct_and_the_memory_groups_peak() {
+        let dir = std::env::temp_dir().join(format!("berth-cpuacct-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("memory")).unwrap();
+        std::fs::create_dir_all(dir.join("cpuacct")).unwrap();
+        std::fs::write(dir.join("memory/memory.limit_in_bytes"), "").unwrap();
+        std::fs::write(dir.join("cpuacct/cpuacct.usage"), "0\n").unwrap();
+        let hierarchy = detect(&dir).unwrap();
+        let limits = Limits {
+            memory_mib: Some(64),
+            ..Limits::default()
+        };
+        let group = hierarchy.create("job_6.0", &limits, &[]).unwrap();
+        assert_eq!(
+            group.dirs,
+            vec![
+                dir.join("memory/berth/job_6.0"),
+                dir.join("cpuacct/berth/job_6.0")
+            ]
+        );
+        assert_eq!(group.usage(), Usage::default());
+        std::fs::write(
+            dir.join("cpuacct/berth/job_6.0/cpuacct.usage"),
+            "1500000000\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("memory/berth/job_6.0/memory.max_usage_in_bytes"),
+            format!("{}\n", 3 * 1024 * 1024 + 1),
+        )
+        .unwrap();
+        assert_eq!(
+            group.usage(),
+            Usage {
+                cpu_seconds: Some(1.5),
+                memory_peak_mib: Some(4)
+            }
+        );
+        assert_eq!(cpu_seconds("cpu.stat", "user_usec 1\n"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// On a host with cgroups (this one's CI: v1), a process in a job's group shows up in
+    /// its usage: the CPU it burnt and the memory it touched.
+    #[test]
+    fn a_real_group_reports_cpu_time_and_peak_memory() {
+        let Some(hierarchy) = detect(Path::new("/sys/fs/cgroup")) else {
+            eprintln!("no cgroups here; skipped");
+            return;
+        };
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("not root; skipped");
+            return;
+        }
+        let name = format!("berth-unit-usage-{}", std::process::id());
+        let limits = Limits {
+            memory_mib: Some(512),
+            ..Limits::default()
+        };
+        let group = hierarchy.create(&name, &limits, &[]).unwrap();
+        let joins: Vec<String> = group
+            .dirs
+            .iter()
+            .map(|d| format!("echo $$ > {};", d.join("cgroup.procs").display()))
+            .collect();
+        // About a second of CPU, and 64 MiB held at once.
+        let status = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!(
+                "{} python3 -c 'b = bytearray(64 << 20); [x * x for x in range(6_000_000)]'",
+                joins.join(" ")
+            ))
+            .status()
+            .unwrap();
+        let usage = group.usage();
+        group.remove();
+        eprintln!("usage read: {usage:?}");
+        assert!(status.success());
+        if let Some(cpu) = usage.cpu_seconds {
+            assert!(cpu > 0.2 && cpu < 60.0, "{usage:?}");
+        }
+        if let Some(peak) = usage.memory_peak_mib {
+            assert!((64..512).contains(&peak), "{usage:?}");
+        }
+        assert!(
+            usage.cpu_seconds.is_some() || usage.memory_peak_mib.is_some(),
+            "{usage:?} from {group:?}"
+        );
     }
 }

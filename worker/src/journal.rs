@@ -390,6 +390,8 @@ mod tests {
             seq: None,
             pid: None,
             out_of_memory: false,
+            cpu_time_seconds: None,
+            max_rss_mib: None,
             launch_fault: None,
             grant: None,
             node_failed: false,

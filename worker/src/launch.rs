@@ -1138,6 +1138,9 @@ impl Supervisor {
         exited.node_failed = node_failure;
         if let Some(group) = record.cgroup.clone() {
             exited.out_of_memory = group.oom_killed();
+            let usage = group.usage();
+            exited.cpu_time_seconds = usage.cpu_seconds;
+            exited.max_rss_mib = usage.memory_peak_mib;
             tokio::spawn(async move { group.remove_when_empty().await });
         }
         match status {
@@ -1412,6 +1415,8 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         timed_out: false,
         cancelled: false,
         out_of_memory: false,
+        cpu_time_seconds: None,
+        max_rss_mib: None,
         message: None,
         seq: None,
         pid: None,
