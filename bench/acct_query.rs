@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-//!   cargo run --release -p berth-scheduler --example acct_query [-- RUNS DAYS]
+//!   cargo run --release -p berth-db --example acct_query [-- RUNS DAYS]
 //! ```
 //! Defaults: 1,000,000 finished job runs submitted evenly over the last 90 days, each
 //! running 1 minute to 6 hours on 1 to 8 GPUs. It creates a scratch database

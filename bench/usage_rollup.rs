@@ -6,7 +6,7 @@
 //!
 //! ```sh
 //! DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres \
-//!   cargo run --release -p berth-scheduler --example usage_rollup [-- NODES HISTORY]
+//!   cargo run --release -p berth-db --example usage_rollup [-- NODES HISTORY]
 //! ```
 //! Defaults: 1,000 nodes of 8 GPUs (H100 and A100) kept full for the busy hour by
 //! 32,000 one-GPU runs of 20 minutes (a quarter spanning the hour's start, a quarter its
@@ -132,6 +132,14 @@ async fn main() {
                       'u' || u, p, 'normal', m, 3600, 7200, 3600 * 4096, 3600, 3600 * 34, 7
                FROM generate_series(1, 720) h, generate_series(0, 499) u,
                     unnest(ARRAY['gpu', 'cpu']) p, unnest(ARRAY['H100', 'A100']) m;
+             -- Their days, as the rollup keeps them.
+             INSERT INTO usage_daily (day, account, user_name, partition, qos, gpu_model,
+                                      gpu_seconds, cpu_seconds, mem_mib_seconds,
+                                      node_seconds, billing_seconds, jobs)
+               SELECT date_trunc('day', hour, 'UTC'), account, user_name, partition, qos,
+                      gpu_model, sum(gpu_seconds), sum(cpu_seconds), sum(mem_mib_seconds),
+                      sum(node_seconds), sum(billing_seconds), sum(jobs)
+               FROM usage_hourly GROUP BY 1, 2, 3, 4, 5, 6;
              INSERT INTO cluster_usage_hourly (hour, gpu_model, samples, reported_seconds,
                                                allocated_seconds, down_seconds,
                                                planned_down_seconds, reserved_seconds)

@@ -31,6 +31,27 @@ CREATE TABLE usage_hourly (
 );
 CREATE INDEX usage_hourly_account ON usage_hourly (account, hour);
 
+-- The same per UTC day (slurmdbd keeps hour, day and month tables): the sum of the day's
+-- `usage_hourly` rows, rewritten with every rollup of an hour of that day, so a report over
+-- whole days reads one row per day and association instead of 24.
+CREATE TABLE usage_daily (
+    -- the day's start (UTC, 00:00)
+    day              timestamptz NOT NULL,
+    account          text NOT NULL,
+    user_name        text NOT NULL,
+    partition        text NOT NULL,
+    qos              text NOT NULL,
+    gpu_model        text NOT NULL,
+    gpu_seconds      double precision NOT NULL CHECK (gpu_seconds >= 0),
+    cpu_seconds      double precision NOT NULL CHECK (cpu_seconds >= 0),
+    mem_mib_seconds  double precision NOT NULL CHECK (mem_mib_seconds >= 0),
+    node_seconds     double precision NOT NULL CHECK (node_seconds >= 0),
+    billing_seconds  double precision NOT NULL CHECK (billing_seconds >= 0),
+    jobs             bigint NOT NULL CHECK (jobs >= 0),
+    PRIMARY KEY (day, account, user_name, partition, qos, gpu_model)
+);
+CREATE INDEX usage_daily_account ON usage_daily (account, day);
+
 -- Which hours are rolled up: `closed` once the hour (and a grace period) has passed and
 -- it was rolled for good; the term of the leader that wrote it last.
 CREATE TABLE usage_rollup_hours (

@@ -181,6 +181,26 @@ async fn usage_equals_what_sleep_jobs_held_by_account_and_user_and_users_see_the
     assert!(cpu > 0.0, "{r:?}");
     let total: f64 = expected.values().sum();
     assert!(close(r.total["gres/gpu"], total), "{r:?} vs {total}");
+    // The same over whole days (read from the daily rollups) and over a window starting
+    // mid-day and ending days later (hours, then days, then hours).
+    let today = chrono::Utc::now().date_naive();
+    let day = |d: i64| {
+        (today + chrono::Duration::days(d))
+            .format("%Y-%m-%d")
+            .to_string()
+    };
+    for (from, to) in [
+        (day(-2), day(2)),
+        (format!("{}T01:00", day(-1)), format!("{}T05:00", day(1))),
+    ] {
+        let path = format!("/v1/usage?start={from}&end={to}&group_by=account,user&unit=seconds");
+        let days: UsageReport = get(&c, &c.token, &path).await;
+        let (got, want) = (by_association(&days), by_association(&r));
+        assert!(
+            got.len() == want.len() && want.iter().all(|(k, v)| close(got[k], *v)),
+            "{path}: {got:?} vs {want:?}"
+        );
+    }
 
     // By account, in minutes.
     let path_acct = format!(

@@ -11,7 +11,7 @@
 //! deletes.
 
 use crate::DbError;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, DurationRound, Utc};
 use sqlx::{PgConnection, PgExecutor};
 use tracing::instrument;
 
@@ -134,6 +134,28 @@ pub async fn usage_rollup_hour_in_tx(
         now,
         gpu_weight,
         cpu_weight
+    )
+    .execute(&mut *conn)
+    .await?;
+    // The hour's day in `usage_daily`: the sum of its hours, as they are now.
+    let day = hour
+        .duration_trunc(chrono::Duration::days(1))
+        .unwrap_or(hour);
+    sqlx::query!("DELETE FROM usage_daily WHERE day = $1", day)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query!(
+        r#"INSERT INTO usage_daily (day, account, user_name, partition, qos, gpu_model,
+                                    gpu_seconds, cpu_seconds, mem_mib_seconds, node_seconds,
+                                    billing_seconds, jobs)
+           SELECT $1, account, user_name, partition, qos, gpu_model,
+                  SUM(gpu_seconds), SUM(cpu_seconds), SUM(mem_mib_seconds), SUM(node_seconds),
+                  SUM(billing_seconds), SUM(jobs)::bigint
+           FROM usage_hourly
+           WHERE hour >= $1 AND hour < $2
+           GROUP BY account, user_name, partition, qos, gpu_model"#,
+        day,
+        day + chrono::Duration::days(1)
     )
     .execute(&mut *conn)
     .await?;
@@ -297,9 +319,11 @@ pub struct UsageSumRow {
     pub jobs: i64,
 }
 
-/// The usage of the hours in `[start, end)`, summed per association × partition × QOS ×
-/// GPU model, ordered by those. With `viewer`, only the rows of `viewer` or of an
-/// account in `viewer_accounts` (what a user may see); `None`: every row.
+/// The usage of the hours in `[start, end)` (whole hours), summed per association ×
+/// partition × QOS × GPU model, ordered by those: the whole UTC days inside the window
+/// from `usage_daily`, the hours before the first and after the last from
+/// `usage_hourly`. With `viewer`, only the rows of `viewer` or of an account in
+/// `viewer_accounts` (what a user may see); `None`: every row.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -311,22 +335,48 @@ pub async fn usage_hourly_sum(
     viewer: Option<&str>,
     viewer_accounts: &[String],
 ) -> Result<Vec<UsageSumRow>, DbError> {
+    // The whole days in the window, [first_day, last_day) (empty when there is none).
+    let day = chrono::Duration::days(1);
+    let floor = |t: DateTime<Utc>| t.duration_trunc(day).unwrap_or(t);
+    let first_day = if floor(start) == start {
+        start
+    } else {
+        floor(start) + day
+    };
+    let last_day = floor(end).max(first_day);
     Ok(sqlx::query_as!(
         UsageSumRow,
-        r#"SELECT account, user_name, partition, qos, gpu_model,
+        r#"SELECT account AS "account!", user_name AS "user_name!",
+                  partition AS "partition!", qos AS "qos!", gpu_model AS "gpu_model!",
                   SUM(gpu_seconds) AS "gpu_seconds!", SUM(cpu_seconds) AS "cpu_seconds!",
                   SUM(mem_mib_seconds) AS "mem_mib_seconds!",
                   SUM(node_seconds) AS "node_seconds!",
                   SUM(billing_seconds) AS "billing_seconds!", SUM(jobs)::bigint AS "jobs!"
-           FROM usage_hourly
-           WHERE hour >= $1 AND hour < $2
-             AND ($3::text IS NULL OR user_name = $3 OR account = ANY($4))
+           FROM (SELECT account, user_name, partition, qos, gpu_model, gpu_seconds,
+                        cpu_seconds, mem_mib_seconds, node_seconds, billing_seconds, jobs
+                 FROM usage_daily
+                 WHERE day >= $5 AND day < $6
+                   AND ($3::text IS NULL OR user_name = $3 OR account = ANY($4))
+                 UNION ALL
+                 SELECT account, user_name, partition, qos, gpu_model, gpu_seconds,
+                        cpu_seconds, mem_mib_seconds, node_seconds, billing_seconds, jobs
+                 FROM usage_hourly
+                 WHERE hour >= $1 AND hour < LEAST($5, $2)
+                   AND ($3::text IS NULL OR user_name = $3 OR account = ANY($4))
+                 UNION ALL
+                 SELECT account, user_name, partition, qos, gpu_model, gpu_seconds,
+                        cpu_seconds, mem_mib_seconds, node_seconds, billing_seconds, jobs
+                 FROM usage_hourly
+                 WHERE hour >= GREATEST($6, $5, $1) AND hour < $2
+                   AND ($3::text IS NULL OR user_name = $3 OR account = ANY($4))) u
            GROUP BY account, user_name, partition, qos, gpu_model
            ORDER BY account, user_name, partition, qos, gpu_model"#,
         start,
         end,
         viewer,
-        viewer_accounts
+        viewer_accounts,
+        first_day,
+        last_day
     )
     .fetch_all(ex)
     .await?)
