@@ -10,9 +10,10 @@
 //! database `berth_bench_events` (dropped and re-created each run), runs the migrations,
 //! and times the submission transaction the api runs (`job_insert_in_tx`, which also
 //! writes the job's history row, then `NOTIFY berth_jobs`, then commit) with the event
-//! triggers enabled and disabled (`ALTER TABLE … DISABLE TRIGGER`), alternating five
-//! rounds of each: one client (median latency per submission) and `CLIENTS` clients at
-//! once (submissions per second).
+//! triggers disabled (`ALTER TABLE … DISABLE TRIGGER`), enabled, and enabled without
+//! `events_notify` (the rows without their `NOTIFY`), alternating five rounds of each:
+//! one client (median latency per submission) and `CLIENTS` clients at once (submissions
+//! per second).
 
 use berth_db::job::{job_insert_in_tx, JobInsert};
 use sqlx::postgres::PgPoolOptions;
@@ -77,14 +78,18 @@ async fn submit(pool: &sqlx::PgPool, n: usize) -> Duration {
     started.elapsed()
 }
 
-async fn set_triggers(pool: &sqlx::PgPool, on: bool) {
-    let verb = if on { "ENABLE" } else { "DISABLE" };
+/// The event triggers on (`rows`: the `events` row; `notify`: its `NOTIFY berth_events`)
+/// or off.
+async fn set_triggers(pool: &sqlx::PgPool, rows: bool, notify: bool) {
+    let verb = |on: bool| if on { "ENABLE" } else { "DISABLE" };
     exec(
         pool,
         &format!(
-            "ALTER TABLE jobs {verb} TRIGGER jobs_event_insert;
-             ALTER TABLE jobs {verb} TRIGGER jobs_event_update;
-             ALTER TABLE events {verb} TRIGGER events_notify;"
+            "ALTER TABLE jobs {rows} TRIGGER jobs_event_insert;
+             ALTER TABLE jobs {rows} TRIGGER jobs_event_update;
+             ALTER TABLE events {notify} TRIGGER events_notify;",
+            rows = verb(rows),
+            notify = verb(notify)
         ),
     )
     .await;
@@ -122,12 +127,14 @@ async fn main() {
     for n in 0..200 {
         submit(&pool, n).await;
     }
-    let mut serial = [Vec::new(), Vec::new()];
-    let mut rates = [Vec::new(), Vec::new()];
+    // Without events; with them; with the rows but not their NOTIFY.
+    let configs = [(false, false), (true, true), (true, false)];
+    let mut serial = [Vec::new(), Vec::new(), Vec::new()];
+    let mut rates = [Vec::new(), Vec::new(), Vec::new()];
     let mut next = 1_000_000;
     for _round in 0..5 {
-        for (i, on) in [(0, false), (1, true)] {
-            set_triggers(&pool, on).await;
+        for (i, &(rows, notify)) in configs.iter().enumerate() {
+            set_triggers(&pool, rows, notify).await;
             let mut lat = Vec::with_capacity(jobs);
             for _ in 0..jobs {
                 lat.push(submit(&pool, next).await);
@@ -154,7 +161,7 @@ async fn main() {
             rates[i].push((per * clients) as f64 / started.elapsed().as_secs_f64());
         }
     }
-    set_triggers(&pool, true).await;
+    set_triggers(&pool, true, true).await;
     let events: i64 = sqlx::query_scalar("SELECT count(*) FROM events")
         .fetch_one(&pool)
         .await
@@ -172,10 +179,18 @@ async fn main() {
         on.as_secs_f64() * 1e3,
         (on.as_secs_f64() / off.as_secs_f64() - 1.0) * 100.0
     );
-    let (r_off, r_on) = (med(&rates[0]), med(&rates[1]));
+    let rows_only = median(serial[2].clone());
     println!(
-        "{clients} clients, submissions/s: without events {r_off:.0}, with events {r_on:.0} ({:+.1} %)",
-        (r_on / r_off - 1.0) * 100.0
+        "one client, median latency: events without their NOTIFY {:.3} ms ({:+.1} %)",
+        rows_only.as_secs_f64() * 1e3,
+        (rows_only.as_secs_f64() / off.as_secs_f64() - 1.0) * 100.0
+    );
+    let (r_off, r_on, r_rows) = (med(&rates[0]), med(&rates[1]), med(&rates[2]));
+    println!(
+        "{clients} clients, submissions/s: without events {r_off:.0}, with events {r_on:.0} ({:+.1} %), \
+         events without their NOTIFY {r_rows:.0} ({:+.1} %)",
+        (r_on / r_off - 1.0) * 100.0,
+        (r_rows / r_off - 1.0) * 100.0
     );
     println!("events written: {events}");
     pool.close().await;

@@ -146,7 +146,7 @@ pub async fn event_insert_once(
 ) -> Result<bool, DbError> {
     let inserted = sqlx::query_scalar!(
         r#"INSERT INTO events (type, subject, data, dedupe) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (dedupe) DO NOTHING RETURNING id"#,
+           ON CONFLICT (dedupe) WHERE dedupe IS NOT NULL DO NOTHING RETURNING id"#,
         event_type,
         subject,
         data,
