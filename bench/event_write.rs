@@ -15,15 +15,14 @@
 //! one client (median latency per submission) and `CLIENTS` clients at once (submissions
 //! per second).
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use berth_db::job::{job_insert_in_tx, JobInsert};
-use sqlx::postgres::PgPoolOptions;
+use scratch::{arg, exec, median, Scratch};
 use std::time::{Duration, Instant};
 
 const DB: &str = "berth_bench_events";
-
-async fn exec(pool: &sqlx::PgPool, sql: &str) {
-    sqlx::raw_sql(sql).execute(pool).await.expect(sql);
-}
 
 fn job(n: usize) -> JobInsert {
     JobInsert {
@@ -95,34 +94,11 @@ async fn set_triggers(pool: &sqlx::PgPool, rows: bool, notify: bool) {
     .await;
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(d)
-    };
     let (jobs, clients) = (arg(1, 2_000), arg(2, 8).max(1));
-    let url = std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .unwrap();
-    exec(&admin, &format!("DROP DATABASE IF EXISTS {DB}")).await;
-    exec(&admin, &format!("CREATE DATABASE {DB}")).await;
-    let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-    let pool = berth_db::connect(&format!("{base}/{DB}"), clients as u32 + 1)
-        .await
-        .unwrap();
-    berth_db::migrate(&pool).await.unwrap();
+    let scratch = Scratch::create(DB, clients as u32 + 1).await;
+    let pool = scratch.pool.clone();
     // Warm up: plans, caches, the sequence.
     for n in 0..200 {
         submit(&pool, n).await;
@@ -193,6 +169,5 @@ async fn main() {
         (r_rows / r_off - 1.0) * 100.0
     );
     println!("events written: {events}");
-    pool.close().await;
-    exec(&admin, &format!("DROP DATABASE IF EXISTS {DB}")).await;
+    scratch.drop().await;
 }

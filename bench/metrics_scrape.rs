@@ -14,19 +14,19 @@
 //! work); and whole scrapes through the api's router (`GET /metrics` with a token, as
 //! Prometheus sends it). Prints the median and the worst of each.
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use axum::body::Body;
 use axum::http::Request;
 use berth_api::{auth, limits, metrics, oidc, AppState};
 use berth_core::auth::Role;
+use scratch::{arg, exec, Scratch};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tower::ServiceExt;
 
 const DB: &str = "berth_bench_metrics";
-
-async fn exec(pool: &sqlx::PgPool, sql: &str) {
-    sqlx::raw_sql(sql).execute(pool).await.expect(sql);
-}
 
 fn summary(mut times: Vec<Duration>) -> String {
     times.sort();
@@ -40,25 +40,9 @@ fn summary(mut times: Vec<Duration>) -> String {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(d)
-    };
     let (nodes, pending, running) = (arg(1, 10_000), arg(2, 100_000), arg(3, 20_000));
-    let url = std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let admin = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .unwrap();
-    exec(&admin, &format!("DROP DATABASE IF EXISTS {DB}")).await;
-    exec(&admin, &format!("CREATE DATABASE {DB}")).await;
-    let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-    let pool = berth_db::connect(&format!("{base}/{DB}"), 4).await.unwrap();
-    berth_db::MIGRATOR.run(&pool).await.unwrap();
+    let scratch = Scratch::create(DB, 4).await;
+    let pool = scratch.pool.clone();
 
     let t = Instant::now();
     exec(
@@ -216,6 +200,5 @@ async fn main() {
         assert!(body.len() >= bytes);
     }
     println!("GET /metrics through the router: {}", summary(scrapes));
-    pool.close().await;
-    exec(&admin, &format!("DROP DATABASE IF EXISTS {DB}")).await;
+    scratch.drop().await;
 }

@@ -15,38 +15,21 @@
 //! start and priority to every pending job). Each refresh also builds the planner's
 //! snapshot; the times include that.
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use berth_scheduler::planner::PlannerConfig;
 use berth_scheduler::snapshot::SnapshotCache;
-use sqlx::postgres::PgPoolOptions;
+use scratch::{arg, exec, Scratch};
 use std::time::Instant;
 
 const DB: &str = "berth_bench_refresh";
 
-async fn exec(pool: &sqlx::PgPool, sql: &str) {
-    sqlx::raw_sql(sql).execute(pool).await.expect(sql);
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(d)
-    };
     let (nodes, pending, running) = (arg(1, 10_000), arg(2, 100_000), arg(3, 20_000));
-    let url = std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .unwrap();
-    exec(&admin, &format!("DROP DATABASE IF EXISTS {DB}")).await;
-    exec(&admin, &format!("CREATE DATABASE {DB}")).await;
-    let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-    let pool = berth_db::connect(&format!("{base}/{DB}"), 4).await.unwrap();
-    berth_db::MIGRATOR.run(&pool).await.unwrap();
+    let scratch = Scratch::create(DB, 4).await;
+    let pool = scratch.pool.clone();
 
     let t = Instant::now();
     exec(
@@ -156,6 +139,5 @@ async fn main() {
             &cache,
         );
     }
-    pool.close().await;
-    exec(&admin, &format!("DROP DATABASE {DB}")).await;
+    scratch.drop().await;
 }

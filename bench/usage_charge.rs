@@ -14,9 +14,12 @@
 //! anew): the former query (every allocation released in the last 7 days against the
 //! ledger) and `usage_uncharged_runs` (the queue), checking that both find the same runs.
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use chrono::Utc;
-use sqlx::postgres::PgPoolOptions;
-use std::time::{Duration, Instant};
+use scratch::{arg, exec, median, Scratch};
+use std::time::Instant;
 
 const DB: &str = "berth_bench_charge";
 
@@ -37,46 +40,11 @@ const HISTORY_SCAN: &str = r#"SELECT a.job_id, a.run
    ORDER BY MAX(a.released_at), a.job_id, a.run
    LIMIT $2"#;
 
-async fn exec(pool: &sqlx::PgPool, sql: &str) {
-    sqlx::raw_sql(sql).execute(pool).await.expect(sql);
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(d)
-    };
     let (history, new) = (arg(1, 1_000_000), arg(2, 100));
-    let url = std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .unwrap();
-    exec(
-        &admin,
-        &format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
-    )
-    .await;
-    exec(&admin, &format!("CREATE DATABASE {DB}")).await;
-    let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-    let timeouts = berth_db::Timeouts {
-        statement: Duration::ZERO,
-        ..Default::default()
-    };
-    let pool = berth_db::connect_with(&format!("{base}/{DB}"), 4, &timeouts)
-        .await
-        .unwrap();
-    berth_db::migrate(&pool).await.unwrap();
+    let scratch = Scratch::create(DB, 4).await;
+    let pool = scratch.pool.clone();
 
     let t = Instant::now();
     let total = history + new;
@@ -159,12 +127,5 @@ async fn main() {
             .map(|d| format!("{:.2}", d.as_secs_f64() * 1e3))
             .collect::<Vec<_>>()
     );
-    pool.close().await;
-    if std::env::var_os("KEEP").is_none() {
-        exec(
-            &admin,
-            &format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
-        )
-        .await;
-    }
+    scratch.drop().await;
 }

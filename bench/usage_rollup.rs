@@ -17,21 +17,15 @@
 //! `berth_bench_rollup` (dropped and re-created each run), fills it with
 //! `generate_series` inserts, and reports medians after untimed warm-up runs.
 
+#[path = "scratch.rs"]
+mod scratch;
+
 use berth_core::usage_report::hour_floor;
 use chrono::Utc;
-use sqlx::postgres::PgPoolOptions;
+use scratch::{arg, exec, median, Scratch};
 use std::time::{Duration, Instant};
 
 const DB: &str = "berth_bench_rollup";
-
-async fn exec(pool: &sqlx::PgPool, sql: &str) {
-    sqlx::raw_sql(sql).execute(pool).await.expect(sql);
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn ms(v: &[Duration]) -> String {
     format!(
@@ -45,36 +39,10 @@ fn ms(v: &[Duration]) -> String {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .and_then(|a| a.parse().ok())
-            .unwrap_or(d)
-    };
     let (nodes, history) = (arg(1, 1_000), arg(2, 1_000_000));
     let busy = nodes * 8 * 4;
-    let url = std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&url)
-        .await
-        .unwrap();
-    exec(
-        &admin,
-        &format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
-    )
-    .await;
-    exec(&admin, &format!("CREATE DATABASE {DB}")).await;
-    let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
-    let timeouts = berth_db::Timeouts {
-        statement: Duration::ZERO,
-        ..Default::default()
-    };
-    let pool = berth_db::connect_with(&format!("{base}/{DB}"), 4, &timeouts)
-        .await
-        .unwrap();
-    berth_db::migrate(&pool).await.unwrap();
+    let scratch = Scratch::create(DB, 4).await;
+    let pool = scratch.pool.clone();
 
     let now = Utc::now();
     let hour = hour_floor(now) - chrono::Duration::hours(2);
@@ -256,12 +224,5 @@ async fn main() {
     }
     println!("retention batch of 5,000 jobs: {}", ms(&purge));
 
-    pool.close().await;
-    if std::env::var_os("KEEP").is_none() {
-        exec(
-            &admin,
-            &format!("DROP DATABASE IF EXISTS {DB} WITH (FORCE)"),
-        )
-        .await;
-    }
+    scratch.drop().await;
 }
