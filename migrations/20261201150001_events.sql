@@ -210,8 +210,12 @@ CREATE TRIGGER leader_lease_event_update AFTER UPDATE OF term ON leader_lease
 CREATE TABLE webhooks (
     id                    bigserial PRIMARY KEY,
     owner                 text NOT NULL,
-    -- the owner's role when it was created: what it may see
+    -- the owner's role: what it may see. The caller's when it was created; then, while the
+    -- owner has a `users` row, that row's role (the dispatcher keeps it in step)
     owner_role            text NOT NULL CHECK (owner_role IN ('admin', 'operator', 'user')),
+    -- the owner had a `users` row when it was created: once that row is gone, the webhook
+    -- is disabled (its owner was deleted)
+    owner_recorded        boolean NOT NULL DEFAULT false,
     url                   text NOT NULL CHECK (url ~ '^https?://'),
     event_types           text[] NOT NULL CHECK (cardinality(event_types) > 0),
     accounts              text[] NOT NULL DEFAULT '{}',

@@ -495,4 +495,25 @@ async fn sacct_shows_cpu_time_and_max_rss_from_the_jobs_cgroup() {
     assert_eq!(f[0], id.to_string(), "{out}");
     assert_ne!(f[1], "00:00.000", "{out}");
     assert_eq!(f[2], format!("{}K", rss * 1024), "{out}");
+    // Its batch step carries them too (as Slurm's batch step does).
+    let (code, out, err) = slurm(
+        &c,
+        &token,
+        "sacct",
+        &[
+            "-j",
+            &id.to_string(),
+            "-P",
+            "-n",
+            "--format",
+            "JobID,TotalCPU,MaxRSS",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let batch = out
+        .lines()
+        .find(|l| l.starts_with(&format!("{id}.batch|")))
+        .unwrap_or_else(|| panic!("no batch step: {out}"));
+    assert!(batch.ends_with(&format!("|{}K", rss * 1024)), "{out}");
 }

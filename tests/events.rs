@@ -326,6 +326,31 @@ async fn users_see_the_job_events_of_their_own_accounts_only() {
         assert_ne!(e.data["subject"], subject.as_str(), "otto streams {e:?}");
     }
 
+    // Made a coordinator of tenant-a, otto's open stream shows its jobs from then on.
+    let (s, _) = c
+        .call(
+            Method::PUT,
+            "/v1/accounts/tenant-a/users/otto",
+            a,
+            Some(json!({"coordinator": true})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let later = c
+        .submit_as(
+            "ursula",
+            "#!/bin/bash
+true
+",
+            &[],
+            &[],
+        )
+        .await;
+    otto_stream
+        .until(30, |e| is(e, "berth.job.ended", later))
+        .await;
+
     // `berth events` prints ursula's history of the job.
     let (code, out, err) = c.cli(&ursula, &["events", "--type", "berth.job.*"]);
     assert_eq!(code, 0, "{err}");

@@ -729,3 +729,78 @@ async fn berth_webhook_and_strigger_drive_webhooks_from_the_command_line() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
+
+/// A webhook follows its owner's recorded role: an operator's webhook gets every tenant's
+/// job events; once the operator is recorded again as a user of another account it gets
+/// none of the first tenant's; once the owner is deleted the webhook is disabled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_follows_its_owners_role_and_stops_with_its_owner() {
+    let c = cluster().await;
+    let admin = Some(c.token.as_str());
+    user(&c, "ursula", "tenant-a").await;
+    let (s, p) = c
+        .call(
+            Method::POST,
+            "/v1/users",
+            admin,
+            Some(json!({"name": "opal", "role": "operator"})),
+        )
+        .await;
+    assert_eq!(s, 201, "{p}");
+    let opal = c.token_for("opal", Role::Operator);
+    let endpoint = Endpoint::start().await;
+    let (s, hook) = c
+        .call(
+            Method::POST,
+            "/v1/webhooks",
+            Some(&opal),
+            Some(json!({"url": endpoint.url, "events": ["berth.job.ended"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{hook}");
+    let hook_id = hook["id"].as_i64().unwrap();
+    let first = c.submit_as("ursula", "#!/bin/bash\ntrue\n", &[], &[]).await;
+    endpoint
+        .wait_for("berth.job.ended", &format!("jobs/{first}"), 1, 60)
+        .await;
+
+    // Recorded again as a plain user of tenant-b.
+    let (s, _) = c.call(Method::DELETE, "/v1/users/opal", admin, None).await;
+    assert_eq!(s, 204);
+    user(&c, "opal", "tenant-b").await;
+    let hidden = c.submit_as("ursula", "#!/bin/bash\ntrue\n", &[], &[]).await;
+    c.wait_ended(hidden, 60).await;
+    // Opal's own job ends after it: once its event is here, the other's would be too.
+    let own = c.submit_as("opal", "#!/bin/bash\ntrue\n", &[], &[]).await;
+    endpoint
+        .wait_for("berth.job.ended", &format!("jobs/{own}"), 1, 60)
+        .await;
+    assert!(
+        endpoint
+            .of("berth.job.ended", &format!("jobs/{hidden}"))
+            .is_empty(),
+        "{:#?}",
+        endpoint.got()
+    );
+
+    // Deleted: disabled at the next dispatch, and nothing more is delivered.
+    let (s, _) = c.call(Method::DELETE, "/v1/users/opal", admin, None).await;
+    assert_eq!(s, 204);
+    let after = c.submit_as("ursula", "#!/bin/bash\ntrue\n", &[], &[]).await;
+    c.wait_ended(after, 60).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let hook = loop {
+        let (_, hook) = c
+            .call(Method::GET, &format!("/v1/webhooks/{hook_id}"), admin, None)
+            .await;
+        if hook["enabled"] == false || Instant::now() > deadline {
+            break hook;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(hook["enabled"], false, "{hook}");
+    assert_eq!(hook["disabled_reason"], "its owner was deleted", "{hook}");
+    let delivered = endpoint.got().len();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(endpoint.got().len(), delivered);
+}

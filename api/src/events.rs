@@ -185,6 +185,12 @@ pub async fn event_list(
         ),
         None => None,
     };
+    if type_patterns.as_ref().is_some_and(Vec::is_empty) {
+        return Err(ApiError::bad_field(
+            "type",
+            "names no event type (leave it out for every type)",
+        ));
+    }
     let limit = i64::from(q.limit.unwrap_or(100));
     if !(1..=1000).contains(&limit) {
         return Err(ApiError::bad_field("limit", "must be between 1 and 1000"));
@@ -237,6 +243,7 @@ pub async fn event_list(
             ..filter
         },
         buffer: VecDeque::new(),
+        viewer_read: tokio::time::Instant::now(),
     };
     let events = futures_util::stream::unfold(follow, |mut f| async move {
         let event = f.next().await;
@@ -247,12 +254,18 @@ pub async fn event_list(
         .into_response())
 }
 
+/// How often a stream reads its user's coordinated accounts again, so that a change of
+/// memberships reaches open streams as it reaches new requests.
+pub const VIEWER_REFRESH: Duration = Duration::from_secs(5);
+
 /// One client's stream: reads pages in commit-safe order and waits for more.
 struct Follow {
     pool: berth_db::Pool,
     wake: broadcast::Receiver<()>,
     filter: EventFilter,
     buffer: VecDeque<EventRow>,
+    /// When the viewer's accounts were read.
+    viewer_read: tokio::time::Instant,
 }
 
 impl Follow {
@@ -266,6 +279,23 @@ impl Follow {
                     .id(row.id.to_string())
                     .event(row.event_type.as_str())
                     .data(data);
+            }
+            if let Some(viewer) = &self.filter.viewer {
+                if self.viewer_read.elapsed() >= VIEWER_REFRESH {
+                    match berth_db::membership::membership_coordinated_accounts(&self.pool, viewer)
+                        .await
+                    {
+                        Ok(accounts) => {
+                            self.filter.viewer_accounts = accounts;
+                            self.viewer_read = tokio::time::Instant::now();
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "reading a stream's accounts failed; retrying");
+                            tokio::time::sleep(POLL_INTERVAL).await;
+                            continue;
+                        }
+                    }
+                }
             }
             match db_event::event_list(&self.pool, &self.filter).await {
                 Ok(rows) if !rows.is_empty() => {

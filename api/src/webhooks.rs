@@ -178,7 +178,11 @@ pub fn is_public(ip: IpAddr) -> bool {
                 return is_public(IpAddr::V4(v4));
             }
             let s = v6.segments();
-            !(v6.is_loopback()
+            // ::/96 (IPv4-compatible, `::127.0.0.1`) and Teredo (2001::/32) carry IPv4
+            // addresses too: never public here.
+            !(s[..6].iter().all(|&x| x == 0)
+                || (s[0] == 0x2001 && s[1] == 0)
+                || v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00
@@ -610,6 +614,8 @@ async fn dispatch(pool: &berth_db::Pool, settings: &WebhookSettings) -> Result<u
         return Ok(0);
     };
     let last = (last.xid, last.id);
+    // Owners' current roles, and no deliveries for a deleted owner.
+    db::webhook_follow_owners_in_tx(&mut tx).await?;
     let hooks: Vec<WebhookRow> = db::webhook_list(&mut *tx, None)
         .await?
         .into_iter()
@@ -907,6 +913,10 @@ mod tests {
             "fe80::1",
             "fd00::1",
             "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::7f00:1",
+            "::a00:1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }

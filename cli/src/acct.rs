@@ -326,14 +326,16 @@ pub fn value(name: &str, row: Row<'_>) -> String {
             }
         }
         "ReqMem" => job.req_tres.mem_mib.map(mem_string).unwrap_or_default(),
+        // The batch node's cgroup figures: the job's line and its batch step's (srun
+        // steps have none of their own yet).
         "MaxRSS" => job
             .max_rss_mib
-            .filter(|_| step.is_none())
+            .filter(|_| step.is_none_or(|s| s.step == "batch"))
             .map(|m| format!("{}K", m * 1024))
             .unwrap_or_default(),
         "TotalCPU" => job
             .cpu_time_s
-            .filter(|_| step.is_none())
+            .filter(|_| step.is_none_or(|s| s.step == "batch"))
             .map(total_cpu)
             .unwrap_or_else(|| total_cpu(0.0)),
         "CPUTime" => elapsed_string(elapsed * tres.cpu),

@@ -13,6 +13,7 @@ use utoipa::{IntoParams, ToSchema};
 /// `GET /v1/accounting/jobs` filters. Lists are comma-separated; filters combine with AND.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct AcctJobQuery {
     /// Runs that were in the window from this time on (ended at or after it, or not ended;
     /// RFC 3339).

@@ -109,6 +109,7 @@ pub struct EventList {
 /// `GET /v1/events` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct EventQuery {
     /// Only events after this one (an event id; `Last-Event-ID` does the same for a
     /// stream). Without it a list starts at the oldest event and a stream at the newest.

@@ -274,6 +274,7 @@ pub fn parse_purge_after(s: &str) -> Result<u64, String> {
 /// `GET /v1/usage` query.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct UsageQuery {
     /// Window start: RFC 3339 or `YYYY-MM-DD[THH:MM[:SS]]` (UTC); rounded down to the
     /// hour. Default: yesterday 00:00 UTC (sreport's).
@@ -341,6 +342,7 @@ pub struct UsageReport {
 /// `GET /v1/usage/cluster` query.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct ClusterUsageQuery {
     /// Window start (as for `GET /v1/usage`).
     pub start: Option<String>,

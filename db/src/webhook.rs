@@ -85,8 +85,9 @@ pub async fn webhook_insert(
     Ok(sqlx::query_as!(
         WebhookRow,
         r#"INSERT INTO webhooks (owner, owner_role, url, event_types, accounts, partitions,
-                                 job_ids, nodes, description, secret)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                                 job_ids, nodes, description, secret, owner_recorded)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+                   EXISTS (SELECT 1 FROM users u WHERE u.name = $1))
            RETURNING id, owner, owner_role, url, event_types, accounts, partitions, job_ids,
                      nodes, description, secret, enabled, disabled_reason,
                      consecutive_failures, failing_since, created_at"#,
@@ -178,6 +179,32 @@ pub async fn webhook_set_enabled(
     )
     .fetch_optional(ex)
     .await?)
+}
+
+/// Keeps webhooks in step with their owners, in the dispatcher's transaction: a webhook
+/// whose owner has a `users` row takes that row's role (a demoted operator's webhook sees
+/// what a user sees from then on); one whose owner had a row when it was made and has none
+/// now is disabled (`its owner was deleted`). Returns how many webhooks changed.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn webhook_follow_owners_in_tx(conn: &mut PgConnection) -> Result<u64, DbError> {
+    let roles = sqlx::query!(
+        r#"UPDATE webhooks w SET owner_role = u.role
+           FROM users u WHERE u.name = w.owner AND w.owner_role <> u.role"#
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    let gone = sqlx::query!(
+        r#"UPDATE webhooks w SET enabled = false, disabled_reason = 'its owner was deleted'
+           WHERE w.enabled AND w.owner_recorded
+             AND NOT EXISTS (SELECT 1 FROM users u WHERE u.name = w.owner)"#
+    )
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    Ok(roles + gone)
 }
 
 /// Locks the dispatcher's cursor for the rest of the transaction (dispatchers of other
