@@ -1,0 +1,174 @@
+// The shell: log-in, the header (who you are, log-out, the stream banner) and the pages.
+
+import { useEffect, useState } from "preact/hooks";
+import { api, problemText, setUnauthorizedHandler } from "./client";
+import { events } from "./events";
+import { JobPage } from "./JobPage";
+import { NodesPage } from "./NodesPage";
+import { QueuePage } from "./QueuePage";
+import { navigate, useRoute } from "./router";
+import { clearToken, identityOf, loadToken, saveToken, type Identity } from "./session";
+import { ErrorNote, StreamBanner } from "./ui";
+
+export function App() {
+  const [identity, setIdentity] = useState<Identity | null>(() => {
+    const token = loadToken();
+    return token ? identityOf(token) : null;
+  });
+  const [notice, setNotice] = useState<string | null>(null);
+
+  useEffect(() => {
+    setUnauthorizedHandler(() => {
+      clearToken();
+      events.stop();
+      setIdentity(null);
+      setNotice("The api refused the token (expired or revoked). Paste a new one.");
+    });
+  }, []);
+
+  useEffect(() => {
+    if (!identity) return;
+    events.start();
+    return () => events.stop();
+  }, [identity !== null]);
+
+  if (!identity) {
+    return (
+      <Login
+        notice={notice}
+        onLogin={(id) => {
+          setNotice(null);
+          setIdentity(id);
+        }}
+      />
+    );
+  }
+
+  const logout = () => {
+    clearToken();
+    events.stop();
+    setIdentity(null);
+    setNotice("Logged out.");
+  };
+
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <strong class="brand">Berth</strong>
+        <nav aria-label="Pages">
+          <NavLink href="/queue">Queue</NavLink>
+          <NavLink href="/nodes">Nodes</NavLink>
+        </nav>
+        <span class="who" title={identity.expires ? `Token expires ${identity.expires.toISOString()}` : undefined}>
+          {identity.user ?? "API token"}
+          {identity.role ? ` (${identity.role})` : ""}
+        </span>
+        <button type="button" onClick={logout}>
+          Log out
+        </button>
+      </header>
+      <StreamBanner />
+      <main id="main" tabIndex={-1}>
+        <Page identity={identity} />
+      </main>
+    </>
+  );
+}
+
+function NavLink({ href, children }: { href: string; children: string }) {
+  const route = useRoute();
+  const here = route.path === href || (href === "/queue" && route.path === "/");
+  return (
+    <a href={href} aria-current={here ? "page" : undefined}>
+      {children}
+    </a>
+  );
+}
+
+function Page({ identity }: { identity: Identity }) {
+  const route = useRoute();
+  const job = /^\/jobs\/(\d+)$/.exec(route.path);
+  if (route.path === "/" || route.path === "/queue") return <QueuePage query={route.query} identity={identity} />;
+  if (job?.[1]) return <JobPage id={Number(job[1])} identity={identity} />;
+  if (route.path === "/nodes") return <NodesPage identity={identity} />;
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        The console has no page at this address. <a href="/queue">Go to the queue.</a>
+      </p>
+    </section>
+  );
+}
+
+/** Log-in by pasting a token (a Berth JWT or a `berth_` API token). The token is checked
+ * with one harmless read before it is kept. */
+function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Identity) => void }) {
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const input = form.elements.namedItem("token") as HTMLInputElement;
+    const token = input.value.trim().replace(/^Bearer\s+/i, "");
+    if (!token) return;
+    setBusy(true);
+    setError(null);
+    saveToken(token);
+    input.value = "";
+    try {
+      // No whoami endpoint: a one-job page proves the token works for every role.
+      const { error: problem, response } = await api.GET("/v1/jobs", { params: { query: { limit: 1 } } });
+      if (!response.ok) {
+        clearToken();
+        setError(response.status === 401 ? "The api refused this token." : problemText(problem, response.status));
+        return;
+      }
+      const id = identityOf(token);
+      if (id.user) {
+        // The role the api records wins over the token's claim where the user exists.
+        const user = await api.GET("/v1/users/{name}", { params: { path: { name: id.user } } });
+        if (user.data) id.role = user.data.role;
+      }
+      if (location.pathname === "/") navigate("/queue", true);
+      onLogin(id);
+    } catch (err) {
+      clearToken();
+      setError(`Could not reach the api: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main id="main" class="login">
+      <h1>Berth</h1>
+      <form onSubmit={submit}>
+        <label for="token">API token or JWT</label>
+        <input
+          id="token"
+          name="token"
+          type="password"
+          autoComplete="off"
+          spellcheck={false}
+          required
+          autoFocus
+          placeholder="berth_… or eyJ…"
+        />
+        <p class="hint">
+          <code>berth token create</code> prints one; <code>berth dev</code> prints an admin token. The token stays in
+          this tab (session storage) and is sent only as a bearer header.
+        </p>
+        <button type="submit" disabled={busy}>
+          {busy ? "Checking…" : "Log in"}
+        </button>
+      </form>
+      {notice && <p role="status">{notice}</p>}
+      {error && <ErrorNote>{error}</ErrorNote>}
+    </main>
+  );
+}
