@@ -140,6 +140,16 @@ async fn stopping_berth_dev_stops_its_jobs_and_removes_their_cgroups() {
     let token = berth_api::mint_token(secret.trim(), &user, Role::Admin, 600);
     let http = reqwest::Client::new();
 
+    // It prints the console's URL, and the console answers there.
+    assert!(
+        dev_log().contains(&format!("console:  {url}/")),
+        "{}",
+        dev_log()
+    );
+    let page = http.get(format!("{url}/")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.headers().contains_key("content-security-policy"));
+
     // Its worker declares the CPUs and memory `--cpus` and `--memory` say.
     let node: berth_core::wire::Node = http
         .get(format!("{url}/v1/nodes/node-1"))

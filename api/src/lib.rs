@@ -27,6 +27,7 @@
 pub mod accounting;
 pub mod audit;
 pub mod auth;
+pub mod console;
 pub mod definitions;
 pub mod error;
 pub mod events;
@@ -326,7 +327,7 @@ pub fn router(state: AppState) -> Router {
             "/v1/webhooks/{id}/deliveries/{delivery}/redeliver",
             post(webhooks::webhook_redeliver),
         )
-        .fallback(|| async { error::ApiError::NotFound("no such route".into()) })
+        .fallback(console::fallback)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             audit::record,

@@ -300,6 +300,7 @@ async fn run_cluster(
     let nodes = client.node_list().await?;
     println!("berth dev is running");
     println!("  api:      {url}");
+    println!("  console:  {url}/ (log in with the token below)");
     println!("  openapi:  {url}/openapi.json");
     println!("  user:     {user} (admin)");
     println!("  token:    {admin_token}");
