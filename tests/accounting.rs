@@ -424,6 +424,10 @@ async fn steps_are_listed_and_other_accounts_see_nothing_and_bad_filters_are_nam
         let (s, p) = acct(&c, &alice, query).await;
         assert_eq!((s, p["field"].as_str()), (400, Some(field)), "{query}: {p}");
     }
+    // Times as sacct's -S/-E take them, not only RFC 3339.
+    let (s, body) = acct(&c, &admin, &format!("job={id}&start=2026-01-01&end=now")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["items"][0]["user"], "alice");
     let (s, _, err) = slurm(&c, &alice, "sacct", &["-s", "XX"]).await;
     assert_eq!(s, 1);
     assert!(err.contains("-s/--state: unknown state \"XX\""), "{err}");

@@ -35,14 +35,8 @@ fn time(field: &str, value: &Option<String>) -> Result<Option<DateTime<Utc>>, Ap
     value
         .as_deref()
         .map(|v| {
-            DateTime::parse_from_rfc3339(v)
-                .map(|t| t.with_timezone(&Utc))
-                .map_err(|_| {
-                    ApiError::bad_field(
-                        field,
-                        format!("{v:?} is not an RFC 3339 time (2026-12-01T00:00:00Z)"),
-                    )
-                })
+            berth_core::accounting::parse_sacct_time(v, Utc::now())
+                .map_err(|e| ApiError::bad_field(field, e))
         })
         .transpose()
 }

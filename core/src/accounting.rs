@@ -15,11 +15,12 @@ use utoipa::{IntoParams, ToSchema};
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct AcctJobQuery {
-    /// Runs that were in the window from this time on (ended at or after it, or not ended;
-    /// RFC 3339).
+    /// Runs that were in the window from this time on (ended at or after it, or not ended):
+    /// RFC 3339, or any form sacct's `-S` takes ([`parse_sacct_time`]: `2026-12-01`,
+    /// `now-2days` …; UTC).
     pub start: Option<String>,
     /// Runs that were in the window until this time (started, or submitted when not
-    /// started, at or before it; RFC 3339).
+    /// started, at or before it); the same forms.
     pub end: Option<String>,
     /// Only these users.
     pub user: Option<String>,
