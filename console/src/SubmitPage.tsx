@@ -198,8 +198,9 @@ export function SubmitPage() {
   );
 }
 
-/** A textarea over a backdrop of line rows: the gutter's numbers, and the marked line's
- * band with the message beside it. Lines do not wrap, so rows and lines stay aligned. */
+/** A gutter of line numbers beside a textarea laid over a backdrop of line rows, where
+ * the marked line's band and its message show. Lines do not wrap, so rows and lines stay
+ * aligned; the gutter and the backdrop follow the textarea's vertical scroll. */
 function ScriptEditor(props: {
   value: string;
   onInput: (value: string) => void;
@@ -208,38 +209,53 @@ function ScriptEditor(props: {
   invalid: boolean;
   textarea: { current: HTMLTextAreaElement | null };
 }) {
+  const gutter = useRef<HTMLDivElement>(null);
   const backdrop = useRef<HTMLDivElement>(null);
   const lines = splitLines(props.value);
   const sync = (e: Event) => {
     const t = e.currentTarget as HTMLTextAreaElement;
+    if (gutter.current) gutter.current.scrollTop = t.scrollTop;
     if (backdrop.current) backdrop.current.scrollTop = t.scrollTop;
   };
   return (
     <div class={`editor${props.invalid ? " invalid" : ""}`}>
-      <div class="backdrop" ref={backdrop} aria-hidden="true">
+      <div class="gutter" ref={gutter} aria-hidden="true">
         {lines.map((_, i) => (
-          <div key={i} class={i + 1 === props.marked ? "row bad" : "row"}>
-            <span class="ln">{i + 1}</span>
-            {i + 1 === props.marked && props.message ? <span class="note">◀ {props.message}</span> : null}
+          <div key={i} class={i + 1 === props.marked ? "ln bad" : "ln"}>
+            {i + 1}
           </div>
         ))}
       </div>
-      <textarea
-        id="script"
-        name="script"
-        ref={props.textarea}
-        value={props.value}
-        onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)}
-        onScroll={sync}
-        wrap="off"
-        spellcheck={false}
-        autoComplete="off"
-        autoCapitalize="off"
-        rows={18}
-        placeholder={PLACEHOLDER}
-        aria-invalid={props.invalid ? true : undefined}
-        aria-describedby={props.invalid ? "script-help submit-error" : "script-help"}
-      />
+      <div class="code">
+        <div class="backdrop" ref={backdrop} aria-hidden="true">
+          {props.marked !== null &&
+            lines.slice(0, props.marked).map((_, i) =>
+              i + 1 === props.marked ? (
+                <div key={i} class="row bad">
+                  {props.message ? <span class="note">◀ {props.message}</span> : null}
+                </div>
+              ) : (
+                <div key={i} class="row" />
+              ),
+            )}
+        </div>
+        <textarea
+          id="script"
+          name="script"
+          ref={props.textarea}
+          value={props.value}
+          onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)}
+          onScroll={sync}
+          wrap="off"
+          spellcheck={false}
+          autoComplete="off"
+          autoCapitalize="off"
+          rows={18}
+          placeholder={PLACEHOLDER}
+          aria-invalid={props.invalid ? true : undefined}
+          aria-describedby={props.invalid ? "script-help submit-error" : "script-help"}
+        />
+      </div>
     </div>
   );
 }

@@ -134,7 +134,7 @@ try {
   await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --bogus\necho hi\n");
   await page.click("form.submit button[type=submit]");
   await page.waitForSelector("#submit-error", { timeout: 15000 });
-  const bad = await page.locator(".editor .row.bad .ln").allTextContents();
+  const bad = await page.locator(".editor .ln.bad").allTextContents();
   check(bad.length === 1 && bad[0] === "3", `the editor marks line 3 (${JSON.stringify(bad)})`);
   const note = (await page.locator(".editor .row.bad .note").textContent()) ?? "";
   const message = (await page.locator("#submit-error").textContent()) ?? "";
@@ -144,7 +144,7 @@ try {
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: new URL("submit-refused.png", SCREENSHOTS).pathname });
   await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --time=5\necho hi\n");
-  check((await page.locator(".editor .row.bad").count()) === 0, "editing the line clears its mark");
+  check((await page.locator(".editor .ln.bad, .editor .row.bad").count()) === 0, "editing the line clears its mark");
 
   // The overview: GPUs and nodes with units, and events arriving live.
   await page.click('nav a[href="/"]');
