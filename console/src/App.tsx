@@ -95,7 +95,7 @@ function NavLink({ href, children }: { href: string; children: string }) {
 function Page({ identity }: { identity: Identity }) {
   const route = useRoute();
   const job = /^\/jobs\/(\d+)$/.exec(route.path);
-  if (route.path === "/") return <OverviewPage />;
+  if (route.path === "/") return <OverviewPage identity={identity} />;
   if (route.path === "/queue") return <QueuePage query={route.query} identity={identity} />;
   if (route.path === "/submit") return <SubmitPage />;
   if (job?.[1]) return <JobPage id={Number(job[1])} identity={identity} />;

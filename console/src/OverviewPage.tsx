@@ -6,6 +6,7 @@ import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, problemText, type CloudEvent, type Gpu, type Job, type Node } from "./client";
 import { events } from "./events";
 import { formatReason, plural } from "./format";
+import type { Identity } from "./session";
 import { ErrorNote, Time, useLiveRefresh } from "./ui";
 
 const RECENT = 20;
@@ -49,7 +50,7 @@ interface ReasonRow {
   gpus: number;
 }
 
-export function OverviewPage() {
+export function OverviewPage({ identity }: { identity: Identity }) {
   const [nodes, setNodes] = useState<Node[] | null>(null);
   const [queue, setQueue] = useState<{ rows: ReasonRow[]; total: number; capped: boolean } | null>(null);
   const [recent, setRecent] = useState<CloudEvent[] | null>(null);
@@ -150,6 +151,9 @@ export function OverviewPage() {
                 {queue.capped ? ` (at least: only the first ${MAX_PAGES * 1000} were read)` : ""}.{" "}
                 <a href="/queue?state=PENDING">See them in the queue.</a>
               </p>
+              {identity.role === "user" && (
+                <p class="hint">The api shows you your own jobs and those of the accounts you coordinate, not the whole queue.</p>
+              )}
               {queue.rows.length > 0 && (
                 <table class="grid" id="pending-reasons">
                   <thead>

@@ -145,6 +145,11 @@ try {
   await page.screenshot({ path: new URL("submit-refused.png", SCREENSHOTS).pathname });
   await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --time=5\necho hi\n");
   check((await page.locator(".editor .ln.bad, .editor .row.bad").count()) === 0, "editing the line clears its mark");
+  // A request no node can satisfy: the problem names the option, not the line.
+  await page.fill("#script", "#!/bin/bash\n#SBATCH --gres=gpu:1000\nhostname\n");
+  await page.click("form.submit button[type=submit]");
+  await page.waitForFunction(() => document.querySelector("#submit-error")?.textContent?.startsWith("Line 2"), null, { timeout: 15000 });
+  check((await page.locator(".editor .ln.bad").allTextContents()).join() === "2", "an unsatisfiable --gres is marked on its #SBATCH line");
 
   // The overview: GPUs and nodes with units, and events arriving live.
   await page.click('nav a[href="/"]');
