@@ -5,8 +5,10 @@ import { api, problemText, setUnauthorizedHandler } from "./client";
 import { events } from "./events";
 import { JobPage } from "./JobPage";
 import { NodesPage } from "./NodesPage";
+import { OverviewPage } from "./OverviewPage";
 import { QueuePage } from "./QueuePage";
-import { navigate, useRoute } from "./router";
+import { SubmitPage } from "./SubmitPage";
+import { useRoute } from "./router";
 import { clearToken, identityOf, loadToken, saveToken, type Identity } from "./session";
 import { ErrorNote, StreamBanner } from "./ui";
 
@@ -59,7 +61,9 @@ export function App() {
       <header class="top">
         <strong class="brand">Berth</strong>
         <nav aria-label="Pages">
+          <NavLink href="/">Overview</NavLink>
           <NavLink href="/queue">Queue</NavLink>
+          <NavLink href="/submit">Submit</NavLink>
           <NavLink href="/nodes">Nodes</NavLink>
         </nav>
         <span class="who" title={identity.expires ? `Token expires ${identity.expires.toISOString()}` : undefined}>
@@ -80,7 +84,7 @@ export function App() {
 
 function NavLink({ href, children }: { href: string; children: string }) {
   const route = useRoute();
-  const here = route.path === href || (href === "/queue" && route.path === "/");
+  const here = route.path === href;
   return (
     <a href={href} aria-current={here ? "page" : undefined}>
       {children}
@@ -91,14 +95,16 @@ function NavLink({ href, children }: { href: string; children: string }) {
 function Page({ identity }: { identity: Identity }) {
   const route = useRoute();
   const job = /^\/jobs\/(\d+)$/.exec(route.path);
-  if (route.path === "/" || route.path === "/queue") return <QueuePage query={route.query} identity={identity} />;
+  if (route.path === "/") return <OverviewPage identity={identity} />;
+  if (route.path === "/queue") return <QueuePage query={route.query} identity={identity} />;
+  if (route.path === "/submit") return <SubmitPage />;
   if (job?.[1]) return <JobPage id={Number(job[1])} identity={identity} />;
   if (route.path === "/nodes") return <NodesPage identity={identity} />;
   return (
     <section>
       <h1>Not found</h1>
       <p>
-        The console has no page at this address. <a href="/queue">Go to the queue.</a>
+        The console has no page at this address. <a href="/">Go to the overview.</a>
       </p>
     </section>
   );
@@ -134,7 +140,6 @@ function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Ident
         const user = await api.GET("/v1/users/{name}", { params: { path: { name: id.user } } });
         if (user.data) id.role = user.data.role;
       }
-      if (location.pathname === "/") navigate("/queue", true);
       onLogin(id);
     } catch (err) {
       clearToken();

@@ -5,10 +5,18 @@
 //
 // It submits a held job named like an HTML injection through the REST api, logs in by
 // pasting the token, and checks that the queue shows the name as literal text: no <img>
-// element, no alert, no Content-Security-Policy violation. Exits non-zero on failure and
-// cancels its job either way.
+// element, no alert, no Content-Security-Policy violation. Then it submits a script from
+// the Submit page and watches its job reach COMPLETED without a reload, submits a script
+// with a bad `#SBATCH` line and finds the error on that line, tabs through each page
+// looking for a visible focus ring, runs axe on the Overview, Queue, Job, Nodes and Submit
+// pages (failing on serious or critical violations) and writes a 1280x800 screenshot of
+// each to console/screenshots/. Exits non-zero on failure and cancels its job either way.
 
+import { mkdirSync } from "node:fs";
+import { AxeBuilder } from "@axe-core/playwright";
 import { chromium } from "playwright-core";
+
+const SCREENSHOTS = new URL("../screenshots/", import.meta.url);
 
 const BERTH_URL = (process.env.BERTH_URL ?? "").replace(/\/+$/, "");
 const BERTH_TOKEN = process.env.BERTH_TOKEN ?? "";
@@ -58,7 +66,8 @@ const browser = await chromium.launch({
   ],
 });
 try {
-  const page = await browser.newPage();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
   const dialogs = [];
   const violations = [];
   const pageErrors = [];
@@ -99,6 +108,90 @@ try {
   check((await page.locator("#job-title .name").textContent()) === NAME, "the job page shows the name as text");
   check((await page.locator("main img").count()) === 0, "no <img> element on the job page");
 
+  // Submit from the form; the job page follows it to COMPLETED without a reload.
+  await page.click('nav a[href="/submit"]');
+  await page.waitForSelector("#script");
+  await page.evaluate(() => {
+    window.berthNoReload = true;
+  });
+  await page.fill("#script", "#!/bin/bash\necho hello\n");
+  await page.fill("input[name=script_name]", "e2e-hello.sh");
+  await page.click("form.submit button[type=submit]");
+  await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
+  const submitted = Number(new URL(page.url()).pathname.split("/").pop());
+  check(Number.isInteger(submitted) && submitted > id, `the Submit page made job ${submitted} and went to its page`);
+  await page.waitForFunction(() => document.querySelector("#job-title .state")?.textContent === "COMPLETED", null, {
+    timeout: 60000,
+  });
+  check(await page.evaluate(() => window.berthNoReload === true), `job ${submitted} reached COMPLETED on its page without a reload`);
+  check((await page.locator("#job-title .name").textContent()) === "e2e-hello.sh", "the job is named after its script");
+  await page.waitForFunction(() => document.querySelector("pre.log")?.textContent?.includes("hello"), null, { timeout: 15000 });
+  check(true, "its output shows hello");
+
+  // A bad #SBATCH line: the api's problem is shown on that line.
+  await page.click('nav a[href="/submit"]');
+  await page.waitForSelector("#script");
+  await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --bogus\necho hi\n");
+  await page.click("form.submit button[type=submit]");
+  await page.waitForSelector("#submit-error", { timeout: 15000 });
+  const bad = await page.locator(".editor .ln.bad").allTextContents();
+  check(bad.length === 1 && bad[0] === "3", `the editor marks line 3 (${JSON.stringify(bad)})`);
+  const note = (await page.locator(".editor .row.bad .note").textContent()) ?? "";
+  const message = (await page.locator("#submit-error").textContent()) ?? "";
+  check(note.includes("--bogus") && /^Line 3: /.test(message), `the message is beside the line and names it (${JSON.stringify(message)})`);
+  check((await page.getAttribute("#script", "aria-invalid")) === "true", "the script is marked invalid for screen readers");
+  check(new URL(page.url()).pathname === "/submit", "a refused script stays on the Submit page");
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: new URL("submit-refused.png", SCREENSHOTS).pathname });
+  await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --time=5\necho hi\n");
+  check((await page.locator(".editor .ln.bad, .editor .row.bad").count()) === 0, "editing the line clears its mark");
+  // A request no node can satisfy: the problem names the option, not the line.
+  await page.fill("#script", "#!/bin/bash\n#SBATCH --gres=gpu:1000\nhostname\n");
+  await page.click("form.submit button[type=submit]");
+  await page.waitForFunction(() => document.querySelector("#submit-error")?.textContent?.startsWith("Line 2"), null, { timeout: 15000 });
+  check((await page.locator(".editor .ln.bad").allTextContents()).join() === "2", "an unsatisfiable --gres is marked on its #SBATCH line");
+
+  // The overview: GPUs and nodes with units, and events arriving live.
+  await page.click('nav a[href="/"]');
+  await page.waitForSelector("#gpu-states tbody tr");
+  const gpuRow = (await page.locator("#gpu-states tbody tr").first().textContent()) ?? "";
+  check(/\d+ GPUs?/.test(gpuRow), `the overview counts GPUs by model with their unit (${JSON.stringify(gpuRow)})`);
+  const nodeStates = (await page.locator("#node-states").textContent()) ?? "";
+  check(/\d+ nodes?/.test(nodeStates), `the overview counts nodes by state (${JSON.stringify(nodeStates)})`);
+  await page.waitForSelector("#recent-events li");
+  const live = await rest("POST", "/v1/jobs", { script: "#!/bin/bash\ntrue\n", script_name: "e2e-live.sh" });
+  await page.waitForSelector(`#recent-events a[href="/jobs/${live.id}"]`, { timeout: 15000 });
+  check(await page.evaluate(() => window.berthNoReload === true), `job ${live.id}'s events appear in the overview live`);
+
+  // Each page: a focus ring on everything Tab reaches, axe, a screenshot.
+  const pages = [
+    ["overview", "/", "#recent-events li"],
+    ["queue", "/queue?state=all", "#queue tbody tr"],
+    ["job", `/jobs/${submitted}`, "#job-title"],
+    ["nodes", "/nodes", "#nodes tbody tr"],
+    ["submit", "/submit", "#script"],
+  ];
+  for (const [label, path, ready] of pages) {
+    await page.goto(`${BERTH_URL}${path}`);
+    await page.waitForSelector(ready, { timeout: 15000 });
+    await page.waitForTimeout(300);
+    const { reached, unringed } = await tabThrough(page);
+    check(reached > 3 && unringed.length === 0, `${label}: all ${reached} stops Tab reaches show a focus ring (${unringed.join(", ")})`);
+    await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+    const axe = await new AxeBuilder({ page }).analyze();
+    const serious = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    check(
+      serious.length === 0,
+      `${label}: no serious or critical accessibility violation (${serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join("; ")}`).join(" | ")})`,
+    );
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: new URL(`${label}.png`, SCREENSHOTS).pathname });
+  }
+  const boxes = await page.goto(`${BERTH_URL}/queue?state=all`).then(() => page.waitForSelector("#queue tbody input")).then(() =>
+    page.locator("#queue tbody input[type=checkbox]").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? "")),
+  );
+  check(boxes.length > 0 && boxes.every((l) => /^Select job \S+$/.test(l)), `the queue's row checkboxes are labelled (${boxes.length})`);
+
   check(dialogs.length === 0, `no dialog opened (${dialogs.join(", ")})`);
   check(violations.length === 0, `no CSP or Trusted Types violation (${violations.join("; ")})`);
   check(pageErrors.length === 0, `no uncaught page error (${pageErrors.join("; ")})`);
@@ -107,6 +200,33 @@ try {
 } finally {
   await browser.close();
   await rest("POST", `/v1/jobs/${id}/cancel`).catch((err) => console.error(`cancelling job ${id}: ${err.message}`));
+}
+
+/** Presses Tab through the page (at most 80 times) and returns what took focus without a
+ * visible focus ring (an outline on it, or on the editor around the script), with how many
+ * stops it made. */
+async function tabThrough(page) {
+  await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+  const missing = [];
+  const seen = new Set();
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press("Tab");
+    const info = await page.evaluate(() => {
+      const el = document.activeElement;
+      if (!el || el === document.body) return null;
+      const ringed = (e) => {
+        const s = getComputedStyle(e);
+        return s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0;
+      };
+      const ring = ringed(el) || (el.closest(".editor") !== null && ringed(el.closest(".editor")));
+      const name = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ""}${el.getAttribute("aria-label") ? `[${el.getAttribute("aria-label")}]` : ""}${el.textContent && el.tagName === "A" ? `(${el.textContent.slice(0, 20)})` : ""}`;
+      return { name, ring, key: [...document.querySelectorAll("*")].indexOf(el) };
+    });
+    if (!info || seen.has(info.key)) break;
+    seen.add(info.key);
+    if (!info.ring) missing.push(info.name);
+  }
+  return { reached: seen.size, unringed: missing };
 }
 
 if (failures.length > 0) {

@@ -1,0 +1,261 @@
+// Submit (sbatch): paste or load a batch script, send it with `POST /v1/jobs`, and go to
+// the new job's page. A refused script's problem document is shown on its line: the
+// editor has a gutter of line numbers, the offending line is marked with the message.
+
+import { useRef, useState } from "preact/hooks";
+import { api, problemText, type Problem } from "./client";
+import { navigate } from "./router";
+
+/** Scripts larger than this are not loaded from a file (the api refuses large bodies). */
+const MAX_SCRIPT_BYTES = 1024 * 1024;
+const PLACEHOLDER = "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --gres=gpu:1\n#SBATCH --time=10\n\nnvidia-smi";
+
+/** A refusal as the page shows it: the message, and the script line it is about. */
+interface Refusal {
+  message: string;
+  field: string | null;
+  /** 1-based; `null` when the problem names no line of the script. */
+  line: number | null;
+  /** That line's text when refused: the mark goes once the line is edited. */
+  lineText: string | null;
+  /** Whether the line was found from the option's name rather than given by the api. */
+  guessed: boolean;
+}
+
+function splitLines(text: string): string[] {
+  return text.split(/\r\n|\r|\n/);
+}
+
+/** Where a problem points in the script: the api's `line`, or else the last `#SBATCH`
+ * line carrying the option it names (`--gres` for a request no node can satisfy). */
+export function refusalOf(problem: Partial<Problem> | undefined, status: number, script: string): Refusal {
+  const lines = splitLines(script);
+  const field = typeof problem?.field === "string" ? problem.field : null;
+  let line = typeof problem?.line === "number" && problem.line >= 1 && problem.line <= lines.length ? problem.line : null;
+  let guessed = false;
+  if (line === null && field && field.startsWith("-")) {
+    const option = field.split("=")[0]!;
+    for (let i = lines.length - 1; i >= 0; i--) {
+      const m = /^#SBATCH\s+(.*)$/.exec(lines[i]!);
+      if (m && m[1]!.split(/\s+/).some((word) => word === option || word.startsWith(`${option}=`))) {
+        line = i + 1;
+        guessed = true;
+        break;
+      }
+    }
+  }
+  const detail = typeof problem?.detail === "string" ? problem.detail : problemText(problem, status);
+  return {
+    message: detail.replace(/^line \d+: /, ""),
+    field,
+    line,
+    lineText: line === null ? null : lines[line - 1]!,
+    guessed,
+  };
+}
+
+export function SubmitPage() {
+  const [script, setScript] = useState("");
+  const [scriptName, setScriptName] = useState("");
+  const [submitDir, setSubmitDir] = useState("");
+  const [refusal, setRefusal] = useState<Refusal | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  /** Kept across a network failure so that resubmitting cannot make a second job. */
+  const idempotencyKey = useRef<string | null>(null);
+  const textarea = useRef<HTMLTextAreaElement>(null);
+
+  const load = async (e: Event) => {
+    const input = e.currentTarget as HTMLInputElement;
+    const file = input.files?.[0];
+    if (!file) return;
+    if (file.size > MAX_SCRIPT_BYTES) {
+      setNote(`${file.name} is larger than 1 MiB; not loaded.`);
+      return;
+    }
+    setScript(await file.text());
+    setScriptName(file.name);
+    setRefusal(null);
+    setNote(`Loaded ${file.name} (${file.size} bytes).`);
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!script.trim()) {
+      setRefusal({ message: "The script is empty.", field: "script", line: null, lineText: null, guessed: false });
+      return;
+    }
+    setBusy(true);
+    setNote(null);
+    idempotencyKey.current ??= crypto.randomUUID();
+    try {
+      const { data, error, response } = await api.POST("/v1/jobs", {
+        params: { header: { "Idempotency-Key": idempotencyKey.current } },
+        body: {
+          script,
+          script_name: scriptName.trim() || null,
+          submit_dir: submitDir.trim() || null,
+        },
+      });
+      idempotencyKey.current = null;
+      if (!data) {
+        setRefusal(refusalOf(error as Partial<Problem> | undefined, response.status, script));
+        return;
+      }
+      setRefusal(null);
+      navigate(`/jobs/${data.id}`);
+    } catch (err) {
+      setRefusal({
+        message: `Could not reach the api (${err instanceof Error ? err.message : String(err)}); submitting again will not make a second job.`,
+        field: null,
+        line: null,
+        lineText: null,
+        guessed: false,
+      });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const lines = splitLines(script);
+  // The mark stays while the refused line is as it was.
+  const marked = refusal?.line != null && lines[refusal.line - 1] === refusal.lineText ? refusal.line : null;
+
+  const goToLine = (line: number) => {
+    const t = textarea.current;
+    if (!t) return;
+    const start = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);
+    t.focus();
+    t.setSelectionRange(start, start + (lines[line - 1]?.length ?? 0));
+  };
+
+  const fieldInvalid = (name: string) => (refusal?.field === name ? true : undefined);
+
+  return (
+    <section aria-labelledby="submit-title">
+      <h1 id="submit-title">Submit a batch job</h1>
+      <form class="submit" onSubmit={(e) => void submit(e)}>
+        <label for="script-file">Load a script file</label>
+        <input id="script-file" type="file" accept=".sh,.sbatch,.slurm,.bash,text/*" onChange={(e) => void load(e)} />
+        <label for="script">Batch script</label>
+        <p class="hint" id="script-help">
+          <code>#SBATCH</code> lines are read as <code>sbatch</code> reads them. The job runs as you.
+        </p>
+        <ScriptEditor
+          value={script}
+          onInput={(v) => setScript(v)}
+          marked={marked}
+          message={refusal?.message ?? null}
+          textarea={textarea}
+          invalid={refusal !== null && (refusal.line !== null || refusal.field === "script")}
+        />
+        {refusal && (
+          <div class="error" role="alert" id="submit-error">
+            <p>
+              {refusal.line !== null ? `Line ${refusal.line}${refusal.guessed ? " (probably)" : ""}: ` : ""}
+              {refusal.message}
+              {refusal.field && refusal.field !== "script" && !refusal.message.includes(refusal.field) ? ` (${refusal.field})` : ""}
+            </p>
+            {marked !== null && (
+              <button type="button" onClick={() => goToLine(marked)}>
+                Go to line {marked}
+              </button>
+            )}
+          </div>
+        )}
+        <div class="fields">
+          <label>
+            Script name <span class="muted">(the job's name unless it sets one)</span>
+            <input
+              name="script_name"
+              value={scriptName}
+              onInput={(e) => setScriptName((e.currentTarget as HTMLInputElement).value)}
+              placeholder="sbatch"
+              spellcheck={false}
+              aria-invalid={fieldInvalid("script_name")}
+            />
+          </label>
+          <label>
+            Working directory <span class="muted">(on the node; absolute)</span>
+            <input
+              name="submit_dir"
+              value={submitDir}
+              onInput={(e) => setSubmitDir((e.currentTarget as HTMLInputElement).value)}
+              placeholder="/home/you/project"
+              spellcheck={false}
+              aria-invalid={fieldInvalid("submit_dir")}
+            />
+          </label>
+        </div>
+        <div class="actions">
+          <button type="submit" disabled={busy}>
+            {busy ? "Submitting…" : "Submit"}
+          </button>
+          {note && <span role="status">{note}</span>}
+        </div>
+      </form>
+    </section>
+  );
+}
+
+/** A gutter of line numbers beside a textarea laid over a backdrop of line rows, where
+ * the marked line's band and its message show. Lines do not wrap, so rows and lines stay
+ * aligned; the gutter and the backdrop follow the textarea's vertical scroll. */
+function ScriptEditor(props: {
+  value: string;
+  onInput: (value: string) => void;
+  marked: number | null;
+  message: string | null;
+  invalid: boolean;
+  textarea: { current: HTMLTextAreaElement | null };
+}) {
+  const gutter = useRef<HTMLDivElement>(null);
+  const backdrop = useRef<HTMLDivElement>(null);
+  const lines = splitLines(props.value);
+  const sync = (e: Event) => {
+    const t = e.currentTarget as HTMLTextAreaElement;
+    if (gutter.current) gutter.current.scrollTop = t.scrollTop;
+    if (backdrop.current) backdrop.current.scrollTop = t.scrollTop;
+  };
+  return (
+    <div class={`editor${props.invalid ? " invalid" : ""}`}>
+      <div class="gutter" ref={gutter} aria-hidden="true">
+        {lines.map((_, i) => (
+          <div key={i} class={i + 1 === props.marked ? "ln bad" : "ln"}>
+            {i + 1}
+          </div>
+        ))}
+      </div>
+      <div class="code">
+        <div class="backdrop" ref={backdrop} aria-hidden="true">
+          {props.marked !== null &&
+            lines.slice(0, props.marked).map((_, i) =>
+              i + 1 === props.marked ? (
+                <div key={i} class="row bad">
+                  {props.message ? <span class="note">◀ {props.message}</span> : null}
+                </div>
+              ) : (
+                <div key={i} class="row" />
+              ),
+            )}
+        </div>
+        <textarea
+          id="script"
+          name="script"
+          ref={props.textarea}
+          value={props.value}
+          onInput={(e) => props.onInput((e.currentTarget as HTMLTextAreaElement).value)}
+          onScroll={sync}
+          wrap="off"
+          spellcheck={false}
+          autoComplete="off"
+          autoCapitalize="off"
+          rows={18}
+          placeholder={PLACEHOLDER}
+          aria-invalid={props.invalid ? true : undefined}
+          aria-describedby={props.invalid ? "script-help submit-error" : "script-help"}
+        />
+      </div>
+    </div>
+  );
+}
