@@ -4556,13 +4556,14 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Runs that were in the window from this time on (ended at or after it, or not ended;
-                 *     RFC 3339).
+                 * @description Runs that were in the window from this time on (ended at or after it, or not ended):
+                 *     RFC 3339, or any form sacct's `-S` takes ([`parse_sacct_time`]: `2026-12-01`,
+                 *     `now-2days` …; UTC).
                  */
                 start?: string;
                 /**
                  * @description Runs that were in the window until this time (started, or submitted when not
-                 *     started, at or before it; RFC 3339).
+                 *     started, at or before it); the same forms.
                  */
                 end?: string;
                 /** @description Only these users. */
