@@ -3,11 +3,16 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, problemText, setUnauthorizedHandler } from "./client";
 import { events } from "./events";
+import { AccountsPage } from "./AccountsPage";
+import { AuditPage } from "./AuditPage";
 import { JobPage } from "./JobPage";
 import { NodesPage } from "./NodesPage";
 import { OverviewPage } from "./OverviewPage";
+import { PoolsPage } from "./PoolsPage";
 import { QueuePage } from "./QueuePage";
 import { SubmitPage } from "./SubmitPage";
+import { TokensPage } from "./TokensPage";
+import { UsagePage } from "./UsagePage";
 import { useRoute } from "./router";
 import { clearToken, identityOf, loadToken, saveToken, type Identity } from "./session";
 import { ErrorNote, StreamBanner } from "./ui";
@@ -65,6 +70,11 @@ export function App() {
           <NavLink href="/queue">Queue</NavLink>
           <NavLink href="/submit">Submit</NavLink>
           <NavLink href="/nodes">Nodes</NavLink>
+          <NavLink href="/usage">Usage</NavLink>
+          <NavLink href="/accounts">Accounts</NavLink>
+          <NavLink href="/pools">Pools</NavLink>
+          <NavLink href="/tokens">Tokens</NavLink>
+          {identity.role === "admin" && <NavLink href="/audit">Audit</NavLink>}
         </nav>
         <span class="who" title={identity.expires ? `Token expires ${identity.expires.toISOString()}` : undefined}>
           {identity.user ?? "API token"}
@@ -100,6 +110,11 @@ function Page({ identity }: { identity: Identity }) {
   if (route.path === "/submit") return <SubmitPage />;
   if (job?.[1]) return <JobPage id={Number(job[1])} identity={identity} />;
   if (route.path === "/nodes") return <NodesPage identity={identity} />;
+  if (route.path === "/usage") return <UsagePage query={route.query} />;
+  if (route.path === "/accounts") return <AccountsPage />;
+  if (route.path === "/pools") return <PoolsPage />;
+  if (route.path === "/tokens") return <TokensPage identity={identity} />;
+  if (route.path === "/audit" && identity.role === "admin") return <AuditPage query={route.query} />;
   return (
     <section>
       <h1>Not found</h1>

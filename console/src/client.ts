@@ -13,6 +13,13 @@ export type Problem = components["schemas"]["Problem"];
 export type CloudEvent = components["schemas"]["CloudEvent"];
 export type JobBatchItem = components["schemas"]["JobBatchItem"];
 export type User = components["schemas"]["User"];
+export type UsageReport = components["schemas"]["UsageReport"];
+export type Account = components["schemas"]["Account"];
+export type FairshareRow = components["schemas"]["FairshareRow"];
+export type Pool = components["schemas"]["Pool"];
+export type ApiToken = components["schemas"]["ApiToken"];
+export type TokenScope = components["schemas"]["TokenScope"];
+export type AuditEntry = components["schemas"]["AuditEntry"];
 
 /** Called when the api answers 401: the token is missing, expired or revoked. */
 let onUnauthorized: () => void = () => {};
