@@ -8,9 +8,12 @@
 // element, no alert, no Content-Security-Policy violation. Then it submits a script from
 // the Submit page and watches its job reach COMPLETED without a reload, submits a script
 // with a bad `#SBATCH` line and finds the error on that line, tabs through each page
-// looking for a visible focus ring, runs axe on the Overview, Queue, Job, Nodes and Submit
-// pages (failing on serious or critical violations) and writes a 1280x800 screenshot of
-// each to console/screenshots/. Exits non-zero on failure and cancels its job either way.
+// looking for a visible focus ring, runs axe on every page (Overview, Queue, Job, Nodes,
+// Submit, Usage, Accounts, Pools, Tokens, Audit; failing on serious or critical
+// violations) and writes a 1280x800 screenshot of each to console/screenshots/. It also
+// creates an API token on the Tokens page (read, never printed), checks it works for
+// GET /v1/jobs and gets 401 after Revoke, and finds a short GPU job's hours on the Usage
+// page and in its CSV export. Exits non-zero on failure and cancels its job either way.
 
 import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
@@ -52,6 +55,9 @@ const { id } = await rest("POST", "/v1/jobs", {
   spec: { job_name: NAME, hold: true },
 });
 console.log(`submitted job ${id}`);
+// A short GPU job, so the Usage page has GPU-hours to draw.
+const gpuJob = await rest("POST", "/v1/jobs", { script: "#!/bin/bash\n#SBATCH --gres=gpu:1\nsleep 3\n", script_name: "e2e-gpu.sh" });
+console.log(`submitted GPU job ${gpuJob.id}`);
 
 const browser = await chromium.launch({
   executablePath: CHROMIUM,
@@ -66,7 +72,7 @@ const browser = await chromium.launch({
   ],
 });
 try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
   const page = await context.newPage();
   const dialogs = [];
   const violations = [];
@@ -163,6 +169,45 @@ try {
   await page.waitForSelector(`#recent-events a[href="/jobs/${live.id}"]`, { timeout: 15000 });
   check(await page.evaluate(() => window.berthNoReload === true), `job ${live.id}'s events appear in the overview live`);
 
+  // Tokens: one created on the Tokens page works for GET /v1/jobs and stops after Revoke.
+  // The token is read from the page into a variable and never printed.
+  await page.click('nav a[href="/tokens"]');
+  await page.waitForSelector("#token-create");
+  await page.fill('#token-create input[name="name"]', "e2e-console");
+  await page.selectOption('#token-create select[name="scope"]', "read-only");
+  await page.click('#token-create button[type="submit"]');
+  await page.waitForSelector("#new-token");
+  const fresh = await page.inputValue("#new-token");
+  const jobsWith = (t) => fetch(`${BERTH_URL}/v1/jobs?limit=1`, { headers: { Authorization: `Bearer ${t}` } }).then((r) => r.status);
+  check(fresh.startsWith("berth_") && (await jobsWith(fresh)) === 200, "a token created on the Tokens page is shown once and works for GET /v1/jobs");
+  await page.click(".new-token button:text-is('Done')");
+  check((await page.locator("#new-token").count()) === 0, "the new token is gone from the page after Done");
+  const tokenRow = page.locator("#tokens tbody tr", { hasText: "e2e-console" }).first();
+  await tokenRow.locator("button", { hasText: "Revoke…" }).click();
+  await tokenRow.locator("button", { hasText: "Revoke now" }).click();
+  await page.waitForFunction(() => [...document.querySelectorAll("#tokens tbody tr")].some((r) => r.textContent?.includes("e2e-console") && r.textContent.includes("revoked")));
+  check((await jobsWith(fresh)) === 401, "the token stops working after Revoke (401)");
+
+  // Usage: the window is in the URL; Export CSV downloads the account × user rows.
+  // The scheduler rolls usage up every 15 s (berth dev): wait for the GPU job's hours.
+  let gpuHours = 0;
+  for (let i = 0; i < 60 && gpuHours === 0; i++) {
+    const u = await rest("GET", "/v1/usage?tres=gres/gpu&unit=hours&group_by=account,user");
+    gpuHours = u.total["gres/gpu"] ?? 0;
+    if (gpuHours === 0) await new Promise((r) => setTimeout(r, 1000));
+  }
+  await page.goto(`${BERTH_URL}/usage`);
+  await page.waitForSelector("#usage-total");
+  check(gpuHours > 0 && (await page.locator("#by-account svg rect.bar").count()) > 0, `the GPU job's hours are drawn as a bar (${gpuHours} h)`);
+  check((await page.locator("#by-account, #by-user").count()) === 2, "the usage page shows GPU-hours by account and by user");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-csv")]);
+  const csv = await download.path().then((p) => import("node:fs").then((fs) => fs.readFileSync(p, "utf8")));
+  check(csv.startsWith("account,user,gpu_hours,jobs\r\n") && csv.split("\r\n").length >= 3, `Export CSV downloads the rows (${JSON.stringify(csv.split("\r\n")[0])}, ${csv.split("\r\n").length - 2} rows)`);
+  await page.goto(`${BERTH_URL}/usage?start=2020-01-01&end=2020-01-02`);
+  await page.waitForSelector("#usage-total");
+  check(((await page.locator("#usage-total").textContent()) ?? "").includes("2020-01-01"), "the usage window comes from the URL");
+  check((await page.locator('nav a[href="/audit"]').count()) === 1, "an admin's nav shows Audit");
+
   // Each page: a focus ring on everything Tab reaches, axe, a screenshot.
   const pages = [
     ["overview", "/", "#recent-events li"],
@@ -170,6 +215,11 @@ try {
     ["job", `/jobs/${submitted}`, "#job-title"],
     ["nodes", "/nodes", "#nodes tbody tr"],
     ["submit", "/submit", "#script"],
+    ["usage", "/usage", "#usage-total"],
+    ["accounts", "/accounts", "#accounts tbody tr"],
+    ["pools", "/pools", "#pools tbody tr, #no-pools"],
+    ["tokens", "/tokens", "#tokens tbody tr"],
+    ["audit", "/audit", "#audit tbody tr"],
   ];
   for (const [label, path, ready] of pages) {
     await page.goto(`${BERTH_URL}${path}`);
