@@ -234,13 +234,46 @@ try {
       serious.length === 0,
       `${label}: no serious or critical accessibility violation (${serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join("; ")}`).join(" | ")})`,
     );
-    await page.evaluate(() => window.scrollTo(0, 0));
+    // A Tab that left the document can hand focus back late: no focus ring in the picture.
+    await page.waitForTimeout(100);
+    await page.evaluate(() => {
+      if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
+      window.scrollTo(0, 0);
+    });
     await page.screenshot({ path: new URL(`${label}.png`, SCREENSHOTS).pathname });
   }
   const boxes = await page.goto(`${BERTH_URL}/queue?state=all`).then(() => page.waitForSelector("#queue tbody input")).then(() =>
     page.locator("#queue tbody input[type=checkbox]").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label") ?? "")),
   );
   check(boxes.length > 0 && boxes.every((l) => /^Select job \S+$/.test(l)), `the queue's row checkboxes are labelled (${boxes.length})`);
+
+  // Another tenant: a plain user of another account sees neither the admin's jobs in the
+  // Queue nor Audit in the nav. The harness mints their token (no REST call makes a token
+  // for another user); the admin creates the user and the account over REST.
+  const OTHER = process.env.BERTH_OTHER_USER ?? "";
+  const OTHER_TOKEN = process.env.BERTH_OTHER_TOKEN ?? "";
+  if (OTHER && OTHER_TOKEN) {
+    await rest("POST", "/v1/accounts", { name: "e2e-other" });
+    await rest("POST", "/v1/users", { name: OTHER, role: "user" });
+    await rest("PUT", `/v1/accounts/e2e-other/users/${encodeURIComponent(OTHER)}`, { default: true });
+    const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const op = await other.newPage();
+    op.on("pageerror", (e) => pageErrors.push(`${OTHER}: ${e.message}`));
+    await op.goto(`${BERTH_URL}/queue?state=all`);
+    await op.fill("#token", OTHER_TOKEN);
+    await op.click("button[type=submit]");
+    await op.waitForSelector("#queue tbody tr", { timeout: 15000 });
+    const theirs = await op.locator(`#queue a[href="/jobs/${id}"]`).count();
+    const rows = await op.locator("#queue tbody tr").allTextContents();
+    check(theirs === 0 && rows.length === 1 && /No jobs match/.test(rows[0] ?? ""), `${OTHER} (another account) sees none of the admin's jobs in the Queue (${rows.length} rows)`);
+    check((await op.locator('nav a[href="/audit"]').count()) === 0, `${OTHER}'s nav has no Audit`);
+    await op.goto(`${BERTH_URL}/audit`);
+    await op.waitForSelector("main h1");
+    check((await op.locator("main h1").textContent()) === "Not found", `${OTHER} gets no Audit page`);
+    await other.close();
+  } else {
+    console.log("skip the other-tenant checks (BERTH_OTHER_USER and BERTH_OTHER_TOKEN unset)");
+  }
 
   check(dialogs.length === 0, `no dialog opened (${dialogs.join(", ")})`);
   check(violations.length === 0, `no CSP or Trusted Types violation (${violations.join("; ")})`);
