@@ -10,7 +10,9 @@
 // with a bad `#SBATCH` line and finds the error on that line, tabs through each page
 // looking for a visible focus ring, runs axe on every page (Overview, Queue, Job, Nodes,
 // Submit, Usage, Accounts, Pools, Tokens, Audit; failing on serious or critical
-// violations) and writes a 1280x800 screenshot of each to console/screenshots/. It also
+// violations) and writes a 1280x800 screenshot of each to BERTH_SCREENSHOTS (a folder;
+// scripts/test-console passes a scratch one, or console/screenshots/ with
+// UPDATE_SCREENSHOTS=1). It also
 // creates an API token on the Tokens page (read, never printed), checks it works for
 // GET /v1/jobs and gets 401 after Revoke, and finds a short GPU job's hours on the Usage
 // page and in its CSV export. Exits non-zero on failure and cancels its job either way.
@@ -19,7 +21,10 @@ import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
 import { chromium } from "playwright-core";
 
-const SCREENSHOTS = new URL("../screenshots/", import.meta.url);
+const SCREENSHOTS = new URL(
+  `${(process.env.BERTH_SCREENSHOTS ?? new URL("../screenshots/", import.meta.url).pathname).replace(/\/*$/, "")}/`,
+  "file:///",
+);
 
 const BERTH_URL = (process.env.BERTH_URL ?? "").replace(/\/+$/, "");
 const BERTH_TOKEN = process.env.BERTH_TOKEN ?? "";
