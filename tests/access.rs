@@ -599,3 +599,65 @@ async fn cli_manages_accounts_users_and_api_tokens() {
     assert_eq!(code, 1);
     assert!(err.contains("admin or operator"), "{err}");
 }
+
+/// `GET /v1/whoami` says who the credentials are: a user's JWT with their accounts and
+/// default account, an API token with its id and scope, and nothing without credentials.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn whoami_says_the_user_role_accounts_and_token_scope() {
+    let c = TestCluster::start(Options {
+        workers: 0,
+        ..Default::default()
+    })
+    .await;
+    let a = Some(c.token.as_str());
+    c.call(
+        Method::POST,
+        "/v1/accounts",
+        a,
+        Some(json!({"name": "physics"})),
+    )
+    .await;
+    c.call(Method::POST, "/v1/users", a, Some(json!({"name": "wren"})))
+        .await;
+    let (s, _) = c
+        .call(
+            Method::PUT,
+            "/v1/accounts/physics/users/wren",
+            a,
+            Some(json!({"default": true, "coordinator": true})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let wren = c.token_for("wren", Role::User);
+    let (s, me) = c.call(Method::GET, "/v1/whoami", Some(&wren), None).await;
+    assert_eq!(s, 200, "{me}");
+    assert_eq!(me["user"], "wren");
+    assert_eq!(me["role"], "user");
+    assert_eq!(me["default_account"], "physics");
+    assert_eq!(
+        me["accounts"],
+        json!([{"account": "physics", "user": "wren", "coordinator": true}])
+    );
+    assert!(me["token_id"].is_null() && me["scope"].is_null(), "{me}");
+
+    let (s, created) = c
+        .call(
+            Method::POST,
+            "/v1/tokens",
+            Some(&wren),
+            Some(json!({"name": "dashboard"})),
+        )
+        .await;
+    assert_eq!(s, 201, "{created}");
+    let token = created["token"].as_str().unwrap();
+    let (s, me) = c.call(Method::GET, "/v1/whoami", Some(token), None).await;
+    assert_eq!(s, 200, "{me}");
+    assert_eq!(me["user"], "wren");
+    assert_eq!(me["token_id"], created["id"]);
+    assert_eq!(me["scope"], "read-only");
+
+    let (s, me) = c.call(Method::GET, "/v1/whoami", a, None).await;
+    assert_eq!((s, me["role"].as_str()), (200, Some("admin")));
+    let (s, p) = c.call(Method::GET, "/v1/whoami", None, None).await;
+    assert_eq!(s, 401, "{p}");
+}

@@ -154,6 +154,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "webhook_test",
         "webhook_delivery_list",
         "webhook_redeliver",
+        "whoami_get",
     ];
     if !known.contains(&op) {
         return None;
@@ -171,6 +172,10 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     // covers the bootstrap tokens themselves).
     if op == "node_join" {
         return Some(401);
+    }
+    // Any valid credentials may ask who they are.
+    if op == "whoami_get" {
+        return Some(200);
     }
     // A job's token: its user's job list and submissions, and its own job (the fixture's
     // running job: stats and steps; read, update, cancel, requeue); any other job is

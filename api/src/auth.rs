@@ -372,8 +372,8 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs", _id, "steps", _step] => read,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
         ["", "v1", "jobs", _id, "cancel" | "requeue"] => *method == Method::POST,
-        // `sacct` inside a job (its user's view, as the job list).
-        ["", "v1", "accounting", "jobs"] => read,
+        // `sacct` inside a job (its user's view, as the job list), and who it is.
+        ["", "v1", "accounting", "jobs"] | ["", "v1", "whoami"] => read,
         _ => false,
     }
 }
@@ -587,6 +587,7 @@ mod tests {
             (Method::PATCH, "/v1/jobs/7"),
             (Method::POST, "/v1/jobs/cancel"),
             (Method::GET, "/v1/accounting/jobs"),
+            (Method::GET, "/v1/whoami"),
         ];
         for (m, p) in allowed {
             assert!(job_token_allows(&m, p), "{m} {p}");

@@ -12,7 +12,7 @@ use axum::Json;
 use berth_core::auth::Role;
 use berth_core::identity::{
     Account, AccountCreate, AccountList, AccountUpdate, Membership, MembershipSet, User,
-    UserCreate, UserList, UserRole,
+    UserCreate, UserList, UserRole, Whoami,
 };
 use berth_core::qos::TresLimits;
 use berth_core::wire::Problem;
@@ -146,6 +146,51 @@ pub async fn user_list(
     let memberships = membership::membership_list(&state.pool, None).await?;
     Ok(Json(UserList {
         items: users.iter().map(|u| user_view(u, &memberships)).collect(),
+    }))
+}
+
+/// Who am I.
+///
+/// The caller as the api sees this request: user, role, the API token and its scope or
+/// the job a job's token belongs to, and the user's accounts. Any valid credentials may
+/// ask (a console shows its pages and actions from this).
+#[utoipa::path(get, path = "/v1/whoami", tag = "users", operation_id = "whoami_get",
+    responses((status = 200, description = "The caller", body = Whoami),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn whoami(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Json<Whoami>, ApiError> {
+    let role = match caller.role {
+        Role::Admin => "admin",
+        Role::Operator => "operator",
+        Role::User => "user",
+        Role::Node => "node",
+    };
+    let (default_account, accounts) = if caller.role == Role::Node {
+        (None, Vec::new())
+    } else {
+        let row = user::user_get(&state.pool, &caller.name).await?;
+        let accounts = membership::membership_list(&state.pool, Some(&caller.name))
+            .await?
+            .into_iter()
+            .map(|m| Membership {
+                account: m.account,
+                user: m.user_name,
+                coordinator: m.coordinator,
+            })
+            .collect();
+        (row.and_then(|r| r.default_account), accounts)
+    };
+    Ok(Json(Whoami {
+        user: caller.name,
+        role: role.to_string(),
+        token_id: caller.token_id,
+        scope: caller.scope,
+        job_id: caller.job_id,
+        default_account,
+        accounts,
     }))
 }
 

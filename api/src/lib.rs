@@ -280,6 +280,7 @@ pub fn router(state: AppState) -> Router {
                 .patch(reservations::reservation_update)
                 .delete(reservations::reservation_delete),
         )
+        .route("/v1/whoami", get(identity::whoami))
         .route(
             "/v1/users",
             post(identity::user_create).get(identity::user_list),

@@ -162,6 +162,7 @@ impl Modify for ProblemResponses {
         identity::user_create,
         identity::user_list,
         identity::user_get,
+        identity::whoami,
         identity::user_delete,
         identity::account_create,
         identity::account_list,

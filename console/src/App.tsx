@@ -14,7 +14,7 @@ import { SubmitPage } from "./SubmitPage";
 import { TokensPage } from "./TokensPage";
 import { UsagePage } from "./UsagePage";
 import { useRoute } from "./router";
-import { clearToken, identityOf, loadToken, saveToken, type Identity } from "./session";
+import { clearToken, identityOf, loadToken, saveToken, withWhoami, type Identity } from "./session";
 import { ErrorNote, StreamBanner } from "./ui";
 
 export function App() {
@@ -37,6 +37,21 @@ export function App() {
     if (!identity) return;
     events.start();
     return () => events.stop();
+  }, [identity !== null]);
+
+  // A token kept from before a reload: ask the api who it is.
+  useEffect(() => {
+    if (!identity) return;
+    let live = true;
+    api
+      .GET("/v1/whoami")
+      .then(({ data }) => {
+        if (live && data) setIdentity((id) => (id ? withWhoami(id, data) : id));
+      })
+      .catch(() => {});
+    return () => {
+      live = false;
+    };
   }, [identity !== null]);
 
   if (!identity) {
@@ -126,7 +141,7 @@ function Page({ identity }: { identity: Identity }) {
 }
 
 /** Log-in by pasting a token (a Berth JWT or a `berth_` API token). The token is checked
- * with one harmless read before it is kept. */
+ * with `GET /v1/whoami` before it is kept, which also says its user and role. */
 function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Identity) => void }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -142,20 +157,13 @@ function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Ident
     saveToken(token);
     input.value = "";
     try {
-      // No whoami endpoint: a one-job page proves the token works for every role.
-      const { error: problem, response } = await api.GET("/v1/jobs", { params: { query: { limit: 1 } } });
-      if (!response.ok) {
+      const { data, error: problem, response } = await api.GET("/v1/whoami");
+      if (!response.ok || !data) {
         clearToken();
         setError(response.status === 401 ? "The api refused this token." : problemText(problem, response.status));
         return;
       }
-      const id = identityOf(token);
-      if (id.user) {
-        // The role the api records wins over the token's claim where the user exists.
-        const user = await api.GET("/v1/users/{name}", { params: { path: { name: id.user } } });
-        if (user.data) id.role = user.data.role;
-      }
-      onLogin(id);
+      onLogin(withWhoami(identityOf(token), data));
     } catch (err) {
       clearToken();
       setError(`Could not reach the api: ${err instanceof Error ? err.message : String(err)}`);

@@ -1263,6 +1263,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who am I.
+         * @description The caller as the api sees this request: user, role, the API token and its scope or
+         *     the job a job's token belongs to, and the user's accounts. Any valid credentials may
+         *     ask (a console shows its pages and actions from this).
+         */
+        get: operations["whoami_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4466,6 +4488,28 @@ export interface components {
              *     count starts again); `false` pauses it.
              */
             enabled?: boolean | null;
+        };
+        /** @description `GET /v1/whoami`: who the api takes the caller to be, and what the credentials allow. */
+        Whoami: {
+            /** @description The accounts the user belongs to (with whether they coordinate each). */
+            accounts: components["schemas"]["Membership"][];
+            /** @description The user's default account, when recorded. */
+            default_account?: string | null;
+            /**
+             * Format: int64
+             * @description For a job's own token (`BERTH_TOKEN` inside a job): its job.
+             */
+            job_id?: number | null;
+            /** @description `admin`, `operator`, `user` or `node`: the role the credentials carry. */
+            role: string;
+            scope?: null | components["schemas"]["TokenScope"];
+            /**
+             * Format: int64
+             * @description The API token used, when the caller used one.
+             */
+            token_id?: number | null;
+            /** @description The user (a worker's token: `node:NAME`). */
+            user: string;
         };
     };
     responses: never;
@@ -10350,6 +10394,53 @@ export interface operations {
             };
             /** @description No such webhook (or not yours) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    whoami_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Whoami"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

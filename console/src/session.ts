@@ -70,6 +70,13 @@ function decodeClaims(token: string): Record<string, unknown> | null {
   }
 }
 
+/** The identity with the user and role the api reports for the token (`GET /v1/whoami`),
+ * which wins over what the token's claims say (and is all there is for a `berth_` token). */
+export function withWhoami(id: Identity, who: { user: string; role: string }): Identity {
+  const role = who.role === "admin" || who.role === "operator" || who.role === "user" ? who.role : null;
+  return { ...id, user: who.user, role };
+}
+
 /** Whether the role may drain and resume nodes (and see every job). */
 export function isOperator(id: Identity | null): boolean {
   return id?.role === "admin" || id?.role === "operator";

@@ -77,6 +77,25 @@ pub struct Membership {
     pub coordinator: bool,
 }
 
+/// `GET /v1/whoami`: who the api takes the caller to be, and what the credentials allow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Whoami {
+    /// The user (a worker's token: `node:NAME`).
+    pub user: String,
+    /// `admin`, `operator`, `user` or `node`: the role the credentials carry.
+    pub role: String,
+    /// The API token used, when the caller used one.
+    pub token_id: Option<i64>,
+    /// That token's scope.
+    pub scope: Option<TokenScope>,
+    /// For a job's own token (`BERTH_TOKEN` inside a job): its job.
+    pub job_id: Option<i64>,
+    /// The user's default account, when recorded.
+    pub default_account: Option<String>,
+    /// The accounts the user belongs to (with whether they coordinate each).
+    pub accounts: Vec<Membership>,
+}
+
 /// A user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct User {
