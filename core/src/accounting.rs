@@ -377,14 +377,7 @@ pub fn parse_sacct_time(value: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>
         };
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         let n: i64 = digits.parse().map_err(|_| bad())?;
-        let unit = match &rest[digits.len()..] {
-            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60,
-            "h" | "hour" | "hours" => 3600,
-            "d" | "day" | "days" => 86_400,
-            "w" | "week" | "weeks" => 7 * 86_400,
-            _ => return Err(bad()),
-        };
+        let unit = crate::begin::unit_seconds(&rest[digits.len()..]).ok_or_else(bad)?;
         let secs = n
             .checked_mul(unit)
             .filter(|s| *s <= 100 * 365 * 86_400)

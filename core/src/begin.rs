@@ -26,6 +26,19 @@ pub fn parse_begin(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String>
     Ok(at)
 }
 
+/// Seconds in one of the units `now+N[units]` takes (`s`, `min`, `hours`, `days`,
+/// `weeks` and their spellings; none: seconds), as Slurm's `--begin` and sacct's `-S`.
+pub fn unit_seconds(unit: &str) -> Option<i64> {
+    Some(match unit {
+        "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
+        "m" | "min" | "mins" | "minute" | "minutes" => 60,
+        "h" | "hour" | "hours" => 3600,
+        "d" | "day" | "days" => 86400,
+        "w" | "week" | "weeks" => 7 * 86400,
+        _ => return None,
+    })
+}
+
 fn parse_any(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
     let bad = || {
         format!(
@@ -41,15 +54,7 @@ fn parse_any(v: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
         let rest = rest.strip_prefix('+').ok_or_else(bad)?;
         let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
         let n: i64 = digits.parse().map_err(|_| bad())?;
-        let unit = &rest[digits.len()..];
-        let secs = match unit {
-            "" | "s" | "sec" | "secs" | "second" | "seconds" => 1,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60,
-            "h" | "hour" | "hours" => 3600,
-            "d" | "day" | "days" => 86400,
-            "w" | "week" | "weeks" => 7 * 86400,
-            _ => return Err(bad()),
-        };
+        let secs = unit_seconds(&rest[digits.len()..]).ok_or_else(bad)?;
         let far = || {
             format!(
                 "begin time {v:?} is more than {} years away",

@@ -324,14 +324,13 @@ impl Hierarchy {
                     group.dirs.push(dir);
                 }
                 if let Some(root) = cpuacct {
-                    // CPU time for accounting (the same directory as the cpu group's
-                    // where the two controllers share a hierarchy).
+                    // CPU time for accounting (where `cpu` and `cpuacct` share a
+                    // hierarchy, the two paths name the same group: joining it twice is
+                    // harmless).
                     let dir = root.join("berth").join(name);
                     std::fs::create_dir_all(&dir)?;
                     group.cpu_usage_file = Some(dir.join("cpuacct.usage"));
-                    if !group.dirs.contains(&dir) {
-                        group.dirs.push(dir);
-                    }
+                    group.dirs.push(dir);
                 }
                 if let (Some(root), false) = (devices, denied_gpus.is_empty()) {
                     let dir = root.join("berth").join(name);
@@ -361,19 +360,11 @@ impl Hierarchy {
                 devices,
                 cpuset,
                 cpuacct,
-            } => {
-                let mut bases: Vec<PathBuf> = Vec::new();
-                for root in [memory, cpu, devices, cpuset, cpuacct]
-                    .into_iter()
-                    .flatten()
-                {
-                    let base = root.join("berth");
-                    if !bases.contains(&base) {
-                        bases.push(base);
-                    }
-                }
-                bases
-            }
+            } => [memory, cpu, devices, cpuset, cpuacct]
+                .into_iter()
+                .flatten()
+                .map(|root| root.join("berth"))
+                .collect(),
         }
     }
 
