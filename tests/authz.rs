@@ -116,6 +116,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_task_cancel",
         "job_priority",
         "job_stats",
+        "job_gpu_samples",
+        "job_script",
         "step_list",
         "step_create",
         "step_get",
@@ -145,6 +147,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "accounting_job_list",
         "usage_get",
         "usage_cluster_get",
+        "usage_cluster_timeline",
         "event_list",
         "webhook_create",
         "webhook_list",
@@ -155,6 +158,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "webhook_delivery_list",
         "webhook_redeliver",
         "whoami_get",
+        "oidc_issuer_list",
     ];
     if !known.contains(&op) {
         return None;
@@ -186,6 +190,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             "job_list"
             | "job_cancel_batch"
             | "job_stats"
+            | "job_gpu_samples"
+            | "job_script"
             | "step_list"
             | "step_get"
             | "step_output"
@@ -214,6 +220,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "qos_get"
             | "job_priority"
             | "job_stats"
+            | "job_gpu_samples"
+            | "job_script"
             | "step_list"
             | "step_get"
             | "step_output"
@@ -224,6 +232,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "accounting_job_list"
             | "usage_get"
             | "usage_cluster_get"
+            | "usage_cluster_timeline"
             | "event_list"
             | "webhook_list"
             | "webhook_get"
@@ -328,6 +337,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_task_cancel"
             | "job_priority"
             | "job_stats"
+            | "job_gpu_samples"
+            | "job_script"
             | "step_list"
             | "step_create"
             | "step_get"
@@ -463,7 +474,11 @@ async fn prepare(
             assert_eq!(s, 200);
             id
         }
-        _ if path.contains("/steps") || op == "job_stats" => f.running,
+        _ if path.contains("/steps")
+            || matches!(op, "job_stats" | "job_gpu_samples" | "job_script") =>
+        {
+            f.running
+        }
         _ => f.job,
     };
     let mut path = if path.starts_with("/v1/jobs/") {

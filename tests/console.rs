@@ -103,3 +103,60 @@ async fn the_api_serves_the_console_with_a_strict_content_security_policy() {
         .unwrap();
     assert_eq!(r.status(), 404);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oidc_issuers_with_a_console_client_are_listed_and_allowed_by_the_policy() {
+    let config = format!(
+        "{}[[api.oidc]]\nissuer = \"https://login.example.com/realms/ml\"\n\
+         jwks_uri = \"https://login.example.com/realms/ml/certs\"\naudience = \"berth\"\n\
+         console_client_id = \"berth-console\"\n\
+         console_token_endpoint = \"https://tokens.example.net/token\"\n\
+         [[api.oidc]]\nissuer = \"https://ci.example.org\"\n\
+         jwks_uri = \"https://ci.example.org/jwks\"\naudience = \"berth\"\n",
+        crate::cluster::TEST_API_CONFIG
+    );
+    let c = TestCluster::start_with_api_config(
+        Options {
+            workers: 0,
+            ..Default::default()
+        },
+        &config,
+    )
+    .await;
+    // Public: the log-in page reads it before anyone is logged in. Only the issuer with a
+    // console client is listed (the CI issuer only verifies pipeline tokens).
+    let res = c
+        .http
+        .get(format!("{}/v1/oidc/issuers", c.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"items": [{
+            "issuer": "https://login.example.com/realms/ml",
+            "client_id": "berth-console",
+            "scopes": "openid profile",
+            "token": "access_token",
+            "authorization_endpoint": null,
+            "token_endpoint": "https://tokens.example.net/token",
+        }]})
+    );
+    // The console may connect to the issuer (discovery) and its token endpoint, and to
+    // nothing else.
+    let page = c
+        .http
+        .get(format!("{}/", c.url))
+        .header(ACCEPT, "text/html")
+        .send()
+        .await
+        .unwrap();
+    let csp = page.headers()[CONTENT_SECURITY_POLICY].to_str().unwrap();
+    assert!(
+        csp.contains("connect-src 'self' https://login.example.com https://tokens.example.net;"),
+        "{csp}"
+    );
+    assert!(!csp.contains("ci.example.org"), "{csp}");
+}

@@ -3,7 +3,7 @@
 
 use crate::cluster::{berth_bin, Options, TestCluster};
 use berth_core::state::{JobState, NodeState};
-use berth_core::stats::JobStats;
+use berth_core::stats::{JobGpuSamples, JobStats};
 use berth_core::wire::NodeList;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,47 @@ async fn a_running_job_has_gpu_stats_that_are_kept_after_it_ends() {
     assert!(stats.peak_memory_mib > 40_000, "{stats:?}");
     assert!(stats.energy_joules > 0.0, "{stats:?}");
 
+    // The time series (the Job page's charts): a point per GPU the job holds so far, with
+    // what the stats saw; 10 s apart at least.
+    let series: JobGpuSamples = c.get(&format!("/v1/jobs/{id}/gpu-samples")).await;
+    assert_eq!(series.job_id, id);
+    assert_eq!(series.step_seconds, 10, "{series:?}");
+    assert_eq!(
+        series.gpus.iter().map(|g| g.index).collect::<Vec<_>>(),
+        held,
+        "{series:?}"
+    );
+    for g in &series.gpus {
+        assert!(!g.points.is_empty(), "{series:?}");
+        for p in &g.points {
+            assert!((70.0..=100.0).contains(&p.utilization_pct), "{series:?}");
+            assert!(p.memory_used_mib > 40_000, "{series:?}");
+            assert!(p.power_w.is_some_and(|w| w > 0.0), "{series:?}");
+        }
+        let times: Vec<_> = g.points.iter().map(|p| p.time).collect();
+        assert!(times.windows(2).all(|w| w[0] < w[1]), "{series:?}");
+    }
+    // `since` later than every sample: nothing; bad parameters name themselves.
+    let later = (chrono::Utc::now() + chrono::Duration::hours(1)).to_rfc3339();
+    let none: JobGpuSamples = c
+        .get(&format!(
+            "/v1/jobs/{id}/gpu-samples?since={}",
+            later.replace('+', "%2B")
+        ))
+        .await;
+    assert!(none.gpus.is_empty(), "{none:?}");
+    for (query, field) in [("points=5", "points"), ("run=3", "run")] {
+        let (s, p) = c
+            .call(
+                reqwest::Method::GET,
+                &format!("/v1/jobs/{id}/gpu-samples?{query}"),
+                Some(&c.token),
+                None,
+            )
+            .await;
+        assert_eq!((s, p["field"].as_str()), (400, Some(field)), "{p}");
+    }
+
     // `berth stat` prints a line per GPU and the total.
     let out = std::process::Command::new(berth_bin())
         .args(["stat", &id.to_string()])
@@ -60,6 +101,8 @@ async fn a_running_job_has_gpu_stats_that_are_kept_after_it_ends() {
     let after: JobStats = c.get(&format!("/v1/jobs/{id}/stats")).await;
     assert_eq!(after.gpus.len(), 2);
     assert!(after.energy_joules >= stats.energy_joules);
+    let kept: JobGpuSamples = c.get(&format!("/v1/jobs/{id}/gpu-samples")).await;
+    assert_eq!(kept.gpus.len(), 2, "{kept:?}");
 }
 
 /// Writes a simulated worker's fault-injection file.

@@ -355,7 +355,7 @@ fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
 
 /// Whether a job's token may make this request (by the path's shape; which job a path
 /// names is checked by the handlers, another job being 404): list and submit its user's
-/// jobs; read its own job, its output, steps, stats and priority; update it (`scontrol
+/// jobs; read its own job, its output, steps, stats, GPU samples, script and priority; update it (`scontrol
 /// update JobId=$SLURM_JOB_ID TimeLimit=…`, with a user's rights: lower only), cancel
 /// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`; read its
 /// user's job accounting (`sacct` in a batch script). Nothing else: no tokens, users,
@@ -367,7 +367,7 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs"] => read || *method == Method::POST,
         ["", "v1", "jobs", "cancel"] => *method == Method::POST,
         ["", "v1", "jobs", _id] => read || *method == Method::PATCH,
-        ["", "v1", "jobs", _id, "output" | "stats" | "priority"] => read,
+        ["", "v1", "jobs", _id, "output" | "stats" | "gpu-samples" | "script" | "priority"] => read,
         ["", "v1", "jobs", _id, "steps"] => read || *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step] => read,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,

@@ -220,6 +220,13 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
         .route("/v1/jobs/{id}/stats", get(stats::job_stats))
+        .route("/v1/jobs/{id}/gpu-samples", get(stats::job_gpu_samples))
+        .route("/v1/oidc/issuers", get(oidc::oidc_issuer_list))
+        .route(
+            "/v1/usage/cluster/timeline",
+            get(usage_report::usage_cluster_timeline),
+        )
+        .route("/v1/jobs/{id}/script", get(routes::job_script))
         .route(
             "/v1/jobs/{id}/tasks/{task}/cancel",
             post(job_control::job_task_cancel),

@@ -1352,6 +1352,15 @@ pub async fn heartbeat(pool: &Pool, node_row: &NodeRow, req: &SyncRequest) -> Re
             &temperature,
         )
         .await?;
+        berth_db::gpu_stats::job_gpu_samples_record(
+            pool,
+            node_row.id,
+            &indices,
+            &utilization,
+            &memory,
+            &power,
+        )
+        .await?;
     }
     if let Some(fault) = req.gpu_faults.first() {
         let reason = req

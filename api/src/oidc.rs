@@ -13,11 +13,12 @@ use crate::auth::LEEWAY_SECONDS;
 use crate::error::ApiError;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
+use utoipa::ToSchema;
 
 /// The default least time between two fetches of one issuer's JWKS, seconds, so that
 /// tokens naming unknown key ids cannot make the api hammer the issuer.
@@ -45,6 +46,78 @@ pub struct OidcIssuer {
     /// [`MIN_REFETCH_SECONDS`]).
     #[serde(default)]
     pub min_refetch_seconds: Option<u64>,
+    /// The web console's OAuth client at this issuer: a public client (no secret) allowed
+    /// the authorization code flow with PKCE (S256) and the redirect URI
+    /// `<api URL>/login/callback`. When set, the console's log-in page offers this issuer.
+    #[serde(default)]
+    pub console_client_id: Option<String>,
+    /// The scopes the console asks for (default `openid profile`).
+    #[serde(default)]
+    pub console_scopes: Option<String>,
+    /// Which token of the issuer's answer the console sends to the api: `access_token`
+    /// (default; the issuer must put `audience` in it) or `id_token` (its `aud` is the
+    /// client id, so `audience` must be `console_client_id`).
+    #[serde(default)]
+    pub console_token: Option<ConsoleToken>,
+    /// The authorization endpoint, when the browser should not read it from the issuer's
+    /// `/.well-known/openid-configuration`.
+    #[serde(default)]
+    pub console_authorization_endpoint: Option<String>,
+    /// The token endpoint, likewise (the console's Content-Security-Policy lets it
+    /// connect to the issuer's origin and to this one's).
+    #[serde(default)]
+    pub console_token_endpoint: Option<String>,
+}
+
+/// Which token of an issuer's token answer the console uses as its bearer token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsoleToken {
+    /// The OAuth access token (a JWT whose `aud` holds the issuer's `audience`).
+    #[default]
+    AccessToken,
+    /// The OpenID Connect ID token (`aud` = the console's client id).
+    IdToken,
+}
+
+/// An issuer the console may log in through (`GET /v1/oidc/issuers`): what a browser
+/// needs for the authorization code flow with PKCE. Public: no secret is in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OidcLogin {
+    /// The issuer (`iss`); its discovery document is `<issuer>/.well-known/openid-configuration`.
+    pub issuer: String,
+    /// The console's client id there.
+    pub client_id: String,
+    /// The scopes to ask for, space-separated.
+    pub scopes: String,
+    /// Which token to send to the api.
+    pub token: ConsoleToken,
+    /// The authorization endpoint, when configured (else read from discovery).
+    pub authorization_endpoint: Option<String>,
+    /// The token endpoint, when configured (else read from discovery).
+    pub token_endpoint: Option<String>,
+}
+
+/// `GET /v1/oidc/issuers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct OidcLoginList {
+    /// The issuers with a console client, in configuration order.
+    pub items: Vec<OidcLogin>,
+}
+
+/// List the issuers the console can log in through.
+///
+/// Those `[[api.oidc]]` issuers that have a `console_client_id`, with what a browser
+/// needs for the authorization code flow with PKCE. Needs no credentials (the log-in page
+/// reads it before anyone is logged in); holds nothing secret.
+#[utoipa::path(get, path = "/v1/oidc/issuers", tag = "auth", operation_id = "oidc_issuer_list",
+    responses((status = 200, description = "The issuers", body = OidcLoginList)))]
+pub async fn oidc_issuer_list(
+    axum::extract::State(state): axum::extract::State<crate::AppState>,
+) -> axum::Json<OidcLoginList> {
+    axum::Json(OidcLoginList {
+        items: state.oidc.console_logins(),
+    })
 }
 
 fn default_username_claim() -> String {
@@ -109,6 +182,48 @@ impl OidcVerifier {
             ),
             http,
         }
+    }
+
+    /// The issuers with a console client, for the console's log-in page.
+    pub fn console_logins(&self) -> Vec<OidcLogin> {
+        self.issuers
+            .iter()
+            .filter_map(|i| {
+                let c = &i.config;
+                Some(OidcLogin {
+                    issuer: c.issuer.clone(),
+                    client_id: c.console_client_id.clone()?,
+                    scopes: c
+                        .console_scopes
+                        .clone()
+                        .unwrap_or_else(|| "openid profile".to_string()),
+                    token: c.console_token.unwrap_or_default(),
+                    authorization_endpoint: c.console_authorization_endpoint.clone(),
+                    token_endpoint: c.console_token_endpoint.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The origins the console connects to besides its own: for each issuer with a
+    /// console client, the issuer's (discovery, and usually the token endpoint) and the
+    /// configured token endpoint's. Origins that do not parse are left out.
+    pub fn console_origins(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for login in self.console_logins() {
+            for url in std::iter::once(&login.issuer).chain(login.token_endpoint.as_ref()) {
+                if let Ok(u) = reqwest::Url::parse(url) {
+                    let origin = u.origin();
+                    if origin.is_tuple() && matches!(u.scheme(), "http" | "https") {
+                        let o = origin.ascii_serialization();
+                        if !out.contains(&o) {
+                            out.push(o);
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Whether `iss` is a configured issuer.

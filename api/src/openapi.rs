@@ -4,7 +4,7 @@
 
 use crate::usage_report;
 use crate::{
-    accounting, audit, events, fairshare, identity, job_control, node_credentials, nodes,
+    accounting, audit, events, fairshare, identity, job_control, node_credentials, nodes, oidc,
     partitions, pools, requeue, reservations, routes, stats, steps, tokens, webhooks,
 };
 use axum::Json;
@@ -131,6 +131,10 @@ impl Modify for ProblemResponses {
         fairshare::qos_put,
         requeue::job_requeue,
         stats::job_stats,
+        stats::job_gpu_samples,
+        routes::job_script,
+        oidc::oidc_issuer_list,
+        usage_report::usage_cluster_timeline,
         routes::job_output,
         routes::job_output_upload,
         steps::step_create,
@@ -201,6 +205,7 @@ impl Modify for ProblemResponses {
         (name = "users", description = "Users and their roles"),
         (name = "accounts", description = "The account tree and its members"),
         (name = "tokens", description = "API tokens for CI pipelines and scripts"),
+        (name = "auth", description = "Logging in: the OIDC issuers the console logs in through"),
         (name = "audit", description = "The audit log of state-changing calls"),
         (name = "accounting", description = "Job accounting records, one per job run (sacct)"),
         (name = "usage", description = "Usage reports (sreport): TRES time by account, user, partition, QOS, GPU model; cluster utilisation"),

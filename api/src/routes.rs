@@ -57,6 +57,12 @@ pub(crate) async fn job_view(state: &AppState, row: &JobRow) -> Result<Job, ApiE
     view.output_truncated = !output::output_truncated_jobs(&state.pool, &[row.id])
         .await?
         .is_empty();
+    if row.state == "PENDING" && !row.hold {
+        view.queue_position = job::job_queue_positions(&state.pool, &[row.id])
+            .await?
+            .first()
+            .and_then(|(_, p)| u64::try_from(*p).ok());
+    }
     Ok(view)
 }
 
@@ -179,6 +185,8 @@ pub async fn job_list(
             user_name: q.user.clone(),
             partition: q.partition.clone(),
             name: q.name.clone(),
+            account: q.account.clone(),
+            qos: q.qos.clone(),
             after_id,
             limit: limit + 1,
             viewer,
@@ -192,8 +200,22 @@ pub async fn job_list(
     let allocations = allocation::allocation_list_for_jobs(&state.pool, &ids).await?;
     let truncated = output::output_truncated_jobs(&state.pool, &ids).await?;
     let mut items = views::job_views(rows, &allocations);
+    let pending: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.state == "PENDING" && !r.hold)
+        .map(|r| r.id)
+        .collect();
+    let positions: std::collections::HashMap<i64, i64> = if pending.is_empty() {
+        Default::default()
+    } else {
+        job::job_queue_positions(&state.pool, &pending)
+            .await?
+            .into_iter()
+            .collect()
+    };
     for job in &mut items {
         job.output_truncated = truncated.contains(&job.id);
+        job.queue_position = positions.get(&job.id).and_then(|p| u64::try_from(*p).ok());
     }
     Ok(Json(JobList {
         items,
@@ -217,6 +239,29 @@ pub async fn job_get(
 ) -> Result<Json<Job>, ApiError> {
     let row = visible_job(&state, &caller, id).await?;
     Ok(Json(job_view(&state, &row).await?))
+}
+
+/// Show a job's batch script.
+///
+/// The script as submitted (`#SBATCH` lines included; a `--wrap` job's generated
+/// script), as `scontrol write batch_script` and `sacct -B` show it: `text/plain`.
+#[utoipa::path(get, path = "/v1/jobs/{id}/script", tag = "jobs", operation_id = "job_script",
+    params(("id" = i64, Path, description = "Job id")),
+    responses((status = 200, description = "The batch script", body = String, content_type = "text/plain"),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_script(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    let row = visible_job(&state, &caller, id).await?;
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        row.script,
+    )
+        .into_response())
 }
 
 /// Cancel a job.

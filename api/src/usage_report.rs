@@ -15,8 +15,9 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::Json;
 use berth_core::usage_report::{
-    parse_report_time, window_hours, ClusterUsage, ClusterUsageQuery, ClusterUsageRow, TimeUnit,
-    Tres, UsageGroup, UsageQuery, UsageReport, UsageReportRow,
+    parse_report_time, window_hours, ClusterTimeline, ClusterTimelinePoint, ClusterTimelineQuery,
+    ClusterUsage, ClusterUsageQuery, ClusterUsageRow, TimeUnit, Tres, UsageGroup, UsageQuery,
+    UsageReport, UsageReportRow,
 };
 use berth_core::wire::Problem;
 use berth_db::usage_rollup::{self, UsageSumRow};
@@ -277,6 +278,71 @@ pub async fn usage_cluster_get(
         tres: Tres::Gpu.name().to_string(),
         rows,
         total,
+    }))
+}
+
+/// Show the cluster's GPU allocation and utilisation over time.
+///
+/// Per time bucket: GPUs in the cluster, allocated, down, planned down and reserved (the
+/// scheduler's per-minute samples, averaged over the bucket), and the mean utilisation of
+/// the GPUs jobs held (the workers' samples). For the console's overview; open to every
+/// person, like `GET /v1/usage/cluster`.
+#[utoipa::path(get, path = "/v1/usage/cluster/timeline", tag = "usage", operation_id = "usage_cluster_timeline",
+    params(ClusterTimelineQuery),
+    responses((status = 200, description = "The timeline", body = ClusterTimeline),
+              (status = 400, description = "A bad parameter (named in the problem)", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn usage_cluster_timeline(
+    State(state): State<AppState>,
+    caller: Caller,
+    q: Result<Query<ClusterTimelineQuery>, QueryRejection>,
+) -> Result<Json<ClusterTimeline>, ApiError> {
+    caller.require_person()?;
+    caller.require_unscoped()?;
+    let q = q
+        .map(|Query(v)| v)
+        .map_err(|e| crate::error::rejection("query", e.body_text()))?;
+    let now = Utc::now();
+    let end = match q.end.as_deref() {
+        Some(s) => parse_report_time(s, now).map_err(|e| ApiError::bad_field("end", e))?,
+        None => now,
+    };
+    let start = match q.start.as_deref() {
+        Some(s) => parse_report_time(s, now).map_err(|e| ApiError::bad_field("start", e))?,
+        None => end - Duration::hours(24),
+    };
+    if start >= end {
+        return Err(ApiError::bad_field("start", "must be before end"));
+    }
+    let points = q.points.unwrap_or(288);
+    if !(10..=2000).contains(&points) {
+        return Err(ApiError::bad_field("points", "must be between 10 and 2000"));
+    }
+    let span = (end - start).num_seconds() as f64;
+    let step = (span / f64::from(points) / 60.0).ceil().max(1.0) * 60.0;
+    let states = usage_rollup::cluster_timeline(&state.pool, start, end, step).await?;
+    let util: BTreeMap<DateTime<Utc>, f64> =
+        usage_rollup::cluster_utilization_timeline(&state.pool, start, end, step)
+            .await?
+            .into_iter()
+            .collect();
+    Ok(Json(ClusterTimeline {
+        start,
+        end,
+        step_seconds: step as u64,
+        points: states
+            .into_iter()
+            .map(|r| ClusterTimelinePoint {
+                time: r.bucket,
+                gpus_total: r.total,
+                gpus_allocated: r.allocated,
+                gpus_down: r.down,
+                gpus_planned_down: r.planned_down,
+                gpus_reserved: r.reserved,
+                utilization_pct: util.get(&r.bucket).copied(),
+            })
+            .collect(),
     }))
 }
 

@@ -133,6 +133,7 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         restart_count: to_u32(row.restart_count),
         spec,
         expected_start: row.expected_start.filter(|_| state == JobState::Pending),
+        queue_position: None,
         priority: row.priority.filter(|_| state == JobState::Pending),
         nice: row.nice,
         array_job_id: row.array_job_id,

@@ -43,7 +43,8 @@ pub struct DevOptions {
     /// The api's rate limits and output cap (`--rate-limit-per-user` …; the server's
     /// defaults otherwise).
     pub limits: berth_api::limits::Limits,
-    /// A server configuration file's definitions and `[cloud]` settings (`--config`).
+    /// A server configuration file's definitions, `[cloud]` settings and `[[api.oidc]]`
+    /// issuers (`--config`).
     pub config: Option<crate::server::ServerConfigFile>,
 }
 
@@ -205,7 +206,9 @@ async fn run_cluster(
         max_connections: 16,
         db_timeouts: berth_db::Timeouts::default(),
         limits: options.limits.clone(),
-        oidc: Vec::new(),
+        // `[[api.oidc]]` of --config: issuers whose tokens are taken (and the console logs
+        // in through, with a `console_client_id`).
+        oidc: file.api.oidc.clone(),
         tls: None,
         definitions,
         node_timeout: scheduler_config.node_timeout,

@@ -860,6 +860,7 @@ mod tests {
             restart_count: 0,
             spec: JobSpec::default(),
             expected_start: None,
+            queue_position: None,
             priority: None,
             nice: 0,
             array_job_id: None,

@@ -79,6 +79,7 @@ mod tests {
             restart_count: 0,
             spec: Default::default(),
             expected_start: Some(at),
+            queue_position: None,
             priority: None,
             nice: 0,
             array_job_id: None,
@@ -90,6 +91,7 @@ mod tests {
         let none = Job {
             id: 8,
             expected_start: None,
+            queue_position: None,
             reason: Some("Dependency".into()),
             ..job.clone()
         };

@@ -348,6 +348,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/gpu-samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a job's GPU usage over time.
+         * @description Per GPU the run held: mean utilisation (percent), highest memory in use (MiB) and
+         *     mean power (watts) per time bucket. Workers sample every sync; the series keeps one
+         *     sample per GPU every 10 s, and buckets widen so that a series has at most `points`
+         *     points. Kept after the job ends, with the job.
+         */
+        get: operations["job_gpu_samples"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/hold": {
         parameters: {
             query?: never;
@@ -458,6 +481,27 @@ export interface paths {
          *     already pending.
          */
         post: operations["job_requeue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/script": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show a job's batch script.
+         * @description The script as submitted (`#SBATCH` lines included; a `--wrap` job's generated
+         *     script), as `scontrol write batch_script` and `sacct -B` show it: `text/plain`.
+         */
+        get: operations["job_script"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -832,6 +876,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oidc/issuers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the issuers the console can log in through.
+         * @description Those `[[api.oidc]]` issuers that have a `console_client_id`, with what a browser
+         *     needs for the authorization code flow with PKCE. Needs no credentials (the log-in page
+         *     reads it before anyone is logged in); holds nothing secret.
+         */
+        get: operations["oidc_issuer_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/partitions": {
         parameters: {
             query?: never;
@@ -1124,6 +1190,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage/cluster/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the cluster's GPU allocation and utilisation over time.
+         * @description Per time bucket: GPUs in the cluster, allocated, down, planned down and reserved (the
+         *     scheduler's per-minute samples, averaged over the bucket), and the mean utilisation of
+         *     the GPUs jobs held (the workers' samples). For the console's overview; open to every
+         *     person, like `GET /v1/usage/cluster`.
+         */
+        get: operations["usage_cluster_timeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/users": {
         parameters: {
             query?: never;
@@ -1351,7 +1440,8 @@ export interface components {
             cost?: number | null;
             /**
              * Format: double
-             * @description CPU time used, seconds (where cgroups report it; not collected yet).
+             * @description CPU time used, seconds (user + system, from the job's cgroup on its batch node;
+             *     `None` where the cgroup does not report it).
              */
             cpu_time_s?: number | null;
             /**
@@ -1411,7 +1501,8 @@ export interface components {
             job_id_display: string;
             /**
              * Format: int64
-             * @description Peak resident memory, MiB (where cgroups report it; not collected yet).
+             * @description Peak memory of the job's cgroup on its batch node, MiB (`None` where the cgroup
+             *     does not report it).
              */
             max_rss_mib?: number | null;
             /** @description Job name. */
@@ -1801,6 +1892,68 @@ export interface components {
             /** @description `berth.job.ended`, … (see the module documentation). */
             type: string;
         };
+        /** @description `GET /v1/usage/cluster/timeline`: GPU allocation and utilisation over time. */
+        ClusterTimeline: {
+            /**
+             * Format: date-time
+             * @description Window end.
+             */
+            end: string;
+            /**
+             * @description Buckets with a sample, oldest first (buckets the scheduler did not sample, as
+             *     when none ran, are absent).
+             */
+            points: components["schemas"]["ClusterTimelinePoint"][];
+            /**
+             * Format: date-time
+             * @description Window start.
+             */
+            start: string;
+            /**
+             * Format: int64
+             * @description The width of each bucket, seconds.
+             */
+            step_seconds: number;
+        };
+        /** @description One bucket of the cluster's GPU timeline: GPU counts averaged over its sampled minutes. */
+        ClusterTimelinePoint: {
+            /**
+             * Format: double
+             * @description GPUs held by job allocations.
+             */
+            gpus_allocated: number;
+            /**
+             * Format: double
+             * @description GPUs on DOWN, DRAINING or DRAINED nodes, not allocated.
+             */
+            gpus_down: number;
+            /**
+             * Format: double
+             * @description GPUs on powered-down cloud nodes.
+             */
+            gpus_planned_down: number;
+            /**
+             * Format: double
+             * @description GPUs held by an active reservation, not allocated.
+             */
+            gpus_reserved: number;
+            /**
+             * Format: double
+             * @description GPUs in the cluster (mean over the bucket's sampled minutes).
+             */
+            gpus_total: number;
+            /**
+             * Format: date-time
+             * @description The bucket's start.
+             */
+            time: string;
+            /**
+             * Format: double
+             * @description Mean utilisation of the GPUs jobs held, percent, from the workers' samples
+             *     (`None` when no job reported a sample in the bucket).
+             */
+            utilization_pct?: number | null;
+        };
         /** @description `GET /v1/usage/cluster`: cluster GPU utilisation in a window. */
         ClusterUsage: {
             /**
@@ -1865,6 +2018,11 @@ export interface components {
              */
             samples: number;
         };
+        /**
+         * @description Which token of an issuer's token answer the console uses as its bearer token.
+         * @enum {string}
+         */
+        ConsoleToken: "access_token" | "id_token";
         /** @description EC2 settings of a pool. */
         Ec2Options: {
             /** @description The path of `berth` on the image (default `/usr/local/bin/berth`). */
@@ -2063,6 +2221,41 @@ export interface components {
              */
             utilization_pct: number;
         };
+        /** @description One GPU's time series within a job run. */
+        GpuSeries: {
+            /**
+             * Format: int32
+             * @description The device index.
+             */
+            index: number;
+            /** @description The node. */
+            node: string;
+            /** @description The points, oldest first. */
+            points: components["schemas"]["GpuSeriesPoint"][];
+        };
+        /** @description One point of a GPU's time series: the samples of one time bucket. */
+        GpuSeriesPoint: {
+            /**
+             * Format: int64
+             * @description Highest memory in use in the bucket, MiB.
+             */
+            memory_used_mib: number;
+            /**
+             * Format: double
+             * @description Mean power draw in the bucket, watts (`None` when the GPU reports none).
+             */
+            power_w?: number | null;
+            /**
+             * Format: date-time
+             * @description The bucket's start (RFC 3339, UTC).
+             */
+            time: string;
+            /**
+             * Format: double
+             * @description Mean utilisation in the bucket, percent.
+             */
+            utilization_pct: number;
+        };
         /** @description One GPU's usage by a job run. */
         GpuStats: {
             /**
@@ -2255,6 +2448,13 @@ export interface components {
             /** @description The QOS. */
             qos?: string | null;
             /**
+             * Format: int64
+             * @description For a pending job that is not held: its place in the scheduler's order (1 = the
+             *     first it considers), by priority, then submit time, then id, over every pending
+             *     job of every partition.
+             */
+            queue_position?: number | null;
+            /**
              * @description Why a pending job waits (Slurm's reason names: `Priority`, `Resources` …), or why
              *     a job ended as it did.
              */
@@ -2376,6 +2576,30 @@ export interface components {
              * @description The new job's id.
              */
             id: number;
+        };
+        /**
+         * @description A job run's per-GPU utilisation, memory and power over time
+         *     (`GET /v1/jobs/{id}/gpu-samples`).
+         */
+        JobGpuSamples: {
+            /** @description Per GPU the run held, by node then index; empty before the first sample. */
+            gpus: components["schemas"]["GpuSeries"][];
+            /**
+             * Format: int64
+             * @description The job.
+             */
+            job_id: number;
+            /**
+             * Format: int32
+             * @description The run (restart count) these series are for.
+             */
+            run: number;
+            /**
+             * Format: int64
+             * @description The width of each point's bucket, seconds (at least the sampling interval, 10 s;
+             *     wider when the run is long, so that a series has at most `points` points).
+             */
+            step_seconds: number;
         };
         /** @description A page of jobs. */
         JobList: {
@@ -3074,6 +3298,29 @@ export interface components {
              * @description Slurm's Weight: nodes of lower weight are placed first.
              */
             weight?: number | null;
+        };
+        /**
+         * @description An issuer the console may log in through (`GET /v1/oidc/issuers`): what a browser
+         *     needs for the authorization code flow with PKCE. Public: no secret is in it.
+         */
+        OidcLogin: {
+            /** @description The authorization endpoint, when configured (else read from discovery). */
+            authorization_endpoint?: string | null;
+            /** @description The console's client id there. */
+            client_id: string;
+            /** @description The issuer (`iss`); its discovery document is `<issuer>/.well-known/openid-configuration`. */
+            issuer: string;
+            /** @description The scopes to ask for, space-separated. */
+            scopes: string;
+            /** @description Which token to send to the api. */
+            token: components["schemas"]["ConsoleToken"];
+            /** @description The token endpoint, when configured (else read from discovery). */
+            token_endpoint?: string | null;
+        };
+        /** @description `GET /v1/oidc/issuers`. */
+        OidcLoginList: {
+            /** @description The issuers with a console client, in configuration order. */
+            items: components["schemas"]["OidcLogin"][];
         };
         /**
          * @description `--open-mode`: whether output files are truncated or appended to when a job starts.
@@ -5392,6 +5639,10 @@ export interface operations {
                 partition?: string;
                 /** @description Only jobs with this name. */
                 name?: string;
+                /** @description Only jobs charged to this account. */
+                account?: string;
+                /** @description Only jobs of this QOS. */
+                qos?: string;
                 /** @description Page size, 1..=1000 (default 100). */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
@@ -6018,6 +6269,84 @@ export interface operations {
             };
         };
     };
+    job_gpu_samples: {
+        parameters: {
+            query?: {
+                /** @description The run (restart count); default the job's current one. */
+                run?: number;
+                /** @description Only samples taken at or after this time (RFC 3339), to follow a running job. */
+                since?: string;
+                /**
+                 * @description At most this many points per GPU, 10..=2000 (default 360): samples are averaged
+                 *     in buckets wide enough for the run's span.
+                 */
+                points?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Job id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's per-GPU time series */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobGpuSamples"];
+                };
+            };
+            /** @description A bad parameter (named in the problem) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     job_hold: {
         parameters: {
             query?: never;
@@ -6469,6 +6798,74 @@ export interface operations {
             };
             /** @description Already pending, or submitted with --no-requeue */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    job_script: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Job id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch script */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description A parameter that does not parse, naming it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job (or not yours) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7979,6 +8376,44 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    oidc_issuer_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The issuers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OidcLoginList"];
                 };
             };
             /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
@@ -9541,6 +9976,72 @@ export interface operations {
             };
             /** @description A node's or a job's token */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    usage_cluster_timeline: {
+        parameters: {
+            query?: {
+                /** @description Window start, in the forms of `GET /v1/usage` (default: 24 hours before `end`). */
+                start?: string;
+                /** @description Window end, likewise (default: now). */
+                end?: string;
+                /**
+                 * @description At most this many points, 10..=2000 (default 288): minutes are averaged in buckets
+                 *     wide enough for the window (at least 60 s).
+                 */
+                points?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The timeline */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterTimeline"];
+                };
+            };
+            /** @description A bad parameter (named in the problem) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -132,9 +132,11 @@ pub struct AcctJob {
     pub gpu_mem_peak_mib: Option<u64>,
     /// GPU energy, joules.
     pub energy_j: Option<f64>,
-    /// CPU time used, seconds (where cgroups report it; not collected yet).
+    /// CPU time used, seconds (user + system, from the job's cgroup on its batch node;
+    /// `None` where the cgroup does not report it).
     pub cpu_time_s: Option<f64>,
-    /// Peak resident memory, MiB (where cgroups report it; not collected yet).
+    /// Peak memory of the job's cgroup on its batch node, MiB (`None` where the cgroup
+    /// does not report it).
     pub max_rss_mib: Option<u64>,
     /// Cloud cost on pool nodes, in the pools' currency: price per hour × hours held ×
     /// the run's share of the node (GPUs held / node GPUs, else CPUs, else all).

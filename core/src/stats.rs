@@ -50,6 +50,45 @@ pub struct JobStats {
     pub gpus: Vec<GpuStats>,
 }
 
+/// One point of a GPU's time series: the samples of one time bucket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GpuSeriesPoint {
+    /// The bucket's start (RFC 3339, UTC).
+    pub time: DateTime<Utc>,
+    /// Mean utilisation in the bucket, percent.
+    pub utilization_pct: f64,
+    /// Highest memory in use in the bucket, MiB.
+    pub memory_used_mib: u64,
+    /// Mean power draw in the bucket, watts (`None` when the GPU reports none).
+    pub power_w: Option<f64>,
+}
+
+/// One GPU's time series within a job run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GpuSeries {
+    /// The node.
+    pub node: String,
+    /// The device index.
+    pub index: u32,
+    /// The points, oldest first.
+    pub points: Vec<GpuSeriesPoint>,
+}
+
+/// A job run's per-GPU utilisation, memory and power over time
+/// (`GET /v1/jobs/{id}/gpu-samples`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobGpuSamples {
+    /// The job.
+    pub job_id: i64,
+    /// The run (restart count) these series are for.
+    pub run: u32,
+    /// The width of each point's bucket, seconds (at least the sampling interval, 10 s;
+    /// wider when the run is long, so that a series has at most `points` points).
+    pub step_seconds: u64,
+    /// Per GPU the run held, by node then index; empty before the first sample.
+    pub gpus: Vec<GpuSeries>,
+}
+
 /// What is wrong with a GPU.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

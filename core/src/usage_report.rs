@@ -394,6 +394,54 @@ pub struct ClusterUsage {
     pub total: ClusterUsageRow,
 }
 
+/// `GET /v1/usage/cluster/timeline` query.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterTimelineQuery {
+    /// Window start, in the forms of `GET /v1/usage` (default: 24 hours before `end`).
+    pub start: Option<String>,
+    /// Window end, likewise (default: now).
+    pub end: Option<String>,
+    /// At most this many points, 10..=2000 (default 288): minutes are averaged in buckets
+    /// wide enough for the window (at least 60 s).
+    pub points: Option<u32>,
+}
+
+/// One bucket of the cluster's GPU timeline: GPU counts averaged over its sampled minutes.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ClusterTimelinePoint {
+    /// The bucket's start.
+    pub time: DateTime<Utc>,
+    /// GPUs in the cluster (mean over the bucket's sampled minutes).
+    pub gpus_total: f64,
+    /// GPUs held by job allocations.
+    pub gpus_allocated: f64,
+    /// GPUs on DOWN, DRAINING or DRAINED nodes, not allocated.
+    pub gpus_down: f64,
+    /// GPUs on powered-down cloud nodes.
+    pub gpus_planned_down: f64,
+    /// GPUs held by an active reservation, not allocated.
+    pub gpus_reserved: f64,
+    /// Mean utilisation of the GPUs jobs held, percent, from the workers' samples
+    /// (`None` when no job reported a sample in the bucket).
+    pub utilization_pct: Option<f64>,
+}
+
+/// `GET /v1/usage/cluster/timeline`: GPU allocation and utilisation over time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ClusterTimeline {
+    /// Window start.
+    pub start: DateTime<Utc>,
+    /// Window end.
+    pub end: DateTime<Utc>,
+    /// The width of each bucket, seconds.
+    pub step_seconds: u64,
+    /// Buckets with a sample, oldest first (buckets the scheduler did not sample, as
+    /// when none ran, are absent).
+    pub points: Vec<ClusterTimelinePoint>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,6 +123,11 @@ pub struct Job {
     /// (`squeue --start`).
     #[serde(default)]
     pub expected_start: Option<DateTime<Utc>>,
+    /// For a pending job that is not held: its place in the scheduler's order (1 = the
+    /// first it considers), by priority, then submit time, then id, over every pending
+    /// job of every partition.
+    #[serde(default)]
+    pub queue_position: Option<u64>,
     /// The multifactor priority the scheduler computed last (pending jobs).
     #[serde(default)]
     pub priority: Option<i64>,
@@ -204,6 +209,10 @@ pub struct JobListQuery {
     pub partition: Option<String>,
     /// Only jobs with this name.
     pub name: Option<String>,
+    /// Only jobs charged to this account.
+    pub account: Option<String>,
+    /// Only jobs of this QOS.
+    pub qos: Option<String>,
     /// Page size, 1..=1000 (default 100).
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.

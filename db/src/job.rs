@@ -316,6 +316,10 @@ pub struct JobFilter {
     pub partition: Option<String>,
     /// Name.
     pub name: Option<String>,
+    /// Account.
+    pub account: Option<String>,
+    /// QOS.
+    pub qos: Option<String>,
     /// Only ids greater than this (the cursor).
     pub after_id: i64,
     /// Page size.
@@ -341,6 +345,8 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
              AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
              AND ($5::text IS NULL OR name = $5)
              AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
+             AND ($9::text IS NULL OR account = $9)
+             AND ($10::text IS NULL OR qos = $10)
            ORDER BY id
            LIMIT $6"#,
         filter.after_id,
@@ -351,9 +357,35 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
         filter.limit,
         filter.viewer,
         &filter.viewer_accounts,
+        filter.account,
+        filter.qos,
     )
     .fetch_all(ex)
     .await?)
+}
+
+/// The queue positions of those of jobs `ids` that are pending and not held: 1 for the
+/// job the scheduler considers first. The order is the scheduler's: priority (highest
+/// first; jobs it has not given one yet last), then submit time, then id, over every
+/// pending job not held, whatever its partition. Returns (id, position) pairs.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_queue_positions(
+    ex: impl PgExecutor<'_>,
+    ids: &[i64],
+) -> Result<Vec<(i64, i64)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT r.id AS "id!", r.pos AS "pos!" FROM (
+               SELECT id, row_number() OVER (ORDER BY priority DESC NULLS LAST, submit_time, id) AS pos
+               FROM jobs WHERE state = 'PENDING' AND NOT hold
+           ) r
+           WHERE r.id = ANY($1)"#,
+        ids
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.id, r.pos)).collect())
 }
 
 /// Cancels a job that has not ended: a pending one ends at once; a running one is marked

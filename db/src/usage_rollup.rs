@@ -429,6 +429,79 @@ pub async fn cluster_usage_sum(
     .await?)
 }
 
+/// One bucket of the cluster's GPU state samples, summed over GPU models per minute and
+/// averaged over the bucket's minutes.
+#[derive(Debug, Clone)]
+pub struct ClusterTimelineRow {
+    /// The bucket's start.
+    pub bucket: DateTime<Utc>,
+    /// GPUs.
+    pub total: f64,
+    /// Allocated GPUs.
+    pub allocated: f64,
+    /// Down GPUs.
+    pub down: f64,
+    /// Planned-down GPUs.
+    pub planned_down: f64,
+    /// Reserved GPUs.
+    pub reserved: f64,
+}
+
+/// The per-minute GPU state samples of `[start, end)` in buckets of `step_seconds`
+/// aligned to the Unix epoch, oldest first.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn cluster_timeline(
+    ex: impl PgExecutor<'_>,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    step_seconds: f64,
+) -> Result<Vec<ClusterTimelineRow>, DbError> {
+    Ok(sqlx::query_as!(
+        ClusterTimelineRow,
+        r#"WITH m AS (
+               SELECT minute, SUM(total) AS total, SUM(allocated) AS allocated, SUM(down) AS down,
+                      SUM(planned_down) AS planned_down, SUM(reserved) AS reserved
+               FROM cluster_gpu_samples WHERE minute >= $1 AND minute < $2 GROUP BY minute)
+           SELECT date_bin(make_interval(secs => $3), minute, TIMESTAMPTZ 'epoch') AS "bucket!",
+                  avg(total)::float8 AS "total!", avg(allocated)::float8 AS "allocated!",
+                  avg(down)::float8 AS "down!", avg(planned_down)::float8 AS "planned_down!",
+                  avg(reserved)::float8 AS "reserved!"
+           FROM m GROUP BY 1 ORDER BY 1"#,
+        start,
+        end,
+        step_seconds
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// The mean utilisation of the GPUs jobs held in `[start, end)` (from the jobs' GPU time
+/// series), in buckets of `step_seconds` aligned to the Unix epoch: (bucket, percent).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn cluster_utilization_timeline(
+    ex: impl PgExecutor<'_>,
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    step_seconds: f64,
+) -> Result<Vec<(DateTime<Utc>, f64)>, DbError> {
+    let rows = sqlx::query!(
+        r#"SELECT date_bin(make_interval(secs => $3), sampled_at, TIMESTAMPTZ 'epoch') AS "bucket!",
+                  avg(utilization_pct)::float8 AS "pct!"
+           FROM job_gpu_samples WHERE sampled_at >= $1 AND sampled_at < $2
+           GROUP BY 1 ORDER BY 1"#,
+        start,
+        end,
+        step_seconds
+    )
+    .fetch_all(ex)
+    .await?;
+    Ok(rows.into_iter().map(|r| (r.bucket, r.pct)).collect())
+}
+
 /// The accounts `user_name` belongs to (whose usage they may see).
 ///
 /// # Errors
