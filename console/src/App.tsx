@@ -5,6 +5,7 @@ import { api, problemText, setUnauthorizedHandler } from "./client";
 import { events } from "./events";
 import { AccountsPage } from "./AccountsPage";
 import { AuditPage } from "./AuditPage";
+import { PartitionsPage, QosPage, ReservationsPage } from "./ClusterPages";
 import { JobPage } from "./JobPage";
 import { NodesPage } from "./NodesPage";
 import { OverviewPage } from "./OverviewPage";
@@ -13,7 +14,8 @@ import { QueuePage } from "./QueuePage";
 import { SubmitPage } from "./SubmitPage";
 import { TokensPage } from "./TokensPage";
 import { UsagePage } from "./UsagePage";
-import { useRoute } from "./router";
+import { CALLBACK_PATH, finishLogin, startLogin, type OidcLogin } from "./oidc";
+import { navigate, useRoute } from "./router";
 import { clearToken, identityOf, loadToken, saveToken, withWhoami, type Identity } from "./session";
 import { ErrorNote, StreamBanner } from "./ui";
 
@@ -54,6 +56,21 @@ export function App() {
     };
   }, [identity !== null]);
 
+  if (!identity && location.pathname === CALLBACK_PATH) {
+    return (
+      <Callback
+        onLogin={(id) => {
+          setNotice(null);
+          setIdentity(id);
+        }}
+        onFail={(why) => {
+          setNotice(why);
+          navigate("/", true);
+        }}
+      />
+    );
+  }
+
   if (!identity) {
     return (
       <Login
@@ -85,6 +102,9 @@ export function App() {
           <NavLink href="/queue">Queue</NavLink>
           <NavLink href="/submit">Submit</NavLink>
           <NavLink href="/nodes">Nodes</NavLink>
+          <NavLink href="/partitions">Partitions</NavLink>
+          <NavLink href="/qos">QOS</NavLink>
+          <NavLink href="/reservations">Reservations</NavLink>
           <NavLink href="/usage">Usage</NavLink>
           <NavLink href="/accounts">Accounts</NavLink>
           <NavLink href="/pools">Pools</NavLink>
@@ -122,9 +142,12 @@ function Page({ identity }: { identity: Identity }) {
   const job = /^\/jobs\/(\d+)$/.exec(route.path);
   if (route.path === "/") return <OverviewPage identity={identity} />;
   if (route.path === "/queue") return <QueuePage query={route.query} identity={identity} />;
-  if (route.path === "/submit") return <SubmitPage />;
+  if (route.path === "/submit") return <SubmitPage query={route.query} />;
   if (job?.[1]) return <JobPage id={Number(job[1])} identity={identity} />;
   if (route.path === "/nodes") return <NodesPage identity={identity} />;
+  if (route.path === "/partitions") return <PartitionsPage />;
+  if (route.path === "/qos") return <QosPage />;
+  if (route.path === "/reservations") return <ReservationsPage />;
   if (route.path === "/usage") return <UsagePage query={route.query} />;
   if (route.path === "/accounts") return <AccountsPage />;
   if (route.path === "/pools") return <PoolsPage />;
@@ -140,11 +163,73 @@ function Page({ identity }: { identity: Identity }) {
   );
 }
 
-/** Log-in by pasting a token (a Berth JWT or a `berth_` API token). The token is checked
- * with `GET /v1/whoami` before it is kept, which also says its user and role. */
+/** Keeps `token` if the api takes it (`GET /v1/whoami`, which also says its user and
+ * role); returns the identity, or a sentence saying why not. */
+async function adopt(token: string): Promise<Identity | string> {
+  saveToken(token);
+  try {
+    const { data, error: problem, response } = await api.GET("/v1/whoami");
+    if (!response.ok || !data) {
+      clearToken();
+      return response.status === 401 ? "The api refused this token." : problemText(problem, response.status);
+    }
+    return withWhoami(identityOf(token), data);
+  } catch (err) {
+    clearToken();
+    return `Could not reach the api: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
+/** The issuer's redirect back (`/login/callback?code=…&state=…`): the code leaves the
+ * address bar at once, is traded for a token, and the console opens on the overview. */
+function Callback({ onLogin, onFail }: { onLogin: (id: Identity) => void; onFail: (why: string) => void }) {
+  useEffect(() => {
+    const query = new URLSearchParams(location.search);
+    history.replaceState(null, "", CALLBACK_PATH);
+    void finishLogin(query)
+      .then((token) => adopt(token))
+      .then((id) => {
+        if (typeof id === "string") onFail(`Log-in failed: ${id}`);
+        else {
+          navigate("/", true);
+          onLogin(id);
+        }
+      })
+      .catch((err: unknown) => onFail(`Log-in failed: ${err instanceof Error ? err.message : String(err)}.`));
+  }, []);
+  return (
+    <main id="main" class="login">
+      <h1>Berth</h1>
+      <p aria-busy="true">Logging in…</p>
+    </main>
+  );
+}
+
+/** Log-in by pasting a token (a Berth JWT or a `berth_` API token), or through an OIDC
+ * issuer the api lists. A pasted token is checked with `GET /v1/whoami` before it is
+ * kept, which also says its user and role. */
 function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Identity) => void }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [issuers, setIssuers] = useState<OidcLogin[]>([]);
+
+  useEffect(() => {
+    void api
+      .GET("/v1/oidc/issuers")
+      .then(({ data }) => setIssuers(data?.items ?? []))
+      .catch(() => {});
+  }, []);
+
+  const viaIssuer = async (login: OidcLogin) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await startLogin(login);
+    } catch (err) {
+      setBusy(false);
+      setError(`Could not start the log-in at ${login.issuer}: ${err instanceof Error ? err.message : String(err)}.`);
+    }
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -154,22 +239,11 @@ function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Ident
     if (!token) return;
     setBusy(true);
     setError(null);
-    saveToken(token);
     input.value = "";
-    try {
-      const { data, error: problem, response } = await api.GET("/v1/whoami");
-      if (!response.ok || !data) {
-        clearToken();
-        setError(response.status === 401 ? "The api refused this token." : problemText(problem, response.status));
-        return;
-      }
-      onLogin(withWhoami(identityOf(token), data));
-    } catch (err) {
-      clearToken();
-      setError(`Could not reach the api: ${err instanceof Error ? err.message : String(err)}`);
-    } finally {
-      setBusy(false);
-    }
+    const id = await adopt(token);
+    setBusy(false);
+    if (typeof id === "string") setError(id);
+    else onLogin(id);
   };
 
   return (
@@ -195,8 +269,26 @@ function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Ident
           {busy ? "Checking…" : "Log in"}
         </button>
       </form>
+      {issuers.length > 0 && (
+        <div class="sso">
+          <p>Or log in through your organisation:</p>
+          {issuers.map((login) => (
+            <button key={login.issuer} type="button" disabled={busy} onClick={() => void viaIssuer(login)}>
+              Log in with {hostOf(login.issuer)}
+            </button>
+          ))}
+        </div>
+      )}
       {notice && <p role="status">{notice}</p>}
       {error && <ErrorNote>{error}</ErrorNote>}
     </main>
   );
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
 }

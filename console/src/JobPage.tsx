@@ -1,17 +1,22 @@
-// One job (scontrol show job): state, details, spec, timeline from its events, and the
-// output's tail with Follow; Cancel/Hold/Release/Requeue where its state allows.
+// One job (scontrol show job): state, details, its place in the queue and expected
+// start, spec and batch script ("Submit again" fills the submit form), timeline from its
+// events, priority factors (sprio), per-GPU charts, accounting once over (sacct), and the
+// output's tail with Follow; Cancel/Hold/Release/Requeue and the time limit where its
+// state allows.
 
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, authHeaders, problemText, type CloudEvent, type Job } from "./client";
+import { api, authHeaders, problemText, type AcctJob, type CloudEvent, type Job, type JobPriority } from "./client";
 import { ENDED_STATES, formatDuration, formatMiB, formatReason, isHeld, plural } from "./format";
-import type { Identity } from "./session";
+import { GpuCharts } from "./GpuCharts";
+import { navigate } from "./router";
+import { isOperator, type Identity } from "./session";
 import { ErrorNote, Time, useLiveRefresh } from "./ui";
 
 /** The output kept in the page: its last 512 KiB of characters. */
 const TAIL_CHARS = 512 * 1024;
 
-export function JobPage({ id }: { id: number; identity: Identity }) {
+export function JobPage({ id, identity }: { id: number; identity: Identity }) {
   const [job, setJob] = useState<Job | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [outcome, setOutcome] = useState<string | null>(null);
@@ -52,6 +57,17 @@ export function JobPage({ id }: { id: number; identity: Identity }) {
     void load();
   };
 
+  const setTimeLimit = async (e: Event) => {
+    e.preventDefault();
+    const input = (e.currentTarget as HTMLFormElement).elements.namedItem("time_limit") as HTMLInputElement;
+    const value = input.value.trim();
+    if (!value) return;
+    const r = await api.PATCH("/v1/jobs/{id}", { params: { path: { id } }, body: { time_limit: value, begin: null, nice: null, priority_adjust: null } });
+    setOutcome(r.response.ok ? `Time limit set to ${value}.` : problemText(r.error, r.response.status));
+    if (r.response.ok) input.value = "";
+    void load();
+  };
+
   if (error) return <ErrorNote>{error}</ErrorNote>;
   if (!job) return <p aria-busy="true">Loading job {id}…</p>;
 
@@ -86,7 +102,27 @@ export function JobPage({ id }: { id: number; identity: Identity }) {
             Requeue
           </button>
         )}
+        <button type="button" onClick={() => navigate(`/submit?from=${id}`)}>
+          Submit again
+        </button>
       </div>
+      {!ended && (
+        <form class="inline" onSubmit={(e) => void setTimeLimit(e)}>
+          <label for="time-limit">New time limit</label>
+          <input
+            id="time-limit"
+            name="time_limit"
+            placeholder="1:30:00, 90, 2-0"
+            spellcheck={false}
+            aria-describedby="time-limit-help"
+          />
+          <button type="submit">Update time limit</button>
+          <span class="hint" id="time-limit-help">
+            Slurm's --time format{isOperator(identity) ? "" : "; you may only lower it"}. A running job's limit counts
+            from its start.
+          </span>
+        </form>
+      )}
       {outcome && <p role="status">{outcome}</p>}
 
       <div class="columns">
@@ -98,6 +134,16 @@ export function JobPage({ id }: { id: number; identity: Identity }) {
             <Fact k="Partition">{job.partition}</Fact>
             <Fact k="QOS">{job.qos ?? "–"}</Fact>
             <Fact k="Priority">{job.priority ?? "–"}</Fact>
+            {job.state === "PENDING" && (
+              <Fact k="Queue position">
+                {job.queue_position != null ? `${job.queue_position} (in the scheduler's order)` : "– (held, or not yet ranked)"}
+              </Fact>
+            )}
+            {job.state === "PENDING" && (
+              <Fact k="Expected start">
+                {job.expected_start ? <Time iso={job.expected_start} /> : "not planned yet"}
+              </Fact>
+            )}
             <Fact k="Nodes">{plural(job.num_nodes, "node")}{job.nodelist ? ` (${job.nodelist})` : ""}</Fact>
             <Fact k="Tasks">{plural(job.num_tasks, "task")}</Fact>
             <Fact k="CPUs">{plural(job.num_cpus ?? 0, "CPU")}</Fact>
@@ -150,9 +196,10 @@ export function JobPage({ id }: { id: number; identity: Identity }) {
         </section>
       </div>
 
+      {job.state === "PENDING" && <Priority id={id} />}
+
       <section aria-labelledby="spec">
         <h2 id="spec">Specification</h2>
-        <p class="hint">The batch script itself is not in the job's view of the api.</p>
         <dl class="facts">
           {spec.map(([k, v]) => (
             <Fact key={k} k={k}>
@@ -162,8 +209,182 @@ export function JobPage({ id }: { id: number; identity: Identity }) {
         </dl>
       </section>
 
+      <Script id={id} />
+
+      {(job.start_time || ended) && <GpuCharts id={id} running={job.state === "RUNNING"} />}
+
+      {ended && <Accounting id={id} />}
+
       <Output id={id} ended={ended} started={!!job.start_time || ended} />
     </article>
+  );
+}
+
+/** The batch script, as text. */
+function Script({ id }: { id: number }) {
+  const [script, setScript] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void api
+      .GET("/v1/jobs/{id}/script", { params: { path: { id } }, parseAs: "text" })
+      .then(({ data, error: problem, response }) => {
+        if (!live) return;
+        if (typeof data === "string") setScript(data);
+        else setError(problemText(problem, response.status));
+      });
+    return () => void (live = false);
+  }, [id]);
+  return (
+    <section aria-labelledby="script-title">
+      <h2 id="script-title">Batch script</h2>
+      {error && <p class="error">{error}</p>}
+      {script === null && !error ? (
+        <p aria-busy="true">Loading…</p>
+      ) : (
+        script !== null && (
+          <pre class="log script" tabIndex={0}>
+            {visible(script)}
+          </pre>
+        )
+      )}
+    </section>
+  );
+}
+
+const FACTORS: { key: keyof JobPriority["factors"]; label: string }[] = [
+  { key: "age", label: "Age" },
+  { key: "fairshare", label: "Fairshare" },
+  { key: "job_size", label: "Job size" },
+  { key: "partition", label: "Partition" },
+  { key: "qos", label: "QOS" },
+  { key: "nice", label: "Nice" },
+  { key: "adjust", label: "Admin adjustment" },
+  { key: "priority", label: "Total" },
+];
+
+/** The priority's factors (sprio): each as a fraction and weighted. */
+function Priority({ id }: { id: number }) {
+  const [p, setP] = useState<JobPriority | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    void api.GET("/v1/jobs/{id}/priority", { params: { path: { id } } }).then(({ data, error, response }) => {
+      if (!live) return;
+      if (data) setP(data);
+      else setNote(response.status === 409 ? "Not ranked yet (held, or the scheduler has not reached it)." : problemText(error, response.status));
+    });
+    return () => void (live = false);
+  }, [id]);
+  return (
+    <section aria-labelledby="priority-title">
+      <h2 id="priority-title">Priority factors</h2>
+      {note && <p class="muted">{note}</p>}
+      {p && (
+        <>
+          <table class="grid">
+            <thead>
+              <tr>
+                <th scope="col">Factor</th>
+                <th scope="col">Value (0–1)</th>
+                <th scope="col">Weighted</th>
+              </tr>
+            </thead>
+            <tbody>
+              {FACTORS.map((f) => (
+                <tr key={f.key}>
+                  <th scope="row">{f.label}</th>
+                  <td>{f.key === "priority" || f.key === "nice" || f.key === "adjust" ? "" : fmtFactor(p.factors[f.key])}</td>
+                  <td>{fmtFactor(p.weighted[f.key])}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <p class="hint">
+            Computed <Time iso={p.computed_at} />.
+          </p>
+        </>
+      )}
+    </section>
+  );
+}
+
+function fmtFactor(v: number | null | undefined): string {
+  if (v === null || v === undefined) return "–";
+  return Number.isInteger(v) ? String(v) : v.toFixed(4);
+}
+
+/** What the job used, run by run (sacct), once it is over. */
+function Accounting({ id }: { id: number }) {
+  const [runs, setRuns] = useState<AcctJob[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    let timer: number | undefined;
+    // The record is written by the scheduler shortly after the end: look again every
+    // 3 s for a minute until it is there.
+    const load = async (tries: number) => {
+      const { data, error: problem, response } = await api.GET("/v1/accounting/jobs", {
+        params: { query: { job: String(id), duplicates: true, start: "1970-01-01T00:00:00Z" } },
+      });
+      if (!live) return;
+      if (!data) {
+        setError(problemText(problem, response.status));
+        return;
+      }
+      const mine = data.items.filter((r) => r.job_id === id);
+      setRuns(mine);
+      if (mine.length === 0 && tries > 0) timer = window.setTimeout(() => void load(tries - 1), 3000);
+    };
+    void load(20);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [id]);
+  return (
+    <section aria-labelledby="acct-title">
+      <h2 id="acct-title">Accounting</h2>
+      {error && <p class="error">{error}</p>}
+      {runs && runs.length === 0 && <p class="muted">No accounting record yet (written by the scheduler shortly after the end).</p>}
+      {runs && runs.length > 0 && (
+        <table class="grid" id="accounting">
+          <thead>
+            <tr>
+              <th scope="col">Run</th>
+              <th scope="col">State</th>
+              <th scope="col">Elapsed</th>
+              <th scope="col">CPU time</th>
+              <th scope="col">Peak memory (RSS)</th>
+              <th scope="col">GPU time</th>
+              <th scope="col">GPU utilisation (mean)</th>
+              <th scope="col">GPU memory (peak)</th>
+              <th scope="col">Energy</th>
+              <th scope="col">Nodes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {runs.map((r) => (
+              <tr key={r.run}>
+                <td>{r.run}</td>
+                <td>
+                  {r.state}
+                  {r.exit_code != null ? ` (exit ${r.exit_code}${r.exit_signal ? `, signal ${r.exit_signal}` : ""})` : ""}
+                </td>
+                <td>{formatDuration(r.elapsed)}</td>
+                <td>{r.cpu_time_s != null ? formatDuration(r.cpu_time_s) : "–"}</td>
+                <td>{r.max_rss_mib != null ? formatMiB(r.max_rss_mib) : "–"}</td>
+                <td>{formatDuration(r.gpu_seconds)}</td>
+                <td>{r.gpu_util_avg != null ? `${r.gpu_util_avg.toFixed(0)} %` : "–"}</td>
+                <td>{r.gpu_mem_peak_mib != null ? formatMiB(r.gpu_mem_peak_mib) : "–"}</td>
+                <td>{r.energy_j != null ? `${(r.energy_j / 3.6e6).toFixed(3)} kWh` : "–"}</td>
+                <td>{r.nodelist ?? "–"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }
 
@@ -259,7 +480,7 @@ function Output({ id, ended, started }: { id: number; ended: boolean; started: b
           {started ? state : "Not started yet."}
         </span>
       </div>
-      <pre class="log" ref={pre} tabIndex={0} aria-label="Job output">
+      <pre class="log" ref={pre} tabIndex={0} role="log" aria-label="Job output">
         {visible(text)}
       </pre>
     </section>

@@ -1,11 +1,11 @@
 // Nodes (sinfo -N): state and reason, CPUs and memory, and a grid of GPUs coloured by
 // utilisation (the number shown as text too); drain and resume for operators and admins.
 
-import { useCallback, useEffect, useState } from "preact/hooks";
+import { useCallback, useState } from "preact/hooks";
 import { api, problemText, type Gpu, type Node } from "./client";
 import { formatMiB, plural } from "./format";
 import { isOperator, type Identity } from "./session";
-import { ErrorNote, Time, useLiveRefresh } from "./ui";
+import { ErrorNote, Time, useLiveRefresh, usePolling } from "./ui";
 
 /** GPU samples raise no events: utilisation is re-read this often while the page is shown. */
 const SAMPLE_REFRESH_MS = 15000;
@@ -27,13 +27,7 @@ export function NodesPage({ identity }: { identity: Identity }) {
     setNodes(data.items);
   }, []);
 
-  useEffect(() => {
-    void load();
-    const t = window.setInterval(() => {
-      if (document.visibilityState === "visible") void load();
-    }, SAMPLE_REFRESH_MS);
-    return () => clearInterval(t);
-  }, []);
+  usePolling(load, SAMPLE_REFRESH_MS, []);
   useLiveRefresh("berth.node.", () => void load());
 
   const resume = async (name: string) => {

@@ -1,12 +1,14 @@
-// Overview (the landing page): GPUs by state and model and nodes by state (`GET
-// /v1/nodes`), the queue's depth by pending reason (`GET /v1/jobs?state=PENDING`, every
-// page), and the latest events, then new ones as the stream brings them.
+// Overview (the landing page): GPUs by state and model, nodes by state and the failing
+// ones with their reasons (`GET /v1/nodes`), the queue's depth by pending reason (`GET
+// /v1/jobs?state=PENDING`, every page), GPU allocation and utilisation over the last
+// day, and the latest events, then new ones as the stream brings them.
 
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, problemText, type CloudEvent, type Gpu, type Job, type Node } from "./client";
 import { events } from "./events";
 import { formatReason, plural } from "./format";
 import type { Identity } from "./session";
+import { Timeline } from "./Timeline";
 import { ErrorNote, Time, useLiveRefresh } from "./ui";
 
 const RECENT = 20;
@@ -141,6 +143,7 @@ export function OverviewPage({ identity }: { identity: Identity }) {
           {nodes ? <GpuTable nodes={nodes} /> : <p aria-busy="true">Loading nodes…</p>}
           <h2 id="nodes-state-title">Nodes</h2>
           {nodes ? <NodeStates nodes={nodes} /> : null}
+          {nodes ? <FailingNodes nodes={nodes} /> : null}
         </section>
         <section aria-labelledby="pending-title">
           <h2 id="pending-title">Queue</h2>
@@ -180,6 +183,7 @@ export function OverviewPage({ identity }: { identity: Identity }) {
           )}
         </section>
       </div>
+      <Timeline />
       <section aria-labelledby="events-title">
         <h2 id="events-title">Recent events</h2>
         {historyCapped && (
@@ -191,6 +195,25 @@ export function OverviewPage({ identity }: { identity: Identity }) {
         {recent ? <EventList items={recent} /> : <p aria-busy="true">Loading events…</p>}
       </section>
     </section>
+  );
+}
+
+/** Nodes down, draining, drained or failing, with their reasons. */
+function FailingNodes({ nodes }: { nodes: Node[] }) {
+  const failing = nodes.filter((n) => /DOWN|DRAIN|FAIL/.test(n.state));
+  if (failing.length === 0) return <p id="failing-nodes">No node is down or drained.</p>;
+  return (
+    <>
+      <h3>Failing or drained nodes</h3>
+      <ul id="failing-nodes">
+        {failing.map((n) => (
+          <li key={n.name}>
+            <a href="/nodes">{n.name}</a> {n.state}
+            {n.reason ? `: ${n.reason}` : ""}
+          </li>
+        ))}
+      </ul>
+    </>
   );
 }
 

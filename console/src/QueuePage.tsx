@@ -1,5 +1,6 @@
-// The queue (squeue): a server-paged table of jobs, filters in the URL, row selection
-// with Cancel/Hold/Release, refreshed by `berth.job.*` events.
+// The queue (squeue): a server-paged table of jobs, filters in the URL, each pending
+// job's place in the scheduler's order and expected start, row selection with
+// Cancel/Hold/Release/Top, refreshed by `berth.job.*` events.
 
 import { useCallback, useEffect, useState } from "preact/hooks";
 import { api, problemText, type Job, type JobBatchItem } from "./client";
@@ -32,6 +33,8 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
         query: {
           state: stateParam,
           user: filters.user || undefined,
+          account: filters.account || undefined,
+          qos: filters.qos || undefined,
           partition: filters.partition || undefined,
           name: filters.name || undefined,
           limit: PAGE_SIZE,
@@ -56,10 +59,7 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
   }, [key]);
   useLiveRefresh("berth.job.", () => void load());
 
-  // The api filters by user, partition, state and name; account and QOS only this page.
-  const shown = (jobs ?? []).filter(
-    (j) => (!filters.account || j.account === filters.account) && (!filters.qos || j.qos === filters.qos),
-  );
+  const shown = jobs ?? [];
 
   const setFilters = (e: Event) => {
     e.preventDefault();
@@ -72,9 +72,21 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
     navigate(`/queue${q.size ? `?${q}` : ""}`);
   };
 
-  const act = async (action: "cancel" | "hold" | "release") => {
+  const act = async (action: "cancel" | "hold" | "release" | "top") => {
     const ids = [...selected].sort((a, b) => a - b);
     if (ids.length === 0) return;
+    if (action === "top") {
+      // scontrol top: one call per job, in the order selected.
+      const items: JobBatchItem[] = [];
+      for (const id of ids) {
+        const r = await api.POST("/v1/jobs/{id}/top", { params: { path: { id } } });
+        items.push({ job: String(id), status: r.response.status, problem: r.error ?? null });
+      }
+      setOutcome(summarise(action, items));
+      setSelected(new Set());
+      void load();
+      return;
+    }
     if (action === "cancel" && !confirm(`Cancel ${plural(ids.length, "job")}: ${ids.join(", ")}?`)) return;
     const path = `/v1/jobs/${action}` as const;
     const { data, error: problem, response } = await api.POST(path, { body: { jobs: ids.map(String) } });
@@ -132,9 +144,6 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
         <button type="submit">Filter</button>
         <a href="/queue">Clear</a>
       </form>
-      {(filters.account || filters.qos) && (
-        <p class="hint">Account and QOS filter the jobs of this page only (the api cannot filter on them).</p>
-      )}
 
       <div class="actions" role="toolbar" aria-label="Actions on selected jobs">
         <span>{plural(selected.size, "job")} selected</span>
@@ -146,6 +155,14 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
         </button>
         <button type="button" disabled={selected.size === 0} onClick={() => void act("release")}>
           Release
+        </button>
+        <button
+          type="button"
+          disabled={selected.size === 0}
+          title="Move to the top of their user's pending jobs (scontrol top)"
+          onClick={() => void act("top")}
+        >
+          Top
         </button>
       </div>
       {outcome && <p role="status">{outcome}</p>}
@@ -172,6 +189,9 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
               <th scope="col">Partition</th>
               <th scope="col">State</th>
               <th scope="col">Reason</th>
+              <th scope="col" title="Place in the scheduler's order: priority, then submit time">
+                Position
+              </th>
               <th scope="col">Time (used / limit)</th>
               <th scope="col">Nodes / GPUs</th>
             </tr>
@@ -179,7 +199,7 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
           <tbody>
             {shown.length === 0 && (
               <tr>
-                <td colSpan={10} class="muted">
+                <td colSpan={11} class="muted">
                   No jobs match.
                 </td>
               </tr>
@@ -217,6 +237,7 @@ function JobRow({ job, selected, onToggle }: { job: Job; selected: boolean; onTo
         <span class={`state s-${job.state.toLowerCase()}`}>{job.state}</span>
       </td>
       <td>{formatReason(job.reason)}</td>
+      <td>{job.queue_position != null ? `#${job.queue_position}` : ""}</td>
       <td>
         <JobTime job={job} now={now} />
       </td>
@@ -255,7 +276,7 @@ function JobTime({ job, now }: { job: Job; now: number }) {
 function summarise(action: string, items: JobBatchItem[]): string {
   const ok = items.filter((i) => i.status < 300).length;
   const failed = items.filter((i) => i.status >= 300);
-  const verb = { cancel: "Cancelled", hold: "Held", release: "Released" }[action] ?? action;
+  const verb = { cancel: "Cancelled", hold: "Held", release: "Released", top: "Moved to the top" }[action] ?? action;
   const parts = [`${verb} ${plural(ok, "job")}.`];
   for (const f of failed) parts.push(`Job ${f.job}: ${problemText(f.problem, f.status)}`);
   return parts.join(" ");

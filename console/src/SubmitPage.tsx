@@ -1,9 +1,12 @@
-// Submit (sbatch): paste or load a batch script, send it with `POST /v1/jobs`, and go to
-// the new job's page. A refused script's problem document is shown on its line: the
-// editor has a gutter of line numbers, the offending line is marked with the message.
+// Submit (sbatch): paste or load a batch script, or fill in a form (a command, sbatch's
+// common options), send it with `POST /v1/jobs`, and go to the new job's page. A refused
+// script's problem document is shown on its line: the editor has a gutter of line
+// numbers, the offending line is marked with the message; a refused form field is marked
+// with it. `/submit?from=ID` ("Submit again" on a job's page) fills in that job's script
+// and options.
 
-import { useRef, useState } from "preact/hooks";
-import { api, problemText, type Problem } from "./client";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, problemText, type JobSpec, type Problem } from "./client";
 import { navigate } from "./router";
 
 /** Scripts larger than this are not loaded from a file (the api refuses large bodies). */
@@ -54,16 +57,53 @@ export function refusalOf(problem: Partial<Problem> | undefined, status: number,
   };
 }
 
-export function SubmitPage() {
+/** The options of a job to submit again: its spec less what only its first submission
+ * meant (`--wrap` became its script; `--parsable` is the client's). */
+function optionsOf(spec: JobSpec): Partial<JobSpec> {
+  const out: Partial<JobSpec> = {};
+  for (const [k, v] of Object.entries(spec) as [keyof JobSpec, unknown][]) {
+    if (k === "wrap" || k === "parsable" || v === null || v === undefined || v === false) continue;
+    (out as Record<string, unknown>)[k] = v;
+  }
+  return out;
+}
+
+export function SubmitPage({ query }: { query: URLSearchParams }) {
   const [script, setScript] = useState("");
   const [scriptName, setScriptName] = useState("");
   const [submitDir, setSubmitDir] = useState("");
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [note, setNote] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** "Submit again": the job it came from and its options, sent with the script unless dropped. */
+  const [from, setFrom] = useState<{ id: number; options: Partial<JobSpec> } | null>(null);
+  const [keepOptions, setKeepOptions] = useState(true);
   /** Kept across a network failure so that resubmitting cannot make a second job. */
   const idempotencyKey = useRef<string | null>(null);
   const textarea = useRef<HTMLTextAreaElement>(null);
+  const fromId = Number(query.get("from") ?? "");
+
+  useEffect(() => {
+    if (!Number.isInteger(fromId) || fromId <= 0) return;
+    let live = true;
+    void (async () => {
+      const job = await api.GET("/v1/jobs/{id}", { params: { path: { id: fromId } } });
+      const text = await api.GET("/v1/jobs/{id}/script", { params: { path: { id: fromId } }, parseAs: "text" });
+      if (!live) return;
+      if (!job.data || typeof text.data !== "string") {
+        setNote(`Job ${fromId} could not be read: ${problemText(job.error ?? text.error, job.response.status)}`);
+        return;
+      }
+      setScript(text.data);
+      setScriptName(job.data.name);
+      setSubmitDir(job.data.work_dir ?? "");
+      setFrom({ id: fromId, options: optionsOf(job.data.spec) });
+      setKeepOptions(true);
+      setRefusal(null);
+      setNote(`The script of job ${fromId} is filled in.`);
+    })();
+    return () => void (live = false);
+  }, [fromId]);
 
   const load = async (e: Event) => {
     const input = e.currentTarget as HTMLInputElement;
@@ -95,6 +135,7 @@ export function SubmitPage() {
           script,
           script_name: scriptName.trim() || null,
           submit_dir: submitDir.trim() || null,
+          ...(from && keepOptions ? { spec: from.options as JobSpec } : {}),
         },
       });
       idempotencyKey.current = null;
@@ -187,6 +228,17 @@ export function SubmitPage() {
             />
           </label>
         </div>
+        {from && Object.keys(from.options).length > 0 && (
+          <label class="check">
+            <input type="checkbox" checked={keepOptions} onChange={() => setKeepOptions(!keepOptions)} /> Keep job {from.id}'s
+            options (they win over the script's <code>#SBATCH</code> lines):{" "}
+            <code class="name">
+              {Object.entries(from.options)
+                .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
+                .join(" ")}
+            </code>
+          </label>
+        )}
         <div class="actions">
           <button type="submit" disabled={busy}>
             {busy ? "Submitting…" : "Submit"}
@@ -194,7 +246,151 @@ export function SubmitPage() {
           {note && <span role="status">{note}</span>}
         </div>
       </form>
+      <FormSubmit />
     </section>
+  );
+}
+
+/** The form's fields: each an sbatch option of the spec. */
+const FORM_FIELDS: { name: keyof JobSpec; label: string; hint: string; kind: "text" | "number" }[] = [
+  { name: "job_name", label: "Job name", hint: "-J", kind: "text" },
+  { name: "partition", label: "Partition", hint: "-p; default: the default partition", kind: "text" },
+  { name: "account", label: "Account", hint: "-A; default: yours", kind: "text" },
+  { name: "qos", label: "QOS", hint: "-q", kind: "text" },
+  { name: "nodes", label: "Nodes", hint: "-N", kind: "number" },
+  { name: "gpus_per_node", label: "GPUs per node", hint: "--gpus-per-node", kind: "number" },
+  { name: "cpus_per_task", label: "CPUs per task", hint: "-c", kind: "number" },
+  { name: "time_limit", label: "Time limit, minutes", hint: "-t; default: the partition's", kind: "number" },
+];
+
+/** The sbatch options a problem document names (`field`), by the form field that sets them. */
+const OPTION_FIELDS: Record<string, string> = {
+  "--wrap": "wrap",
+  "-J": "job_name",
+  "--job-name": "job_name",
+  "-p": "partition",
+  "--partition": "partition",
+  "-A": "account",
+  "--account": "account",
+  "-q": "qos",
+  "--qos": "qos",
+  "-N": "nodes",
+  "--nodes": "nodes",
+  "--gpus-per-node": "gpus_per_node",
+  "--gres": "gpus_per_node",
+  "-G": "gpus_per_node",
+  "--gpus": "gpus_per_node",
+  "-c": "cpus_per_task",
+  "--cpus-per-task": "cpus_per_task",
+  "-t": "time_limit",
+  "--time": "time_limit",
+};
+
+/** The form field a problem's `field` is about (`--partition`, `spec.partition`, `partition`). */
+function formFieldOf(field: string): string {
+  const option = field.split("=")[0]!;
+  return OPTION_FIELDS[option] ?? field.replace(/^spec\./, "");
+}
+
+/** A job from a form: a command (`--wrap`) and sbatch's common options. */
+function FormSubmit() {
+  const [problem, setProblem] = useState<{ field: string | null; message: string } | null>(null);
+  const [busy, setBusy] = useState(false);
+  const key = useRef<string | null>(null);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const form = new FormData(e.currentTarget as HTMLFormElement);
+    const spec: Record<string, unknown> = { wrap: String(form.get("wrap") ?? "") };
+    for (const f of FORM_FIELDS) {
+      const raw = String(form.get(f.name) ?? "").trim();
+      if (!raw) continue;
+      if (f.kind === "number") {
+        const n = Number(raw);
+        if (!Number.isInteger(n) || n < 0) {
+          setProblem({ field: f.name, message: `${f.label}: a whole number, 0 or more.` });
+          return;
+        }
+        spec[f.name] = f.name === "time_limit" ? n * 60 : n;
+      } else spec[f.name] = raw;
+    }
+    setBusy(true);
+    key.current ??= crypto.randomUUID();
+    try {
+      const { data, error, response } = await api.POST("/v1/jobs", {
+        params: { header: { "Idempotency-Key": key.current } },
+        body: { spec: spec as JobSpec },
+      });
+      key.current = null;
+      if (!data) {
+        const p = error as Partial<Problem> | undefined;
+        const field = typeof p?.field === "string" ? formFieldOf(p.field) : null;
+        setProblem({ field, message: problemText(error, response.status) });
+        return;
+      }
+      setProblem(null);
+      navigate(`/jobs/${data.id}`);
+    } catch (err) {
+      setProblem({ field: null, message: `Could not reach the api (${err instanceof Error ? err.message : String(err)}).` });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const invalid = (name: string) => (problem?.field === name ? true : undefined);
+  const onField = problem?.field != null && (problem.field === "wrap" || FORM_FIELDS.some((f) => f.name === problem.field));
+  const errorFor = (name: string) =>
+    problem?.field === name ? (
+      <span class="error" id={`form-${name}-error`}>
+        {problem.message}
+      </span>
+    ) : null;
+
+  return (
+    <form class="submit job-form" id="form-submit" aria-labelledby="form-title" onSubmit={(e) => void submit(e)}>
+      <h2 id="form-title">Or fill in a form</h2>
+      <label for="form-wrap">Command</label>
+      <input
+        id="form-wrap"
+        name="wrap"
+        required
+        spellcheck={false}
+        placeholder="python train.py --epochs 3"
+        aria-invalid={invalid("wrap")}
+        aria-describedby={invalid("wrap") ? "form-wrap-error" : undefined}
+      />
+      {errorFor("wrap")}
+      <div class="fields">
+        {FORM_FIELDS.map((f) => (
+          <label key={f.name}>
+            {f.label} <span class="muted">({f.hint})</span>
+            <input
+              name={f.name}
+              inputMode={f.kind === "number" ? "numeric" : undefined}
+              spellcheck={false}
+              aria-invalid={invalid(f.name)}
+              aria-describedby={invalid(f.name) ? `form-${f.name}-error` : undefined}
+            />
+            {errorFor(f.name)}
+          </label>
+        ))}
+      </div>
+      {problem && !onField && (
+        <p class="error" role="alert">
+          {problem.message}
+        </p>
+      )}
+      {problem && onField && (
+        <p class="visually-hidden" role="alert">
+          {problem.message}
+        </p>
+      )}
+      <div class="actions">
+        <button type="submit" disabled={busy}>
+          {busy ? "Submitting…" : "Submit the form"}
+        </button>
+      </div>
+    </form>
   );
 }
 

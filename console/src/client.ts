@@ -20,6 +20,14 @@ export type Pool = components["schemas"]["Pool"];
 export type ApiToken = components["schemas"]["ApiToken"];
 export type TokenScope = components["schemas"]["TokenScope"];
 export type AuditEntry = components["schemas"]["AuditEntry"];
+export type JobSpec = components["schemas"]["JobSpec"];
+export type JobPriority = components["schemas"]["JobPriority"];
+export type JobGpuSamples = components["schemas"]["JobGpuSamples"];
+export type AcctJob = components["schemas"]["AcctJob"];
+export type Partition = components["schemas"]["Partition"];
+export type Qos = components["schemas"]["Qos"];
+export type Reservation = components["schemas"]["Reservation"];
+export type ClusterTimeline = components["schemas"]["ClusterTimeline"];
 
 /** Called when the api answers 401: the token is missing, expired or revoked. */
 let onUnauthorized: () => void = () => {};

@@ -26,6 +26,27 @@ export function useNow(everyMs = 5000): number {
   return now;
 }
 
+/** Calls `load` now and every `everyMs` while the page is visible (for what raises no
+ * events, such as GPU samples), until unmounted or `deps` change; `load` gets a function
+ * telling whether its answer is still wanted. With `everyMs` null, only now. */
+export function usePolling(load: (live: () => boolean) => Promise<void>, everyMs: number | null, deps: unknown[]): void {
+  useEffect(() => {
+    let live = true;
+    const alive = () => live;
+    void load(alive);
+    const t =
+      everyMs === null
+        ? undefined
+        : window.setInterval(() => {
+            if (document.visibilityState === "visible") void load(alive);
+          }, everyMs);
+    return () => {
+      live = false;
+      clearInterval(t);
+    };
+  }, deps);
+}
+
 /** Calls `load` when events of `prefix` arrive (at most every `waitMs`), and when the
  * stream comes back after a drop (events missed while down are replayed, but a page
  * loaded while the stream was down may be older than them). */

@@ -6,16 +6,23 @@
 // It submits a held job named like an HTML injection through the REST api, logs in by
 // pasting the token, and checks that the queue shows the name as literal text: no <img>
 // element, no alert, no Content-Security-Policy violation. Then it submits a script from
-// the Submit page and watches its job reach COMPLETED without a reload, submits a script
-// with a bad `#SBATCH` line and finds the error on that line, tabs through each page
-// looking for a visible focus ring, runs axe on every page (Overview, Queue, Job, Nodes,
-// Submit, Usage, Accounts, Pools, Tokens, Audit; failing on serious or critical
-// violations) and writes a 1280x800 screenshot of each to BERTH_SCREENSHOTS (a folder;
-// scripts/test-console passes a scratch one, or console/screenshots/ with
-// UPDATE_SCREENSHOTS=1). It also
+// the Submit page and watches its job reach COMPLETED without a reload, with its output,
+// its batch script and, once over, its accounting; "Submit again" fills the form and
+// makes another job; the form (a command and options) marks a refused field and then
+// runs a job; a script with a bad `#SBATCH` line shows the error on that line. It cancels
+// a pending job (its queue position shown) from the Queue, reads a GPU job's utilisation,
+// memory and power charts, tabs through each page looking for a visible focus ring, runs
+// axe on every page (Overview, Queue, Job, Nodes, Partitions, QOS, Reservations, Submit,
+// Usage, Accounts, Pools, Tokens, Audit; failing on serious or critical violations) and
+// writes a 1280x800 screenshot of each to BERTH_SCREENSHOTS (a folder; scripts/test-console
+// passes a scratch one, or console/screenshots/ with UPDATE_SCREENSHOTS=1). It also
 // creates an API token on the Tokens page (read, never printed), checks it works for
 // GET /v1/jobs and gets 401 after Revoke, and finds a short GPU job's hours on the Usage
-// page and in its CSV export. Exits non-zero on failure and cancels its job either way.
+// page and in its CSV export. With BERTH_OTHER_USER/BERTH_OTHER_TOKEN, a plain user of
+// another account sees none of these jobs; with BERTH_OPERATOR_TOKEN, an operator drains a
+// node, sees it DRAINED and resumes it; with BERTH_IDP (console/tests/idp.mjs), the other
+// user logs in through the OpenID Connect issuer (authorization code + PKCE). Exits
+// non-zero on failure and cancels its job either way.
 
 import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
@@ -61,7 +68,8 @@ const { id } = await rest("POST", "/v1/jobs", {
 });
 console.log(`submitted job ${id}`);
 // A short GPU job, so the Usage page has GPU-hours to draw.
-const gpuJob = await rest("POST", "/v1/jobs", { script: "#!/bin/bash\n#SBATCH --gres=gpu:1\nsleep 3\n", script_name: "e2e-gpu.sh" });
+// It runs long enough for its worker to report GPU samples (every sync, ≤ 10 s apart).
+const gpuJob = await rest("POST", "/v1/jobs", { script: "#!/bin/bash\n#SBATCH --gres=gpu:1\nsleep 15\n", script_name: "e2e-gpu.sh" });
 console.log(`submitted GPU job ${gpuJob.id}`);
 
 const browser = await chromium.launch({
@@ -82,7 +90,14 @@ try {
   const dialogs = [];
   const violations = [];
   const pageErrors = [];
+  /** Confirmations the test means to answer yes to (Cancel asks first). */
+  let confirmNext = 0;
   page.on("dialog", (d) => {
+    if (confirmNext > 0 && d.type() === "confirm") {
+      confirmNext--;
+      void d.accept();
+      return;
+    }
     dialogs.push(d.message());
     void d.dismiss();
   });
@@ -127,7 +142,7 @@ try {
   });
   await page.fill("#script", "#!/bin/bash\necho hello\n");
   await page.fill("input[name=script_name]", "e2e-hello.sh");
-  await page.click("form.submit button[type=submit]");
+  await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
   const submitted = Number(new URL(page.url()).pathname.split("/").pop());
   check(Number.isInteger(submitted) && submitted > id, `the Submit page made job ${submitted} and went to its page`);
@@ -138,12 +153,48 @@ try {
   check((await page.locator("#job-title .name").textContent()) === "e2e-hello.sh", "the job is named after its script");
   await page.waitForFunction(() => document.querySelector("pre.log")?.textContent?.includes("hello"), null, { timeout: 15000 });
   check(true, "its output shows hello");
+  await page.waitForFunction(() => document.querySelector("pre.script")?.textContent?.includes("echo hello"), null, { timeout: 15000 });
+  check(true, "the job page shows its batch script as text");
+  // The accounting record is written by the scheduler shortly after the end.
+  await page.waitForSelector("#accounting tbody tr", { timeout: 60000 });
+  const acct = (await page.locator("#accounting tbody tr").first().textContent()) ?? "";
+  check(/COMPLETED/.test(acct) && /exit 0/.test(acct), `the ended job's page shows its accounting (${JSON.stringify(acct)})`);
+
+  // Submit again: the submit page comes filled in with the job's script and name.
+  await page.click("button:text-is('Submit again')");
+  await page.waitForURL(/\/submit\?from=\d+$/, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector("#script")?.value?.includes("echo hello"), null, { timeout: 15000 });
+  check((await page.inputValue("input[name=script_name]")) === "e2e-hello.sh", "Submit again fills in the job's script and name");
+  await page.click("form.submit:not(.job-form) button[type=submit]");
+  await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
+  const again = Number(new URL(page.url()).pathname.split("/").pop());
+  check(again > submitted, `Submit again made job ${again}`);
+  await page.waitForFunction(() => document.querySelector("#job-title .state")?.textContent === "COMPLETED", null, { timeout: 60000 });
+  check(true, `job ${again} (submitted again) completed`);
+
+  // The form: a refused field is marked; then a command with a time limit runs.
+  await page.click('nav a[href="/submit"]');
+  await page.waitForSelector("#form-wrap");
+  await page.fill("#form-wrap", "echo from-the-form");
+  await page.fill('#form-submit input[name="partition"]', "nosuch");
+  await page.click("#form-submit button[type=submit]");
+  await page.waitForSelector('#form-submit input[name="partition"][aria-invalid="true"]', { timeout: 15000 });
+  const fieldError = (await page.locator("#form-partition-error").textContent()) ?? "";
+  check(/nosuch/.test(fieldError), `the form marks the refused partition with the api's message (${JSON.stringify(fieldError)})`);
+  await page.fill('#form-submit input[name="partition"]', "");
+  await page.fill('#form-submit input[name="time_limit"]', "5");
+  await page.fill('#form-submit input[name="job_name"]', "e2e-form");
+  await page.click("#form-submit button[type=submit]");
+  await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector("#job-title .state")?.textContent === "COMPLETED", null, { timeout: 60000 });
+  await page.waitForFunction(() => document.querySelector("pre.log")?.textContent?.includes("from-the-form"), null, { timeout: 15000 });
+  check((await page.locator("#job-title .name").textContent()) === "e2e-form", "a job from the form ran its command under its name");
 
   // A bad #SBATCH line: the api's problem is shown on that line.
   await page.click('nav a[href="/submit"]');
   await page.waitForSelector("#script");
   await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --bogus\necho hi\n");
-  await page.click("form.submit button[type=submit]");
+  await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForSelector("#submit-error", { timeout: 15000 });
   const bad = await page.locator(".editor .ln.bad").allTextContents();
   check(bad.length === 1 && bad[0] === "3", `the editor marks line 3 (${JSON.stringify(bad)})`);
@@ -158,9 +209,31 @@ try {
   check((await page.locator(".editor .ln.bad, .editor .row.bad").count()) === 0, "editing the line clears its mark");
   // A request no node can satisfy: the problem names the option, not the line.
   await page.fill("#script", "#!/bin/bash\n#SBATCH --gres=gpu:1000\nhostname\n");
-  await page.click("form.submit button[type=submit]");
+  await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForFunction(() => document.querySelector("#submit-error")?.textContent?.startsWith("Line 2"), null, { timeout: 15000 });
   check((await page.locator(".editor .ln.bad").allTextContents()).join() === "2", "an unsatisfiable --gres is marked on its #SBATCH line");
+
+  // Cancel another job from the Queue: a pending one (its place in the queue shown) is
+  // selected, cancelled after the confirmation, and its row turns CANCELLED live.
+  const later = await rest("POST", "/v1/jobs", { script: "#!/bin/bash\ntrue\n", script_name: "e2e-cancel-me", spec: { begin: "now+1hour" } });
+  await page.goto(`${BERTH_URL}/queue?state=all&name=e2e-cancel-me`);
+  const laterRow = page.locator("#queue tbody tr", { has: page.locator(`a[href="/jobs/${later.id}"]`) });
+  await laterRow.waitFor({ timeout: 15000 });
+  const position = (await laterRow.locator("td").nth(8).textContent()) ?? "";
+  check(/^#\d+$/.test(position), `a pending job shows its place in the queue (${JSON.stringify(position)})`);
+  await laterRow.locator("input[type=checkbox]").check();
+  confirmNext = 1;
+  await page.click("[aria-label='Actions on selected jobs'] button:text-is('Cancel')");
+  await page.waitForFunction(
+    (id) => [...document.querySelectorAll("#queue tbody tr")].some((r) => r.querySelector(`a[href="/jobs/${id}"]`) && r.textContent.includes("CANCELLED")),
+    later.id,
+    { timeout: 15000 },
+  );
+  check((await rest("GET", `/v1/jobs/${later.id}`)).state === "CANCELLED", `job ${later.id} was cancelled from the Queue`);
+  // page.goto above reloaded the page: mark it again for the live check below.
+  await page.evaluate(() => {
+    window.berthNoReload = true;
+  });
 
   // The overview: GPUs and nodes with units, and events arriving live.
   await page.click('nav a[href="/"]');
@@ -213,12 +286,22 @@ try {
   check(((await page.locator("#usage-total").textContent()) ?? "").includes("2020-01-01"), "the usage window comes from the URL");
   check((await page.locator('nav a[href="/audit"]').count()) === 1, "an admin's nav shows Audit");
 
+  // The GPU job's page: utilisation, memory and power per GPU, drawn from its samples.
+  await page.goto(`${BERTH_URL}/jobs/${gpuJob.id}`);
+  await page.waitForSelector(".charts figure canvas", { timeout: 30000 });
+  const figures = await page.locator(".charts figure").count();
+  const latestUse = (await page.locator(".charts figure").first().locator("details li").first().textContent({ timeout: 5000 })) ?? "";
+  check(figures === 3 && /GPU \d+: \d+ %/.test(latestUse), `the job page charts its GPU's utilisation, memory and power (${figures} charts; ${JSON.stringify(latestUse)})`);
+
   // Each page: a focus ring on everything Tab reaches, axe, a screenshot.
   const pages = [
     ["overview", "/", "#recent-events li"],
     ["queue", "/queue?state=all", "#queue tbody tr"],
-    ["job", `/jobs/${submitted}`, "#job-title"],
+    ["job", `/jobs/${gpuJob.id}`, ".charts figure canvas"],
     ["nodes", "/nodes", "#nodes tbody tr"],
+    ["partitions", "/partitions", "#partitions tbody tr"],
+    ["qos", "/qos", "#qos tbody tr, main h1"],
+    ["reservations", "/reservations", "#reservations tbody tr, main h1"],
     ["submit", "/submit", "#script"],
     ["usage", "/usage", "#usage-total"],
     ["accounts", "/accounts", "#accounts tbody tr"],
@@ -278,6 +361,74 @@ try {
     await other.close();
   } else {
     console.log("skip the other-tenant checks (BERTH_OTHER_USER and BERTH_OTHER_TOKEN unset)");
+  }
+
+  // An operator drains a node on the Nodes page and sees it DRAINED, then resumes it.
+  const OPERATOR_TOKEN = process.env.BERTH_OPERATOR_TOKEN ?? "";
+  if (OPERATOR_TOKEN) {
+    const ops = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const np = await ops.newPage();
+    np.on("pageerror", (e) => pageErrors.push(`operator: ${e.message}`));
+    await np.goto(`${BERTH_URL}/nodes`);
+    await np.fill("#token", OPERATOR_TOKEN);
+    await np.click("button[type=submit]");
+    const nodeRow = np.locator("#nodes tbody tr").first();
+    await nodeRow.waitFor({ timeout: 15000 });
+    const nodeName = (await nodeRow.locator("th").textContent()) ?? "";
+    await nodeRow.locator("button", { hasText: "Drain…" }).click();
+    await nodeRow.locator("input[name=reason]").fill("e2e maintenance");
+    await nodeRow.locator("button[type=submit]", { hasText: "Drain" }).click();
+    await np.waitForFunction(
+      (name) => [...document.querySelectorAll("#nodes tbody tr")].some((r) => r.querySelector("th")?.textContent === name && r.querySelector(".state")?.textContent === "DRAINED"),
+      nodeName,
+      { timeout: 60000 },
+    );
+    const drained = (await nodeRow.textContent()) ?? "";
+    check(drained.includes("e2e maintenance"), `the operator drained ${nodeName} and sees it DRAINED with the reason`);
+    check((await np.locator('nav a[href="/audit"]').count()) === 0, "an operator's nav has no Audit (admins only)");
+    await nodeRow.locator("button", { hasText: "Resume" }).click();
+    await np.waitForFunction(
+      (name) => [...document.querySelectorAll("#nodes tbody tr")].some((r) => r.querySelector("th")?.textContent === name && !/DRAIN/.test(r.querySelector(".state")?.textContent ?? "")),
+      nodeName,
+      { timeout: 30000 },
+    );
+    check(true, `the operator resumed ${nodeName}`);
+    await ops.close();
+  } else {
+    console.log("skip the operator checks (BERTH_OPERATOR_TOKEN unset)");
+  }
+
+  // Log in through the OpenID Connect issuer (authorization code + PKCE): its log-in
+  // page takes the user name; the console comes back logged in as that user, with the
+  // code gone from the address bar.
+  const IDP = process.env.BERTH_IDP ?? "";
+  if (IDP && OTHER) {
+    const sso = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const sp = await sso.newPage();
+    sp.on("pageerror", (e) => pageErrors.push(`oidc: ${e.message}`));
+    sp.on("console", (m) => {
+      if (/Content.Security.Policy|Trusted Type/i.test(m.text())) violations.push(m.text());
+    });
+    await sp.goto(`${BERTH_URL}/`);
+    const host = new URL(IDP).host;
+    await sp.click(`button:text-is('Log in with ${host}')`);
+    await sp.waitForURL((u) => u.origin === IDP, { timeout: 15000 });
+    await sp.fill("input[name=login]", OTHER);
+    await sp.fill("input[name=password]", "any");
+    await sp.click("button[type=submit]");
+    // The issuer asks to authorise the console (consent), then sends the browser back.
+    await sp.waitForURL((u) => u.origin === BERTH_URL || /interaction/.test(u.pathname), { timeout: 15000 });
+    if (new URL(sp.url()).origin !== BERTH_URL) await sp.click("button[type=submit]");
+    await sp.waitForSelector("header .who", { timeout: 15000 });
+    const who = (await sp.locator("header .who").textContent()) ?? "";
+    check(who === `${OTHER} (user)`, `logged in through the OIDC issuer as ${OTHER} (${JSON.stringify(who)})`);
+    check(!/[?&](code|state)=/.test(sp.url()) && new URL(sp.url()).pathname === "/", `the code is not left in the address bar (${new URL(sp.url()).pathname})`);
+    await sp.goto(`${BERTH_URL}/queue?state=all`);
+    await sp.waitForSelector("#queue tbody tr", { timeout: 15000 });
+    check((await sp.locator(`#queue a[href="/jobs/${id}"]`).count()) === 0, `${OTHER}, logged in through the issuer, sees none of the admin's jobs`);
+    await sso.close();
+  } else {
+    console.log("skip the OIDC log-in (BERTH_IDP unset)");
   }
 
   check(dialogs.length === 0, `no dialog opened (${dialogs.join(", ")})`);
