@@ -6,12 +6,13 @@
 
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { api, authHeaders, problemText, type AcctJob, type CloudEvent, type Job, type JobPriority } from "./client";
+import { api, authHeaders, problemText, type AcctJob, type CloudEvent, type Job, type JobPriority, type Step } from "./client";
 import { ENDED_STATES, formatDuration, formatMiB, formatReason, isHeld, plural } from "./format";
+import { AnsiText, visible } from "./ansi";
 import { GpuCharts } from "./GpuCharts";
 import { navigate } from "./router";
 import { isOperator, type Identity } from "./session";
-import { ErrorNote, Time, useLiveRefresh } from "./ui";
+import { ErrorNote, Time, useLiveRefresh, usePolling } from "./ui";
 
 /** The output kept in the page: its last 512 KiB of characters. */
 const TAIL_CHARS = 512 * 1024;
@@ -211,12 +212,92 @@ export function JobPage({ id, identity }: { id: number; identity: Identity }) {
 
       <Script id={id} />
 
+      {(job.start_time || ended) && <Steps id={id} running={job.state === "RUNNING"} />}
+
       {(job.start_time || ended) && <GpuCharts id={id} running={job.state === "RUNNING"} />}
 
       {ended && <Accounting id={id} />}
 
       <Output id={id} ended={ended} started={!!job.start_time || ended} />
     </article>
+  );
+}
+
+/** The job's steps (`srun` inside it) and their tasks, as `sacct`/`sstat` list them;
+ * re-read on the job's events and every 15 s while it runs. */
+function Steps({ id, running }: { id: number; running: boolean }) {
+  const [steps, setSteps] = useState<Step[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const load = useCallback(
+    async (live: () => boolean = () => true) => {
+      const { data, error: problem, response } = await api.GET("/v1/jobs/{id}/steps", { params: { path: { id } } });
+      if (!live()) return;
+      if (data) setSteps(data.items);
+      else setError(problemText(problem, response.status));
+    },
+    [id],
+  );
+  usePolling(load, running ? 15000 : null, [id, running]);
+  useLiveRefresh("berth.job.", () => void load(), 500, (subject) => subject === `jobs/${id}`);
+  if (error) return <p class="error">{error}</p>;
+  if (!steps || steps.length === 0) return null;
+  return (
+    <section aria-labelledby="steps-title">
+      <h2 id="steps-title">Steps</h2>
+      <table class="grid" id="steps">
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col">Command</th>
+            <th scope="col">State</th>
+            <th scope="col">Nodes</th>
+            <th scope="col">Tasks (ended / all)</th>
+            <th scope="col">Exit</th>
+            <th scope="col">Started</th>
+            <th scope="col">Ended</th>
+          </tr>
+        </thead>
+        <tbody>
+          {steps.map((st) => (
+            <tr key={`${st.run}.${st.step_id}`}>
+              <th scope="row">
+                {id}.{st.step_id}
+                {st.run > 0 ? <span class="muted"> (run {st.run})</span> : null}
+              </th>
+              <td class="name">
+                <code>{visible(st.command.join(" "))}</code>
+              </td>
+              <td>
+                {st.state}
+                {st.kill_reason ? <span class="muted"> ({st.kill_reason})</span> : null}
+              </td>
+              <td>{st.nodelist}</td>
+              <td>
+                {st.tasks.filter((t) => t.ended_at).length} / {st.tasks.length}
+                {st.tasks.some((t) => t.exit_code || t.exit_signal) ? (
+                  <span class="muted">
+                    {" "}
+                    (failed:{" "}
+                    {st.tasks
+                      .filter((t) => t.exit_code || t.exit_signal)
+                      .map((t) => `${t.task_id} on ${t.node}`)
+                      .join(", ")}
+                    )
+                  </span>
+                ) : null}
+              </td>
+              <td>{st.exit_code ?? "–"}</td>
+              <td>
+                <Time iso={st.created_at} />
+              </td>
+              <td>
+                <Time iso={st.end_time} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }
 
@@ -243,7 +324,7 @@ function Script({ id }: { id: number }) {
         <p aria-busy="true">Loading…</p>
       ) : (
         script !== null && (
-          <pre class="log script" tabIndex={0}>
+          <pre class="script" tabIndex={0}>
             {visible(script)}
           </pre>
         )
@@ -406,16 +487,6 @@ function eventDetail(e: CloudEvent): string {
   return parts.length ? ` (${parts.join(", ")})` : "";
 }
 
-/** Makes control characters visible (ESC shows as ␛) and turns lone CRs into new lines,
- * so another user's output can neither hide text nor look like the console's own. */
-function visible(text: string): string {
-  return text
-    .replace(/\r\n/g, "\n")
-    .replace(/\r/g, "\n")
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(0x2400 + (c === "\u007f" ? 0x21 : c.charCodeAt(0))))
-    .replace(/[\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
-}
-
 /** The job's output: its tail, following new output while Follow is on. */
 function Output({ id, ended, started }: { id: number; ended: boolean; started: boolean }) {
   const [stream, setStream] = useState<"stdout" | "stderr">("stdout");
@@ -481,7 +552,7 @@ function Output({ id, ended, started }: { id: number; ended: boolean; started: b
         </span>
       </div>
       <pre class="log" ref={pre} tabIndex={0} role="log" aria-label="Job output">
-        {visible(text)}
+        <AnsiText text={text} />
       </pre>
     </section>
   );

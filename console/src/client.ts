@@ -28,6 +28,7 @@ export type Partition = components["schemas"]["Partition"];
 export type Qos = components["schemas"]["Qos"];
 export type Reservation = components["schemas"]["Reservation"];
 export type ClusterTimeline = components["schemas"]["ClusterTimeline"];
+export type Step = components["schemas"]["Step"];
 
 /** Called when the api answers 401: the token is missing, expired or revoked. */
 let onUnauthorized: () => void = () => {};

@@ -140,7 +140,9 @@ try {
   await page.evaluate(() => {
     window.berthNoReload = true;
   });
-  await page.fill("#script", "#!/bin/bash\necho hello\n");
+  // Its output has ANSI colours (shown as colours) and a terminal-title sequence (shown
+  // as visible characters, not obeyed).
+  await page.fill("#script", "#!/bin/bash\necho hello\nsrun echo from-a-step\nprintf '\\033[1;31mred\\033[0m plain \\033]0;title\\007\\n'\n");
   await page.fill("input[name=script_name]", "e2e-hello.sh");
   await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
@@ -151,8 +153,15 @@ try {
   });
   check(await page.evaluate(() => window.berthNoReload === true), `job ${submitted} reached COMPLETED on its page without a reload`);
   check((await page.locator("#job-title .name").textContent()) === "e2e-hello.sh", "the job is named after its script");
-  await page.waitForFunction(() => document.querySelector("pre.log")?.textContent?.includes("hello"), null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("hello"), null, { timeout: 15000 });
   check(true, "its output shows hello");
+  await page.waitForSelector("#steps tbody tr", { timeout: 15000 });
+  const stepRow = (await page.locator("#steps tbody tr").first().textContent()) ?? "";
+  check(new RegExp(`^${submitted}\\.0`).test(stepRow) && /echo from-a-step/.test(stepRow) && /COMPLETED/.test(stepRow), `the job page lists its srun step (${JSON.stringify(stepRow)})`);
+  await page.waitForSelector("pre[role=log] span.a-b.a-f1", { timeout: 15000 });
+  const red = await page.locator("pre[role=log] span.a-b.a-f1").textContent();
+  const shown = (await page.locator("pre[role=log]").textContent()) ?? "";
+  check(red === "red" && shown.includes("red plain \u241b]0;title\u2407"), `ANSI colours are shown as colours, other escapes as visible characters (${JSON.stringify(shown.split("\n")[1])})`);
   await page.waitForFunction(() => document.querySelector("pre.script")?.textContent?.includes("echo hello"), null, { timeout: 15000 });
   check(true, "the job page shows its batch script as text");
   // The accounting record is written by the scheduler shortly after the end.
@@ -187,7 +196,7 @@ try {
   await page.click("#form-submit button[type=submit]");
   await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
   await page.waitForFunction(() => document.querySelector("#job-title .state")?.textContent === "COMPLETED", null, { timeout: 60000 });
-  await page.waitForFunction(() => document.querySelector("pre.log")?.textContent?.includes("from-the-form"), null, { timeout: 15000 });
+  await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("from-the-form"), null, { timeout: 15000 });
   check((await page.locator("#job-title .name").textContent()) === "e2e-form", "a job from the form ran its command under its name");
 
   // A bad #SBATCH line: the api's problem is shown on that line.
