@@ -1,12 +1,20 @@
 // Usage (sreport): GPU-hours by account and by user over a window, as bars (plain SVG)
-// and tables, and a CSV of the account × user rows built in the browser.
+// and tables, GPU-hours per day by account (uPlot; one report per UTC day), and a CSV of
+// the account × user rows built in the browser.
 
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
+import uPlot from "uplot";
+import "uplot/dist/uPlot.min.css";
 import { api, problemText, type UsageReport } from "./client";
 import { navigate } from "./router";
 import { ErrorNote } from "./ui";
 
 const DAY = 86400000;
+/** The per-day chart reads one report per day: at most this many days. */
+const MAX_DAYS = 62;
+/** Accounts drawn as their own line; the rest are summed as "others". */
+const TOP_ACCOUNTS = 8;
+const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#8c564b", "#7f7f7f"];
 
 /** `YYYY-MM-DD` of a time, in UTC. */
 function day(t: number): string {
@@ -123,6 +131,7 @@ export function UsagePage({ query }: { query: URLSearchParams }) {
             <Chart id="by-account" title="GPU-hours by account" what="Account" bars={sumBy(report, "account")} />
             <Chart id="by-user" title="GPU-hours by user" what="User" bars={sumBy(report, "user")} />
           </div>
+          <Daily startDay={startDay} endDay={endDay} />
         </>
       )}
     </section>
@@ -181,6 +190,131 @@ function Chart({ id, title, what, bars }: { id: string; title: string; what: str
             </tbody>
           </table>
         </>
+      )}
+    </figure>
+  );
+}
+
+/** GPU-hours per UTC day by account over the window: one report per day (read from the
+ * daily rollups), the largest accounts as their own lines and the rest as "others", with
+ * the numbers in a table. */
+function Daily({ startDay, endDay }: { startDay: string; endDay: string }) {
+  const [days, setDays] = useState<{ day: string; report: UsageReport }[] | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const box = useRef<HTMLDivElement>(null);
+
+  useEffect(() => {
+    let gone = false;
+    setDays(null);
+    setNote(null);
+    const first = Date.parse(`${startDay}T00:00:00Z`);
+    const count = Math.round((Date.parse(`${endDay}T00:00:00Z`) - first) / DAY) + 1;
+    if (count < 1 || count > MAX_DAYS) {
+      setNote(`The per-day chart covers windows of 1 to ${MAX_DAYS} days.`);
+      return;
+    }
+    const list = Array.from({ length: count }, (_, i) => day(first + i * DAY));
+    void Promise.all(
+      list.map((d) =>
+        api.GET("/v1/usage", {
+          params: {
+            query: {
+              start: `${d}T00:00:00Z`,
+              end: new Date(Date.parse(`${d}T00:00:00Z`) + DAY).toISOString(),
+              group_by: "account",
+              tres: "gres/gpu",
+              unit: "hours",
+            },
+          },
+        }),
+      ),
+    ).then((answers) => {
+      if (gone) return;
+      const bad = answers.find((a) => !a.data);
+      if (bad) setNote(problemText(bad.error, bad.response.status));
+      else setDays(answers.map((a, i) => ({ day: list[i]!, report: a.data! })));
+    });
+    return () => {
+      gone = true;
+    };
+  }, [startDay, endDay]);
+
+  // Accounts by total, the largest first; the rest summed.
+  const totals = new Map<string, number>();
+  for (const d of days ?? []) for (const r of d.report.rows) totals.set(r.account ?? "", (totals.get(r.account ?? "") ?? 0) + (r.tres["gres/gpu"] ?? 0));
+  const ranked = [...totals.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([a]) => a);
+  const shown = ranked.slice(0, TOP_ACCOUNTS);
+  const others = ranked.length > TOP_ACCOUNTS;
+  const names = others ? [...shown, "others"] : shown;
+  const perDay = (days ?? []).map((d) => {
+    const v = new Map<string, number>();
+    for (const r of d.report.rows) {
+      const name = shown.includes(r.account ?? "") ? (r.account ?? "") : "others";
+      v.set(name, (v.get(name) ?? 0) + (r.tres["gres/gpu"] ?? 0));
+    }
+    return names.map((n) => v.get(n) ?? 0);
+  });
+  const shape = `${startDay}/${endDay}/${names.join("|")}/${perDay.flat().join(",")}`;
+
+  useEffect(() => {
+    const el = box.current;
+    if (!el || !days || names.length === 0) return;
+    const ink = getComputedStyle(el).color;
+    const grid = "rgba(128,128,128,0.25)";
+    const value = (_u: uPlot, v: number | null) => (v == null ? "–" : `${hours(v)} GPU-h`);
+    const plot = new uPlot(
+      {
+        width: Math.max(300, el.clientWidth || 600),
+        height: 220,
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, 0.01)] } },
+        axes: [
+          { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid } },
+          { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid }, label: "GPU-hours", size: 60 },
+        ],
+        series: [
+          { label: "Day" },
+          ...names.map((n, i) => ({ label: n || "–", stroke: COLOURS[i % COLOURS.length]!, width: 2, value })),
+        ],
+      },
+      [days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000), ...names.map((_, j) => perDay.map((row) => row[j]!))],
+      el,
+    );
+    return () => plot.destroy();
+  }, [shape]);
+
+  return (
+    <figure class="chart" id="by-day">
+      <figcaption>GPU-hours per day by account (UTC days)</figcaption>
+      {note && <p class="muted">{note}</p>}
+      {!note && !days && <p aria-busy="true">Loading the days…</p>}
+      {days && names.length === 0 && <p class="muted">No GPU use in this window.</p>}
+      <div ref={box} class="plot" hidden={!days || names.length === 0} />
+      {days && names.length > 0 && (
+        <details>
+          <summary>The numbers</summary>
+          <table class="grid compact">
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                {names.map((n) => (
+                  <th scope="col" key={n}>
+                    {n || "–"}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {days.map((d, i) => (
+                <tr key={d.day}>
+                  <th scope="row">{d.day}</th>
+                  {perDay[i]!.map((v, j) => (
+                    <td key={j}>{hours(v)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
       )}
     </figure>
   );

@@ -287,6 +287,10 @@ try {
   await page.waitForSelector("#usage-total");
   check(gpuHours > 0 && (await page.locator("#by-account svg rect.bar").count()) > 0, `the GPU job's hours are drawn as a bar (${gpuHours} h)`);
   check((await page.locator("#by-account, #by-user").count()) === 2, "the usage page shows GPU-hours by account and by user");
+  await page.waitForSelector("#by-day canvas", { timeout: 15000 });
+  const today = new Date().toISOString().slice(0, 10);
+  const todayRow = (await page.locator("#by-day tbody tr", { hasText: today }).textContent()) ?? "";
+  check(parseFloat(todayRow.slice(today.length)) > 0, `the per-day chart has today's GPU-hours (${JSON.stringify(todayRow)})`);
   const [download] = await Promise.all([page.waitForEvent("download"), page.click("#export-csv")]);
   const csv = await download.path().then((p) => import("node:fs").then((fs) => fs.readFileSync(p, "utf8")));
   check(csv.startsWith("account,user,gpu_hours,jobs\r\n") && csv.split("\r\n").length >= 3, `Export CSV downloads the rows (${JSON.stringify(csv.split("\r\n")[0])}, ${csv.split("\r\n").length - 2} rows)`);
