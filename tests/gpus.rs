@@ -66,7 +66,11 @@ async fn a_running_job_has_gpu_stats_that_are_kept_after_it_ends() {
         ))
         .await;
     assert!(none.gpus.is_empty(), "{none:?}");
-    for (query, field) in [("points=5", "points"), ("run=3", "run")] {
+    for (query, field) in [
+        ("points=5", "points"),
+        ("run=3", "run"),
+        ("since=-4714-11-23T00:00:00Z", "since"),
+    ] {
         let (s, p) = c
             .call(
                 reqwest::Method::GET,

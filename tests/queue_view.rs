@@ -77,6 +77,10 @@ async fn pending_jobs_show_their_queue_position_and_the_list_filters_by_account_
     assert_eq!(ids(c.get("/v1/jobs?account=vision").await), [second]);
     assert_eq!(ids(c.get("/v1/jobs?qos=high").await), [urgent]);
     assert!(ids(c.get("/v1/jobs?account=nosuch").await).is_empty());
+    assert_eq!(
+        ids(c.get("/v1/jobs?account=vision,nlp&state=PENDING").await),
+        [first, second, held, urgent]
+    );
 
     // Releasing the held job gives it a place; an ended job has none.
     let (s, _) = c

@@ -95,10 +95,10 @@ pub async fn node_drain(
     caller.require_staff()?;
     let Json(drain) = body.map_err(|e| rejection("JSON body", e.body_text()))?;
     let reason = drain.reason.trim();
-    if reason.chars().any(char::is_control) {
+    if let Some(c) = berth_core::text::forbidden_char(reason) {
         return Err(ApiError::bad_field(
             "reason",
-            "control characters (newlines, tabs, escapes) are not allowed",
+            berth_core::text::forbidden_message(c),
         ));
     }
     if reason.is_empty() || reason.chars().count() > MAX_REASON_CHARS {

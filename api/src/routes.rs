@@ -24,6 +24,17 @@ fn json_body<T>(body: Result<Json<T>, JsonRejection>) -> Result<T, ApiError> {
         .map_err(|e| rejection("JSON body", e.body_text()))
 }
 
+/// A comma-separated list parameter's values (`a,b` → `["a", "b"]`), empty items dropped.
+fn list(s: Option<&str>) -> Option<Vec<String>> {
+    s.map(|s| {
+        s.split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+            .collect()
+    })
+}
+
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(v)| v)
         .map_err(|e| rejection("query", e.body_text()))
@@ -156,7 +167,13 @@ pub async fn job_list(
                         .map(|st| st.as_str().to_string())
                         .map_err(|e| ApiError::bad_field("state", e.to_string()))
                 })
-                .collect::<Result<Vec<_>, _>>()?,
+                .collect::<Result<Vec<_>, _>>()
+                .map(|mut v| {
+                    // Each state once: the list reads each state on its own.
+                    v.sort();
+                    v.dedup();
+                    v
+                })?,
         ),
         None => None,
     };
@@ -185,8 +202,8 @@ pub async fn job_list(
             user_name: q.user.clone(),
             partition: q.partition.clone(),
             name: q.name.clone(),
-            account: q.account.clone(),
-            qos: q.qos.clone(),
+            accounts: list(q.account.as_deref()),
+            qos: list(q.qos.as_deref()),
             after_id,
             limit: limit + 1,
             viewer,

@@ -11,7 +11,7 @@ use axum::Json;
 use berth_core::stats::{GpuSeries, GpuSeriesPoint, GpuStats, JobGpuSamples, JobStats};
 use berth_core::wire::Problem;
 use berth_db::gpu_stats;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
@@ -104,6 +104,12 @@ pub async fn job_gpu_samples(
         .map(|Query(v)| v)
         .map_err(|e| crate::error::rejection("query", e.body_text()))?;
     let job = visible_job(&state, &caller, id).await?;
+    if q.since.is_some_and(|t| !(1970..=9999).contains(&t.year())) {
+        return Err(ApiError::bad_field(
+            "since",
+            "must be a time between the years 1970 and 9999",
+        ));
+    }
     let points = q.points.unwrap_or(360);
     if !(10..=2000).contains(&points) {
         return Err(ApiError::bad_field("points", "must be between 10 and 2000"));

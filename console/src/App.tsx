@@ -41,6 +41,11 @@ export function App() {
     return () => events.stop();
   }, [identity !== null]);
 
+  // An issuer's answer reaching a tab already logged in: drop it, code and all.
+  useEffect(() => {
+    if (identity && location.pathname === CALLBACK_PATH) navigate("/", true);
+  }, []);
+
   // A token kept from before a reload: ask the api who it is.
   useEffect(() => {
     if (!identity) return;
@@ -113,7 +118,7 @@ export function App() {
         </nav>
         <span class="who" title={identity.expires ? `Token expires ${identity.expires.toISOString()}` : undefined}>
           {identity.user ?? "API token"}
-          {identity.role ? ` (${identity.role})` : ""}
+          {identity.role ? ` (${identity.role}${identity.readOnly ? ", read-only token" : ""})` : ""}
         </span>
         <button type="button" onClick={logout}>
           Log out
@@ -142,7 +147,7 @@ function Page({ identity }: { identity: Identity }) {
   const job = /^\/jobs\/(\d+)$/.exec(route.path);
   if (route.path === "/") return <OverviewPage identity={identity} />;
   if (route.path === "/queue") return <QueuePage query={route.query} identity={identity} />;
-  if (route.path === "/submit") return <SubmitPage query={route.query} />;
+  if (route.path === "/submit") return <SubmitPage query={route.query} identity={identity} />;
   if (job?.[1]) return <JobPage id={Number(job[1])} identity={identity} />;
   if (route.path === "/nodes") return <NodesPage identity={identity} />;
   if (route.path === "/partitions") return <PartitionsPage />;
@@ -187,11 +192,11 @@ function Callback({ onLogin, onFail }: { onLogin: (id: Identity) => void; onFail
     const query = new URLSearchParams(location.search);
     history.replaceState(null, "", CALLBACK_PATH);
     void finishLogin(query)
-      .then((token) => adopt(token))
-      .then((id) => {
+      .then(async ({ token, returnTo }) => ({ id: await adopt(token), returnTo }))
+      .then(({ id, returnTo }) => {
         if (typeof id === "string") onFail(`Log-in failed: ${id}`);
         else {
-          navigate("/", true);
+          navigate(returnTo, true);
           onLogin(id);
         }
       })
@@ -224,7 +229,7 @@ function Login({ notice, onLogin }: { notice: string | null; onLogin: (id: Ident
     setBusy(true);
     setError(null);
     try {
-      await startLogin(login);
+      await startLogin(login, location.pathname + location.search);
     } catch (err) {
       setBusy(false);
       setError(`Could not start the log-in at ${login.issuer}: ${err instanceof Error ? err.message : String(err)}.`);

@@ -15,10 +15,10 @@ const REFRESH_MS = 15000;
 const COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#e377c2", "#8c564b"];
 
 type Measure = "utilization_pct" | "memory_used_mib" | "power_w";
-const MEASURES: { key: Measure; title: string; unit: string; format: (v: number) => string }[] = [
-  { key: "utilization_pct", title: "Utilisation", unit: "%", format: (v) => `${v.toFixed(0)} %` },
-  { key: "memory_used_mib", title: "Memory in use", unit: "MiB", format: (v) => formatMiB(Math.round(v)) },
-  { key: "power_w", title: "Power", unit: "W", format: (v) => `${v.toFixed(0)} W` },
+const MEASURES: { key: Measure; title: string; format: (v: number) => string }[] = [
+  { key: "utilization_pct", title: "Utilisation", format: (v) => `${v.toFixed(0)} %` },
+  { key: "memory_used_mib", title: "Memory in use", format: (v) => formatMiB(Math.round(v)) },
+  { key: "power_w", title: "Power", format: (v) => `${v.toFixed(0)} W` },
 ];
 
 export function GpuCharts({ id, running }: { id: number; running: boolean }) {
@@ -95,7 +95,8 @@ function Chart({ samples, measure }: { samples: JobGpuSamples; measure: (typeof 
       scales: {
         // A lone point gets a window of a step either side, not uPlot's default of years.
         x: { time: true, range: (_u, min, max) => (min === max ? [min - samples.step_seconds, max + samples.step_seconds] : [min, max]) },
-        y: measure.key === "utilization_pct" ? { range: [0, 100] } : {},
+        // From 0, so that a flat line reads as what it is.
+        y: { range: (_u, _min, max) => [0, measure.key === "utilization_pct" ? 100 : Math.max(max * 1.05, 1)] },
       },
       axes: [
         { stroke: ink, grid: { stroke: grid }, ticks: { stroke: grid } },
@@ -103,7 +104,6 @@ function Chart({ samples, measure }: { samples: JobGpuSamples; measure: (typeof 
           stroke: ink,
           grid: { stroke: grid },
           ticks: { stroke: grid },
-          label: measure.unit,
           size: 76,
           values: (_u, vals) => vals.map((v) => (v == null ? "" : measure.format(v))),
         },
@@ -145,9 +145,7 @@ function Chart({ samples, measure }: { samples: JobGpuSamples; measure: (typeof 
 
   return (
     <figure class="chart">
-      <figcaption>
-        {measure.title} ({measure.unit})
-      </figcaption>
+      <figcaption>{measure.title}</figcaption>
       <div ref={box} class="plot" />
       <details>
         <summary>Latest values</summary>

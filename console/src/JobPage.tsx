@@ -82,7 +82,8 @@ export function JobPage({ id, identity }: { id: number; identity: Identity }) {
         <span class={`state s-${job.state.toLowerCase()}`}>{job.state}</span>
       </h1>
       {job.reason && job.reason !== "None" && <p>{formatReason(job.reason)}</p>}
-      <div class="actions" role="toolbar" aria-label="Actions on this job">
+      {identity.readOnly && <p class="hint">This token is read-only: no action is offered.</p>}
+      <div class="actions" role="toolbar" aria-label="Actions on this job" hidden={identity.readOnly}>
         {!ended && (
           <button type="button" onClick={() => void act("cancel")}>
             Cancel
@@ -107,7 +108,7 @@ export function JobPage({ id, identity }: { id: number; identity: Identity }) {
           Submit again
         </button>
       </div>
-      {!ended && (
+      {!ended && !identity.readOnly && (
         <form class="inline" onSubmit={(e) => void setTimeLimit(e)}>
           <label for="time-limit">New time limit</label>
           <input
@@ -265,7 +266,7 @@ function Steps({ id, running }: { id: number; running: boolean }) {
                 {st.run > 0 ? <span class="muted"> (run {st.run})</span> : null}
               </th>
               <td class="name">
-                <code>{visible(st.command.join(" "))}</code>
+                <code>{visible(st.command.map(shellQuote).join(" "))}</code>
               </td>
               <td>
                 {st.state}
@@ -299,6 +300,12 @@ function Steps({ id, running }: { id: number; running: boolean }) {
       </table>
     </section>
   );
+}
+
+/** A command word as a shell would need it: quoted when it holds anything but plain
+ * characters. */
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`;
 }
 
 /** The batch script, as text. */

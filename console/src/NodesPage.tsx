@@ -1,7 +1,8 @@
 // Nodes (sinfo -N): state and reason, CPUs and memory, and a grid of GPUs coloured by
 // utilisation (the number shown as text too); drain and resume for operators and admins.
 
-import { useCallback, useState } from "preact/hooks";
+import { memo } from "preact/compat";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { api, problemText, type Gpu, type Node } from "./client";
 import { formatMiB, plural } from "./format";
 import { isOperator, type Identity } from "./session";
@@ -9,6 +10,20 @@ import { ErrorNote, Time, useLiveRefresh, usePolling } from "./ui";
 
 /** GPU samples raise no events: utilisation is re-read this often while the page is shown. */
 const SAMPLE_REFRESH_MS = 15000;
+/** A refresh of the same nodes is applied this many rows per animation frame, so that
+ * a thousand GPU cells changing at once never hold one frame (only changed rows render). */
+const ROWS_PER_FRAME = 16;
+
+/** What a row shows of its node, to skip rows whose node did not change. */
+const signatures = new WeakMap<Node, string>();
+function signature(node: Node): string {
+  let s = signatures.get(node);
+  if (s === undefined) {
+    s = JSON.stringify(node);
+    signatures.set(node, s);
+  }
+  return s;
+}
 
 export function NodesPage({ identity }: { identity: Identity }) {
   const [nodes, setNodes] = useState<Node[] | null>(null);
@@ -17,6 +32,11 @@ export function NodesPage({ identity }: { identity: Identity }) {
   const [draining, setDraining] = useState<string | null>(null);
   const operator = isOperator(identity);
 
+  const frame = useRef<number | null>(null);
+  const shown = useRef<Node[] | null>(null);
+  shown.current = nodes;
+  useEffect(() => () => void (frame.current !== null && cancelAnimationFrame(frame.current)), []);
+
   const load = useCallback(async () => {
     const { data, error: problem, response } = await api.GET("/v1/nodes");
     if (!data) {
@@ -24,7 +44,23 @@ export function NodesPage({ identity }: { identity: Identity }) {
       return;
     }
     setError(null);
-    setNodes(data.items);
+    const fresh = data.items;
+    if (frame.current !== null) cancelAnimationFrame(frame.current);
+    frame.current = null;
+    const old = shown.current;
+    if (!old || old.length !== fresh.length || old.some((n, i) => n.name !== fresh[i]!.name)) {
+      setNodes(fresh);
+      return;
+    }
+    // The same nodes as shown: take the new rows a slice per frame.
+    let next = 0;
+    const step = () => {
+      const from = next;
+      next += ROWS_PER_FRAME;
+      setNodes((cur) => (cur ? cur.map((n, i) => (i >= from && i < next ? fresh[i]! : n)) : fresh));
+      frame.current = next < fresh.length ? requestAnimationFrame(step) : null;
+    };
+    frame.current = requestAnimationFrame(step);
   }, []);
 
   usePolling(load, SAMPLE_REFRESH_MS, []);
@@ -74,55 +110,85 @@ export function NodesPage({ identity }: { identity: Identity }) {
         </thead>
         <tbody>
           {nodes.map((node) => (
-            <tr key={node.name}>
-              <th scope="row">{node.name}</th>
-              <td>
-                <span class={`state n-${node.state.toLowerCase()}`}>{node.state}</span>
-              </td>
-              <td>{node.reason ?? ""}</td>
-              <td>
-                {node.cpus_allocated ?? 0} / {plural(node.cpus, "CPU")}
-              </td>
-              <td>
-                {formatMiB(node.memory_allocated_mib ?? 0)} / {formatMiB(node.memory_mib)}
-              </td>
-              <td>
-                <GpuGrid gpus={node.gpus} />
-              </td>
-              <td>{node.partitions.join(", ")}</td>
-              <td>
-                <Time iso={node.last_heartbeat} />
-              </td>
-              {operator && (
-                <td>
-                  {node.state === "DRAINING" || node.state === "DRAINED" || node.state === "DOWN" ? (
-                    <button type="button" onClick={() => void resume(node.name)}>
-                      Resume
-                    </button>
-                  ) : draining === node.name ? (
-                    <form class="inline" onSubmit={(e) => void drain(e, node.name)}>
-                      <label>
-                        Reason <input name="reason" required maxLength={256} autoFocus />
-                      </label>
-                      <button type="submit">Drain</button>
-                      <button type="button" onClick={() => setDraining(null)}>
-                        Keep
-                      </button>
-                    </form>
-                  ) : (
-                    <button type="button" onClick={() => setDraining(node.name)}>
-                      Drain…
-                    </button>
-                  )}
-                </td>
-              )}
-            </tr>
+            <NodeRow
+              key={node.name}
+              node={node}
+              sig={signature(node)}
+              operator={operator}
+              draining={draining === node.name}
+              onResume={resume}
+              onDrain={drain}
+              onDraining={setDraining}
+            />
           ))}
         </tbody>
       </table>
     </section>
   );
 }
+
+interface RowProps {
+  node: Node;
+  /** The node's signature: the row renders again only when it (or the rest) changes. */
+  sig: string;
+  operator: boolean;
+  draining: boolean;
+  onResume: (name: string) => Promise<void>;
+  onDrain: (e: Event, name: string) => Promise<void>;
+  onDraining: (name: string | null) => void;
+}
+
+/** One node's row; skipped by the diff while its node is unchanged. */
+const NodeRow = memo(
+  function NodeRow({ node, operator, draining, onResume, onDrain, onDraining }: RowProps) {
+    return (
+      <tr>
+        <th scope="row">{node.name}</th>
+        <td>
+          <span class={`state n-${node.state.toLowerCase()}`}>{node.state}</span>
+        </td>
+        <td>{node.reason ?? ""}</td>
+        <td>
+          {node.cpus_allocated ?? 0} / {plural(node.cpus, "CPU")}
+        </td>
+        <td>
+          {formatMiB(node.memory_allocated_mib ?? 0)} / {formatMiB(node.memory_mib)}
+        </td>
+        <td>
+          <GpuGrid gpus={node.gpus} />
+        </td>
+        <td>{node.partitions.join(", ")}</td>
+        <td>
+          <Time iso={node.last_heartbeat} />
+        </td>
+        {operator && (
+          <td>
+            {node.state === "DRAINING" || node.state === "DRAINED" || node.state === "DOWN" ? (
+              <button type="button" onClick={() => void onResume(node.name)}>
+                Resume
+              </button>
+            ) : draining ? (
+              <form class="inline" onSubmit={(e) => void onDrain(e, node.name)}>
+                <label>
+                  Reason <input name="reason" required maxLength={256} autoFocus />
+                </label>
+                <button type="submit">Drain</button>
+                <button type="button" onClick={() => onDraining(null)}>
+                  Keep
+                </button>
+              </form>
+            ) : (
+              <button type="button" onClick={() => onDraining(node.name)}>
+                Drain…
+              </button>
+            )}
+          </td>
+        )}
+      </tr>
+    );
+  },
+  (a, b) => a.sig === b.sig && a.operator === b.operator && a.draining === b.draining,
+);
 
 /** One cell per GPU: colour by utilisation (a class per 10 %), the percentage as text,
  * details (model, memory, job) on hover and to screen readers. */

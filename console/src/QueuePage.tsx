@@ -145,7 +145,7 @@ export function QueuePage({ query, identity }: { query: URLSearchParams; identit
         <a href="/queue">Clear</a>
       </form>
 
-      <div class="actions" role="toolbar" aria-label="Actions on selected jobs">
+      <div class="actions" role="toolbar" aria-label="Actions on selected jobs" hidden={identity.readOnly}>
         <span>{plural(selected.size, "job")} selected</span>
         <button type="button" disabled={selected.size === 0} onClick={() => void act("cancel")}>
           Cancel

@@ -8,6 +8,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, problemText, type JobSpec, type Problem } from "./client";
 import { navigate } from "./router";
+import type { Identity } from "./session";
 
 /** Scripts larger than this are not loaded from a file (the api refuses large bodies). */
 const MAX_SCRIPT_BYTES = 1024 * 1024;
@@ -68,7 +69,18 @@ function optionsOf(spec: JobSpec): Partial<JobSpec> {
   return out;
 }
 
-export function SubmitPage({ query }: { query: URLSearchParams }) {
+/** Bidirectional embeddings, overrides and isolates: text that displays in another order
+ * than it runs ("Trojan Source"). */
+const BIDI = /[\u202a-\u202e\u2066-\u2069]/;
+
+/** An option's value as a person reads it: seconds and MiB with their units. */
+function optionText(key: string, value: unknown): string {
+  if (typeof value === "number" && (key === "time_limit" || key === "time_min")) return `${key}=${value} s`;
+  if (typeof value === "number" && key.endsWith("_mib")) return `${key}=${value} MiB`;
+  return `${key}=${typeof value === "object" ? JSON.stringify(value) : String(value)}`;
+}
+
+export function SubmitPage({ query, identity }: { query: URLSearchParams; identity: Identity }) {
   const [script, setScript] = useState("");
   const [scriptName, setScriptName] = useState("");
   const [submitDir, setSubmitDir] = useState("");
@@ -98,7 +110,10 @@ export function SubmitPage({ query }: { query: URLSearchParams }) {
       setScriptName(job.data.name);
       setSubmitDir(job.data.work_dir ?? "");
       setFrom({ id: fromId, options: optionsOf(job.data.spec) });
-      setKeepOptions(true);
+      // A script with #SBATCH lines carries its options itself (and the job's options,
+      // parsed from them, would override the lines the user edits): keep the job's options
+      // only for a script without any (a --wrap or form job, or options given outside).
+      setKeepOptions(!/^#SBATCH/m.test(text.data));
       setRefusal(null);
       setNote(`The script of job ${fromId} is filled in.`);
     })();
@@ -190,6 +205,13 @@ export function SubmitPage({ query }: { query: URLSearchParams }) {
           textarea={textarea}
           invalid={refusal !== null && (refusal.line !== null || refusal.field === "script")}
         />
+        {BIDI.test(script) && (
+          <p class="error" role="alert" id="bidi-warning">
+            This script holds bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069): it may run in
+            another order than it reads here. Check it before submitting.
+          </p>
+        )}
+        {identity.readOnly && <p class="hint">This token is read-only: the api will refuse a submission.</p>}
         {refusal && (
           <div class="error" role="alert" id="submit-error">
             <p>
@@ -230,11 +252,12 @@ export function SubmitPage({ query }: { query: URLSearchParams }) {
         </div>
         {from && Object.keys(from.options).length > 0 && (
           <label class="check">
-            <input type="checkbox" checked={keepOptions} onChange={() => setKeepOptions(!keepOptions)} /> Keep job {from.id}'s
-            options (they win over the script's <code>#SBATCH</code> lines):{" "}
+            <input type="checkbox" checked={keepOptions} onChange={() => setKeepOptions(!keepOptions)} /> Also send job{" "}
+            {from.id}'s options as it ran (those given on its command line or form included; they override the
+            script's <code>#SBATCH</code> lines, edited or not):{" "}
             <code class="name">
               {Object.entries(from.options)
-                .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : String(v)}`)
+                .map(([k, v]) => optionText(k, v))
                 .join(" ")}
             </code>
           </label>

@@ -37,11 +37,9 @@ function apply(look: Look, params: string): Look {
   return next;
 }
 
-/** Control characters made visible, CRs turned into new lines, bidi overrides replaced. */
+/** Control characters made visible, bidi overrides replaced. */
 export function visible(text: string): string {
   return text
-    .replace(/\r\n/g, "\n")
-    .replace(/\r/g, "\n")
     .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, (c) => String.fromCharCode(0x2400 + (c === "\u007f" ? 0x21 : c.charCodeAt(0))))
     .replace(/[\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
 }
@@ -49,9 +47,26 @@ export function visible(text: string): string {
 // An SGR sequence: ESC [ digits and semicolons m.
 const SGR = /\u001b\[([0-9;]{0,32})m/g;
 
-/** The output as text nodes in spans: colours from SGR sequences, everything else
- * through [`visible`]. */
-export function AnsiText({ text }: { text: string }): JSX.Element {
+/** Carriage returns as a terminal shows them: a line rewritten after a CR (a progress
+ * bar) shows its last version only; CR LF is a plain line end. */
+export function overstrike(text: string): string {
+  return text
+    .replace(/\r+\n/g, "\n")
+    .split("\n")
+    .map((line) => {
+      const cr = line.lastIndexOf("\r");
+      if (cr < 0) return line;
+      // The last non-empty rewrite (a trailing CR leaves the line as it was).
+      const rewrites = line.split("\r").filter((r) => r !== "");
+      return rewrites[rewrites.length - 1] ?? "";
+    })
+    .join("\n");
+}
+
+/** The output as text nodes in spans: carriage returns as a terminal shows them
+ * ([`overstrike`]), colours from SGR sequences, everything else through [`visible`]. */
+export function AnsiText({ text: raw }: { text: string }): JSX.Element {
+  const text = overstrike(raw);
   const parts: JSX.Element[] = [];
   let look = PLAIN;
   let at = 0;

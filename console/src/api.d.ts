@@ -5639,9 +5639,9 @@ export interface operations {
                 partition?: string;
                 /** @description Only jobs with this name. */
                 name?: string;
-                /** @description Only jobs charged to this account. */
+                /** @description Only jobs charged to these accounts (comma-separated, as `squeue -A`). */
                 account?: string;
-                /** @description Only jobs of this QOS. */
+                /** @description Only jobs of these QOS (comma-separated, as `squeue -q`). */
                 qos?: string;
                 /** @description Page size, 1..=1000 (default 100). */
                 limit?: number;

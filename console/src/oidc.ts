@@ -21,6 +21,8 @@ interface Pending {
   state: string;
   nonce: string;
   redirectUri: string;
+  /** The console page to open once logged in (a same-origin path). */
+  returnTo: string;
 }
 
 function base64url(bytes: Uint8Array): string {
@@ -48,8 +50,9 @@ async function endpoints(login: OidcLogin): Promise<{ authorization: string; tok
   return { authorization, token };
 }
 
-/** Sends the browser to the issuer's authorization endpoint. */
-export async function startLogin(login: OidcLogin): Promise<void> {
+/** Sends the browser to the issuer's authorization endpoint; `returnTo` (a path of the
+ * console) opens once logged in. */
+export async function startLogin(login: OidcLogin, returnTo: string): Promise<void> {
   const ep = await endpoints(login);
   const verifier = random(48);
   const challenge = base64url(new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier))));
@@ -62,6 +65,7 @@ export async function startLogin(login: OidcLogin): Promise<void> {
     state: random(),
     nonce: random(),
     redirectUri: `${location.origin}${CALLBACK_PATH}`,
+    returnTo: returnTo.startsWith("/") && !returnTo.startsWith("//") && !returnTo.startsWith(CALLBACK_PATH) ? returnTo : "/",
   };
   sessionStorage.setItem(PENDING, JSON.stringify(pending));
   const url = new URL(ep.authorization);
@@ -90,8 +94,9 @@ function claims(jwt: string): Record<string, unknown> | null {
 
 /** Finishes a log-in on the callback page: checks the state (and the issuer when the
  * answer names one, RFC 9207), trades the code and the verifier for tokens, and returns
- * the one the api takes. Throws with a sentence for the page on any failure. */
-export async function finishLogin(query: URLSearchParams): Promise<string> {
+ * the one the api takes with the page to open. Throws with a sentence for the page on any
+ * failure. */
+export async function finishLogin(query: URLSearchParams): Promise<{ token: string; returnTo: string }> {
   const raw = sessionStorage.getItem(PENDING);
   sessionStorage.removeItem(PENDING);
   if (!raw) throw new Error("no log-in was started in this tab (or it was already finished)");
@@ -115,6 +120,11 @@ export async function finishLogin(query: URLSearchParams): Promise<string> {
     }),
     credentials: "omit",
     cache: "no-store",
+  }).catch((err: unknown) => {
+    // A network failure, or the Content-Security-Policy refusing another origin.
+    throw new Error(
+      `could not reach the token endpoint ${new URL(p.tokenEndpoint).origin} (${err instanceof Error ? err.message : String(err)}); when it is on another origin than the issuer, set console_token_endpoint in [[api.oidc]] so that the console may connect to it`,
+    );
   });
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (!res.ok) {
@@ -127,5 +137,5 @@ export async function finishLogin(query: URLSearchParams): Promise<string> {
   if (typeof idToken === "string" && claims(idToken)?.["nonce"] !== p.nonce) {
     throw new Error("the ID token's nonce does not match the log-in started here");
   }
-  return token;
+  return { token, returnTo: p.returnTo };
 }

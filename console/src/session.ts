@@ -17,6 +17,8 @@ export interface Identity {
   kind: "jwt" | "api-token";
   /** Expiry from the `exp` claim, when there is one. */
   expires: Date | null;
+  /** A read-only API token (`GET /v1/whoami` says its scope): no action is offered. */
+  readOnly: boolean;
 }
 
 export type Role = "admin" | "operator" | "user";
@@ -41,7 +43,7 @@ export function clearToken(): void {
  * here, and nothing the api enforces depends on it. */
 export function identityOf(token: string): Identity {
   if (token.startsWith("berth_")) {
-    return { user: null, role: null, kind: "api-token", expires: null };
+    return { user: null, role: null, kind: "api-token", expires: null, readOnly: false };
   }
   const claims = decodeClaims(token);
   const role = claims?.["role"];
@@ -52,6 +54,7 @@ export function identityOf(token: string): Identity {
     role: role === "admin" || role === "operator" || role === "user" ? role : null,
     kind: "jwt",
     expires: typeof exp === "number" ? new Date(exp * 1000) : null,
+    readOnly: false,
   };
 }
 
@@ -72,12 +75,13 @@ function decodeClaims(token: string): Record<string, unknown> | null {
 
 /** The identity with the user and role the api reports for the token (`GET /v1/whoami`),
  * which wins over what the token's claims say (and is all there is for a `berth_` token). */
-export function withWhoami(id: Identity, who: { user: string; role: string }): Identity {
+export function withWhoami(id: Identity, who: { user: string; role: string; scope?: string | null }): Identity {
   const role = who.role === "admin" || who.role === "operator" || who.role === "user" ? who.role : null;
-  return { ...id, user: who.user, role };
+  return { ...id, user: who.user, role, readOnly: who.scope === "read-only" };
 }
 
-/** Whether the role may drain and resume nodes (and see every job). */
+/** Whether the role may drain and resume nodes (and see every job), with a token that
+ * may act. */
 export function isOperator(id: Identity | null): boolean {
-  return id?.role === "admin" || id?.role === "operator";
+  return (id?.role === "admin" || id?.role === "operator") && !id.readOnly;
 }

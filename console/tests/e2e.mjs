@@ -142,7 +142,7 @@ try {
   });
   // Its output has ANSI colours (shown as colours) and a terminal-title sequence (shown
   // as visible characters, not obeyed).
-  await page.fill("#script", "#!/bin/bash\necho hello\nsrun echo from-a-step\nprintf '\\033[1;31mred\\033[0m plain \\033]0;title\\007\\n'\n");
+  await page.fill("#script", "#!/bin/bash\necho hello\nsrun echo from-a-step\nprintf '\\033[1;31mred\\033[0m plain \\033]0;title\\007\\n'\nprintf 'progress 1\\rprogress 2\\rdone\\n'\n");
   await page.fill("input[name=script_name]", "e2e-hello.sh");
   await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForURL(/\/jobs\/\d+$/, { timeout: 15000 });
@@ -153,6 +153,10 @@ try {
   });
   check(await page.evaluate(() => window.berthNoReload === true), `job ${submitted} reached COMPLETED on its page without a reload`);
   check((await page.locator("#job-title .name").textContent()) === "e2e-hello.sh", "the job is named after its script");
+  // Its timeline, filled in by the event stream while the page was open: submitted,
+  // started (RUNNING), ended (COMPLETED).
+  const steps = (await page.locator("ol.timeline li").allTextContents()).join(" | ");
+  check(/submitted/.test(steps) && /started \(RUNNING\)/.test(steps) && /ended \(COMPLETED/.test(steps), `the job page's timeline shows it go from PENDING to RUNNING to COMPLETED (${JSON.stringify(steps)})`);
   await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("hello"), null, { timeout: 15000 });
   check(true, "its output shows hello");
   await page.waitForSelector("#steps tbody tr", { timeout: 15000 });
@@ -161,7 +165,8 @@ try {
   await page.waitForSelector("pre[role=log] span.a-b.a-f1", { timeout: 15000 });
   const red = await page.locator("pre[role=log] span.a-b.a-f1").textContent();
   const shown = (await page.locator("pre[role=log]").textContent()) ?? "";
-  check(red === "red" && shown.includes("red plain \u241b]0;title\u2407"), `ANSI colours are shown as colours, other escapes as visible characters (${JSON.stringify(shown.split("\n")[1])})`);
+  check(red === "red" && shown.includes("red plain \u241b]0;title\u2407"), `ANSI colours are shown as colours, other escapes as visible characters (${JSON.stringify(shown.split("\n").find((l) => l.includes("red")))})`);
+  check(/\ndone(\n|$)/.test(shown) && !shown.includes("progress"), "a line rewritten after carriage returns (a progress bar) shows its last version");
   await page.waitForFunction(() => document.querySelector("pre.script")?.textContent?.includes("echo hello"), null, { timeout: 15000 });
   check(true, "the job page shows its batch script as text");
   // The accounting record is written by the scheduler shortly after the end.
@@ -422,7 +427,8 @@ try {
     sp.on("console", (m) => {
       if (/Content.Security.Policy|Trusted Type/i.test(m.text())) violations.push(m.text());
     });
-    await sp.goto(`${BERTH_URL}/`);
+    // Logged out on a deep link: the log-in comes back to it.
+    await sp.goto(`${BERTH_URL}/queue?state=all`);
     const host = new URL(IDP).host;
     await sp.click(`button:text-is('Log in with ${host}')`);
     await sp.waitForURL((u) => u.origin === IDP, { timeout: 15000 });
@@ -435,8 +441,7 @@ try {
     await sp.waitForSelector("header .who", { timeout: 15000 });
     const who = (await sp.locator("header .who").textContent()) ?? "";
     check(who === `${OTHER} (user)`, `logged in through the OIDC issuer as ${OTHER} (${JSON.stringify(who)})`);
-    check(!/[?&](code|state)=/.test(sp.url()) && new URL(sp.url()).pathname === "/", `the code is not left in the address bar (${new URL(sp.url()).pathname})`);
-    await sp.goto(`${BERTH_URL}/queue?state=all`);
+    check(sp.url() === `${BERTH_URL}/queue?state=all`, `the log-in comes back to the page it started on, with no code in the address bar (${new URL(sp.url()).pathname}${new URL(sp.url()).search})`);
     await sp.waitForSelector("#queue tbody tr", { timeout: 15000 });
     check((await sp.locator(`#queue a[href="/jobs/${id}"]`).count()) === 0, `${OTHER}, logged in through the issuer, sees none of the admin's jobs`);
     await sso.close();

@@ -209,9 +209,9 @@ pub struct JobListQuery {
     pub partition: Option<String>,
     /// Only jobs with this name.
     pub name: Option<String>,
-    /// Only jobs charged to this account.
+    /// Only jobs charged to these accounts (comma-separated, as `squeue -A`).
     pub account: Option<String>,
-    /// Only jobs of this QOS.
+    /// Only jobs of these QOS (comma-separated, as `squeue -q`).
     pub qos: Option<String>,
     /// Page size, 1..=1000 (default 100).
     pub limit: Option<u32>,

@@ -316,10 +316,10 @@ pub struct JobFilter {
     pub partition: Option<String>,
     /// Name.
     pub name: Option<String>,
-    /// Account.
-    pub account: Option<String>,
-    /// QOS.
-    pub qos: Option<String>,
+    /// Accounts (any of them).
+    pub accounts: Option<Vec<String>>,
+    /// QOS (any of them).
+    pub qos: Option<Vec<String>>,
     /// Only ids greater than this (the cursor).
     pub after_id: i64,
     /// Page size.
@@ -333,32 +333,67 @@ pub struct JobFilter {
 
 /// Jobs matching `filter`, by ascending id.
 ///
+/// With states given, each state is read on its own along the `(state, id)` index and the
+/// pages merged, so that listing the few active jobs does not walk past every ended one
+/// (the console's default Queue view with 100,000 ended jobs: 0.5 ms instead of 150 ms).
+///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec<JobRow>, DbError> {
+    let accounts = filter.accounts.as_deref();
+    let qos = filter.qos.as_deref();
+    if let Some(states) = filter.states.as_deref() {
+        return Ok(sqlx::query_as!(
+            JobRow,
+            r#"SELECT j.* FROM unnest($2::text[]) AS s(state)
+               CROSS JOIN LATERAL (
+                   SELECT * FROM jobs
+                   WHERE state = s.state AND id > $1
+                     AND ($3::text IS NULL OR user_name = $3)
+                     AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
+                     AND ($5::text IS NULL OR name = $5)
+                     AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
+                     AND ($9::text[] IS NULL OR account = ANY($9))
+                     AND ($10::text[] IS NULL OR qos = ANY($10))
+                   ORDER BY id
+                   LIMIT $6) AS j
+               ORDER BY j.id
+               LIMIT $6"#,
+            filter.after_id,
+            states,
+            filter.user_name,
+            filter.partition,
+            filter.name,
+            filter.limit,
+            filter.viewer,
+            &filter.viewer_accounts,
+            accounts,
+            qos,
+        )
+        .fetch_all(ex)
+        .await?);
+    }
     Ok(sqlx::query_as!(
         JobRow,
         r#"SELECT * FROM jobs
            WHERE id > $1
-             AND ($2::text[] IS NULL OR state = ANY($2))
-             AND ($3::text IS NULL OR user_name = $3)
-             AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
-             AND ($5::text IS NULL OR name = $5)
-             AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
-             AND ($9::text IS NULL OR account = $9)
-             AND ($10::text IS NULL OR qos = $10)
+             AND ($2::text IS NULL OR user_name = $2)
+             AND ($3::text IS NULL OR partition = $3 OR $3 = ANY(partitions))
+             AND ($4::text IS NULL OR name = $4)
+             AND ($6::text IS NULL OR user_name = $6 OR account = ANY($7))
+             AND ($8::text[] IS NULL OR account = ANY($8))
+             AND ($9::text[] IS NULL OR qos = ANY($9))
            ORDER BY id
-           LIMIT $6"#,
+           LIMIT $5"#,
         filter.after_id,
-        filter.states.as_deref(),
         filter.user_name,
         filter.partition,
         filter.name,
         filter.limit,
         filter.viewer,
         &filter.viewer_accounts,
-        filter.account,
-        filter.qos,
+        accounts,
+        qos,
     )
     .fetch_all(ex)
     .await?)
