@@ -333,67 +333,51 @@ pub struct JobFilter {
 
 /// Jobs matching `filter`, by ascending id.
 ///
-/// With states given, each state is read on its own along the `(state, id)` index and the
-/// pages merged, so that listing the few active jobs does not walk past every ended one
-/// (the console's default Queue view with 100,000 ended jobs: 0.5 ms instead of 150 ms).
+/// Each state (those of `filter.states`, else every state) is read on its own along the
+/// `(state, id)` index and the pages merged, so that listing the few active jobs does not
+/// walk past every ended one (the console's default Queue view with 90,000 ended jobs:
+/// under a millisecond instead of 150 ms).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec<JobRow>, DbError> {
-    let accounts = filter.accounts.as_deref();
-    let qos = filter.qos.as_deref();
-    if let Some(states) = filter.states.as_deref() {
-        return Ok(sqlx::query_as!(
-            JobRow,
-            r#"SELECT j.* FROM unnest($2::text[]) AS s(state)
-               CROSS JOIN LATERAL (
-                   SELECT * FROM jobs
-                   WHERE state = s.state AND id > $1
-                     AND ($3::text IS NULL OR user_name = $3)
-                     AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
-                     AND ($5::text IS NULL OR name = $5)
-                     AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
-                     AND ($9::text[] IS NULL OR account = ANY($9))
-                     AND ($10::text[] IS NULL OR qos = ANY($10))
-                   ORDER BY id
-                   LIMIT $6) AS j
-               ORDER BY j.id
-               LIMIT $6"#,
-            filter.after_id,
-            states,
-            filter.user_name,
-            filter.partition,
-            filter.name,
-            filter.limit,
-            filter.viewer,
-            &filter.viewer_accounts,
-            accounts,
-            qos,
-        )
-        .fetch_all(ex)
-        .await?);
-    }
+    let every: Vec<String>;
+    let states = match filter.states.as_deref() {
+        Some(states) => states,
+        None => {
+            every = berth_core::state::JobState::ALL
+                .iter()
+                .map(|s| s.as_str().to_string())
+                .collect();
+            &every
+        }
+    };
     Ok(sqlx::query_as!(
         JobRow,
-        r#"SELECT * FROM jobs
-           WHERE id > $1
-             AND ($2::text IS NULL OR user_name = $2)
-             AND ($3::text IS NULL OR partition = $3 OR $3 = ANY(partitions))
-             AND ($4::text IS NULL OR name = $4)
-             AND ($6::text IS NULL OR user_name = $6 OR account = ANY($7))
-             AND ($8::text[] IS NULL OR account = ANY($8))
-             AND ($9::text[] IS NULL OR qos = ANY($9))
-           ORDER BY id
-           LIMIT $5"#,
+        r#"SELECT j.* FROM unnest($2::text[]) AS s(state)
+           CROSS JOIN LATERAL (
+               SELECT * FROM jobs
+               WHERE state = s.state AND id > $1
+                 AND ($3::text IS NULL OR user_name = $3)
+                 AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
+                 AND ($5::text IS NULL OR name = $5)
+                 AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
+                 AND ($9::text[] IS NULL OR account = ANY($9))
+                 AND ($10::text[] IS NULL OR qos = ANY($10))
+               ORDER BY id
+               LIMIT $6) AS j
+           ORDER BY j.id
+           LIMIT $6"#,
         filter.after_id,
+        states,
         filter.user_name,
         filter.partition,
         filter.name,
         filter.limit,
         filter.viewer,
         &filter.viewer_accounts,
-        accounts,
-        qos,
+        filter.accounts.as_deref(),
+        filter.qos.as_deref(),
     )
     .fetch_all(ex)
     .await?)
