@@ -17,32 +17,39 @@ async fn auth_idempotency_and_pagination() {
     let r = c.http.get(url("/v1/jobs")).send().await.unwrap();
     assert_eq!(r.status(), 401);
     assert_eq!(r.headers()["content-type"], "application/problem+json");
-    let r = c
-        .http
-        .get(url("/v1/jobs"))
-        .bearer_auth("not.a.jwt")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+    // Each refusal says what is wrong and what to do, in words, never the JWT library's
+    // names (`InvalidToken`, `Base64 error: …`).
     let wrong_key = berth_api::mint_token("another-secret", "alice", Role::Admin, 3600);
-    let r = c
-        .http
-        .get(url("/v1/jobs"))
-        .bearer_auth(wrong_key)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
     let expired = berth_api::mint_token(SECRET, "alice", Role::Admin, -3600);
-    let r = c
-        .http
-        .get(url("/v1/jobs"))
-        .bearer_auth(expired)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
+    for (token, says) in [
+        ("not.a.jwt".to_string(), "not a token Berth issued"),
+        (
+            "eyJhbGciOiJIUzI1NiJ9.e30.0".to_string(),
+            "not a token Berth issued",
+        ),
+        (wrong_key, "signature does not verify"),
+        (expired, "has expired: mint a new one"),
+    ] {
+        let r = c
+            .http
+            .get(url("/v1/jobs"))
+            .bearer_auth(&token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+        let p: serde_json::Value = r.json().await.unwrap();
+        let detail = p["detail"].as_str().unwrap_or_default();
+        assert!(detail.contains(says), "{token}: {p}");
+        for library in [
+            "InvalidToken",
+            "Base64",
+            "ExpiredSignature",
+            "InvalidSignature",
+        ] {
+            assert!(!detail.contains(library), "{token}: {p}");
+        }
+    }
     assert_eq!(
         c.http.get(url("/healthz")).send().await.unwrap().status(),
         200

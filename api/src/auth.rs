@@ -236,8 +236,7 @@ impl Keys {
     /// [`ApiError::Unauthorized`] naming why (expired, bad signature, wrong audience, an
     /// algorithm with no key …), never quoting the token.
     pub fn verify(&self, token: &str) -> Result<Claims, ApiError> {
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|e| ApiError::Unauthorized(format!("invalid bearer token: {e}")))?;
+        let header = jsonwebtoken::decode_header(token).map_err(|e| token_problem(&e))?;
         let key = match header.alg {
             Algorithm::HS256 => self.hs256.as_ref(),
             alg => self
@@ -254,8 +253,42 @@ impl Keys {
         })?;
         jsonwebtoken::decode::<Claims>(token, key, &berth_validation(header.alg))
             .map(|data| data.claims)
-            .map_err(|e| ApiError::Unauthorized(format!("invalid bearer token: {e}")))
+            .map_err(|e| token_problem(&e))
     }
+}
+
+/// Why a bearer token was refused, in words a user can act on (never the library's
+/// names, never the token): expired → mint one or log in again; a signature or audience
+/// of another cluster; not a token at all.
+pub fn token_problem(e: &jsonwebtoken::errors::Error) -> ApiError {
+    use jsonwebtoken::errors::ErrorKind;
+    let why = match e.kind() {
+        ErrorKind::ExpiredSignature => {
+            "the token has expired: mint a new one (`berth token create`, or `berth token \
+             mint` with the cluster's key) or log in again"
+        }
+        ErrorKind::ImmatureSignature => "the token is not valid yet (its nbf is in the future)",
+        ErrorKind::InvalidSignature => {
+            "the token's signature does not verify: it was signed by another cluster or key"
+        }
+        ErrorKind::InvalidAudience => {
+            "the token is meant for another service (its aud is not berth)"
+        }
+        ErrorKind::InvalidIssuer => "the token comes from an issuer this cluster does not trust",
+        ErrorKind::InvalidAlgorithm | ErrorKind::InvalidAlgorithmName => {
+            "the token's signing algorithm is not accepted here"
+        }
+        ErrorKind::MissingRequiredClaim(_) => "the token lacks a claim Berth needs (exp, sub, aud)",
+        ErrorKind::InvalidToken
+        | ErrorKind::Base64(_)
+        | ErrorKind::Json(_)
+        | ErrorKind::Utf8(_) => {
+            "the bearer token is not a token Berth issued (it does not parse as a JWT or a \
+             berth_ API token); check BERTH_TOKEN or the pasted value"
+        }
+        _ => "the bearer token cannot be verified",
+    };
+    ApiError::Unauthorized(why.to_string())
 }
 
 /// Mints a token signed with a private key (PEM, `PRIVATE KEY`: Ed25519 → EdDSA, RSA →

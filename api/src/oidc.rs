@@ -273,8 +273,8 @@ impl OidcVerifier {
             .iter()
             .find(|i| i.config.issuer == iss)
             .ok_or_else(|| unauthorized("unknown token issuer".into()))?;
-        let header = jsonwebtoken::decode_header(token)
-            .map_err(|e| unauthorized(format!("invalid bearer token: {e}")))?;
+        let header =
+            jsonwebtoken::decode_header(token).map_err(|e| crate::auth::token_problem(&e))?;
         if !ALLOWED.contains(&header.alg) {
             return Err(unauthorized(format!(
                 "algorithm {:?} is not accepted for external tokens",
@@ -309,7 +309,7 @@ impl OidcVerifier {
         validation.validate_nbf = true;
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         let claims = jsonwebtoken::decode::<serde_json::Value>(token, &key, &validation)
-            .map_err(|e| unauthorized(format!("invalid bearer token: {e}")))?
+            .map_err(|e| crate::auth::token_problem(&e))?
             .claims;
         let name = claims
             .get(&issuer.config.username_claim)
