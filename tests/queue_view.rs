@@ -229,3 +229,29 @@ async fn the_cluster_timeline_averages_the_minutes_of_each_bucket_over_gpu_model
         assert_eq!((s, p["field"].as_str()), (400, Some(field)), "{query}: {p}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_named_with_an_at_sign_takes_jobs_and_filters_them() {
+    let c = TestCluster::start(Options {
+        workers: 0,
+        ..Default::default()
+    })
+    .await;
+    let admin = Some(c.token.as_str());
+    for (method, path, body) in [
+        (
+            Method::POST,
+            "/v1/users",
+            json!({"name": "alice", "role": "admin"}),
+        ),
+        (Method::POST, "/v1/accounts", json!({"name": "ml@corp"})),
+        (Method::PUT, "/v1/accounts/ml@corp/users/alice", json!({})),
+    ] {
+        let (s, answer) = c.call(method, path, admin, Some(body)).await;
+        assert!(s < 300, "{path}: {s} {answer}");
+    }
+    let id = c.submit("#!/bin/bash\ntrue\n", &["-A", "ml@corp"]).await;
+    assert_eq!(c.job(id).await.account.as_deref(), Some("ml@corp"));
+    let list: JobList = c.get("/v1/jobs?account=ml%40corp").await;
+    assert_eq!(list.items.iter().map(|j| j.id).collect::<Vec<_>>(), [id]);
+}

@@ -262,7 +262,8 @@ pub async fn account_create(
 ) -> Result<(StatusCode, Json<Account>), ApiError> {
     caller.require_staff()?;
     let req = json_body(body)?;
-    valid_name("name", &req.name, "_.-")?;
+    // `@` as in Slurm account names made from e-mail-like group names (`ml@corp`).
+    valid_name("name", &req.name, "_.@-")?;
     let shares = shares_value(req.shares.unwrap_or(1))?;
     let parent = req.parent.as_deref().unwrap_or("root");
     let grp_tres = grp_tres_value(&req.grp_tres.unwrap_or_default());
