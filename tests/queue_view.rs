@@ -45,32 +45,32 @@ async fn pending_jobs_show_their_queue_position_and_the_list_filters_by_account_
     let held = c.submit(script, &["--gres=gpu:1", "-H"]).await;
     let urgent = c.submit(script, &["--gres=gpu:1", "-q", "high"]).await;
 
-    // The held job has no place; the others are ranked by priority then age: once the
-    // scheduler has computed priorities, the QOS `high` job leads.
+    // Before the scheduler has ranked them, jobs without a priority come last, by age.
+    // The held job has no place; once priorities are computed, the QOS `high` job leads
+    // and the others follow by priority then age — on the job and in the list alike.
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let jobs: Vec<Job> = jobs_now(&c, &[first, second, held, urgent]).await;
+        let list: JobList = c.get("/v1/jobs?state=PENDING").await;
+        let by_id = |id: i64| {
+            list.items
+                .iter()
+                .find(|j| j.id == id)
+                .unwrap()
+                .queue_position
+        };
         let pos: Vec<Option<u64>> = jobs.iter().map(|j| j.queue_position).collect();
-        if jobs.iter().all(|j| j.id == held || j.priority.is_some()) {
-            assert_eq!(pos, [Some(2), Some(3), None, Some(1)], "{jobs:#?}");
+        let listed = [by_id(first), by_id(second), by_id(held), by_id(urgent)];
+        let ranked = jobs.iter().all(|j| j.id == held || j.priority.is_some());
+        if ranked && pos == [Some(2), Some(3), None, Some(1)] && listed == pos[..] {
             break;
         }
-        assert!(Instant::now() < deadline, "no priorities: {jobs:#?}");
+        assert!(
+            Instant::now() < deadline,
+            "positions {pos:?}, listed {listed:?}: {jobs:#?}"
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
-    // The list carries the same positions.
-    let list: JobList = c.get("/v1/jobs?state=PENDING").await;
-    let by_id = |id: i64| {
-        list.items
-            .iter()
-            .find(|j| j.id == id)
-            .unwrap()
-            .queue_position
-    };
-    assert_eq!(
-        [by_id(first), by_id(second), by_id(held), by_id(urgent)],
-        [Some(2), Some(3), None, Some(1)]
-    );
 
     // Filters by account and QOS.
     let ids = |l: JobList| l.items.iter().map(|j| j.id).collect::<Vec<_>>();
