@@ -49,6 +49,7 @@ mod scheduling_scenarios;
 mod selection;
 mod sim;
 mod spot;
+mod squeue;
 mod steps;
 mod time_limit;
 mod tls;

@@ -123,7 +123,7 @@ pub fn escape_strings(value: &mut serde_json::Value) {
 
 /// Pads or truncates `value` to `width` characters, right-aligned when `right`
 /// (squeue's `%.N` fields) and left-aligned otherwise.
-fn field(value: &str, width: usize, right: bool) -> String {
+pub(crate) fn field(value: &str, width: usize, right: bool) -> String {
     let truncated: String = value.chars().take(width).collect();
     if right {
         format!("{truncated:>width$}")
@@ -338,7 +338,9 @@ fn features_text(node: &Node) -> String {
 
 /// One part of an sinfo `-o` format.
 #[derive(Debug, Clone, PartialEq)]
-enum SinfoPart {
+/// A piece of a Slurm `%` output format (`-o "%.18i %j"`): literal text, or a field
+/// letter with an optional width (`%10j`) and right alignment (`%.10j`).
+pub(crate) enum SinfoPart {
     Literal(String),
     Field {
         kind: char,
@@ -367,6 +369,16 @@ const SINFO_FIELDS: [(char, &str); 15] = [
 ];
 
 fn parse_sinfo_format(format: &str) -> Result<Vec<SinfoPart>, String> {
+    let known: Vec<char> = SINFO_FIELDS.iter().map(|(k, _)| *k).collect();
+    parse_percent_format(format, &known)
+}
+
+/// Parses a Slurm `%` output format given to `-o`, accepting the field letters `known`
+/// (`%%` is a literal `%`; widths are capped at 1,024).
+///
+/// # Errors
+/// A message naming the format and the letter that is not a field, or a format cut short.
+pub(crate) fn parse_percent_format(format: &str, known: &[char]) -> Result<Vec<SinfoPart>, String> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut chars = format.chars().peekable();
@@ -392,9 +404,11 @@ fn parse_sinfo_format(format: &str) -> Result<Vec<SinfoPart>, String> {
         let kind = chars
             .next()
             .ok_or_else(|| format!("-o {format:?}: a field is cut short at the end"))?;
-        if !SINFO_FIELDS.iter().any(|(k, _)| *k == kind) {
+        if !known.contains(&kind) {
+            let list: Vec<String> = known.iter().map(|k| format!("%{k}")).collect();
             return Err(format!(
-                "-o {format:?}: %{kind} is not a field Berth shows (%P %a %l %D %t %T %N %C %c %m %f %e %w %G %E)"
+                "-o {format:?}: %{kind} is not a field Berth shows ({})",
+                list.join(" ")
             ));
         }
         if !literal.is_empty() {

@@ -48,6 +48,7 @@ pub mod scontrol;
 pub mod server;
 pub mod shutdown;
 pub mod sim;
+pub mod squeue;
 pub mod srun;
 pub mod stat;
 pub mod submit;

@@ -19,6 +19,9 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// squeue's `-l` format.
+const LONG_FORMAT: &str = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+
 /// Berth: a REST-first, Slurm-compatible GPU cluster orchestrator.
 #[derive(Debug, Parser)]
 #[command(name = "berth", version, about)]
@@ -53,26 +56,60 @@ enum Command {
         )]
         args: Vec<String>,
     },
-    /// List jobs, like squeue (pending and running ones unless --all).
+    /// List jobs, like squeue (pending and running ones unless --all, -t all or -j).
+    #[command(disable_help_flag = true)]
     Queue {
         /// Only this user's jobs.
         #[arg(short = 'u', long)]
         user: Option<String>,
-        /// Only these states (comma-separated: PENDING,RUNNING or PD,R …).
+        /// Only your own jobs (the token's user).
+        #[arg(long)]
+        me: bool,
+        /// Only these jobs: `5` (a job, or every task of array 5), `5_3` (one array
+        /// task), comma-separated; every state unless -t.
+        #[arg(short = 'j', long = "jobs")]
+        jobs: Option<String>,
+        /// Only these states (comma-separated: PENDING,RUNNING or PD,R …; `all`).
         #[arg(short = 't', long, visible_alias = "states")]
         state: Option<String>,
         /// Only this partition.
         #[arg(short = 'p', long)]
         partition: Option<String>,
+        /// Only these accounts (comma-separated).
+        #[arg(short = 'A', long)]
+        account: Option<String>,
+        /// Only these QOS (comma-separated).
+        #[arg(short = 'q', long)]
+        qos: Option<String>,
+        /// Only jobs with this name.
+        #[arg(short = 'n', long)]
+        name: Option<String>,
         /// Jobs in every state.
         #[arg(short = 'a', long)]
         all: bool,
         /// Leave out the header line.
-        #[arg(long)]
+        #[arg(short = 'h', long)]
         noheader: bool,
+        /// An array's pending tasks one line each (`5_4`, `5_5` …) instead of `5_[4-9]`.
+        #[arg(short = 'r', long = "array")]
+        array: bool,
+        /// squeue's long format (`%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R`).
+        #[arg(short = 'l', long)]
+        long: bool,
+        /// squeue's output format: `%i` job id (`5_3` for array tasks), `%A` raw id, `%F`
+        /// array id, `%K` task, `%j` name, `%u` user, `%a` account, `%P` partition, `%q`
+        /// QOS, `%T`/`%t` state, `%M` time used, `%l` limit, `%L` left, `%D` nodes, `%C`
+        /// CPUs, `%b` GPUs per node, `%N` nodes, `%R` nodes or (reason), `%r` reason, `%S`
+        /// start, `%V` submit, `%e` end, `%Q` priority, `%y` nice, `%Z` work dir; `%.18i`
+        /// right-aligns in 18 columns.
+        #[arg(short = 'o', long)]
+        format: Option<String>,
         /// Pending jobs with their expected start times (squeue --start).
         #[arg(long)]
         start: bool,
+        /// Print help.
+        #[arg(long, action = clap::ArgAction::Help)]
+        help: Option<bool>,
     },
     /// Show partitions and nodes, like sinfo.
     Nodes {
@@ -775,18 +812,34 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Command::Queue {
             user,
+            me,
+            jobs,
             state,
             partition,
+            account,
+            qos,
+            name,
             all,
             noheader,
+            array,
+            long,
+            format,
             start,
+            help: _,
         } => {
             let options = QueueOptions {
                 user,
+                me,
+                jobs,
                 state,
                 partition,
+                account,
+                qos,
+                name,
                 all,
                 noheader,
+                array,
+                format: format.or_else(|| long.then(|| LONG_FORMAT.to_string())),
                 start,
             };
             commands::queue(&client(url, token)?, &options).await
