@@ -55,6 +55,12 @@ async fn squeue_takes_slurms_job_selection_format_and_array_options() {
     assert_eq!(out, format!("{array}_[1-3]\n"));
     let (_, out, _) = squeue(&c, &t, &["-h", "-r", "-j", &array.to_string(), "-o", "%i"]);
     assert_eq!(out, format!("{array}_1\n{array}_2\n{array}_3\n"));
+    // The default columns show them so too.
+    let (_, out, _) = squeue(&c, &t, &["-h", "-j", &array.to_string()]);
+    assert!(
+        out.trim_start().starts_with(&format!("{array}_[1-3] ")),
+        "{out}"
+    );
     // A format with widths and a header; -l's long format.
     let (_, out, _) = squeue(&c, &t, &["-j", &one.to_string(), "-o", "%.8i %j %T"]);
     assert_eq!(

@@ -150,8 +150,9 @@ pub const SQUEUE_HEADER: &str =
     "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)";
 
 /// One job in squeue's default format, `%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R`:
-/// right-aligned, truncated columns; TIME is the elapsed run time; the last column is
-/// the node list once placed, `(Reason)` while pending.
+/// right-aligned, truncated columns; the id as `%i` prints it (`5_3` for an array task);
+/// TIME is the elapsed run time; the last column is the node list once placed,
+/// `(Reason)` while pending.
 pub fn squeue_line(job: &Job, now: DateTime<Utc>) -> String {
     let last = match (&job.nodelist, job.state) {
         (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => nodes.clone(),
@@ -159,7 +160,7 @@ pub fn squeue_line(job: &Job, now: DateTime<Utc>) -> String {
     };
     format!(
         "{} {} {} {} {} {} {} {}",
-        field(&job.id.to_string(), 18, true),
+        field(&crate::squeue::job_id_display(job), 18, true),
         field(&job.partition, 9, true),
         field(&job.name, 8, true),
         field(&job.user, 8, true),
