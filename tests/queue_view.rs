@@ -19,25 +19,26 @@ async fn pending_jobs_show_their_queue_position_and_the_list_filters_by_account_
     .await;
     let admin = Some(c.token.as_str());
     // Alice (the cluster's admin token) charges `nlp` by default and may use `vision`.
-    for (method, path, body) in [
-        (
-            Method::POST,
-            "/v1/users",
-            json!({"name": "alice", "role": "admin"}),
-        ),
-        (Method::POST, "/v1/accounts", json!({"name": "nlp"})),
-        (Method::POST, "/v1/accounts", json!({"name": "vision"})),
-        (
-            Method::PUT,
-            "/v1/accounts/nlp/users/alice",
-            json!({"default": true}),
-        ),
-        (Method::PUT, "/v1/accounts/vision/users/alice", json!({})),
-        (Method::PUT, "/v1/qos/high", json!({"priority": 100})),
-    ] {
-        let (s, answer) = c.call(method, path, admin, Some(body)).await;
-        assert!(s < 300, "{path}: {s} {answer}");
-    }
+    setup(
+        &c,
+        &[
+            (
+                Method::POST,
+                "/v1/users",
+                json!({"name": "alice", "role": "admin"}),
+            ),
+            (Method::POST, "/v1/accounts", json!({"name": "nlp"})),
+            (Method::POST, "/v1/accounts", json!({"name": "vision"})),
+            (
+                Method::PUT,
+                "/v1/accounts/nlp/users/alice",
+                json!({"default": true}),
+            ),
+            (Method::PUT, "/v1/accounts/vision/users/alice", json!({})),
+            (Method::PUT, "/v1/qos/high", json!({"priority": 100})),
+        ],
+    )
+    .await;
 
     let script = "#!/bin/bash\n#SBATCH --job-name=pos\nsleep 1\n";
     let first = c.submit(script, &["--gres=gpu:1"]).await;
@@ -104,6 +105,16 @@ async fn pending_jobs_show_their_queue_position_and_the_list_filters_by_account_
     let released = c.job(held).await;
     assert!(released.queue_position.is_some(), "{released:?}");
     assert_eq!(c.job(first).await.queue_position, None);
+}
+
+/// Makes each call as the cluster's admin, failing on any refusal.
+async fn setup(c: &TestCluster, calls: &[(Method, &str, serde_json::Value)]) {
+    for (method, path, body) in calls {
+        let (s, answer) = c
+            .call(method.clone(), path, Some(&c.token), Some(body.clone()))
+            .await;
+        assert!(s < 300, "{path}: {s} {answer}");
+    }
 }
 
 async fn jobs_now(c: &TestCluster, ids: &[i64]) -> Vec<Job> {
@@ -237,19 +248,19 @@ async fn an_account_named_with_an_at_sign_takes_jobs_and_filters_them() {
         ..Default::default()
     })
     .await;
-    let admin = Some(c.token.as_str());
-    for (method, path, body) in [
-        (
-            Method::POST,
-            "/v1/users",
-            json!({"name": "alice", "role": "admin"}),
-        ),
-        (Method::POST, "/v1/accounts", json!({"name": "ml@corp"})),
-        (Method::PUT, "/v1/accounts/ml@corp/users/alice", json!({})),
-    ] {
-        let (s, answer) = c.call(method, path, admin, Some(body)).await;
-        assert!(s < 300, "{path}: {s} {answer}");
-    }
+    setup(
+        &c,
+        &[
+            (
+                Method::POST,
+                "/v1/users",
+                json!({"name": "alice", "role": "admin"}),
+            ),
+            (Method::POST, "/v1/accounts", json!({"name": "ml@corp"})),
+            (Method::PUT, "/v1/accounts/ml@corp/users/alice", json!({})),
+        ],
+    )
+    .await;
     let id = c.submit("#!/bin/bash\ntrue\n", &["-A", "ml@corp"]).await;
     assert_eq!(c.job(id).await.account.as_deref(), Some("ml@corp"));
     let list: JobList = c.get("/v1/jobs?account=ml%40corp").await;

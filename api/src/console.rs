@@ -93,7 +93,7 @@ pub async fn fallback(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    let csp = HeaderValue::from_str(&content_security_policy(&state.oidc.console_origins()))
+    let csp = HeaderValue::from_str(&content_security_policy(state.oidc.console_origins()))
         .unwrap_or_else(|_| {
             HeaderValue::from_str(&content_security_policy(&[])).expect("a static policy")
         });

@@ -160,6 +160,8 @@ pub struct OidcIdentity {
 #[derive(Clone, Default)]
 pub struct OidcVerifier {
     issuers: Arc<Vec<IssuerKeys>>,
+    /// [`OidcVerifier::console_origins`], worked out once.
+    console_origins: Arc<Vec<String>>,
     http: reqwest::Client,
 }
 
@@ -170,7 +172,7 @@ impl OidcVerifier {
             .timeout(Duration::from_secs(10))
             .build()
             .unwrap_or_default();
-        OidcVerifier {
+        let mut verifier = OidcVerifier {
             issuers: Arc::new(
                 issuers
                     .into_iter()
@@ -180,8 +182,11 @@ impl OidcVerifier {
                     })
                     .collect(),
             ),
+            console_origins: Arc::default(),
             http,
-        }
+        };
+        verifier.console_origins = Arc::new(verifier.origins_of_console_logins());
+        verifier
     }
 
     /// The issuers with a console client, for the console's log-in page.
@@ -208,7 +213,11 @@ impl OidcVerifier {
     /// The origins the console connects to besides its own: for each issuer with a
     /// console client, the issuer's (discovery, and usually the token endpoint) and the
     /// configured token endpoint's. Origins that do not parse are left out.
-    pub fn console_origins(&self) -> Vec<String> {
+    pub fn console_origins(&self) -> &[String] {
+        &self.console_origins
+    }
+
+    fn origins_of_console_logins(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for login in self.console_logins() {
             for url in std::iter::once(&login.issuer).chain(login.token_endpoint.as_ref()) {
