@@ -121,6 +121,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "step_list",
         "step_create",
         "step_get",
+        "step_cancel",
         "step_output",
         "step_output_upload",
         "node_get",
@@ -194,6 +195,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_script"
             | "step_list"
             | "step_get"
+            | "step_cancel"
             | "step_output"
             | "accounting_job_list" => 200,
             "job_get" | "job_cancel" | "job_output" | "job_requeue" | "job_priority"
@@ -257,6 +259,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_requeue"
             | "job_task_cancel"
             | "step_create"
+            | "step_cancel"
             | "step_output_upload"
             | "job_cancel_batch"
             | "job_hold_batch"
@@ -342,6 +345,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_list"
             | "step_create"
             | "step_get"
+            | "step_cancel"
             | "step_output"
             // The fixture's reservation admits the owner only.
             | "reservation_get"

@@ -50,6 +50,7 @@ mod selection;
 mod sim;
 mod spot;
 mod squeue;
+mod srun;
 mod steps;
 mod time_limit;
 mod tls;

@@ -403,6 +403,7 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs", _id, "output" | "stats" | "gpu-samples" | "script" | "priority"] => read,
         ["", "v1", "jobs", _id, "steps"] => read || *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step] => read,
+        ["", "v1", "jobs", _id, "steps", _step, "cancel"] => *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
         ["", "v1", "jobs", _id, "cancel" | "requeue"] => *method == Method::POST,
         // `sacct` inside a job (its user's view, as the job list), and who it is.

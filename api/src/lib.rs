@@ -241,6 +241,10 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/v1/jobs/{id}/steps/{step}", get(steps::step_get))
         .route(
+            "/v1/jobs/{id}/steps/{step}/cancel",
+            post(steps::step_cancel),
+        )
+        .route(
             "/v1/jobs/{id}/steps/{step}/output",
             get(steps::step_output).post(steps::step_output_upload),
         )

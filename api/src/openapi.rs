@@ -140,6 +140,7 @@ impl Modify for ProblemResponses {
         steps::step_create,
         steps::step_list,
         steps::step_get,
+        steps::step_cancel,
         steps::step_output,
         steps::step_output_upload,
         routes::node_list,

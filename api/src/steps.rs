@@ -83,8 +83,8 @@ fn step_number(step_id: u32) -> Result<i32, ApiError> {
 
 /// Create a job step (srun).
 ///
-/// Lays the step's tasks out on the job's allocation (block distribution; absent counts
-/// take the job's) and hands them to the nodes' workers, which start them at their next
+/// Lays the step's tasks out on the job's allocation (`distribution`: block by default,
+/// cyclic or plane=N; absent counts take the job's) and hands them to the nodes' workers, which start them at their next
 /// sync. The answer lists every task with its node, `SLURM_PROCID`, `SLURM_LOCALID` and
 /// GPUs. Only the job's user (or an admin) runs steps in it: a step runs as that user.
 ///
@@ -178,9 +178,14 @@ pub async fn step_create(
                 .extend(gpus.into_iter().map(to_u32));
         }
     }
+    let distribution = match req.distribution.as_deref() {
+        Some(value) => berth_core::step::parse_distribution(value)
+            .map_err(|e| ApiError::bad_field(e.field, e.message))?,
+        None => Default::default(),
+    };
+    let ids = berth_core::step::task_ids(&placed.tasks_per_node, distribution);
     let mut tasks = Vec::new();
-    let mut task_id = 0i32;
-    for (&node, &count) in placed.nodes.iter().zip(&placed.tasks_per_node) {
+    for ((&node, &count), node_ids) in placed.nodes.iter().zip(&placed.tasks_per_node).zip(&ids) {
         let alloc = &allocations[node];
         let mut node_gpus: Vec<u32> = alloc.gpu_indices.iter().map(|g| to_u32(*g)).collect();
         let bad = |e: berth_core::step::LayoutError| {
@@ -223,13 +228,12 @@ pub async fn step_create(
         for local in 0..count {
             let gpus = task_gpus(&node_gpus, local, count, gpus_per_task, bind).map_err(bad)?;
             tasks.push(StepTaskInsert {
-                task_id,
+                task_id: node_ids[local as usize] as i32,
                 node_name: alloc.node_name.clone(),
                 node_index: alloc.node_index,
                 local_id: local as i32,
                 gpu_indices: gpus.iter().map(|g| *g as i32).collect(),
             });
-            task_id += 1;
         }
     }
     let insert = StepInsert {
@@ -246,6 +250,7 @@ pub async fn step_create(
         kill_on_bad_exit: req.kill_on_bad_exit,
         overlap: req.overlap,
     };
+    tasks.sort_by_key(|t| t.task_id);
     let step_id = step::step_insert_in_tx(&mut tx, &insert, &tasks).await?;
     for &node in &placed.nodes {
         notify::notify(&mut *tx, notify::NODE_CHANNEL, &allocations[node].node_name).await?;
@@ -316,6 +321,41 @@ pub async fn step_get(
     Ok(Json(
         load_step(&state, &job_row, step_number(step_id)?).await?,
     ))
+}
+
+/// Cancel a job step (`scancel JOB.STEP`; `srun --wait` and `--time` when they run out).
+///
+/// Its running tasks are stopped by their workers (SIGTERM, then SIGKILL after the kill
+/// wait); tasks not started yet never start. The step ends `CANCELLED` once its tasks
+/// have gone. Whoever may cancel the job may cancel its steps. A step already ended or
+/// already being stopped is returned as it is.
+#[utoipa::path(post, path = "/v1/jobs/{id}/steps/{step}/cancel", tag = "jobs", operation_id = "step_cancel",
+    params(("id" = i64, Path, description = "Job id"), ("step" = u32, Path, description = "Step id")),
+    responses((status = 200, description = "The step after the cancellation", body = Step),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 404, description = "No such job or step (or not yours)", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_cancel(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, step_id)): Path<(i64, u32)>,
+) -> Result<Json<Step>, ApiError> {
+    let job_row = visible_job(&state, &caller, id).await?;
+    let number = step_number(step_id)?;
+    // The step must exist in the job's current run (404 otherwise).
+    load_step(&state, &job_row, number).await?;
+    let mut tx = berth_db::begin(&state.pool).await?;
+    let reason = format!("cancelled by {}", caller.name);
+    if let Some(nodes) =
+        step::step_cancel_in_tx(&mut tx, id, job_row.restart_count, number, &reason).await?
+    {
+        for name in &nodes {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, name).await?;
+        }
+        tracing::info!(job.id = id, step.id = number, by = %caller.name, "step cancelled");
+    }
+    tx.commit().await.map_err(DbError::from)?;
+    Ok(Json(load_step(&state, &job_row, number).await?))
 }
 
 /// Read a step's output.

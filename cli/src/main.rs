@@ -267,7 +267,7 @@ enum Command {
     /// Job accounting, like sacct: one line per job run (and its steps).
     Acct(berth::acct::AcctArgs),
     /// Run a job step inside an allocation, like srun.
-    Srun(berth::srun::SrunArgs),
+    Srun(Box<berth::srun::SrunArgs>),
     /// Replay a workload trace through the planner (discrete-event simulation).
     Sim(berth::sim::SimArgs),
     /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue, update JobId=.

@@ -544,8 +544,8 @@ export interface paths {
         put?: never;
         /**
          * Create a job step (srun).
-         * @description Lays the step's tasks out on the job's allocation (block distribution; absent counts
-         *     take the job's) and hands them to the nodes' workers, which start them at their next
+         * @description Lays the step's tasks out on the job's allocation (`distribution`: block by default,
+         *     cyclic or plane=N; absent counts take the job's) and hands them to the nodes' workers, which start them at their next
          *     sync. The answer lists every task with its node, `SLURM_PROCID`, `SLURM_LOCALID` and
          *     GPUs. Only the job's user (or an admin) runs steps in it: a step runs as that user.
          *
@@ -571,6 +571,29 @@ export interface paths {
         get: operations["step_get"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{id}/steps/{step}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a job step (`scancel JOB.STEP`; `srun --wait` and `--time` when they run out).
+         * @description Its running tasks are stopped by their workers (SIGTERM, then SIGKILL after the kill
+         *     wait); tasks not started yet never start. The step ends `CANCELLED` once its tasks
+         *     have gone. Whoever may cancel the job may cancel its steps. A step already ended or
+         *     already being stopped is returned as it is.
+         */
+        post: operations["step_cancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4075,6 +4098,14 @@ export interface components {
              * @description `-c/--cpus-per-task` (`SLURM_CPUS_PER_TASK`).
              */
             cpus_per_task?: number | null;
+            /**
+             * @description `-m/--distribution`: how task ids go round the step's nodes: `block` (the
+             *     default: ids grow node by node), `cyclic` (one task per node in turn), `plane=N`
+             *     (N tasks per node in turn); a `:socket[:core]` part (`block`, `cyclic`, `fcyclic`,
+             *     `*`) and `,Pack`/`,NoPack` are accepted and leave placement within a node as it
+             *     is (tasks are not bound to CPUs of their own). `arbitrary` is refused.
+             */
+            distribution?: string | null;
             /** @description The tasks' environment (what `srun --export` passes on). */
             environment?: {
                 [key: string]: string;
@@ -7143,6 +7174,76 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The step */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Step"];
+                };
+            };
+            /** @description A parameter that does not parse, naming it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job or step (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    step_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Job id */
+                id: number;
+                /** @description Step id */
+                step: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The step after the cancellation */
             200: {
                 headers: {
                     [name: string]: unknown;

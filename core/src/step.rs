@@ -58,6 +58,13 @@ pub struct StepCreate {
     /// The tasks' environment (what `srun --export` passes on).
     #[serde(default)]
     pub environment: BTreeMap<String, String>,
+    /// `-m/--distribution`: how task ids go round the step's nodes: `block` (the
+    /// default: ids grow node by node), `cyclic` (one task per node in turn), `plane=N`
+    /// (N tasks per node in turn); a `:socket[:core]` part (`block`, `cyclic`, `fcyclic`,
+    /// `*`) and `,Pack`/`,NoPack` are accepted and leave placement within a node as it
+    /// is (tasks are not bound to CPUs of their own). `arbitrary` is refused.
+    #[serde(default)]
+    pub distribution: Option<String>,
 }
 
 /// A step's state.
@@ -380,6 +387,104 @@ pub struct StepLayout {
     pub tasks_per_node: Vec<u32>,
 }
 
+/// `srun -m/--distribution`'s node level: how task ids go round the step's nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Distribution {
+    /// Task ids grow node by node (Slurm's default).
+    #[default]
+    Block,
+    /// One task per node in turn.
+    Cyclic,
+    /// This many tasks per node in turn.
+    Plane(u32),
+}
+
+/// Parses `-m/--distribution` (Slurm's `block|cyclic|plane=N|arbitrary|*`, then optional
+/// `:block|cyclic|fcyclic|*` for sockets and cores, then optional `,Pack|NoPack`).
+///
+/// # Errors
+/// [`LayoutError`] on `--distribution`: an unknown word, `plane` without a size ≥ 1,
+/// `arbitrary` (it needs a host file Berth does not read).
+pub fn parse_distribution(value: &str) -> Result<Distribution, LayoutError> {
+    let bad = |why: String| layout_error("--distribution", why);
+    let (levels, pack) = match value.split_once(',') {
+        Some((levels, pack)) => (levels, Some(pack)),
+        None => (value, None),
+    };
+    if let Some(pack) = pack {
+        if !pack.eq_ignore_ascii_case("pack") && !pack.eq_ignore_ascii_case("nopack") {
+            return Err(bad(format!("{pack:?} is not Pack or NoPack")));
+        }
+    }
+    let mut parts = levels.split(':');
+    let node = parts.next().unwrap_or_default();
+    let distribution = match node.to_ascii_lowercase().as_str() {
+        "block" | "*" | "" => Distribution::Block,
+        "cyclic" => Distribution::Cyclic,
+        "arbitrary" => {
+            return Err(bad(
+                "arbitrary needs SLURM_HOSTFILE, which Berth does not read: use block, cyclic \
+                 or plane=N"
+                    .to_string(),
+            ))
+        }
+        other => match other.strip_prefix("plane=").map(str::parse::<u32>) {
+            Some(Ok(n)) if n >= 1 => Distribution::Plane(n),
+            Some(_) => return Err(bad(format!("{node:?}: plane needs a size ≥ 1 (plane=4)"))),
+            None => {
+                return Err(bad(format!(
+                    "{node:?} is not block, cyclic, plane=N or arbitrary"
+                )))
+            }
+        },
+    };
+    let mut levels_left = 2;
+    for level in parts {
+        if levels_left == 0 {
+            return Err(bad(format!("{value:?} has more than three levels")));
+        }
+        levels_left -= 1;
+        if !matches!(
+            level.to_ascii_lowercase().as_str(),
+            "block" | "cyclic" | "fcyclic" | "*"
+        ) {
+            return Err(bad(format!(
+                "{level:?} is not block, cyclic, fcyclic or * (the socket and core levels)"
+            )));
+        }
+    }
+    Ok(distribution)
+}
+
+/// The task ids on each node of a laid-out step (`tasks_per_node` in node order) under
+/// `distribution`: block gives node 0 the first ids; cyclic and plane go round the nodes
+/// that still have room, one or N ids at a time. Ids are `0 .. sum`, each once.
+pub fn task_ids(tasks_per_node: &[u32], distribution: Distribution) -> Vec<Vec<u32>> {
+    let mut ids: Vec<Vec<u32>> = tasks_per_node
+        .iter()
+        .map(|&n| Vec::with_capacity(n as usize))
+        .collect();
+    let total: u32 = tasks_per_node.iter().sum();
+    let chunk = match distribution {
+        Distribution::Block => u32::MAX,
+        Distribution::Cyclic => 1,
+        Distribution::Plane(n) => n,
+    };
+    let mut next = 0u32;
+    while next < total {
+        for (node, &room) in tasks_per_node.iter().enumerate() {
+            let here = &mut ids[node];
+            let mut taken = 0;
+            while taken < chunk && (here.len() as u32) < room && next < total {
+                here.push(next);
+                next += 1;
+                taken += 1;
+            }
+        }
+    }
+    ids
+}
+
 /// Why a step cannot be laid out; `field` names the `srun` option.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{field}: {message}")]
@@ -518,6 +623,45 @@ mod tests {
 
     fn nodes(n: usize) -> Vec<String> {
         (1..=n).map(|i| format!("node-{i}")).collect()
+    }
+
+    #[test]
+    fn distributions_hand_out_task_ids_round_the_nodes() {
+        assert_eq!(
+            task_ids(&[3, 2], Distribution::Block),
+            vec![vec![0, 1, 2], vec![3, 4]]
+        );
+        assert_eq!(
+            task_ids(&[3, 2], Distribution::Cyclic),
+            vec![vec![0, 2, 4], vec![1, 3]]
+        );
+        assert_eq!(
+            task_ids(&[4, 4], Distribution::Plane(2)),
+            vec![vec![0, 1, 4, 5], vec![2, 3, 6, 7]]
+        );
+        assert_eq!(
+            task_ids(&[1, 3], Distribution::Plane(2)),
+            vec![vec![0], vec![1, 2, 3]]
+        );
+        for (value, expected) in [
+            ("block", Distribution::Block),
+            ("cyclic:fcyclic", Distribution::Cyclic),
+            ("plane=4", Distribution::Plane(4)),
+            ("*:block:cyclic,Pack", Distribution::Block),
+        ] {
+            assert_eq!(parse_distribution(value).unwrap(), expected, "{value}");
+        }
+        for bad in [
+            "arbitrary",
+            "plane=0",
+            "zigzag",
+            "block:spiral",
+            "block,tight",
+            "a:b:c:d",
+        ] {
+            let e = parse_distribution(bad).unwrap_err();
+            assert_eq!(e.field, "--distribution", "{bad}");
+        }
     }
 
     #[test]

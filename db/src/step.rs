@@ -443,8 +443,9 @@ pub async fn step_task_started(
 /// Records that a task ended (exited, or could not start), once: under
 /// `--kill-on-bad-exit` a non-zero end marks the step to be stopped; when it was the last
 /// task, the step ends with the highest exit code (128 + signal for a signalled task),
-/// or under `--kill-on-bad-exit` the code of the task that failed first; `COMPLETED` when
-/// every task exited 0, else `FAILED`.
+/// or under `--kill-on-bad-exit` the code of the task that failed first; `CANCELLED` when
+/// it was stopped by [`step_cancel_in_tx`], else `COMPLETED` when every task exited 0,
+/// else `FAILED`.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -545,6 +546,7 @@ pub async fn step_task_ended_in_tx(
     let ended = sqlx::query_scalar!(
         r#"UPDATE job_steps s SET
               state = CASE WHEN s.state <> 'RUNNING' THEN s.state
+                           WHEN s.cancelled THEN 'CANCELLED'
                            WHEN agg.worst = 0 THEN 'COMPLETED' ELSE 'FAILED' END,
               exit_code = COALESCE(s.exit_code, agg.worst),
               end_time = COALESCE(s.end_time, now())
@@ -563,6 +565,73 @@ pub async fn step_task_ended_in_tx(
     .await?;
     outcome.step_ended = ended.is_some();
     Ok(outcome)
+}
+
+/// Stops a RUNNING step of a job run (`scancel JOB.STEP`, `srun --wait`): records `reason`
+/// as its kill reason once (the workers stop its live tasks: they are no longer listed as
+/// live), ends its tasks that never started, and returns the names of the nodes whose
+/// tasks still run (to wake). A step already ended or already being stopped is left as it
+/// is (`None`); `Some(vec![])` when no task runs any more.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn step_cancel_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+    step_id: i32,
+    reason: &str,
+) -> Result<Option<Vec<String>>, DbError> {
+    let stopped = sqlx::query_scalar!(
+        r#"UPDATE job_steps SET kill_reason = $4, cancelled = true
+           WHERE job_id = $1 AND run = $2 AND step_id = $3
+             AND state = 'RUNNING' AND kill_reason IS NULL
+           RETURNING step_id"#,
+        job_id,
+        run,
+        step_id,
+        reason
+    )
+    .fetch_optional(&mut *conn)
+    .await?;
+    if stopped.is_none() {
+        return Ok(None);
+    }
+    sqlx::query!(
+        r#"UPDATE step_tasks SET ended_at = now(),
+                  message = 'not started: the step was stopped'
+           WHERE job_id = $1 AND run = $2 AND step_id = $3
+             AND started_at IS NULL AND ended_at IS NULL"#,
+        job_id,
+        run,
+        step_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    let nodes = sqlx::query_scalar!(
+        r#"SELECT DISTINCT n.name FROM step_tasks t JOIN nodes n ON n.id = t.node_id
+           WHERE t.job_id = $1 AND t.run = $2 AND t.step_id = $3 AND t.ended_at IS NULL"#,
+        job_id,
+        run,
+        step_id
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    if nodes.is_empty() {
+        // Every task had ended or never started: the step ends now, cancelled.
+        sqlx::query!(
+            r#"UPDATE job_steps SET state = 'CANCELLED', end_time = COALESCE(end_time, now()),
+                      exit_code = COALESCE(exit_code, 1)
+               WHERE job_id = $1 AND run = $2 AND step_id = $3 AND state = 'RUNNING'"#,
+            job_id,
+            run,
+            step_id
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(Some(nodes))
 }
 
 /// Ends the RUNNING steps of a job run whose job ended: they become CANCELLED (their

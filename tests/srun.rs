@@ -1,0 +1,323 @@
+//! srun's common options as Slurm users type them (issue 15): inside a batch job
+//! `--wait`, `-u`, `--distribution`, `--output/--error` patterns, `--multi-prog`, `--mpi`,
+//! `--cpu-bind`, `--het-group`; `--wait` and `--time` stopping a step; `scancel`'s step
+//! cancellation through the api; and srun outside an allocation making its own job.
+
+use crate::cluster::{berth_bin, Options, TestCluster};
+use berth_core::state::JobState;
+use berth_core::step::{Step, StepList, StepState};
+use reqwest::Method;
+
+/// Runs `srun ARGS` (a link to `berth` named `srun`) as the cluster's admin, outside any
+/// allocation; returns (exit code, stdout, stderr).
+fn srun_outside(c: &TestCluster, args: &[&str]) -> (i32, String, String) {
+    let bin = c.dir.join("srun-bin");
+    if !bin.is_dir() {
+        std::fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(berth_bin(), bin.join("srun")).unwrap();
+    }
+    let out = std::process::Command::new(bin.join("srun"))
+        .args(args)
+        .current_dir(&c.dir)
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &c.token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .env_remove("SLURM_JOB_ID")
+        .env_remove("SLURM_MPI_TYPE")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The job id in srun's "job N has been allocated resources".
+fn job_of(stderr: &str) -> i64 {
+    stderr
+        .split_whitespace()
+        .skip_while(|w| *w != "job")
+        .nth(1)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id in {stderr}"))
+}
+
+fn value<'a>(out: &'a str, key: &str) -> Option<&'a str> {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}=")))
+        .map(str::trim)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srun_takes_slurms_common_step_options_inside_a_batch_job() {
+    let c = TestCluster::start(Options::default()).await;
+    let script = r#"#!/bin/bash
+#SBATCH -N 2 --ntasks-per-node=2 -t 5
+echo begin
+srun --wait=60 -n 2 hostname
+echo wait_exit=$?
+srun -u -n 1 echo unbuffered
+echo u_exit=$?
+srun -N 2 -n 4 -m cyclic bash -c 'echo cyc=$SLURM_PROCID node=$SLURMD_NODENAME local=$SLURM_LOCALID'
+srun -n 2 --output=out-%t.txt --error=err-%2t-%j.txt bash -c 'echo to-file-$SLURM_PROCID; echo err-$SLURM_PROCID >&2'
+echo file_exit=$?
+echo "files=$(cat out-0.txt out-1.txt err-00-$SLURM_JOB_ID.txt err-01-$SLURM_JOB_ID.txt | tr '\n' ' ')"
+cat > mp.conf <<'CONF'
+# a leader and two workers
+0 echo leader %t
+1-2 echo worker %t offset %o
+CONF
+srun -n 3 -l --multi-prog mp.conf | sort
+srun --mpi=pmix true
+echo pmix=$?
+srun --mpi=none -n 1 echo mpi-none
+srun --cpu-bind=cores -n 1 echo bound
+echo bind_exit=$?
+srun --het-group=0 true
+echo het=$?
+srun --distribution=arbitrary true
+echo arbitrary=$?
+"#;
+    let id = c.submit(script, &[]).await;
+    let job = c.wait_ended(id, 120).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+
+    // The acceptance line: two lines, exit 0.
+    let hosts: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "begin")
+        .skip(1)
+        .take_while(|l| !l.starts_with("wait_exit="))
+        .collect();
+    assert_eq!(hosts.len(), 2, "{out}");
+    assert_eq!(value(&out, "wait_exit"), Some("0"), "{out}");
+    assert!(out.contains("\nunbuffered\n"), "{out}");
+    assert_eq!(value(&out, "u_exit"), Some("0"), "{out}");
+
+    // Cyclic: task ids go round the nodes.
+    let mut cyclic: Vec<(u32, String, u32)> = out
+        .lines()
+        .filter(|l| l.starts_with("cyc="))
+        .map(|l| {
+            let f: std::collections::BTreeMap<&str, &str> = l
+                .split_whitespace()
+                .filter_map(|w| w.split_once('='))
+                .collect();
+            (
+                f["cyc"].parse().unwrap(),
+                f["node"].to_string(),
+                f["local"].parse().unwrap(),
+            )
+        })
+        .collect();
+    cyclic.sort();
+    assert_eq!(
+        cyclic,
+        vec![
+            (0, "node-1".to_string(), 0),
+            (1, "node-2".to_string(), 0),
+            (2, "node-1".to_string(), 1),
+            (3, "node-2".to_string(), 1),
+        ],
+        "{out}"
+    );
+
+    // --output/--error: per-task files, nothing printed by srun.
+    assert_eq!(value(&out, "file_exit"), Some("0"), "{out}");
+    assert_eq!(
+        value(&out, "files"),
+        Some("to-file-0 to-file-1 err-0 err-1"),
+        "{out}"
+    );
+    assert!(!out.contains("\nto-file-"), "printed as well: {out}");
+
+    // --multi-prog: each task its line, %t and %o.
+    for line in [
+        "0: leader 0",
+        "1: worker 1 offset 0",
+        "2: worker 2 offset 1",
+    ] {
+        assert!(out.contains(line), "{line}: {out}");
+    }
+
+    // Refused by name, or accepted with a warning.
+    assert_eq!(value(&out, "pmix"), Some("1"), "{out}");
+    assert!(
+        out.contains("--mpi=pmix: Berth runs no PMI server"),
+        "{out}"
+    );
+    assert!(out.contains("\nmpi-none\n"), "{out}");
+    assert!(out.contains("\nbound\n"), "{out}");
+    assert_eq!(value(&out, "bind_exit"), Some("0"), "{out}");
+    assert!(
+        out.contains("--cpu-bind=cores: tasks are not bound"),
+        "{out}"
+    );
+    assert_eq!(value(&out, "het"), Some("1"), "{out}");
+    assert!(
+        out.contains("--het-group=0: Berth has no heterogeneous jobs"),
+        "{out}"
+    );
+    assert_eq!(value(&out, "arbitrary"), Some("1"), "{out}");
+    assert!(
+        out.contains("--distribution=arbitrary: arbitrary needs SLURM_HOSTFILE"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_and_time_stop_a_step_and_the_api_cancels_one() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let script = r#"#!/bin/bash
+#SBATCH -n 2 -t 10
+start=$(date +%s)
+srun -n 2 --wait=2 bash -c 'if [ $SLURM_PROCID = 0 ]; then exit 0; fi; sleep 300'
+echo wait_cut=$? took=$(( $(date +%s) - start ))
+start=$(date +%s)
+srun -n 1 -t 0:03 sleep 300
+echo time_cut=$? took=$(( $(date +%s) - start ))
+srun -n 1 sleep 300
+echo cancelled=$?
+"#;
+    let id = c.submit(script, &[]).await;
+    // Step 2 is cancelled through the api (`scancel ID.2`) once it runs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let steps: StepList = c.get(&format!("/v1/jobs/{id}/steps")).await;
+        if steps.items.iter().any(|s| s.step_id == 2) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "step 2 never started");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    let (status, body) = c
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{id}/steps/2/cancel"),
+            Some(&c.token),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let step: Step = serde_json::from_value(body).unwrap();
+    assert!(
+        step.kill_reason
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("cancelled by"),
+        "{step:?}"
+    );
+    let (status, _) = c
+        .call(
+            Method::POST,
+            &format!("/v1/jobs/{id}/steps/9/cancel"),
+            Some(&c.token),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    let job = c.wait_ended(id, 120).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    let took = |key: &str| -> (i32, u64) {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("{key}: {out}"));
+        let f: std::collections::BTreeMap<&str, &str> = line
+            .split_whitespace()
+            .filter_map(|w| w.split_once('='))
+            .collect();
+        (
+            f[key.trim_end_matches('=')].parse().unwrap(),
+            f["took"].parse().unwrap(),
+        )
+    };
+    let (code, secs) = took("wait_cut=");
+    assert_ne!(code, 0, "{out}");
+    assert!(secs < 200, "the sleeping task was not stopped: {out}");
+    assert!(
+        out.contains("srun: error: First task exited 2s ago"),
+        "{out}"
+    );
+    let (code, secs) = took("time_cut=");
+    assert_ne!(code, 0, "{out}");
+    assert!(secs < 200, "{out}");
+    assert!(out.contains("DUE TO TIME LIMIT"), "{out}");
+    assert_ne!(value(&out, "cancelled"), Some("0"), "{out}");
+
+    let steps: StepList = c.get(&format!("/v1/jobs/{id}/steps")).await;
+    let states: Vec<StepState> = steps.items.iter().map(|s| s.state).collect();
+    assert_eq!(
+        states,
+        vec![
+            StepState::Cancelled,
+            StepState::Cancelled,
+            StepState::Cancelled
+        ],
+        "{steps:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
+    let c = TestCluster::start(Options::default()).await;
+    let (code, stdout, stderr) = srun_outside(
+        &c,
+        &[
+            "-N2",
+            "--gpus-per-node=1",
+            "-l",
+            "bash",
+            "-c",
+            "echo rank=$SLURM_PROCID node=$SLURMD_NODENAME",
+        ],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        vec!["0: rank=0 node=node-1", "1: rank=1 node=node-2"],
+        "{stderr}"
+    );
+    assert!(stderr.contains("has been allocated resources"), "{stderr}");
+    let job = c.wait_ended(job_of(&stderr), 60).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}");
+    assert_eq!(job.num_nodes, 2);
+    assert_eq!(job.name, "bash");
+
+    // The step's exit code is srun's, and the job's.
+    let (code, _, stderr) = srun_outside(&c, &["-J", "seven", "sh", "-c", "exit 7"]);
+    assert_eq!(code, 7, "{stderr}");
+    let job = c.wait_ended(job_of(&stderr), 60).await;
+    assert_eq!(
+        (job.state, job.exit_code),
+        (JobState::Failed, Some(7)),
+        "{job:?}"
+    );
+    // Refused options create nothing.
+    let db = c.db().await;
+    let count = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM jobs")
+            .fetch_one(&db)
+            .await
+            .unwrap()
+    };
+    let before = count().await;
+    let (code, _, stderr) = srun_outside(&c, &["--mpi=pmix", "true"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("--mpi=pmix"), "{stderr}");
+    let (code, _, stderr) = srun_outside(&c, &["--pty", "bash"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("--pty"), "{stderr}");
+    assert_eq!(count().await, before, "a refused srun created a job");
+}
