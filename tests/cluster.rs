@@ -690,6 +690,34 @@ impl TestCluster {
         lines.join("\n")
     }
 
+    /// Runs the `berth` binary through a link named `name` (`squeue`, `srun` …), as Slurm
+    /// users call it, with `token`, from the cluster's directory and outside any job;
+    /// returns (exit code, stdout, stderr).
+    pub fn slurm_command(&self, name: &str, token: &str, args: &[&str]) -> (i32, String, String) {
+        let bin = self.dir.join("slurm-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let link = bin.join(name);
+        if !link.exists() {
+            std::os::unix::fs::symlink(berth_bin(), &link).unwrap();
+        }
+        let out = std::process::Command::new(&link)
+            .args(args)
+            .current_dir(&self.dir)
+            .env("BERTH_URL", &self.url)
+            .env("BERTH_TOKEN", token)
+            .env("HOME", &self.dir)
+            .env("XDG_CONFIG_HOME", self.dir.join("config"))
+            .env_remove("SLURM_JOB_ID")
+            .env_remove("SLURM_MPI_TYPE")
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     /// A direct connection to the cluster's database, for checks users cannot make.
     pub async fn db(&self) -> sqlx::PgPool {
         sqlx::PgPool::connect(&self.db_url).await.unwrap()

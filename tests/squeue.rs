@@ -3,28 +3,11 @@
 //! `-r` (and as `ID_[1-3]` without), `--me`, `-A`, `-l`, `-t all`, and an unknown `-o`
 //! letter or job id is refused by name.
 
-use crate::cluster::{berth_bin, Options, TestCluster};
+use crate::cluster::{Options, TestCluster};
 
-/// Runs `squeue ARGS` (a link to `berth` named `squeue`) with the cluster's admin token.
+/// Runs `squeue ARGS` (a link to `berth` named `squeue`) with `token`.
 fn squeue(c: &TestCluster, token: &str, args: &[&str]) -> (i32, String, String) {
-    let bin = c.dir.join("squeue-bin");
-    if !bin.is_dir() {
-        std::fs::create_dir_all(&bin).unwrap();
-        std::os::unix::fs::symlink(berth_bin(), bin.join("squeue")).unwrap();
-    }
-    let out = std::process::Command::new(bin.join("squeue"))
-        .args(args)
-        .env("BERTH_URL", &c.url)
-        .env("BERTH_TOKEN", token)
-        .env("HOME", &c.dir)
-        .env("XDG_CONFIG_HOME", c.dir.join("config"))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    c.slurm_command("squeue", token, args)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

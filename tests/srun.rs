@@ -3,35 +3,14 @@
 //! `--cpu-bind`, `--het-group`; `--wait` and `--time` stopping a step; `scancel`'s step
 //! cancellation through the api; and srun outside an allocation making its own job.
 
-use crate::cluster::{berth_bin, Options, TestCluster};
+use crate::cluster::{Options, TestCluster};
 use berth_core::state::JobState;
 use berth_core::step::{Step, StepList, StepState};
 use reqwest::Method;
 
-/// Runs `srun ARGS` (a link to `berth` named `srun`) as the cluster's admin, outside any
-/// allocation; returns (exit code, stdout, stderr).
+/// Runs `srun ARGS` as the cluster's admin, outside any allocation.
 fn srun_outside(c: &TestCluster, args: &[&str]) -> (i32, String, String) {
-    let bin = c.dir.join("srun-bin");
-    if !bin.is_dir() {
-        std::fs::create_dir_all(&bin).unwrap();
-        std::os::unix::fs::symlink(berth_bin(), bin.join("srun")).unwrap();
-    }
-    let out = std::process::Command::new(bin.join("srun"))
-        .args(args)
-        .current_dir(&c.dir)
-        .env("BERTH_URL", &c.url)
-        .env("BERTH_TOKEN", &c.token)
-        .env("HOME", &c.dir)
-        .env("XDG_CONFIG_HOME", c.dir.join("config"))
-        .env_remove("SLURM_JOB_ID")
-        .env_remove("SLURM_MPI_TYPE")
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    c.slurm_command("srun", &c.token, args)
 }
 
 /// The job id in srun's "job N has been allocated resources".

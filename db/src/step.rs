@@ -520,28 +520,7 @@ pub async fn step_task_ended_in_tx(
         )
         .execute(&mut *conn)
         .await?;
-        // Tasks not started yet never will be (a worker that is starting one now is
-        // told to stop it: it is no longer listed as live).
-        sqlx::query!(
-            r#"UPDATE step_tasks SET ended_at = now(),
-                      message = 'not started: the step was stopped'
-               WHERE job_id = $1 AND run = $2 AND step_id = $3
-                 AND started_at IS NULL AND ended_at IS NULL"#,
-            job_id,
-            run,
-            step_id
-        )
-        .execute(&mut *conn)
-        .await?;
-        outcome.kill_nodes = sqlx::query_scalar!(
-            r#"SELECT DISTINCT n.name FROM step_tasks t JOIN nodes n ON n.id = t.node_id
-               WHERE t.job_id = $1 AND t.run = $2 AND t.step_id = $3 AND t.ended_at IS NULL"#,
-            job_id,
-            run,
-            step_id
-        )
-        .fetch_all(&mut *conn)
-        .await?;
+        outcome.kill_nodes = step_stop_tasks_in_tx(conn, job_id, run, step_id).await?;
     }
     let ended = sqlx::query_scalar!(
         r#"UPDATE job_steps s SET
@@ -565,6 +544,37 @@ pub async fn step_task_ended_in_tx(
     .await?;
     outcome.step_ended = ended.is_some();
     Ok(outcome)
+}
+
+/// For a step whose kill reason was just set: its tasks not started yet never will be (a
+/// worker that is starting one now is told to stop it: it is no longer listed as live);
+/// returns the names of the nodes whose tasks still run (to wake).
+async fn step_stop_tasks_in_tx(
+    conn: &mut PgConnection,
+    job_id: i64,
+    run: i32,
+    step_id: i32,
+) -> Result<Vec<String>, DbError> {
+    sqlx::query!(
+        r#"UPDATE step_tasks SET ended_at = now(),
+                  message = 'not started: the step was stopped'
+           WHERE job_id = $1 AND run = $2 AND step_id = $3
+             AND started_at IS NULL AND ended_at IS NULL"#,
+        job_id,
+        run,
+        step_id
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(sqlx::query_scalar!(
+        r#"SELECT DISTINCT n.name FROM step_tasks t JOIN nodes n ON n.id = t.node_id
+           WHERE t.job_id = $1 AND t.run = $2 AND t.step_id = $3 AND t.ended_at IS NULL"#,
+        job_id,
+        run,
+        step_id
+    )
+    .fetch_all(&mut *conn)
+    .await?)
 }
 
 /// Stops a RUNNING step of a job run (`scancel JOB.STEP`, `srun --wait`): records `reason`
@@ -598,26 +608,7 @@ pub async fn step_cancel_in_tx(
     if stopped.is_none() {
         return Ok(None);
     }
-    sqlx::query!(
-        r#"UPDATE step_tasks SET ended_at = now(),
-                  message = 'not started: the step was stopped'
-           WHERE job_id = $1 AND run = $2 AND step_id = $3
-             AND started_at IS NULL AND ended_at IS NULL"#,
-        job_id,
-        run,
-        step_id
-    )
-    .execute(&mut *conn)
-    .await?;
-    let nodes = sqlx::query_scalar!(
-        r#"SELECT DISTINCT n.name FROM step_tasks t JOIN nodes n ON n.id = t.node_id
-           WHERE t.job_id = $1 AND t.run = $2 AND t.step_id = $3 AND t.ended_at IS NULL"#,
-        job_id,
-        run,
-        step_id
-    )
-    .fetch_all(&mut *conn)
-    .await?;
+    let nodes = step_stop_tasks_in_tx(conn, job_id, run, step_id).await?;
     if nodes.is_empty() {
         // Every task had ended or never started: the step ends now, cancelled.
         sqlx::query!(
