@@ -193,7 +193,7 @@ async fn operators_configure_nodes_and_the_settings_survive_reregistration() {
     let (code, _, err) = c.cli(&user, &["nodes", "-o", "%N %z"]);
     assert_ne!(code, 0);
     assert!(err.contains("%z"), "{err}");
-    let (_, out, _) = c.cli(&user, &["nodes", "-N"]);
+    let (_, out, _) = c.cli(&user, &["nodes", "--gpus"]);
     assert!(
         out.contains("0/92/4/96") && out.contains("h100,ib"),
         "{out}"

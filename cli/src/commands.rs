@@ -164,28 +164,6 @@ fn job_passes(job: &Job, q: &JobListQuery) -> bool {
         && q.name.as_deref().is_none_or(|n| n == job.name)
 }
 
-/// `berth nodes`: sinfo's partition view, or with `long` one line per node.
-pub async fn nodes(
-    client: &Client,
-    long: bool,
-    format: Option<&str>,
-    header: bool,
-) -> anyhow::Result<i32> {
-    let nodes = client.node_list().await?;
-    if let Some(format) = format {
-        let partitions = client.partition_list().await?;
-        let text = format::sinfo_formatted(format, &partitions.items, &nodes.items, long, header)
-            .map_err(anyhow::Error::msg)?;
-        print!("{text}");
-    } else if long {
-        print!("{}", format::node_table(&nodes.items));
-    } else {
-        let partitions = client.partition_list().await?;
-        print!("{}", format::sinfo_table(&partitions.items, &nodes.items));
-    }
-    Ok(0)
-}
-
 /// `berth show job <id>`: scontrol's `Key=Value` lines, or the raw JSON.
 pub async fn show_job(client: &Client, id: i64, json: bool) -> anyhow::Result<i32> {
     if json {
@@ -223,12 +201,4 @@ pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyho
     out.write_all(&printer.finish())?;
     out.flush()?;
     Ok(0)
-}
-
-/// `berth cancel <id>…`: cancels the jobs in one request; silent on success like scancel,
-/// an error line per failure and status 1 if any failed (see
-/// [`crate::job_control::cancel`], which also takes array tasks).
-pub async fn cancel(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
-    let refs: Vec<crate::job_control::JobRef> = ids.iter().map(|&id| id.into()).collect();
-    crate::job_control::cancel(client, &refs).await
 }

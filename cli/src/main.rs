@@ -111,22 +111,10 @@ enum Command {
         #[arg(long, action = clap::ArgAction::Help)]
         help: Option<bool>,
     },
-    /// Show partitions and nodes, like sinfo.
-    Nodes {
-        /// One line per node, with its CPUs (A/I/O/T), memory, GPUs and features.
-        #[arg(short = 'N', long)]
-        long: bool,
-        /// sinfo's output format: `%P` partition, `%a` availability, `%l` time limit,
-        /// `%D` nodes, `%t`/`%T` state, `%N` node list, `%C` CPUs
-        /// allocated/idle/other/total, `%c` CPUs, `%m` memory (MiB), `%f` features, `%e`
-        /// memory no job holds (MiB), `%w` weight, `%G` GRES, `%E` reason; `%.10C`
-        /// right-aligns in 10 columns.
-        #[arg(short = 'o', long)]
-        format: Option<String>,
-        /// Leave out the header line (with --format).
-        #[arg(long)]
-        noheader: bool,
-    },
+    /// Show partitions and nodes, like sinfo (`-s`, `-R`, `-l`, `-N`, `-o`, `-O`, `-p`,
+    /// `-n`, `-t`, `-h` …; `--gpus`: Berth's node table with GPUs).
+    #[command(disable_help_flag = true)]
+    Nodes(berth::sinfo::SinfoArgs),
     /// One node, and what operators do to nodes: `berth node drain NAME --reason R`,
     /// `berth node resume NAME` (scontrol update NodeName=… State=DRAIN|RESUME).
     Node {
@@ -188,12 +176,9 @@ enum Command {
         /// The job id.
         id: i64,
     },
-    /// Cancel jobs, like scancel.
-    Cancel {
-        /// Job ids, or array tasks as `12_3`.
-        #[arg(required = true)]
-        ids: Vec<berth::job_control::JobRef>,
-    },
+    /// Cancel jobs, like scancel: by id (`12`, `12_3`, `12_[1-3]`) and/or filters (`-u`,
+    /// `-t`, `-n`, `-p`, `-A`, `-q`, `-w`, `--me`), `-i` to confirm each.
+    Cancel(berth::scancel::ScancelArgs),
     /// Hold pending jobs (scontrol hold): they stay pending until released.
     Hold {
         /// Job ids (an array's id holds every pending task).
@@ -844,11 +829,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             commands::queue(&client(url, token)?, &options).await
         }
-        Command::Nodes {
-            long,
-            format,
-            noheader,
-        } => commands::nodes(&client(url, token)?, long, format.as_deref(), !noheader).await,
+        Command::Nodes(args) => berth::sinfo::run(&client(url, token)?, &args).await,
         Command::Show {
             what: ShowCommand::Job { id, json },
         } => commands::show_job(&client(url, token)?, id, json).await,
@@ -924,7 +905,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Logs { follow, stderr, id } => {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
-        Command::Cancel { ids } => berth::job_control::cancel(&client(url, token)?, &ids).await,
+        Command::Cancel(args) => berth::scancel::run(&client(url, token)?, &args).await,
         Command::Share { json } => berth::fairshare::share(&client(url, token)?, json).await,
         Command::Priority { ids, json } => {
             berth::fairshare::priority(&client(url, token)?, &ids, json).await
@@ -1319,6 +1300,6 @@ mod tests {
         let cli = Cli::try_parse_from(args(&["scancel", "3", "4"]).into_iter().collect::<Vec<_>>());
         assert!(cli.is_err(), "scancel is only an alias through argv[0]");
         let cli = Cli::try_parse_from(slurm_alias(args(&["scancel", "3", "4"]))).unwrap();
-        assert!(matches!(cli.command, Command::Cancel { ids } if ids == vec![3.into(), 4.into()]));
+        assert!(matches!(cli.command, Command::Cancel(a) if a.ids == ["3", "4"]));
     }
 }

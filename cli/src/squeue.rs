@@ -24,7 +24,7 @@ pub fn job_id_display(job: &Job) -> String {
 
 /// The indices of a pending-task range as Berth writes it (`4-9`, `1,3,5-7`, `0-15:4`);
 /// `None` when it does not read as one.
-fn task_indices(pending: &str) -> Option<Vec<u32>> {
+pub(crate) fn task_indices(pending: &str) -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for part in pending.split(',') {
         let (range, step) = match part.split_once(':') {
@@ -209,8 +209,8 @@ pub fn squeue_formatted(
     let known: Vec<char> = FIELDS.iter().map(|(k, _)| *k).collect();
     let parts = parse_percent_format(format, &known)?;
     let render = |value: &str, width: Option<usize>, right: bool| match width {
-        Some(w) => field(value, w, right),
-        None => value.to_string(),
+        Some(w) if w > 0 => field(value, w, right),
+        _ => value.to_string(),
     };
     let mut out = String::new();
     let mut line_of = |get: &dyn Fn(char) -> String| {
