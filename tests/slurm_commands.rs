@@ -276,3 +276,104 @@ async fn sinfo_views_and_scontrol_nodes() {
     assert_ne!(code, 0);
     assert!(err.contains("show frobs"), "{err}");
 }
+
+/// Runs `NAME ARGS` until `done(status, stdout)` holds (the scheduler computes
+/// priorities and the worker samples GPUs on their own schedule), up to 60 seconds.
+async fn slurm_until(
+    c: &TestCluster,
+    name: &str,
+    args: &[&str],
+    done: impl Fn(i32, &str) -> bool,
+) -> (i32, String, String) {
+    for _ in 0..120 {
+        let r = slurm(c, name, &c.token, args, "");
+        if done(r.0, &r.1) {
+            return r;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    slurm(c, name, &c.token, args, "")
+}
+
+/// The links once printed berth's help (`sprio`, `sshare`) or refused Slurm's options
+/// (`sstat -j 17`); each now reaches its command with its own options.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sprio_sshare_and_sstat_links_take_slurms_options() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let t = c.token.clone();
+    let waiting = c.submit("#!/bin/bash\ntrue\n", LATER).await;
+    let (code, out, err) = slurm_until(&c, "sprio", &["-j", &waiting.to_string()], |code, _| {
+        code == 0
+    })
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "          JOBID PARTITION   PRIORITY       SITE        AGE  FAIRSHARE    JOBSIZE  PARTITION        QOS   NICE"
+    );
+    assert_eq!(
+        lines[1].split_whitespace().next(),
+        Some(waiting.to_string().as_str())
+    );
+    let (_, out, _) = slurm(&c, "sprio", &t, &["-h", "-l", "-o", "%i %u"], "");
+    assert!(out.contains(&format!("{waiting} alice")), "{out}");
+    let (code, _, err) = slurm(&c, "sprio", &t, &["-w"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("-w/--weights"), "{err}");
+
+    let (code, out, err) = slurm(&c, "sshare", &t, &["-l"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        [
+            "Account",
+            "User",
+            "RawShares",
+            "NormShares",
+            "RawUsage",
+            "NormUsage",
+            "EffectvUsage",
+            "FairShare"
+        ]
+    );
+    let (code, _, err) = slurm(&c, "sshare", &t, &["-m"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("-m/--partition"), "{err}");
+
+    let running = c
+        .submit("#!/bin/bash\nsleep 600\n", &["--gres=gpu:1"])
+        .await;
+    c.wait_for(running, 60, |j| j.state == JobState::Running)
+        .await;
+    let id = running.to_string();
+    let (code, out, err) = slurm_until(
+        &c,
+        "sstat",
+        &["-j", &id, "-o", "JobID,NGPUs", "-P", "-n"],
+        |code, _| code == 0,
+    )
+    .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, format!("{id}|1\n").as_str()),
+        "{err}"
+    );
+    let (code, _, err) = slurm(&c, "sstat", &t, &["-j", &format!("{id}.0")], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("{id}.0")) && err.contains("per job"),
+        "{err}"
+    );
+    let (code, _, err) = slurm(&c, "sstat", &t, &["-j", "999999"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("job 999999"), "{err}");
+}

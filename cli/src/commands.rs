@@ -66,6 +66,8 @@ pub struct QueueOptions {
     pub format: Option<String>,
     /// squeue `--start`: pending jobs with their expected start times.
     pub start: bool,
+    /// `-w`: only jobs placed on any of these nodes (a host list).
+    pub nodelist: Option<String>,
 }
 
 /// `berth queue`: squeue's default table (or `-o`'s format, `--start`'s), every page.
@@ -124,6 +126,16 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
         }
         None => client.job_list_all(&query).await?,
     };
+    if let Some(list) = &options.nodelist {
+        let wanted = berth_core::hostlist::expand(list)
+            .map_err(|e| anyhow::anyhow!("squeue: -w/--nodelist {list:?}: {e}"))?;
+        jobs.retain(|j| {
+            j.nodelist
+                .as_deref()
+                .and_then(|l| berth_core::hostlist::expand(l).ok())
+                .is_some_and(|placed| placed.iter().any(|n| wanted.contains(n)))
+        });
+    }
     if options.array {
         jobs = crate::squeue::expand_array_tasks(jobs);
     }

@@ -323,6 +323,61 @@ pub(crate) fn parse_percent_format(format: &str, known: &[char]) -> Result<Vec<S
     Ok(parts)
 }
 
+/// Rows in a parsed Slurm `%` format (squeue `-o`, sprio `-o`): a header line of
+/// `headers`' names (unless `header` is false), then one line per row with `value(letter,
+/// row)`; `%.N` right-aligns in N columns, `%N` left-aligns, no width prints the value
+/// whole. Lines end in a newline, trailing spaces trimmed.
+pub(crate) fn percent_table<T>(
+    parts: &[SinfoPart],
+    headers: &[(char, &str)],
+    rows: &[T],
+    value: impl Fn(char, &T) -> String,
+    header: bool,
+) -> String {
+    let mut out = String::new();
+    let mut line_of = |get: &dyn Fn(char) -> String| {
+        let mut line = String::new();
+        for p in parts {
+            match p {
+                SinfoPart::Literal(text) => line.push_str(text),
+                SinfoPart::Field { kind, width, right } => match width {
+                    Some(w) if *w > 0 => line.push_str(&field(&get(*kind), *w, *right)),
+                    _ => line.push_str(&get(*kind)),
+                },
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    if header {
+        line_of(&|k| {
+            headers
+                .iter()
+                .find(|(f, _)| *f == k)
+                .map_or("", |(_, h)| h)
+                .to_string()
+        });
+    }
+    for row in rows {
+        line_of(&|k| value(k, row));
+    }
+    out
+}
+
+/// scontrol's `Key=Value` layout: the first line flush left, the others indented by three
+/// spaces, each ending in a newline.
+pub(crate) fn key_value_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("   ");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
 /// Berth's node table (`berth nodes --gpus`, `sinfo --gpus`): one line per node with its
 /// state, CPUs
 /// (allocated/idle/other/total), memory (MiB), GPUs allocated out of its total, GPU
@@ -588,15 +643,7 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     lines.push(format!("StdOut={}", or_null(&job.stdout_path)));
     lines.push(format!("StdErr={}", or_null(&job.stderr_path)));
     lines.push(format!("Comment={}", or_null(&job.spec.comment)));
-    let mut out = String::new();
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            out.push_str("   ");
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+    key_value_lines(&lines)
 }
 
 #[cfg(test)]

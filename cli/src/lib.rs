@@ -19,6 +19,7 @@
 //! * [`stat`]: `berth stat` (sstat), a job's GPU usage.
 //! * [`scancel`]: `scancel`/`berth cancel`, by id and by Slurm's filters.
 //! * [`sinfo`]: `sinfo`/`berth nodes`, Slurm's views and formats.
+//! * [`sprio`], [`sshare`]: sprio and sshare with Slurm's options and layouts.
 //! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
 //! * [`report`]: `berth report` (sreport): usage reports and cluster utilisation.
 //! * [`server`]: `berth server`'s configuration file and roles.
@@ -52,7 +53,9 @@ pub mod server;
 pub mod shutdown;
 pub mod sim;
 pub mod sinfo;
+pub mod sprio;
 pub mod squeue;
 pub mod srun;
+pub mod sshare;
 pub mod stat;
 pub mod submit;

@@ -173,15 +173,7 @@ pub fn show_node(node: &berth_core::wire::Node) -> String {
     if let Some(reason) = &node.reason {
         lines.push(format!("Reason={reason}"));
     }
-    let mut out = String::new();
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            out.push_str("   ");
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+    crate::format::key_value_lines(&lines)
 }
 
 /// The host names of a compressed host list, one per line.

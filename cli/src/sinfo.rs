@@ -102,7 +102,12 @@ pub struct SinfoArgs {
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
     /// Refused: sort order.
-    #[arg(short = 'S', long = "sort", value_name = "SORT")]
+    #[arg(
+        short = 'S',
+        long = "sort",
+        value_name = "SORT",
+        allow_hyphen_values = true
+    )]
     pub sort: Option<String>,
     /// Refused: reservations (see `scontrol show reservation`).
     #[arg(short = 'T', long = "reservation")]

@@ -2,7 +2,7 @@
 //! pending tasks as `5_[4-9]` (one line each with `-r`), `-j` lists (`5`, `5_3`), and the
 //! `%` field letters Slurm documents for `squeue -o` that Berth has values for.
 
-use crate::format::{field, job_run_seconds, parse_percent_format, SinfoPart};
+use crate::format::{job_run_seconds, parse_percent_format, percent_table};
 use berth_core::duration::format_duration;
 use berth_core::state::JobState;
 use berth_core::wire::Job;
@@ -208,37 +208,13 @@ pub fn squeue_formatted(
 ) -> Result<String, String> {
     let known: Vec<char> = FIELDS.iter().map(|(k, _)| *k).collect();
     let parts = parse_percent_format(format, &known)?;
-    let render = |value: &str, width: Option<usize>, right: bool| match width {
-        Some(w) if w > 0 => field(value, w, right),
-        _ => value.to_string(),
-    };
-    let mut out = String::new();
-    let mut line_of = |get: &dyn Fn(char) -> String| {
-        let mut line = String::new();
-        for p in &parts {
-            match p {
-                SinfoPart::Literal(text) => line.push_str(text),
-                SinfoPart::Field { kind, width, right } => {
-                    line.push_str(&render(&get(*kind), *width, *right));
-                }
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    };
-    if header {
-        line_of(&|k| {
-            FIELDS
-                .iter()
-                .find(|(f, _)| *f == k)
-                .map_or("", |(_, h)| h)
-                .to_string()
-        });
-    }
-    for job in jobs {
-        line_of(&|k| value(k, job, now));
-    }
-    Ok(out)
+    Ok(percent_table(
+        &parts,
+        &FIELDS,
+        jobs,
+        |k, job| value(k, job, now),
+        header,
+    ))
 }
 
 #[cfg(test)]
