@@ -144,7 +144,7 @@ async fn xid_errors_and_lost_gpus_drain_their_node_with_a_reason() {
     .await;
     // sinfo shows why.
     let out = std::process::Command::new(berth_bin())
-        .args(["nodes", "-N"])
+        .args(["nodes", "-R"])
         .env("BERTH_URL", &c.url)
         .env("BERTH_TOKEN", &c.token)
         .output()

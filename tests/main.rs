@@ -48,6 +48,7 @@ mod scheduling;
 mod scheduling_scenarios;
 mod selection;
 mod sim;
+mod slurm_commands;
 mod spot;
 mod squeue;
 mod srun;

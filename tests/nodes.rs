@@ -190,10 +190,10 @@ async fn operators_configure_nodes_and_the_settings_survive_reregistration() {
         ],
         "{out}"
     );
-    let (code, _, err) = c.cli(&user, &["nodes", "-o", "%N %z"]);
+    let (code, _, err) = c.cli(&user, &["nodes", "-o", "%N %v"]);
     assert_ne!(code, 0);
-    assert!(err.contains("%z"), "{err}");
-    let (_, out, _) = c.cli(&user, &["nodes", "-N"]);
+    assert!(err.contains("%v"), "{err}");
+    let (_, out, _) = c.cli(&user, &["nodes", "--gpus"]);
     assert!(
         out.contains("0/92/4/96") && out.contains("h100,ib"),
         "{out}"

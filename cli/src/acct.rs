@@ -414,6 +414,23 @@ pub enum Style {
     Parsable2,
 }
 
+impl Style {
+    /// The style of `-p` (`parsable`) and `-P` (`parsable2`); `-p` wins.
+    pub fn from_flags(parsable: bool, parsable2: bool) -> Style {
+        match (parsable, parsable2) {
+            (true, _) => Style::Parsable,
+            (false, true) => Style::Parsable2,
+            _ => Style::Plain,
+        }
+    }
+}
+
+/// `-e/--helpformat` of sshare and sstat: the field names, one line.
+pub fn help_format(fields: &[(&str, usize, bool)]) -> String {
+    let names: Vec<&str> = fields.iter().map(|f| f.0).collect();
+    format!("{}\n", names.join(" "))
+}
+
 /// The rows of `jobs` in order: each run, then its steps unless `no_steps`.
 pub fn rows(jobs: &[AcctJob], no_steps: bool) -> Vec<Row<'_>> {
     let mut out = Vec::new();
@@ -428,6 +445,26 @@ pub fn rows(jobs: &[AcctJob], no_steps: bool) -> Vec<Row<'_>> {
 
 /// The whole table as sacct prints it, each line ending in a newline.
 pub fn render(columns: &[Column], rows: &[Row<'_>], style: Style, header: bool) -> String {
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| columns.iter().map(|c| value(c.name, *row)).collect())
+        .collect();
+    let heads: Vec<(&str, usize, bool)> =
+        columns.iter().map(|c| (c.name, c.width, c.left)).collect();
+    print_fields(&heads, &cells, style, header)
+}
+
+/// A table as Slurm's accounting commands print it (sacct, sshare, sstat: their
+/// `print_fields`): `columns` are (header, width, left-aligned values); plain style pads
+/// each cell to its width (a longer value cut with a trailing `+`), headers
+/// right-aligned, a `---` line under them and a space after every cell; `-p` and `-P`
+/// join cells with `|` (`-p` also ends each line with one). Each line ends in a newline.
+pub fn print_fields(
+    columns: &[(&str, usize, bool)],
+    rows: &[Vec<String>],
+    style: Style,
+    header: bool,
+) -> String {
     let mut out = String::new();
     let line = |cells: Vec<String>| -> String {
         match style {
@@ -444,26 +481,24 @@ pub fn render(columns: &[Column], rows: &[Row<'_>], style: Style, header: bool) 
         out.push_str(&line(
             columns
                 .iter()
-                .map(|c| match style {
-                    Style::Plain => cell(c.name, c.width, false),
-                    _ => c.name.to_string(),
+                .map(|(name, width, _)| match style {
+                    Style::Plain => cell(name, *width, false),
+                    _ => name.to_string(),
                 })
                 .collect(),
         ));
         if style == Style::Plain {
-            out.push_str(&line(columns.iter().map(|c| "-".repeat(c.width)).collect()));
+            out.push_str(&line(columns.iter().map(|c| "-".repeat(c.1)).collect()));
         }
     }
     for row in rows {
         out.push_str(&line(
             columns
                 .iter()
-                .map(|c| {
-                    let v = value(c.name, *row);
-                    match style {
-                        Style::Plain => cell(&v, c.width, c.left),
-                        _ => v,
-                    }
+                .zip(row)
+                .map(|((_, width, left), v)| match style {
+                    Style::Plain => cell(v, *width, *left),
+                    _ => v.clone(),
                 })
                 .collect(),
         ));

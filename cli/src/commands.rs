@@ -66,6 +66,8 @@ pub struct QueueOptions {
     pub format: Option<String>,
     /// squeue `--start`: pending jobs with their expected start times.
     pub start: bool,
+    /// `-w`: only jobs placed on any of these nodes (a host list).
+    pub nodelist: Option<String>,
 }
 
 /// `berth queue`: squeue's default table (or `-o`'s format, `--start`'s), every page.
@@ -124,6 +126,16 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
         }
         None => client.job_list_all(&query).await?,
     };
+    if let Some(list) = &options.nodelist {
+        let wanted = berth_core::hostlist::expand(list)
+            .map_err(|e| anyhow::anyhow!("squeue: -w/--nodelist {list:?}: {e}"))?;
+        jobs.retain(|j| {
+            j.nodelist
+                .as_deref()
+                .and_then(|l| berth_core::hostlist::expand(l).ok())
+                .is_some_and(|placed| placed.iter().any(|n| wanted.contains(n)))
+        });
+    }
     if options.array {
         jobs = crate::squeue::expand_array_tasks(jobs);
     }
@@ -164,28 +176,6 @@ fn job_passes(job: &Job, q: &JobListQuery) -> bool {
         && q.name.as_deref().is_none_or(|n| n == job.name)
 }
 
-/// `berth nodes`: sinfo's partition view, or with `long` one line per node.
-pub async fn nodes(
-    client: &Client,
-    long: bool,
-    format: Option<&str>,
-    header: bool,
-) -> anyhow::Result<i32> {
-    let nodes = client.node_list().await?;
-    if let Some(format) = format {
-        let partitions = client.partition_list().await?;
-        let text = format::sinfo_formatted(format, &partitions.items, &nodes.items, long, header)
-            .map_err(anyhow::Error::msg)?;
-        print!("{text}");
-    } else if long {
-        print!("{}", format::node_table(&nodes.items));
-    } else {
-        let partitions = client.partition_list().await?;
-        print!("{}", format::sinfo_table(&partitions.items, &nodes.items));
-    }
-    Ok(0)
-}
-
 /// `berth show job <id>`: scontrol's `Key=Value` lines, or the raw JSON.
 pub async fn show_job(client: &Client, id: i64, json: bool) -> anyhow::Result<i32> {
     if json {
@@ -223,12 +213,4 @@ pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyho
     out.write_all(&printer.finish())?;
     out.flush()?;
     Ok(0)
-}
-
-/// `berth cancel <id>…`: cancels the jobs in one request; silent on success like scancel,
-/// an error line per failure and status 1 if any failed (see
-/// [`crate::job_control::cancel`], which also takes array tasks).
-pub async fn cancel(client: &Client, ids: &[i64]) -> anyhow::Result<i32> {
-    let refs: Vec<crate::job_control::JobRef> = ids.iter().map(|&id| id.into()).collect();
-    crate::job_control::cancel(client, &refs).await
 }

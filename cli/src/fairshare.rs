@@ -1,5 +1,5 @@
-//! `berth share` (sshare), `berth priority` (sprio) and `berth qos list|set` (sacctmgr's
-//! QOS commands).
+//! The fairshare and priority api calls (used by [`crate::sshare`] and [`crate::sprio`])
+//! and `berth qos list|set` (sacctmgr's QOS commands).
 
 use crate::client::{Client, ClientError};
 use anyhow::{anyhow, bail};
@@ -36,88 +36,6 @@ impl Client {
         self.json(self.http.put(&url).json(spec), format!("PUT {url}"))
             .await
     }
-}
-
-/// sshare's table: `Account User RawShares NormShares RawUsage NormUsage FairShare`.
-pub fn format_share(list: &FairshareList) -> String {
-    let mut out = format!(
-        "{:<20} {:<12} {:>11} {:>14} {:>11} {:>10}\n",
-        "Account", "User", "NormShares", "RawUsage", "NormUsage", "FairShare"
-    );
-    for r in &list.associations {
-        out.push_str(&format!(
-            "{:<20} {:<12} {:>11.6} {:>14.0} {:>11.6} {:>10.6}\n",
-            r.account, r.user, r.norm_shares, r.raw_usage, r.norm_usage, r.fairshare
-        ));
-    }
-    out
-}
-
-/// sprio's table: `JOBID USER PRIORITY AGE FAIRSHARE JOBSIZE PARTITION QOS NICE ADJUST`,
-/// each factor weighted.
-pub fn format_priority(rows: &[JobPriority]) -> String {
-    let mut out = format!(
-        "{:>8} {:<10} {:>10} {:>8} {:>10} {:>8} {:>10} {:>8} {:>6} {:>8}\n",
-        "JOBID",
-        "USER",
-        "PRIORITY",
-        "AGE",
-        "FAIRSHARE",
-        "JOBSIZE",
-        "PARTITION",
-        "QOS",
-        "NICE",
-        "ADJUST"
-    );
-    for p in rows {
-        let w = &p.weighted;
-        out.push_str(&format!(
-            "{:>8} {:<10} {:>10} {:>8.0} {:>10.0} {:>8.0} {:>10.0} {:>8.0} {:>6} {:>8}\n",
-            p.job_id,
-            p.user,
-            p.factors.priority,
-            w.age,
-            w.fairshare,
-            w.job_size,
-            w.partition,
-            w.qos,
-            p.factors.nice,
-            p.factors.adjust
-        ));
-    }
-    out
-}
-
-/// `berth share [--json]`.
-pub async fn share(client: &Client, json: bool) -> anyhow::Result<i32> {
-    let list = client.fairshare_list().await?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
-    } else {
-        print!("{}", format_share(&list));
-    }
-    Ok(0)
-}
-
-/// `berth priority ID… [--json]`.
-pub async fn priority(client: &Client, ids: &[i64], json: bool) -> anyhow::Result<i32> {
-    let mut rows = Vec::new();
-    let mut status = 0;
-    for &id in ids {
-        match client.job_priority(id).await {
-            Ok(p) => rows.push(p),
-            Err(e) => {
-                eprintln!("error: job {id}: {e}");
-                status = 1;
-            }
-        }
-    }
-    if json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else {
-        print!("{}", format_priority(&rows));
-    }
-    Ok(status)
 }
 
 /// Applies sacctmgr-style `key=value` assignments to a QOS definition: `priority=`,

@@ -8,11 +8,9 @@
 //! logs`) is the exception: it is the job's own bytes, printed as `cat` would.
 
 use berth_core::duration::format_duration;
-use berth_core::hostlist;
 use berth_core::state::{JobState, NodeState};
 use berth_core::wire::{Job, Node, Partition};
 use chrono::{DateTime, Local, Utc};
-use std::fmt::Write as _;
 
 /// Prints a job's output as it arrives: the bytes as they are when stdout is not a
 /// terminal (`berth logs 5 > out.txt` keeps them whole), and on a terminal through
@@ -222,94 +220,6 @@ pub fn node_state_short(node: &Node) -> String {
     }
 }
 
-/// sinfo's default view (`%#P %.5a %.10l %.6D %.6t %N`): one line per partition and
-/// node state, with the node count and compressed node list; the default partition's
-/// name carries a `*`. A partition without nodes shows one `n/a` line.
-pub fn sinfo_table(partitions: &[Partition], nodes: &[Node]) -> String {
-    struct Row {
-        partition: String,
-        time_limit: String,
-        count: usize,
-        state: String,
-        nodelist: String,
-    }
-    let mut rows = Vec::new();
-    for partition in partitions {
-        let name = if partition.is_default {
-            format!("{}*", partition.name)
-        } else {
-            partition.name.clone()
-        };
-        let members: Vec<&Node> = nodes
-            .iter()
-            .filter(|n| node_in_partition(n, partition))
-            .collect();
-        let time_limit = sinfo_time_limit(partition.max_time);
-        if members.is_empty() {
-            rows.push(Row {
-                partition: name,
-                time_limit,
-                count: 0,
-                state: "n/a".into(),
-                nodelist: String::new(),
-            });
-            continue;
-        }
-        for state in NodeState::ALL {
-            let mut shorts: Vec<String> = members
-                .iter()
-                .filter(|n| n.state == state)
-                .map(|n| node_state_short(n))
-                .collect();
-            shorts.sort();
-            shorts.dedup();
-            for short in shorts {
-                let names: Vec<String> = members
-                    .iter()
-                    .filter(|n| n.state == state && node_state_short(n) == short)
-                    .map(|n| n.name.clone())
-                    .collect();
-                rows.push(Row {
-                    partition: name.clone(),
-                    time_limit: time_limit.clone(),
-                    count: names.len(),
-                    state: short,
-                    nodelist: hostlist::compress(&names),
-                });
-            }
-        }
-    }
-    let width = rows
-        .iter()
-        .map(|r| r.partition.chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("PARTITION".len());
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} {} {} {} {} NODELIST",
-        field("PARTITION", width, false),
-        field("AVAIL", 5, true),
-        field("TIMELIMIT", 10, true),
-        field("NODES", 6, true),
-        field("STATE", 6, true),
-    );
-    for row in rows {
-        let _ = writeln!(
-            out,
-            "{} {} {} {} {} {}",
-            field(&row.partition, width, false),
-            field("up", 5, true),
-            field(&row.time_limit, 10, true),
-            field(&row.count.to_string(), 6, true),
-            field(&row.state, 6, true),
-            row.nodelist
-        );
-    }
-    out
-}
-
 /// A node's CPUs as sinfo's `%C`: (allocated, idle, other, total). Other counts the
 /// CPUs kept for the system (CoreSpecCount) and, on a node that takes no work (drained,
 /// down, powered down), every CPU not allocated.
@@ -350,32 +260,9 @@ pub(crate) enum SinfoPart {
     },
 }
 
-/// The fields sinfo `-o` takes here, with their headers.
-const SINFO_FIELDS: [(char, &str); 15] = [
-    ('P', "PARTITION"),
-    ('a', "AVAIL"),
-    ('l', "TIMELIMIT"),
-    ('D', "NODES"),
-    ('t', "STATE"),
-    ('T', "STATE"),
-    ('N', "NODELIST"),
-    ('C', "CPUS(A/I/O/T)"),
-    ('c', "CPUS"),
-    ('m', "MEMORY"),
-    ('f', "AVAIL_FEATURES"),
-    ('e', "FREE_MEM"),
-    ('w', "WEIGHT"),
-    ('G', "GRES"),
-    ('E', "REASON"),
-];
-
-fn parse_sinfo_format(format: &str) -> Result<Vec<SinfoPart>, String> {
-    let known: Vec<char> = SINFO_FIELDS.iter().map(|(k, _)| *k).collect();
-    parse_percent_format(format, &known)
-}
-
 /// Parses a Slurm `%` output format given to `-o`, accepting the field letters `known`
-/// (`%%` is a literal `%`; widths are capped at 1,024).
+/// (`%%` is a literal `%`; widths are capped at 1,024; `%#X`, sinfo's "as wide as the
+/// widest value", gives width `Some(0)`).
 ///
 /// # Errors
 /// A message naming the format and the letter that is not a field, or a format cut short.
@@ -392,6 +279,10 @@ pub(crate) fn parse_percent_format(format: &str, known: &[char]) -> Result<Vec<S
             chars.next();
             literal.push('%');
             continue;
+        }
+        let auto = chars.peek() == Some(&'#');
+        if auto {
+            chars.next();
         }
         let right = chars.peek() == Some(&'.');
         if right {
@@ -415,11 +306,15 @@ pub(crate) fn parse_percent_format(format: &str, known: &[char]) -> Result<Vec<S
         if !literal.is_empty() {
             parts.push(SinfoPart::Literal(std::mem::take(&mut literal)));
         }
-        let width = digits
-            .parse::<usize>()
-            .ok()
-            .map(|w| w.min(1024))
-            .filter(|w| *w > 0);
+        let width = if auto {
+            Some(0)
+        } else {
+            digits
+                .parse::<usize>()
+                .ok()
+                .map(|w| w.min(1024))
+                .filter(|w| *w > 0)
+        };
         parts.push(SinfoPart::Field { kind, width, right });
     }
     if !literal.is_empty() {
@@ -428,140 +323,63 @@ pub(crate) fn parse_percent_format(format: &str, known: &[char]) -> Result<Vec<S
     Ok(parts)
 }
 
-/// A node's value of sinfo field `kind` within `partition` (`%D`, `%N` and `%C` are
-/// summed over a line's nodes by [`sinfo_formatted`]).
-fn sinfo_value(kind: char, partition: &Partition, node: &Node) -> String {
-    match kind {
-        'P' if partition.is_default => format!("{}*", partition.name),
-        'P' => partition.name.clone(),
-        'a' => "up".to_string(),
-        'l' => sinfo_time_limit(partition.max_time),
-        't' => node_state_short(node),
-        'T' => format!("{:?}", node.state).to_ascii_lowercase(),
-        'c' => node.cpus.to_string(),
-        'm' => node.memory_mib.to_string(),
-        'f' => features_text(node),
-        'e' => node
-            .memory_effective_mib
-            .saturating_sub(node.memory_allocated_mib)
-            .to_string(),
-        'w' => node.weight.to_string(),
-        'G' => {
-            let whole = node.gpus.iter().filter(|g| g.parent.is_none()).count();
-            if node.gpus.is_empty() {
-                "(null)".to_string()
-            } else {
-                format!("gpu:{whole}")
-            }
-        }
-        'E' => node.reason.clone().unwrap_or_else(|| "none".to_string()),
-        _ => String::new(),
-    }
-}
-
-/// sinfo `-o FORMAT`: one line per partition and set of nodes whose shown fields agree
-/// (with `node_oriented`, `-N`, one line per node and partition), as Slurm groups them.
-/// Fields: `%P` partition, `%a` availability, `%l` time limit, `%D` nodes, `%t`/`%T`
-/// state, `%N` node list, `%C` CPUs allocated/idle/other/total (summed over the line's
-/// nodes), `%c` CPUs, `%m` memory (MiB), `%f` features, `%e` memory no job holds (MiB),
-/// `%w` weight, `%G` GRES, `%E` reason; `%.N` right-aligns in N columns, `%N…` left-aligns.
-///
-/// # Errors
-/// A field Berth does not show, named.
-pub fn sinfo_formatted(
-    format: &str,
-    partitions: &[Partition],
-    nodes: &[Node],
-    node_oriented: bool,
+/// Rows in a parsed Slurm `%` format (squeue `-o`, sprio `-o`): a header line of
+/// `headers`' names (unless `header` is false), then one line per row with `value(letter,
+/// row)`; `%.N` right-aligns in N columns, `%N` left-aligns, no width prints the value
+/// whole. Lines end in a newline, trailing spaces trimmed.
+pub(crate) fn percent_table<T>(
+    parts: &[SinfoPart],
+    headers: &[(char, &str)],
+    rows: &[T],
+    value: impl Fn(char, &T) -> String,
     header: bool,
-) -> Result<String, String> {
-    let parts = parse_sinfo_format(format)?;
-    struct Line {
-        key: Vec<String>,
-        names: Vec<String>,
-        cpus: (u32, u32, u32, u32),
-        values: Vec<String>,
-    }
-    let mut lines: Vec<Line> = Vec::new();
-    for partition in partitions {
-        for node in nodes.iter().filter(|n| node_in_partition(n, partition)) {
-            let values: Vec<String> = parts
-                .iter()
-                .map(|p| match p {
-                    SinfoPart::Field { kind, .. } => sinfo_value(*kind, partition, node),
-                    SinfoPart::Literal(_) => String::new(),
-                })
-                .collect();
-            let mut key = vec![partition.name.clone()];
-            key.extend(values.iter().cloned());
-            if node_oriented {
-                key.push(node.name.clone());
-            }
-            let (a, i, o, t) = cpus_aiot(node);
-            match lines.iter_mut().find(|l| l.key == key) {
-                Some(line) => {
-                    line.names.push(node.name.clone());
-                    line.cpus = (
-                        line.cpus.0 + a,
-                        line.cpus.1 + i,
-                        line.cpus.2 + o,
-                        line.cpus.3 + t,
-                    );
-                }
-                None => lines.push(Line {
-                    key,
-                    names: vec![node.name.clone()],
-                    cpus: (a, i, o, t),
-                    values,
-                }),
-            }
-        }
-    }
-    let render = |value: &str, width: Option<usize>, right: bool| match width {
-        Some(w) => field(value, w, right),
-        None => value.to_string(),
-    };
+) -> String {
     let mut out = String::new();
+    let mut line_of = |get: &dyn Fn(char) -> String| {
+        let mut line = String::new();
+        for p in parts {
+            match p {
+                SinfoPart::Literal(text) => line.push_str(text),
+                SinfoPart::Field { kind, width, right } => match width {
+                    Some(w) if *w > 0 => line.push_str(&field(&get(*kind), *w, *right)),
+                    _ => line.push_str(&get(*kind)),
+                },
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
     if header {
-        let mut line = String::new();
-        for p in &parts {
-            match p {
-                SinfoPart::Literal(text) => line.push_str(text),
-                SinfoPart::Field { kind, width, right } => {
-                    let name = SINFO_FIELDS
-                        .iter()
-                        .find(|(k, _)| k == kind)
-                        .map_or("", |(_, h)| h);
-                    line.push_str(&render(name, *width, *right));
-                }
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        line_of(&|k| {
+            headers
+                .iter()
+                .find(|(f, _)| *f == k)
+                .map_or("", |(_, h)| h)
+                .to_string()
+        });
     }
-    for l in &lines {
-        let mut line = String::new();
-        for (p, value) in parts.iter().zip(&l.values) {
-            match p {
-                SinfoPart::Literal(text) => line.push_str(text),
-                SinfoPart::Field { kind, width, right } => {
-                    let value = match kind {
-                        'D' => l.names.len().to_string(),
-                        'N' => hostlist::compress(&l.names),
-                        'C' => format!("{}/{}/{}/{}", l.cpus.0, l.cpus.1, l.cpus.2, l.cpus.3),
-                        _ => value.clone(),
-                    };
-                    line.push_str(&render(&value, *width, *right));
-                }
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
+    for row in rows {
+        line_of(&|k| value(k, row));
     }
-    Ok(out)
+    out
 }
 
-/// The node-oriented view (`berth nodes -N`): one line per node with its state, CPUs
+/// scontrol's `Key=Value` layout: the first line flush left, the others indented by three
+/// spaces, each ending in a newline.
+pub(crate) fn key_value_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        if i > 0 {
+            out.push_str("   ");
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Berth's node table (`berth nodes --gpus`, `sinfo --gpus`): one line per node with its
+/// state, CPUs
 /// (allocated/idle/other/total), memory (MiB), GPUs allocated out of its total, GPU
 /// model(s), features and the drain/down reason. Columns are left-aligned and as wide as
 /// their widest value.
@@ -693,7 +511,7 @@ fn alloc_tres(job: &Job, gres: &str) -> Option<String> {
 }
 
 /// MiB as Slurm prints memory: `M`, or the largest of `G`, `T` that divides it exactly.
-fn memory_units(mib: u64) -> String {
+pub(crate) fn memory_units(mib: u64) -> String {
     if mib.is_multiple_of(1024 * 1024) {
         format!("{}T", mib / (1024 * 1024))
     } else if mib.is_multiple_of(1024) {
@@ -825,19 +643,11 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     lines.push(format!("StdOut={}", or_null(&job.stdout_path)));
     lines.push(format!("StdErr={}", or_null(&job.stderr_path)));
     lines.push(format!("Comment={}", or_null(&job.spec.comment)));
-    let mut out = String::new();
-    for (i, line) in lines.iter().enumerate() {
-        if i > 0 {
-            out.push_str("   ");
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
+    key_value_lines(&lines)
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use berth_core::spec::JobSpec;
     use berth_core::wire::{Gpu, JobAllocation};
@@ -886,7 +696,7 @@ mod tests {
         }
     }
 
-    fn node(name: &str, state: NodeState, gpus: u32, alloc: u32) -> Node {
+    pub(crate) fn node(name: &str, state: NodeState, gpus: u32, alloc: u32) -> Node {
         Node {
             name: name.into(),
             state,
@@ -926,7 +736,7 @@ mod tests {
         }
     }
 
-    fn partition(name: &str, is_default: bool) -> Partition {
+    pub(crate) fn partition(name: &str, is_default: bool) -> Partition {
         Partition {
             name: name.into(),
             is_default,
@@ -1025,30 +835,6 @@ mod tests {
     }
 
     #[test]
-    fn sinfo_groups_by_partition_and_state() {
-        let nodes = vec![
-            node("node-1", NodeState::Idle, 8, 0),
-            node("node-2", NodeState::Mixed, 8, 2),
-            node("node-3", NodeState::Idle, 8, 0),
-            node("node-4", NodeState::Idle, 8, 0),
-        ];
-        let mut debug = partition("debug", false);
-        debug.nodes = vec!["node-9".into()];
-        debug.max_time = Some(1800);
-        let table = sinfo_table(&[partition("gpu", true), debug], &nodes);
-        let lines: Vec<&str> = table.lines().collect();
-        assert_eq!(
-            lines,
-            vec![
-                "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST",
-                "gpu*         up   infinite      3   idle node-[1,3-4]",
-                "gpu*         up   infinite      1    mix node-2",
-                "debug        up      30:00      0    n/a ",
-            ]
-        );
-    }
-
-    #[test]
     fn node_table_shows_gpus_and_reason() {
         let mut down = node("node-10", NodeState::Down, 0, 0);
         down.reason = Some("not responding".into());
@@ -1066,41 +852,6 @@ mod tests {
                 "node-10  down  0/0/32/32     1024   0/0               -                     (null)   not responding",
             ]
         );
-    }
-
-    #[test]
-    fn sinfo_format_fields_group_nodes_and_sum_cpus() {
-        let mut a = node("node-1", NodeState::Mixed, 8, 1);
-        a.cpus_allocated = 4;
-        a.features = vec!["h100".into()];
-        let mut b = node("node-2", NodeState::Idle, 8, 0);
-        b.features = vec!["h100".into()];
-        let mut c = node("node-3", NodeState::Idle, 8, 0);
-        c.cpus = 64;
-        c.cpus_effective = 62;
-        c.weight = 10;
-        let nodes = [a, b, c];
-        let parts = [partition("gpu", true)];
-        let out = sinfo_formatted("%P %C %c %m %f", &parts, &nodes, false, true).unwrap();
-        assert_eq!(
-            out.lines().collect::<Vec<_>>(),
-            vec![
-                "PARTITION CPUS(A/I/O/T) CPUS MEMORY AVAIL_FEATURES",
-                "gpu* 4/60/0/64 32 1024 h100",
-                "gpu* 0/62/2/64 64 1024 (null)",
-            ]
-        );
-        let out = sinfo_formatted("%N %.6w %e|%10t|", &parts, &nodes, true, false).unwrap();
-        assert_eq!(
-            out.lines().collect::<Vec<_>>(),
-            vec![
-                "node-1      1 1024|mix       |",
-                "node-2      1 1024|idle      |",
-                "node-3     10 1024|idle      |",
-            ]
-        );
-        let err = sinfo_formatted("%P %z", &parts, &nodes, false, true).unwrap_err();
-        assert!(err.contains("%z"), "{err}");
     }
 
     #[test]

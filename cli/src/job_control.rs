@@ -247,23 +247,6 @@ impl std::fmt::Display for JobRef {
     }
 }
 
-/// `berth cancel ID…` where an ID may name one array task (`12_3`): one request; silent
-/// on success like scancel, an error line per failure and status 1 if any failed.
-pub async fn cancel(client: &Client, ids: &[JobRef]) -> anyhow::Result<i32> {
-    let names: Vec<String> = ids.iter().map(JobRef::to_string).collect();
-    batch(client, "cancel", &names, async |job| {
-        match job.parse::<JobRef>() {
-            Ok(JobRef {
-                id,
-                task: Some(task),
-            }) => client.job_task_cancel(id, task).await,
-            Ok(JobRef { id, task: None }) => client.job_cancel(id).await,
-            Err(_) => client.job_cancel(0).await,
-        }
-    })
-    .await
-}
-
 #[cfg(test)]
 mod job_ref_tests {
     use super::JobRef;

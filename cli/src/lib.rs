@@ -17,6 +17,9 @@
 //! * [`srun`]: `srun` inside an allocation (job steps).
 //! * [`gpus`]: `berth gpus`, this machine's GPUs as a worker sees them.
 //! * [`stat`]: `berth stat` (sstat), a job's GPU usage.
+//! * [`scancel`]: `scancel`/`berth cancel`, by id and by Slurm's filters.
+//! * [`sinfo`]: `sinfo`/`berth nodes`, Slurm's views and formats.
+//! * [`sprio`], [`sshare`]: sprio and sshare with Slurm's options and layouts.
 //! * [`scontrol`]: `scontrol show hostnames|job`, `scontrol requeue`.
 //! * [`report`]: `berth report` (sreport): usage reports and cluster utilisation.
 //! * [`server`]: `berth server`'s configuration file and roles.
@@ -44,11 +47,15 @@ pub mod pools;
 pub mod queue_start;
 pub mod report;
 pub mod reservation;
+pub mod scancel;
 pub mod scontrol;
 pub mod server;
 pub mod shutdown;
 pub mod sim;
+pub mod sinfo;
+pub mod sprio;
 pub mod squeue;
 pub mod srun;
+pub mod sshare;
 pub mod stat;
 pub mod submit;

@@ -107,26 +107,31 @@ enum Command {
         /// Pending jobs with their expected start times (squeue --start).
         #[arg(long)]
         start: bool,
+        /// Only jobs placed on any of these nodes (a host list: `node-[1-4]`).
+        #[arg(short = 'w', long = "nodelist")]
+        nodelist: Option<String>,
+        /// Accepted; Berth prints nothing more.
+        #[arg(short = 'v', long)]
+        verbose: bool,
+        /// Accepted: sizes are printed as they are; no hidden partitions; one cluster.
+        #[arg(long)]
+        noconvert: bool,
+        /// Accepted (Berth hides no partition).
+        #[arg(long)]
+        hide: bool,
+        /// Accepted (one api serves one cluster).
+        #[arg(long)]
+        local: bool,
+        #[command(flatten)]
+        refused: SqueueRefused,
         /// Print help.
         #[arg(long, action = clap::ArgAction::Help)]
         help: Option<bool>,
     },
-    /// Show partitions and nodes, like sinfo.
-    Nodes {
-        /// One line per node, with its CPUs (A/I/O/T), memory, GPUs and features.
-        #[arg(short = 'N', long)]
-        long: bool,
-        /// sinfo's output format: `%P` partition, `%a` availability, `%l` time limit,
-        /// `%D` nodes, `%t`/`%T` state, `%N` node list, `%C` CPUs
-        /// allocated/idle/other/total, `%c` CPUs, `%m` memory (MiB), `%f` features, `%e`
-        /// memory no job holds (MiB), `%w` weight, `%G` GRES, `%E` reason; `%.10C`
-        /// right-aligns in 10 columns.
-        #[arg(short = 'o', long)]
-        format: Option<String>,
-        /// Leave out the header line (with --format).
-        #[arg(long)]
-        noheader: bool,
-    },
+    /// Show partitions and nodes, like sinfo (`-s`, `-R`, `-l`, `-N`, `-o`, `-O`, `-p`,
+    /// `-n`, `-t`, `-h` …; `--gpus`: Berth's node table with GPUs).
+    #[command(disable_help_flag = true)]
+    Nodes(berth::sinfo::SinfoArgs),
     /// One node, and what operators do to nodes: `berth node drain NAME --reason R`,
     /// `berth node resume NAME` (scontrol update NodeName=… State=DRAIN|RESUME).
     Node {
@@ -188,12 +193,9 @@ enum Command {
         /// The job id.
         id: i64,
     },
-    /// Cancel jobs, like scancel.
-    Cancel {
-        /// Job ids, or array tasks as `12_3`.
-        #[arg(required = true)]
-        ids: Vec<berth::job_control::JobRef>,
-    },
+    /// Cancel jobs, like scancel: by id (`12`, `12_3`, `12_[1-3]`) and/or filters (`-u`,
+    /// `-t`, `-n`, `-p`, `-A`, `-q`, `-w`, `--me`), `-i` to confirm each.
+    Cancel(berth::scancel::ScancelArgs),
     /// Hold pending jobs (scontrol hold): they stay pending until released.
     Hold {
         /// Job ids (an array's id holds every pending task).
@@ -214,21 +216,13 @@ enum Command {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
-    /// Fairshare of every association (sshare).
-    Share {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Priority factors of pending jobs (sprio).
-    Priority {
-        /// Job ids.
-        #[arg(required = true)]
-        ids: Vec<i64>,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Fairshare of the associations, like sshare (`-a`, `-u`, `-A`, `-U`, `-l`, `-n`,
+    /// `-p`, `-P`, `-o`; `--json`).
+    Share(berth::sshare::SshareArgs),
+    /// Priority factors of pending jobs, like sprio (`-j`, `-u`, `-p`, `-l`, `-n`, `-o`,
+    /// `-h`; `--json`).
+    #[command(disable_help_flag = true)]
+    Priority(berth::sprio::SprioArgs),
     /// QOS: `berth qos list`, `berth qos set NAME Priority=10 MaxTRESPerUser=gres/gpu=8` (admin).
     Qos {
         #[command(subcommand)]
@@ -256,14 +250,8 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         interval: u64,
     },
-    /// Show a job's GPU usage, like sstat.
-    Stat {
-        /// The job id.
-        id: i64,
-        /// Print the api's JSON instead.
-        #[arg(long)]
-        json: bool,
-    },
+    /// Show a job's GPU usage, like sstat (`berth stat ID`, `sstat -j ID -o …`).
+    Stat(berth::stat::SstatArgs),
     /// Job accounting, like sacct: one line per job run (and its steps).
     Acct(berth::acct::AcctArgs),
     /// Run a job step inside an allocation, like srun.
@@ -463,6 +451,98 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+}
+
+/// squeue's documented options Berth does not honour yet: parsed (so that none is an
+/// "unknown option" and none takes the next word by mistake), then refused by name.
+#[derive(Debug, Clone, Default, clap::Args)]
+struct SqueueRefused {
+    /// Not yet: long field names.
+    #[arg(short = 'O', long = "Format", value_name = "FIELDS")]
+    long_format: Option<String>,
+    /// Not yet: sort order.
+    #[arg(
+        short = 'S',
+        long = "sort",
+        value_name = "SORT",
+        allow_hyphen_values = true
+    )]
+    sort: Option<String>,
+    /// Not yet: job steps (`berth` shows steps with `sacct`).
+    #[arg(short = 's', long = "steps", num_args = 0..=1, value_name = "STEPS")]
+    steps: Option<Option<String>>,
+    /// Not yet: repeat every N seconds.
+    #[arg(short = 'i', long = "iterate", value_name = "SECONDS")]
+    iterate: Option<String>,
+    /// Not yet: JSON output (comes with the slurmrestd work).
+    #[arg(long)]
+    json: bool,
+    /// Not yet: YAML output.
+    #[arg(long)]
+    yaml: bool,
+    /// Refused: licenses.
+    #[arg(short = 'L', long = "licenses", value_name = "LICENSES")]
+    licenses: Option<String>,
+    /// Refused: other clusters.
+    #[arg(short = 'M', long = "clusters", value_name = "CLUSTERS")]
+    clusters: Option<String>,
+    /// Not yet: jobs of a reservation.
+    #[arg(short = 'R', long = "reservation", value_name = "NAME")]
+    reservation: Option<String>,
+    /// Refused: one line per partition of multi-partition jobs.
+    #[arg(short = 'P', long = "priority")]
+    priority: bool,
+    /// Refused: unique array ids.
+    #[arg(long = "array-unique")]
+    array_unique: bool,
+    /// Refused: federation.
+    #[arg(long)]
+    federation: bool,
+    /// Refused: federation siblings.
+    #[arg(long)]
+    sibling: bool,
+}
+
+impl SqueueRefused {
+    /// The first option given that Berth refuses, as a message naming it.
+    fn refused(&self) -> Option<String> {
+        let not_yet = [
+            (self.long_format.is_some(), "-O/--Format"),
+            (self.sort.is_some(), "-S/--sort"),
+            (self.steps.is_some(), "-s/--steps"),
+            (self.iterate.is_some(), "-i/--iterate"),
+            (self.json, "--json"),
+            (self.yaml, "--yaml"),
+            (self.reservation.is_some(), "-R/--reservation"),
+        ];
+        if let Some((_, o)) = not_yet.iter().find(|(given, _)| *given) {
+            return Some(berth::scancel::refusal("squeue", o, "not yet"));
+        }
+        let never = [
+            (
+                self.licenses.is_some(),
+                "-L/--licenses",
+                "there are no licenses",
+            ),
+            (
+                self.clusters.is_some(),
+                "-M/--clusters",
+                "one api serves one cluster",
+            ),
+            (self.priority, "-P/--priority", "jobs are listed once"),
+            (
+                self.array_unique,
+                "--array-unique",
+                "array ids print as 5_[1-3]",
+            ),
+            (self.federation, "--federation", "there is no federation"),
+            (self.sibling, "--sibling", "there is no federation"),
+        ];
+        never
+            .iter()
+            .find(|(given, _, _)| *given)
+            .map(|(_, o, why)| berth::scancel::refusal("squeue", o, why))
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -737,7 +817,8 @@ impl From<RoleName> for berth_core::auth::Role {
 
 /// Rewrites the command line when called by a Slurm name: `sbatch …` is
 /// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`,
-/// `srun` and `scontrol` are `berth srun` and `berth scontrol`.
+/// `sstat` is `stat`, `sprio` is `priority`, `sshare` is `share`, `sacct` is `acct`,
+/// `sreport` is `report`; `srun`, `scontrol` and `strigger` keep their names.
 fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
     let called = args
         .first()
@@ -751,6 +832,8 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "sinfo" => "nodes",
         "srun" => "srun",
         "sstat" => "stat",
+        "sprio" => "priority",
+        "sshare" => "share",
         "sacct" => "acct",
         "scontrol" => "scontrol",
         "sreport" => "report",
@@ -825,9 +908,15 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             long,
             format,
             start,
-            help: _,
+            nodelist,
+            refused,
+            ..
         } => {
+            if let Some(message) = refused.refused() {
+                anyhow::bail!(message);
+            }
             let options = QueueOptions {
+                nodelist,
                 user,
                 me,
                 jobs,
@@ -844,11 +933,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             };
             commands::queue(&client(url, token)?, &options).await
         }
-        Command::Nodes {
-            long,
-            format,
-            noheader,
-        } => commands::nodes(&client(url, token)?, long, format.as_deref(), !noheader).await,
+        Command::Nodes(args) => berth::sinfo::run(&client(url, token)?, &args).await,
         Command::Show {
             what: ShowCommand::Job { id, json },
         } => commands::show_job(&client(url, token)?, id, json).await,
@@ -924,11 +1009,9 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Logs { follow, stderr, id } => {
             commands::logs(&client(url, token)?, id, stderr, follow).await
         }
-        Command::Cancel { ids } => berth::job_control::cancel(&client(url, token)?, &ids).await,
-        Command::Share { json } => berth::fairshare::share(&client(url, token)?, json).await,
-        Command::Priority { ids, json } => {
-            berth::fairshare::priority(&client(url, token)?, &ids, json).await
-        }
+        Command::Cancel(args) => berth::scancel::run(&client(url, token)?, &args).await,
+        Command::Share(args) => berth::sshare::run(&client(url, token)?, &args).await,
+        Command::Priority(args) => berth::sprio::run(&client(url, token)?, &args).await,
         Command::Qos {
             what: QosCommand::List { json },
         } => berth::fairshare::qos_list(&client(url, token)?, json).await,
@@ -948,7 +1031,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             seconds,
             interval,
         } => berth::gpus::probe(simulate_gpus.as_deref(), require_nvml, seconds, interval).await,
-        Command::Stat { id, json } => berth::stat::stat(&client(url, token)?, id, json).await,
+        Command::Stat(args) => berth::stat::sstat(&client(url, token)?, &args).await,
         Command::Acct(args) => berth::acct::run(&client(url, token)?, &args).await,
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
         Command::Sim(args) => berth::sim::run(&args),
@@ -1319,6 +1402,223 @@ mod tests {
         let cli = Cli::try_parse_from(args(&["scancel", "3", "4"]).into_iter().collect::<Vec<_>>());
         assert!(cli.is_err(), "scancel is only an alias through argv[0]");
         let cli = Cli::try_parse_from(slurm_alias(args(&["scancel", "3", "4"]))).unwrap();
-        assert!(matches!(cli.command, Command::Cancel { ids } if ids == vec![3.into(), 4.into()]));
+        assert!(matches!(cli.command, Command::Cancel(a) if a.ids == ["3", "4"]));
+    }
+
+    /// Whether a Slurm option Berth parsed is one it refuses: the refusal naming it.
+    fn refusal(cli: &Cli) -> Option<String> {
+        match &cli.command {
+            Command::Cancel(a) => a.refused(),
+            Command::Nodes(a) => a.refused(),
+            Command::Priority(a) => a.refused(),
+            Command::Share(a) => a.refused(),
+            Command::Stat(a) => a.refused(),
+            Command::Queue { refused, .. } => refused.refused(),
+            _ => None,
+        }
+    }
+
+    /// Slurm's documented options of each command (from its man page), each honoured or
+    /// refused by name: none is an "unknown option", a refusal names the option, and an
+    /// unknown option never takes the next word as its value.
+    #[test]
+    fn every_documented_slurm_option_is_honoured_or_refused_by_name() {
+        // (command, option words, Some(name in the refusal) or None: honoured)
+        let table: &[(&str, &[&str], Option<&str>)] = &[
+            ("scancel", &["-A", "ml"], None),
+            ("scancel", &["--account=ml"], None),
+            ("scancel", &["-b", "5"], Some("-b/--batch")),
+            ("scancel", &["--batch", "5"], Some("-b/--batch")),
+            ("scancel", &["-M", "c2"], Some("-M/--clusters")),
+            ("scancel", &["--ctld", "5"], None),
+            ("scancel", &["-c", "5"], Some("-c/--cron")),
+            ("scancel", &["-f", "5"], None),
+            ("scancel", &["--full", "5"], None),
+            ("scancel", &["--hurry", "5"], None),
+            ("scancel", &["-i", "5"], None),
+            ("scancel", &["--interactive", "5"], None),
+            ("scancel", &["-n", "x"], None),
+            ("scancel", &["--name=x"], None),
+            ("scancel", &["--jobname=x"], None),
+            ("scancel", &["--me"], None),
+            ("scancel", &["-p", "gpu"], None),
+            ("scancel", &["--partition=gpu"], None),
+            ("scancel", &["-q", "high"], None),
+            ("scancel", &["--qos=high"], None),
+            ("scancel", &["-Q", "5"], None),
+            ("scancel", &["--quiet", "5"], None),
+            ("scancel", &["-R", "maint"], None),
+            ("scancel", &["--reservation=maint"], None),
+            ("scancel", &["--sibling=c2", "5"], Some("--sibling")),
+            ("scancel", &["-s", "USR1", "5"], Some("-s/--signal")),
+            ("scancel", &["--signal=USR1", "5"], Some("-s/--signal")),
+            ("scancel", &["-t", "PD"], None),
+            ("scancel", &["--state=PENDING"], None),
+            ("scancel", &["-u", "bob"], None),
+            ("scancel", &["--user=bob"], None),
+            ("scancel", &["-v", "5"], None),
+            ("scancel", &["-w", "node-1"], None),
+            ("scancel", &["--nodelist=node-1"], None),
+            ("scancel", &["--wckey=k"], Some("--wckey")),
+            ("scancel", &["5_[1-3]", "6_2", "7"], None),
+            ("sinfo", &["-a"], None),
+            ("sinfo", &["-d"], None),
+            ("sinfo", &["-e"], None),
+            ("sinfo", &["--federation"], Some("--federation")),
+            ("sinfo", &["-h"], None),
+            ("sinfo", &["--noheader"], None),
+            ("sinfo", &["--hide"], None),
+            ("sinfo", &["-i", "5"], None),
+            ("sinfo", &["--json"], Some("--json")),
+            ("sinfo", &["-l"], None),
+            ("sinfo", &["--local"], None),
+            ("sinfo", &["-M", "c2"], Some("-M/--clusters")),
+            ("sinfo", &["-n", "node-1"], None),
+            ("sinfo", &["--nodes=node-[1-2]"], None),
+            ("sinfo", &["--noconvert"], None),
+            ("sinfo", &["-N"], None),
+            ("sinfo", &["--Node"], None),
+            ("sinfo", &["-o", "%P %N"], None),
+            ("sinfo", &["--format=%P"], None),
+            ("sinfo", &["-O", "Partition,NodeList:10"], None),
+            ("sinfo", &["--Format=StateLong"], None),
+            ("sinfo", &["-p", "gpu"], None),
+            ("sinfo", &["-r"], None),
+            ("sinfo", &["-R"], None),
+            ("sinfo", &["--list-reasons"], None),
+            ("sinfo", &["-s"], None),
+            ("sinfo", &["--summarize"], None),
+            ("sinfo", &["-S", "P"], Some("-S/--sort")),
+            ("sinfo", &["-t", "idle,drain"], None),
+            ("sinfo", &["--states=idle"], None),
+            ("sinfo", &["-T"], Some("-T/--reservation")),
+            ("sinfo", &["-v"], None),
+            ("sinfo", &["--yaml"], Some("--yaml")),
+            ("squeue", &["-A", "ml"], None),
+            ("squeue", &["-a"], None),
+            ("squeue", &["-r"], None),
+            ("squeue", &["--array-unique"], Some("--array-unique")),
+            ("squeue", &["-M", "c2"], Some("-M/--clusters")),
+            ("squeue", &["--federation"], Some("--federation")),
+            ("squeue", &["-o", "%i"], None),
+            ("squeue", &["-O", "JobID,Name"], Some("-O/--Format")),
+            ("squeue", &["-h"], None),
+            ("squeue", &["--hide"], None),
+            ("squeue", &["-i", "5"], Some("-i/--iterate")),
+            ("squeue", &["-j", "5,6_2"], None),
+            ("squeue", &["--json"], Some("--json")),
+            ("squeue", &["-L", "lic"], Some("-L/--licenses")),
+            ("squeue", &["--local"], None),
+            ("squeue", &["-l"], None),
+            ("squeue", &["--me"], None),
+            ("squeue", &["-n", "x"], None),
+            ("squeue", &["--noconvert"], None),
+            ("squeue", &["-w", "node-1"], None),
+            ("squeue", &["--nodelist=node-1"], None),
+            ("squeue", &["-p", "gpu"], None),
+            ("squeue", &["-P"], Some("-P/--priority")),
+            ("squeue", &["-q", "high"], None),
+            ("squeue", &["-R", "maint"], Some("-R/--reservation")),
+            ("squeue", &["--sibling"], Some("--sibling")),
+            ("squeue", &["-S", "-t"], Some("-S/--sort")),
+            ("squeue", &["--start"], None),
+            ("squeue", &["-t", "PD"], None),
+            ("squeue", &["-s"], Some("-s/--steps")),
+            ("squeue", &["-u", "bob"], None),
+            ("squeue", &["-v"], None),
+            ("squeue", &["--yaml"], Some("--yaml")),
+            ("sprio", &["-j", "5,6"], None),
+            ("sprio", &["--jobs=5"], None),
+            ("sprio", &["-u", "bob"], None),
+            ("sprio", &["-l"], None),
+            ("sprio", &["-n"], None),
+            ("sprio", &["-o", "%i %Y"], None),
+            ("sprio", &["-p", "gpu"], None),
+            ("sprio", &["-h"], None),
+            ("sprio", &["-w"], Some("-w/--weights")),
+            ("sprio", &["-S", "y"], Some("-S/--sort")),
+            ("sprio", &["-M", "c2"], Some("-M/--clusters")),
+            ("sprio", &["-v"], None),
+            ("sshare", &["-a"], None),
+            ("sshare", &["-A", "ml"], None),
+            ("sshare", &["--accounts=ml"], None),
+            ("sshare", &["-e"], None),
+            ("sshare", &["-l"], None),
+            ("sshare", &["-m"], Some("-m/--partition")),
+            ("sshare", &["-M", "c2"], Some("-M/--clusters")),
+            ("sshare", &["-n"], None),
+            ("sshare", &["-o", "Account,FairShare"], None),
+            ("sshare", &["-p"], None),
+            ("sshare", &["-P"], None),
+            ("sshare", &["-u", "bob"], None),
+            ("sshare", &["--users=bob"], None),
+            ("sshare", &["-U"], None),
+            ("sshare", &["-v"], None),
+            ("sshare", &["--json"], None),
+            ("sshare", &["--yaml"], Some("--yaml")),
+            ("sstat", &["-a", "-j", "17"], None),
+            ("sstat", &["-e"], None),
+            ("sstat", &["-i", "-j", "17"], Some("-i/--pidformat")),
+            ("sstat", &["-j", "17"], None),
+            ("sstat", &["--jobs=17,18"], None),
+            ("sstat", &["-n", "-j", "17"], None),
+            ("sstat", &["--noconvert", "-j", "17"], None),
+            ("sstat", &["-o", "JobID", "-j", "17"], None),
+            ("sstat", &["--format=JobID", "-j", "17"], None),
+            ("sstat", &["--fields=JobID", "-j", "17"], None),
+            ("sstat", &["-p", "-j", "17"], None),
+            ("sstat", &["-P", "-j", "17"], None),
+            ("sstat", &["-v", "-j", "17"], None),
+            ("sacct", &["-S", "now-1hour", "-E", "now"], None),
+            ("sacct", &["-u", "bob", "-a", "-A", "ml", "-s", "CD"], None),
+            (
+                "sacct",
+                &["-j", "5", "-X", "-D", "-r", "gpu", "-q", "high"],
+                None,
+            ),
+            (
+                "sacct",
+                &["-N", "node-1", "-o", "JobID", "-P", "-p", "-n", "-e"],
+                None,
+            ),
+        ];
+        for (command, words, refused) in table {
+            let mut line = vec![command.to_string()];
+            line.extend(words.iter().map(|w| w.to_string()));
+            let argv = slurm_alias(line.iter().map(OsString::from).collect());
+            let cli = match Cli::try_parse_from(&argv) {
+                Ok(cli) => cli,
+                Err(e) => panic!("{command} {words:?}: not parsed: {e}"),
+            };
+            match (refusal(&cli), refused) {
+                (None, None) => {}
+                (Some(message), Some(name)) => assert!(
+                    message.starts_with(&format!("{command}: {name} ")),
+                    "{command} {words:?}: {message}"
+                ),
+                (got, want) => panic!("{command} {words:?}: refusal {got:?}, wanted {want:?}"),
+            }
+        }
+        // An unknown option is refused by its name and takes no value with it.
+        for command in [
+            "scancel", "sinfo", "squeue", "sprio", "sshare", "sstat", "sacct",
+        ] {
+            let argv = slurm_alias(
+                [command, "--bogus-option", "5"]
+                    .iter()
+                    .map(OsString::from)
+                    .collect(),
+            );
+            let err = Cli::try_parse_from(&argv).unwrap_err();
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::UnknownArgument,
+                "{command}"
+            );
+            assert!(
+                err.to_string().contains("--bogus-option"),
+                "{command}: {err}"
+            );
+        }
     }
 }

@@ -80,6 +80,102 @@ pub fn parse_update_target(words: &[String]) -> anyhow::Result<UpdateTarget> {
     Ok(UpdateTarget::Job { id, update })
 }
 
+/// `scontrol show node`'s `Key=Value` layout for one node (Slurm's keys and order; the
+/// first line flush left, the others indented by three spaces): CPUs allocated,
+/// effective and total, features, GRES (`gpu:N`), memory (MiB), state (with `+DRAIN`
+/// as Slurm writes a draining node), partitions, `CfgTRES`/`AllocTRES`, and the reason.
+/// Berth knows no sockets or threads: `Sockets=CPUs CoresPerSocket=1
+/// ThreadsPerCore=1`, what Slurm shows for a node configured with CPUs alone.
+pub fn show_node(node: &berth_core::wire::Node) -> String {
+    use berth_core::state::NodeState;
+    let features = if node.features.is_empty() {
+        "(null)".to_string()
+    } else {
+        node.features.join(",")
+    };
+    let gres = if node.gpus.is_empty() {
+        "(null)".to_string()
+    } else {
+        format!(
+            "gpu:{}",
+            node.gpus.iter().filter(|g| g.parent.is_none()).count()
+        )
+    };
+    let busy = node.gpus_allocated > 0 || node.cpus_allocated > 0;
+    let state = match node.state {
+        NodeState::Draining => "MIXED+DRAIN".to_string(),
+        NodeState::Drained => "IDLE+DRAIN".to_string(),
+        NodeState::PoweredDown => "IDLE+CLOUD+POWERED_DOWN".to_string(),
+        NodeState::PoweringUp if busy => "ALLOCATED+CLOUD+POWERING_UP".to_string(),
+        NodeState::PoweringUp => "IDLE+CLOUD+POWERING_UP".to_string(),
+        NodeState::PoweringDown => "IDLE+CLOUD+POWERING_DOWN".to_string(),
+        NodeState::Down => "DOWN".to_string(),
+        _ => crate::format::node_state_short(node)
+            .replace("alloc", "ALLOCATED")
+            .replace("mix", "MIXED")
+            .to_ascii_uppercase(),
+    };
+    let mem = |mib: u64| crate::format::memory_units(mib);
+    let mut cfg = format!(
+        "cpu={},mem={},billing={}",
+        node.cpus,
+        mem(node.memory_mib),
+        node.cpus
+    );
+    if !node.gpus.is_empty() {
+        cfg.push_str(&format!(",gres/gpu={}", node.gpus.len()));
+    }
+    let mut alloc = Vec::new();
+    if node.cpus_allocated > 0 {
+        alloc.push(format!("cpu={}", node.cpus_allocated));
+    }
+    if node.memory_allocated_mib > 0 {
+        alloc.push(format!("mem={}", mem(node.memory_allocated_mib)));
+    }
+    if node.gpus_allocated > 0 {
+        alloc.push(format!("gres/gpu={}", node.gpus_allocated));
+    }
+    let mut lines = vec![
+        format!("NodeName={} CoresPerSocket=1", node.name),
+        format!(
+            "CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A",
+            node.cpus_allocated, node.cpus_effective, node.cpus
+        ),
+        format!("AvailableFeatures={features}"),
+        format!("ActiveFeatures={features}"),
+        format!("Gres={gres}"),
+        format!("NodeAddr={0} NodeHostName={0}", node.name),
+        format!(
+            "RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1",
+            node.memory_mib, node.memory_allocated_mib, node.cpus
+        ),
+    ];
+    if node.core_spec_count > 0 || node.mem_spec_limit_mib > 0 {
+        lines.push(format!(
+            "CoreSpecCount={} MemSpecLimit={}",
+            node.core_spec_count, node.mem_spec_limit_mib
+        ));
+    }
+    lines.push(format!(
+        "State={state} ThreadsPerCore=1 TmpDisk=0 Weight={} Owner=N/A MCS_label=N/A",
+        node.weight
+    ));
+    lines.push(format!(
+        "Partitions={}",
+        if node.partitions.is_empty() {
+            "(null)".to_string()
+        } else {
+            node.partitions.join(",")
+        }
+    ));
+    lines.push(format!("CfgTRES={cfg}"));
+    lines.push(format!("AllocTRES={}", alloc.join(",")));
+    if let Some(reason) = &node.reason {
+        lines.push(format!("Reason={reason}"));
+    }
+    crate::format::key_value_lines(&lines)
+}
+
 /// The host names of a compressed host list, one per line.
 ///
 /// # Errors
@@ -174,10 +270,28 @@ pub async fn run(
             }
             Ok(0)
         }
-        ["show", "node" | "nodes", ..] => match args.get(2) {
-            Some(name) => crate::admin::node_show(&client()?, name, false).await,
-            None => crate::commands::nodes(&client()?, true, None, true).await,
-        },
+        ["show", "node" | "nodes", ..] => {
+            let client = client()?;
+            let nodes = match args.get(2) {
+                Some(name) => {
+                    let wanted = hostlist::expand(name)
+                        .with_context(|| format!("scontrol show node: bad node list {name:?}"))?;
+                    let all = client.node_list().await?.items;
+                    let found: Vec<_> = all
+                        .into_iter()
+                        .filter(|n| wanted.contains(&n.name))
+                        .collect();
+                    if found.is_empty() {
+                        bail!("Node {name} not found");
+                    }
+                    found
+                }
+                None => client.node_list().await?.items,
+            };
+            let text: Vec<String> = nodes.iter().map(show_node).collect();
+            print!("{}", text.join("\n"));
+            Ok(0)
+        }
         ["show", "partition" | "partitions", ..] => match args.get(2) {
             Some(name) => crate::admin::partition_show(&client()?, name, false).await,
             None => crate::admin::partition_list(&client()?, false).await,

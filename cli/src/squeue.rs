@@ -2,7 +2,7 @@
 //! pending tasks as `5_[4-9]` (one line each with `-r`), `-j` lists (`5`, `5_3`), and the
 //! `%` field letters Slurm documents for `squeue -o` that Berth has values for.
 
-use crate::format::{field, job_run_seconds, parse_percent_format, SinfoPart};
+use crate::format::{job_run_seconds, parse_percent_format, percent_table};
 use berth_core::duration::format_duration;
 use berth_core::state::JobState;
 use berth_core::wire::Job;
@@ -24,7 +24,7 @@ pub fn job_id_display(job: &Job) -> String {
 
 /// The indices of a pending-task range as Berth writes it (`4-9`, `1,3,5-7`, `0-15:4`);
 /// `None` when it does not read as one.
-fn task_indices(pending: &str) -> Option<Vec<u32>> {
+pub(crate) fn task_indices(pending: &str) -> Option<Vec<u32>> {
     let mut out = Vec::new();
     for part in pending.split(',') {
         let (range, step) = match part.split_once(':') {
@@ -208,37 +208,13 @@ pub fn squeue_formatted(
 ) -> Result<String, String> {
     let known: Vec<char> = FIELDS.iter().map(|(k, _)| *k).collect();
     let parts = parse_percent_format(format, &known)?;
-    let render = |value: &str, width: Option<usize>, right: bool| match width {
-        Some(w) => field(value, w, right),
-        None => value.to_string(),
-    };
-    let mut out = String::new();
-    let mut line_of = |get: &dyn Fn(char) -> String| {
-        let mut line = String::new();
-        for p in &parts {
-            match p {
-                SinfoPart::Literal(text) => line.push_str(text),
-                SinfoPart::Field { kind, width, right } => {
-                    line.push_str(&render(&get(*kind), *width, *right));
-                }
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    };
-    if header {
-        line_of(&|k| {
-            FIELDS
-                .iter()
-                .find(|(f, _)| *f == k)
-                .map_or("", |(_, h)| h)
-                .to_string()
-        });
-    }
-    for job in jobs {
-        line_of(&|k| value(k, job, now));
-    }
-    Ok(out)
+    Ok(percent_table(
+        &parts,
+        &FIELDS,
+        jobs,
+        |k, job| value(k, job, now),
+        header,
+    ))
 }
 
 #[cfg(test)]

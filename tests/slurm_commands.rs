@@ -1,0 +1,379 @@
+//! Slurm's client commands as users type them (issue 15), through links named like
+//! Slurm's: `scancel` by id and by filters (ids AND filters), Slurm's messages and exit
+//! codes, `-i`, `-v`, refusals by name, an unknown option that takes no argument with it;
+//! `sinfo -s`, `-R`, `-N -l`, `-t`, `-o`, `-O`; `scontrol show node` and `update NodeName=`.
+
+use crate::cluster::{berth_bin, Options, TestCluster};
+use berth_core::auth::Role;
+use berth_core::state::JobState;
+use std::io::Write;
+use std::process::Stdio;
+
+/// Runs `NAME ARGS` (a link to `berth` called NAME) with `token`, `stdin` as its input;
+/// (exit status, stdout, stderr).
+pub fn slurm(
+    c: &TestCluster,
+    name: &str,
+    token: &str,
+    args: &[&str],
+    stdin: &str,
+) -> (i32, String, String) {
+    let bin = c.dir.join("slurm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join(name);
+    if !link.exists() {
+        std::os::unix::fs::symlink(berth_bin(), &link).unwrap();
+    }
+    let mut child = std::process::Command::new(&link)
+        .args(args)
+        .current_dir(&c.dir)
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const LATER: &[&str] = &["--begin=now+1hour"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scancel_takes_ids_filters_and_slurms_messages() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let admin = c.token.clone();
+    let olga = c.token_for("olga", Role::User);
+    let script = "#!/bin/bash\ntrue\n";
+    let named = |name: &'static str| [&["-J", name], LATER].concat();
+    let a1 = c.submit_as("olga", script, &named("a"), &[]).await;
+    let a2 = c.submit_as("olga", script, &named("a"), &[]).await;
+    let b = c.submit_as("olga", script, &named("b"), &[]).await;
+    let theirs = c.submit(script, &named("a")).await;
+
+    // Nothing named: Slurm's message, status 1.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &[], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("No job identification provided"), "{err}");
+    // An unknown id: Slurm's line and status 1.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["999999"], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("scancel: error: Kill job error on job id 999999: Invalid job id specified"),
+        "{err}"
+    );
+    // An unknown option is refused and does not take the next word as its value: the job
+    // named after it is not cancelled.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["--foo", &b.to_string()], "");
+    assert_ne!(code, 0);
+    assert!(err.contains("--foo"), "{err}");
+    assert_eq!(c.job(b).await.state, JobState::Pending);
+    // A real Slurm option Berth cannot honour is refused by name, touching nothing.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-s", "USR1", &b.to_string()], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("-s/--signal") && err.contains("not supported"),
+        "{err}"
+    );
+    assert_eq!(c.job(b).await.state, JobState::Pending);
+
+    // ids AND filters: `-n a` with b's id cancels nothing.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-n", "a", &b.to_string()], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(c.job(b).await.state, JobState::Pending);
+    // Another user's jobs: not visible, so not cancelled, and said so.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-u", "alice"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("only your own jobs"), "{err}");
+    assert_eq!(c.job(theirs).await.state, JobState::Pending);
+    let (code, _, err) = slurm(&c, "scancel", &olga, &[&theirs.to_string()], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!(
+            "Kill job error on job id {theirs}: Invalid job id specified"
+        )),
+        "{err}"
+    );
+    assert_eq!(c.job(theirs).await.state, JobState::Pending);
+
+    // -i asks per job; `n` keeps it, `y` cancels.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-i", &a1.to_string()], "n\n");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("Cancel job_id={a1} name=a partition=")) && err.contains("[y/n]?"),
+        "{err}"
+    );
+    assert_eq!(c.job(a1).await.state, JobState::Pending);
+    // A name filter with -v: both of olga's `a` jobs, each announced; alice's stays.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-v", "-n", "a", "-t", "PD"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("scancel: Terminating job {a1}")),
+        "{err}"
+    );
+    assert_eq!(c.job(a1).await.state, JobState::Cancelled);
+    assert_eq!(c.job(a2).await.state, JobState::Cancelled);
+    assert_eq!(c.job(theirs).await.state, JobState::Pending);
+    // --me with -t.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["--me", "-t", "PENDING"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(c.job(b).await.state, JobState::Cancelled);
+    // A bad state is Slurm's error.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-t", "COMPLETED", "--me"], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("Invalid job state specified: COMPLETED"),
+        "{err}"
+    );
+
+    // Array tasks: `A_[1-2]` cancels those two; task 3 stays pending.
+    let array = c.submit(script, &[&["--array=1-3"], LATER].concat()).await;
+    let (code, _, err) = slurm(&c, "scancel", &admin, &[&format!("{array}_[1-2]")], "");
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = slurm(
+        &c,
+        "squeue",
+        &admin,
+        &["-h", "-r", "-t", "PD", "-j", &array.to_string(), "-o", "%i"],
+        "",
+    );
+    assert_eq!(out, format!("{array}_3\n"));
+
+    // A job that already ended: Slurm's message.
+    let done = c.submit(script, &[]).await;
+    c.wait_for(done, 60, |j| j.state.is_terminal()).await;
+    let (code, _, err) = slurm(&c, "scancel", &admin, &[&done.to_string()], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("already completing or completed"), "{err}");
+    let (code, _, err) = slurm(&c, "scancel", &admin, &["-Q", &done.to_string()], "");
+    assert_eq!((code, err.as_str()), (0, ""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sinfo_views_and_scontrol_nodes() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let t = c.token.clone();
+    let (_, partition, _) = slurm(&c, "sinfo", &t, &["-h", "-o", "%P"], "");
+    let partition = partition.trim().to_string();
+    assert!(
+        partition.ends_with('*'),
+        "the default partition: {partition}"
+    );
+
+    // -s: nodes allocated/idle/other/total.
+    let (code, out, err) = slurm(&c, "sinfo", &t, &["-s"], "");
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].starts_with("PARTITION")
+            && lines[0].ends_with("AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST"),
+        "{out}"
+    );
+    assert!(lines[1].ends_with("0/1/0/1 node-1"), "{out}");
+
+    // Drain through scontrol; sinfo -R, -t, -N -l and scontrol show node show it.
+    let (code, _, err) = slurm(
+        &c,
+        "scontrol",
+        &t,
+        &[
+            "update",
+            "NodeName=node-1",
+            "State=DRAIN",
+            "Reason=fan check",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = slurm(&c, "sinfo", &t, &["-R"], "");
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        vec![
+            "REASON               USER      TIMESTAMP           NODELIST",
+            "fan check            Unknown   Unknown             node-1",
+        ]
+    );
+    let (_, out, _) = slurm(&c, "sinfo", &t, &["-h", "-t", "drain", "-o", "%N %t"], "");
+    assert_eq!(out, "node-1 drain\n");
+    let (_, out, _) = slurm(&c, "sinfo", &t, &["-h", "-t", "idle", "-o", "%N"], "");
+    assert_eq!(out, "");
+    let (_, out, _) = slurm(&c, "sinfo", &t, &["-N", "-l"], "");
+    let header: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NODELIST",
+            "NODES",
+            "PARTITION",
+            "STATE",
+            "CPUS",
+            "S:C:T",
+            "MEMORY",
+            "TMP_DISK",
+            "WEIGHT",
+            "AVAIL_FE",
+            "REASON"
+        ]
+    );
+    assert!(
+        out.contains("drained") && out.contains("fan check"),
+        "{out}"
+    );
+    let (code, out, err) = slurm(&c, "scontrol", &t, &["show", "node", "node-1"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("NodeName=node-1 "), "{out}");
+    assert!(out.contains("   State=IDLE+DRAIN "), "{out}");
+    assert!(out.contains("   Reason=fan check\n"), "{out}");
+    let (code, _, err) = slurm(&c, "scontrol", &t, &["show", "node", "node-9"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("node-9"), "{err}");
+    let (code, _, err) = slurm(
+        &c,
+        "scontrol",
+        &t,
+        &["update", "NodeName=node-1", "State=RESUME"],
+        "",
+    );
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = slurm(
+        &c,
+        "sinfo",
+        &t,
+        &["-h", "-n", "node-1", "-O", "NodeList:8,StateLong:.6"],
+        "",
+    );
+    assert_eq!(out, "node-1    idle\n");
+
+    // Refusals name the option or letter.
+    let (code, _, err) = slurm(&c, "sinfo", &t, &["--json"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("--json") && err.contains("not yet"), "{err}");
+    let (code, _, err) = slurm(&c, "sinfo", &t, &["-o", "%P %v"], "");
+    assert_ne!(code, 0);
+    assert!(err.contains("%v"), "{err}");
+    let (code, _, err) = slurm(&c, "scontrol", &t, &["show", "frobs"], "");
+    assert_ne!(code, 0);
+    assert!(err.contains("show frobs"), "{err}");
+}
+
+/// Runs `NAME ARGS` until `done(status, stdout)` holds (the scheduler computes
+/// priorities and the worker samples GPUs on their own schedule), up to 60 seconds.
+async fn slurm_until(
+    c: &TestCluster,
+    name: &str,
+    args: &[&str],
+    done: impl Fn(i32, &str) -> bool,
+) -> (i32, String, String) {
+    for _ in 0..120 {
+        let r = slurm(c, name, &c.token, args, "");
+        if done(r.0, &r.1) {
+            return r;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    slurm(c, name, &c.token, args, "")
+}
+
+/// The links once printed berth's help (`sprio`, `sshare`) or refused Slurm's options
+/// (`sstat -j 17`); each now reaches its command with its own options.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sprio_sshare_and_sstat_links_take_slurms_options() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let t = c.token.clone();
+    let waiting = c.submit("#!/bin/bash\ntrue\n", LATER).await;
+    let (code, out, err) = slurm_until(&c, "sprio", &["-j", &waiting.to_string()], |code, _| {
+        code == 0
+    })
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "          JOBID PARTITION   PRIORITY       SITE        AGE  FAIRSHARE    JOBSIZE  PARTITION        QOS   NICE"
+    );
+    assert_eq!(
+        lines[1].split_whitespace().next(),
+        Some(waiting.to_string().as_str())
+    );
+    let (_, out, _) = slurm(&c, "sprio", &t, &["-h", "-l", "-o", "%i %u"], "");
+    assert!(out.contains(&format!("{waiting} alice")), "{out}");
+    let (code, _, err) = slurm(&c, "sprio", &t, &["-w"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("-w/--weights"), "{err}");
+
+    let (code, out, err) = slurm(&c, "sshare", &t, &["-l"], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines()
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect::<Vec<_>>(),
+        [
+            "Account",
+            "User",
+            "RawShares",
+            "NormShares",
+            "RawUsage",
+            "NormUsage",
+            "EffectvUsage",
+            "FairShare"
+        ]
+    );
+    let (code, _, err) = slurm(&c, "sshare", &t, &["-m"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("-m/--partition"), "{err}");
+
+    let running = c
+        .submit("#!/bin/bash\nsleep 600\n", &["--gres=gpu:1"])
+        .await;
+    c.wait_for(running, 60, |j| j.state == JobState::Running)
+        .await;
+    let id = running.to_string();
+    let (code, out, err) = slurm_until(
+        &c,
+        "sstat",
+        &["-j", &id, "-o", "JobID,NGPUs", "-P", "-n"],
+        |code, _| code == 0,
+    )
+    .await;
+    assert_eq!(
+        (code, out.as_str()),
+        (0, format!("{id}|1\n").as_str()),
+        "{err}"
+    );
+    let (code, _, err) = slurm(&c, "sstat", &t, &["-j", &format!("{id}.0")], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("{id}.0")) && err.contains("per job"),
+        "{err}"
+    );
+    let (code, _, err) = slurm(&c, "sstat", &t, &["-j", "999999"], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("job 999999"), "{err}");
+}
