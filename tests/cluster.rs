@@ -569,15 +569,39 @@ impl TestCluster {
     /// Runs the `berth` command with `token` against this cluster, in its directory:
     /// (exit status, stdout, stderr).
     pub fn cli(&self, token: &str, args: &[&str]) -> (i32, String, String) {
-        let out = std::process::Command::new(berth_bin())
+        self.run_program(Path::new(berth_bin()), token, args, "")
+    }
+
+    /// Runs `program` with `token` from the cluster's directory, outside any job, with
+    /// `stdin` as its input: (exit status, stdout, stderr).
+    fn run_program(
+        &self,
+        program: &Path,
+        token: &str,
+        args: &[&str],
+        stdin: &str,
+    ) -> (i32, String, String) {
+        use std::io::Write;
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(program)
             .args(args)
             .current_dir(&self.dir)
             .env("BERTH_URL", &self.url)
             .env("BERTH_TOKEN", token)
             .env("HOME", &self.dir)
             .env("XDG_CONFIG_HOME", self.dir.join("config"))
-            .output()
+            .env_remove("SLURM_JOB_ID")
+            .env_remove("SLURM_MPI_TYPE")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        // A command that does not read its input may have exited already.
+        let _ = input.write_all(stdin.as_bytes());
+        drop(input);
+        let out = child.wait_with_output().unwrap();
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -694,28 +718,24 @@ impl TestCluster {
     /// users call it, with `token`, from the cluster's directory and outside any job;
     /// returns (exit code, stdout, stderr).
     pub fn slurm_command(&self, name: &str, token: &str, args: &[&str]) -> (i32, String, String) {
+        self.slurm_command_with_input(name, token, args, "")
+    }
+
+    /// [`Self::slurm_command`] with `stdin` as the command's input.
+    pub fn slurm_command_with_input(
+        &self,
+        name: &str,
+        token: &str,
+        args: &[&str],
+        stdin: &str,
+    ) -> (i32, String, String) {
         let bin = self.dir.join("slurm-bin");
         std::fs::create_dir_all(&bin).unwrap();
         let link = bin.join(name);
         if !link.exists() {
             std::os::unix::fs::symlink(berth_bin(), &link).unwrap();
         }
-        let out = std::process::Command::new(&link)
-            .args(args)
-            .current_dir(&self.dir)
-            .env("BERTH_URL", &self.url)
-            .env("BERTH_TOKEN", token)
-            .env("HOME", &self.dir)
-            .env("XDG_CONFIG_HOME", self.dir.join("config"))
-            .env_remove("SLURM_JOB_ID")
-            .env_remove("SLURM_MPI_TYPE")
-            .output()
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
+        self.run_program(&link, token, args, stdin)
     }
 
     /// A direct connection to the cluster's database, for checks users cannot make.

@@ -3,11 +3,9 @@
 //! codes, `-i`, `-v`, refusals by name, an unknown option that takes no argument with it;
 //! `sinfo -s`, `-R`, `-N -l`, `-t`, `-o`, `-O`; `scontrol show node` and `update NodeName=`.
 
-use crate::cluster::{berth_bin, Options, TestCluster};
+use crate::cluster::{Options, TestCluster};
 use berth_core::auth::Role;
 use berth_core::state::JobState;
-use std::io::Write;
-use std::process::Stdio;
 
 /// Runs `NAME ARGS` (a link to `berth` called NAME) with `token`, `stdin` as its input;
 /// (exit status, stdout, stderr).
@@ -18,36 +16,7 @@ pub fn slurm(
     args: &[&str],
     stdin: &str,
 ) -> (i32, String, String) {
-    let bin = c.dir.join("slurm-bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let link = bin.join(name);
-    if !link.exists() {
-        std::os::unix::fs::symlink(berth_bin(), &link).unwrap();
-    }
-    let mut child = std::process::Command::new(&link)
-        .args(args)
-        .current_dir(&c.dir)
-        .env("BERTH_URL", &c.url)
-        .env("BERTH_TOKEN", token)
-        .env("HOME", &c.dir)
-        .env("XDG_CONFIG_HOME", c.dir.join("config"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    c.slurm_command_with_input(name, token, args, stdin)
 }
 
 const LATER: &[&str] = &["--begin=now+1hour"];

@@ -176,22 +176,23 @@ echo cancelled=$?
         assert!(std::time::Instant::now() < deadline, "step 2 never started");
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     }
-    let (status, body) = c
-        .call(
-            Method::POST,
-            &format!("/v1/jobs/{id}/steps/2/cancel"),
-            Some(&c.token),
-            None,
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let step: Step = serde_json::from_value(body).unwrap();
+    let (code, _, stderr) = c.slurm_command("scancel", &c.token, &[&format!("{id}.2")]);
+    assert_eq!(code, 0, "{stderr}");
+    let step: Step = c.get(&format!("/v1/jobs/{id}/steps/2")).await;
     assert!(
         step.kill_reason
             .as_deref()
             .unwrap_or("")
             .starts_with("cancelled by"),
         "{step:?}"
+    );
+    let (code, _, stderr) = c.slurm_command("scancel", &c.token, &[&format!("{id}.9")]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(&format!(
+            "Kill job error on job step id {id}.9: Invalid job id specified"
+        )),
+        "{stderr}"
     );
     let (status, _) = c
         .call(
@@ -298,5 +299,12 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
     let (code, _, stderr) = srun_outside(&c, &["--pty", "bash"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("--pty"), "{stderr}");
+    // An unknown option is refused in Slurm's words and takes nothing with it.
+    let (code, _, stderr) = srun_outside(&c, &["--bogus", "5", "true"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.starts_with("srun: unrecognized option '--bogus'"),
+        "{stderr}"
+    );
     assert_eq!(count().await, before, "a refused srun created a job");
 }

@@ -1235,8 +1235,45 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     }
 }
 
+/// The Slurm name this binary was called by (`sbatch`, `squeue` …), if any.
+fn slurm_name(args: &[OsString]) -> Option<String> {
+    let called = args
+        .first()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))?;
+    (slurm_alias(vec![OsString::from(&called)]).len() > 1).then_some(called)
+}
+
+/// Ends the process on a command line clap refused. Called by a Slurm name, it speaks as
+/// Slurm's commands do (`squeue: unrecognized option '--foo'`, exit status 1); help and
+/// version requests print and exit 0.
+fn usage_error(error: clap::Error, slurm: Option<&str>) -> ! {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let Some(name) = slurm else { error.exit() };
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => error.exit(),
+        ErrorKind::UnknownArgument => {
+            let arg = match error.get(ContextKind::InvalidArg) {
+                Some(ContextValue::String(arg)) => arg.clone(),
+                _ => String::new(),
+            };
+            eprintln!("{name}: unrecognized option '{arg}'");
+            eprintln!("Try \"{name} --help\" for more information");
+        }
+        _ => {
+            let _ = error.print();
+        }
+    }
+    std::process::exit(1);
+}
+
 fn main() {
-    let cli = Cli::parse_from(slurm_alias(std::env::args_os().collect()));
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let slurm = slurm_name(&argv);
+    let cli = match Cli::try_parse_from(slurm_alias(argv)) {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e, slurm.as_deref()),
+    };
     // The shepherd needs no runtime and must not log: it only runs and waits.
     if let Command::Shepherd { spec, exec } = &cli.command {
         let code = if *exec {

@@ -8,11 +8,13 @@
 //! in Berth, so the api answers it as an invalid id; filters list only the jobs you may
 //! see, so `scancel -u root` as an ordinary user cancels nothing and says why.
 //!
+//! A step id (`5.0`) cancels that job step alone (`POST /v1/jobs/{id}/steps/{step}/cancel`).
+//!
 //! Refused by name: `-s/--signal` and `-b/--batch` (Berth's workers deliver only
 //! cancellation, SIGTERM then SIGKILL, not an arbitrary signal that leaves the job
-//! running), `-c/--cron`, `-M/--clusters`, `--sibling`, `--wckey`, and step ids (`5.0`).
+//! running), `-c/--cron`, `-M/--clusters`, `--sibling`, `--wckey`.
 
-use crate::client::{problem_message, Client};
+use crate::client::{problem_message, Client, ClientError};
 use crate::job_control::JobRef;
 use berth_core::hostlist;
 use berth_core::state::JobState;
@@ -155,16 +157,9 @@ pub enum CancelId {
 /// Reads one of scancel's job ids: `5`, `5_3`, `5_[1-3,7]`.
 ///
 /// # Errors
-/// A message naming the id: a step id (`5.0`, not supported), or not an id.
+/// A message naming the id that is not one (step ids, `5.0`, are [`parse_step_id`]'s).
 pub fn parse_cancel_id(word: &str) -> Result<CancelId, String> {
     let bad = || format!("scancel: error: Invalid job id {word}");
-    if word.contains('.') {
-        return Err(format!(
-            "scancel: error: {word}: cancelling one job step is not supported by Berth; \
-             cancel the job ({})",
-            word.split('.').next().unwrap_or(word)
-        ));
-    }
     if let Some((job, tasks)) = word.split_once("_[") {
         let tasks = tasks.strip_suffix(']').ok_or_else(bad)?;
         let tasks = tasks.split('%').next().unwrap_or(tasks);
@@ -265,11 +260,78 @@ pub async fn run(client: &Client, args: &ScancelArgs) -> anyhow::Result<i32> {
     if args.verbose && args.quiet {
         anyhow::bail!("scancel: error: -Q/--quiet and -v/--verbose cannot be used together");
     }
-    let ids = args
+    let (steps, words): (Vec<String>, Vec<String>) = args
         .ids
         .iter()
-        .flat_map(|w| w.split(',').filter(|s| !s.is_empty()).map(str::to_string))
-        .map(|w| parse_cancel_id(w.trim()))
+        .flat_map(|w| {
+            w.split(',')
+                .filter(|s| !s.is_empty())
+                .map(|s| s.trim().to_string())
+        })
+        .partition(|w| parse_step_id(w).is_some());
+    let mut status = 0;
+    for word in &steps {
+        status = status.max(cancel_step(client, args, word).await?);
+    }
+    if !steps.is_empty() && words.is_empty() && !args.has_filters() {
+        return Ok(status);
+    }
+    Ok(status.max(cancel_jobs(client, args, &words).await?))
+}
+
+/// `JOB.STEP` (`5.0`): a job step's id.
+pub fn parse_step_id(word: &str) -> Option<(i64, u32)> {
+    let (job, step) = word.split_once('.')?;
+    Some((job.parse().ok()?, step.parse().ok()?))
+}
+
+/// Cancels one job step (`POST /v1/jobs/{id}/steps/{step}/cancel`); 1 when refused or
+/// already ended, with Slurm's message.
+async fn cancel_step(client: &Client, args: &ScancelArgs, word: &str) -> anyhow::Result<i32> {
+    let Some((job, step)) = parse_step_id(word) else {
+        return Ok(1);
+    };
+    if args.verbose {
+        eprintln!("scancel: Terminating step {word}");
+    }
+    let answer: Result<berth_core::step::Step, ClientError> = client
+        .post_json(
+            &format!("/v1/jobs/{job}/steps/{step}/cancel"),
+            &serde_json::json!({}),
+        )
+        .await;
+    match answer {
+        Ok(s)
+            if s.state == berth_core::step::StepState::Running
+                || s.state == berth_core::step::StepState::Cancelled =>
+        {
+            Ok(0)
+        }
+        Ok(_) if args.quiet => Ok(0),
+        Ok(_) => {
+            eprintln!(
+                "scancel: error: Kill job error on job step id {word}: Job/step already \
+                 completing or completed"
+            );
+            Ok(1)
+        }
+        Err(ClientError::Problem { status, problem }) => {
+            let detail = berth_core::text::escape(&problem_message(&problem)).into_owned();
+            eprintln!(
+                "scancel: error: Kill job error on job step id {word}: {}",
+                kill_error(status, &detail)
+            );
+            Ok(1)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Cancels the jobs `words` and the filters name (ids AND filters).
+async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> anyhow::Result<i32> {
+    let ids = words
+        .iter()
+        .map(|w| parse_cancel_id(w))
         .collect::<Result<Vec<_>, _>>()
         .map_err(anyhow::Error::msg)?;
     if ids.is_empty() && !args.has_filters() {
@@ -450,8 +512,9 @@ mod tests {
             parse_cancel_id("5_[4-9%2]"),
             Ok(CancelId::Tasks(5, vec![4, 5, 6, 7, 8, 9]))
         );
-        let err = parse_cancel_id("5.0").unwrap_err();
-        assert!(err.contains("5.0") && err.contains("step"), "{err}");
+        assert_eq!(parse_step_id("5.0"), Some((5, 0)));
+        assert_eq!(parse_step_id("5_3"), None);
+        assert!(parse_cancel_id("5.x").is_err());
         assert_eq!(
             parse_cancel_id("x5").unwrap_err(),
             "scancel: error: Invalid job id x5"
