@@ -21,6 +21,7 @@ mod failover;
 mod fairshare;
 mod gpus;
 mod isolation;
+mod job_environment;
 mod jobs;
 mod keys;
 mod metrics;

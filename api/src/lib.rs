@@ -47,6 +47,7 @@ pub mod requeue;
 pub mod reservations;
 pub mod routes;
 pub mod run_grant;
+pub mod slurm_variables;
 pub mod stats;
 pub mod steps;
 pub mod submit;

@@ -921,6 +921,7 @@ fn assignment(
         array_job_id: job.array_job_id,
         array_task_id: job.array_task_id.map(|t| t as u32),
         array_task_count: job.array_task_count.map(|c| c as u32),
+        slurm_variables: crate::slurm_variables::slurm_variables(job, &spec, &row.node_names),
         gpus_per_task: spec.gpus_per_task,
         memory_limit_mib: placed_memory_mib(row.mem_mib)
             .or_else(|| memory_limit_mib(job, &spec, gpus.len() as u64)),

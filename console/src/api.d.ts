@@ -1789,6 +1789,14 @@ export interface components {
             run: number;
             /** @description The batch script. */
             script: string;
+            /**
+             * @description Slurm's output variables the api works out from the job's record (see
+             *     [`crate::wire::API_SLURM_VARIABLES`]): the worker sets these, and removes those of
+             *     that list that are absent (never inheriting its own).
+             */
+            slurm_variables?: {
+                [key: string]: string;
+            };
             /** @description The stderr pattern, when split from stdout. */
             stderr?: string | null;
             /** @description The stdout pattern (`--output`, else `slurm-%j.out`). */

@@ -164,6 +164,15 @@ impl IndexSet {
         self.runs.iter().map(Run::last).max()
     }
 
+    /// The step between indices when the set is one `LO-HI:STEP` run (`SLURM_ARRAY_TASK_STEP`;
+    /// 1 for a single index), else `None`.
+    pub fn step(&self) -> Option<u32> {
+        match self.runs.as_slice() {
+            [run] => Some(run.step),
+            _ => None,
+        }
+    }
+
     /// The smallest index.
     pub fn min(&self) -> Option<u32> {
         self.runs.iter().map(|r| r.lo).min()

@@ -847,6 +847,11 @@ pub struct Assignment {
     pub array_task_id: Option<u32>,
     /// Tasks in the array.
     pub array_task_count: Option<u32>,
+    /// Slurm's output variables the api works out from the job's record (see
+    /// [`crate::wire::API_SLURM_VARIABLES`]): the worker sets these, and removes those of
+    /// that list that are absent (never inheriting its own).
+    #[serde(default)]
+    pub slurm_variables: BTreeMap<String, String>,
     /// `--gpus-per-task`, when given (`SLURM_GPUS_PER_TASK`, inherited by `srun`).
     #[serde(default)]
     pub gpus_per_task: Option<u32>,
@@ -878,6 +883,29 @@ pub struct Assignment {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
 }
+
+/// The batch environment's Slurm variables that the api works out from the job's record
+/// ([`Assignment::slurm_variables`]), after Slurm's sbatch "OUTPUT ENVIRONMENT
+/// VARIABLES": QOS, reservation, GPUs and memory asked, tasks per node, start and end
+/// times (seconds since the epoch), the array's index range, the `--export` setting.
+pub const API_SLURM_VARIABLES: &[&str] = &[
+    "SLURM_JOB_QOS",
+    "SLURM_JOB_RESERVATION",
+    "SLURM_GPUS",
+    "SLURM_GPUS_PER_NODE",
+    "SLURM_CPUS_PER_GPU",
+    "SLURM_MEM_PER_NODE",
+    "SLURM_MEM_PER_CPU",
+    "SLURM_MEM_PER_GPU",
+    "SLURM_TASKS_PER_NODE",
+    "SLURM_JOB_START_TIME",
+    "SLURM_JOB_END_TIME",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_MAX",
+    "SLURM_ARRAY_TASK_STEP",
+    "SLURM_EXPORT_ENV",
+    "SLURM_JOB_DEPENDENCY",
+];
 
 /// A job run the node must stop: SIGTERM to its batch shell's process group at once,
 /// SIGKILL after `grace_seconds` (when given) or the worker's kill wait.

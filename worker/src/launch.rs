@@ -1627,7 +1627,8 @@ pub(crate) fn put_commands_on_path(
 /// shard's GPU index, `SLURM_JOB_GPUS` by physical GPU index, `SLURM_GPUS_ON_NODE` counts
 /// GPUs and MIG instances, `SLURM_SHARDS_ON_NODE` shards. Variables that do not apply
 /// (array ids for a job that is not an array task, GPU lists for a job without GPUs) are
-/// removed even when inherited. `SLURM_TASK_PID` is set by the batch shell itself.
+/// removed even when inherited. `SLURM_TASK_PID` is set by the batch shell itself. The
+/// variables of [`berth_core::wire::API_SLURM_VARIABLES`] come from the assignment.
 pub fn job_environment(
     settings: &LaunchSettings,
     assignment: &Assignment,
@@ -1776,6 +1777,20 @@ pub fn job_environment(
     // The client commands inside the job talk to the api with the job's own token.
     set("BERTH_URL", Some(settings.api_url.clone()));
     set("BERTH_TOKEN", assignment.job_token.clone());
+    // The variables the api works out from the job's record; absent ones are not
+    // inherited (the array's range stays the worker's estimate from an older api).
+    for name in berth_core::wire::API_SLURM_VARIABLES {
+        match assignment.slurm_variables.get(*name) {
+            Some(value) => {
+                env.insert(name.to_string(), value.clone());
+            }
+            None if name.starts_with("SLURM_ARRAY_TASK_M")
+                && assignment.array_task_id.is_some() => {}
+            None => {
+                env.remove(*name);
+            }
+        }
+    }
     env
 }
 
@@ -1838,6 +1853,7 @@ mod tests {
             array_job_id: None,
             array_task_id: None,
             array_task_count: None,
+            slurm_variables: Default::default(),
             gpus_per_task: None,
             memory_limit_mib: None,
             cpu_limit: None,
