@@ -308,3 +308,164 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
     );
     assert_eq!(count().await, before, "a refused srun created a job");
 }
+
+/// Drives `salloc ARGS` through a pseudo-terminal (Python's `pty`), as a user at a
+/// terminal: waits for the allocation, types `input` into its shell, reads until it exits.
+/// Returns (salloc's exit code, everything the terminal showed).
+fn salloc_on_a_terminal(c: &TestCluster, args: &[&str], input: &str) -> (i32, String) {
+    let bin = c.dir.join("slurm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("salloc");
+    if !link.exists() {
+        std::os::unix::fs::symlink(crate::cluster::berth_bin(), &link).unwrap();
+    }
+    const DRIVER: &str = r#"
+import os, pty, select, sys, time
+argv = sys.argv[1:-1]
+typed = sys.argv[-1].encode()
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(argv[0], argv)
+seen = b""
+sent = False
+deadline = time.time() + 120
+while time.time() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.5)
+    if ready:
+        try:
+            data = os.read(fd, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        seen += data
+    if not sent and b"are ready for job" in seen:
+        time.sleep(0.5)
+        os.write(fd, typed)
+        sent = True
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(seen.decode("utf-8", "replace"))
+sys.exit(os.waitstatus_to_exitcode(status))
+"#;
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg("-c")
+        .arg(DRIVER)
+        .arg(&link)
+        .args(args)
+        .arg(input)
+        .current_dir(&c.dir)
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &c.token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .env("SHELL", "/bin/sh")
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env_remove("SLURM_JOB_ID");
+    let out = command.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn salloc_gives_a_shell_whose_srun_runs_on_the_allocation() {
+    let c = TestCluster::start(Options::default()).await;
+    for name in ["srun", "squeue"] {
+        // The shell finds srun (and squeue) as a user's PATH would.
+        c.slurm_command(name, &c.token, &["--help"]);
+    }
+    let (code, screen) = salloc_on_a_terminal(
+        &c,
+        &["-N", "2", "--gpus-per-node=1", "-t", "5"],
+        "srun -l bash -c 'echo on=$SLURMD_NODENAME'; echo SRUN_EXIT=$?; echo IN_JOB=$SLURM_JOB_ID NODES=$SLURM_JOB_NODELIST; exit 3\n",
+    );
+    assert_eq!(code, 3, "salloc exits with its shell's code:\n{screen}");
+    for line in [
+        "salloc: Granted job allocation",
+        "0: on=node-1",
+        "1: on=node-2",
+        "SRUN_EXIT=0",
+        "NODES=node-[1-2]",
+        "salloc: Relinquishing job allocation",
+    ] {
+        assert!(screen.contains(line), "{line}:\n{screen}");
+    }
+    let id: i64 = screen
+        .split("IN_JOB=")
+        .nth(2)
+        .or_else(|| screen.split("IN_JOB=").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{screen}"));
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        job.state,
+        JobState::Cancelled,
+        "released when the shell exits"
+    );
+    assert_eq!(job.num_nodes, 2);
+    let steps: StepList = c.get(&format!("/v1/jobs/{id}/steps")).await;
+    assert_eq!(steps.items.len(), 1);
+    assert_eq!(steps.items[0].state, StepState::Completed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sattach_prints_a_running_steps_output() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let script = "#!/bin/bash\n#SBATCH -n 2 -t 5\n\
+        srun -n 2 bash -c 'for i in 1 2 3 4; do echo tick$i-$SLURM_PROCID; echo warn$i-$SLURM_PROCID >&2; sleep 1; done'\n";
+    let id = c.submit(script, &[]).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while c
+        .get::<StepList>(&format!("/v1/jobs/{id}/steps"))
+        .await
+        .items
+        .is_empty()
+    {
+        assert!(std::time::Instant::now() < deadline, "no step");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let step = format!("{id}.0");
+    let (code, stdout, stderr) = c.slurm_command("sattach", &c.token, &["-l", &step]);
+    assert_eq!(code, 0, "{stderr}");
+    for line in ["0: tick4-0", "1: tick4-1", "0: tick1-0"] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    assert!(stderr.contains("1: warn4-1"), "{stderr}");
+    let (code, stdout, stderr) = c.slurm_command(
+        "sattach",
+        &c.token,
+        &["--output-filter=1", "--error-filter=0", &step],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("tick4-1") && !stdout.contains("tick4-0"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warn4-0") && !stderr.contains("warn4-1"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = c.slurm_command("sattach", &c.token, &[&format!("{id}.7")]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(&format!("Job step {id}.7 does not exist")),
+        "{stderr}"
+    );
+    let (code, _, stderr) = c.slurm_command("sattach", &c.token, &[&id.to_string()]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("is not a step id"), "{stderr}");
+}

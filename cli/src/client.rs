@@ -196,6 +196,12 @@ impl Client {
         &self.base
     }
 
+    /// The bearer token this client sends (for a child process that must reach the api
+    /// as the same user: salloc's command).
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }

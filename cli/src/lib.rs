@@ -47,6 +47,7 @@ pub mod pools;
 pub mod queue_start;
 pub mod report;
 pub mod reservation;
+pub mod salloc;
 pub mod scancel;
 pub mod scontrol;
 pub mod server;

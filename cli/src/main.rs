@@ -256,6 +256,11 @@ enum Command {
     Acct(berth::acct::AcctArgs),
     /// Run a job step inside an allocation, like srun.
     Srun(Box<berth::srun::SrunArgs>),
+    /// Get an allocation and run a command (default: your shell) on this machine while it
+    /// lasts, like salloc; `srun` in it runs steps on the allocation's nodes.
+    Salloc(Box<berth::salloc::SallocArgs>),
+    /// Print a running job step's output, like sattach: `berth sattach 5.0`.
+    Sattach(berth::salloc::SattachArgs),
     /// Replay a workload trace through the planner (discrete-event simulation).
     Sim(berth::sim::SimArgs),
     /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue, update JobId=.
@@ -831,6 +836,8 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "scancel" => "cancel",
         "sinfo" => "nodes",
         "srun" => "srun",
+        "salloc" => "salloc",
+        "sattach" => "sattach",
         "sstat" => "stat",
         "sprio" => "priority",
         "sshare" => "share",
@@ -1034,6 +1041,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Stat(args) => berth::stat::sstat(&client(url, token)?, &args).await,
         Command::Acct(args) => berth::acct::run(&client(url, token)?, &args).await,
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
+        Command::Salloc(args) => berth::salloc::run(&client(url, token)?, &args).await,
+        Command::Sattach(args) => berth::salloc::sattach(&client(url, token)?, &args).await,
         Command::Sim(args) => berth::sim::run(&args),
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
         Command::Report { args } => berth::report::run(&args, || client(url, token)).await,

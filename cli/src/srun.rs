@@ -596,6 +596,10 @@ pub fn step_request(
 /// Writes chunks to stdout/stderr, labelled by task when asked.
 struct Printer {
     label: bool,
+    /// Only this task's stdout (sattach `--output-filter`).
+    stdout_task: Option<u32>,
+    /// Only this task's stderr (sattach `--error-filter`).
+    stderr_task: Option<u32>,
     width: usize,
     /// Incomplete last lines per (task, stream), when labelling.
     partial: HashMap<(u32, OutputStream), String>,
@@ -605,6 +609,13 @@ struct Printer {
 impl Printer {
     fn print(&mut self, chunk: &StepOutputChunk) {
         if !self.printed.insert(chunk.seq) {
+            return;
+        }
+        let only = match chunk.stream {
+            OutputStream::Stdout => self.stdout_task,
+            OutputStream::Stderr => self.stderr_task,
+        };
+        if only.is_some_and(|task| task != chunk.task_id) {
             return;
         }
         let text = if self.label {
@@ -795,21 +806,49 @@ async fn run_step(
 ) -> anyhow::Result<i32> {
     let request = request_here(args, job_id)?;
     let step = create_step(client, job_id, &request).await?;
-    follow_step(client, args, job_id, &step, limit).await
+    follow_step(client, args, job_id, &step, Follow::Own { limit }).await
+}
+
+/// How a step is followed.
+#[derive(Debug, Clone, Copy)]
+pub enum Follow {
+    /// srun's own step: `--wait` and the time limit (seconds) stop it, so does Ctrl-C.
+    Own {
+        /// `-t/--time`, seconds.
+        limit: Option<u64>,
+    },
+    /// sattach: Ctrl-C detaches and leaves the step running; only these tasks' streams
+    /// when given.
+    Attached {
+        /// `--output-filter`.
+        stdout_task: Option<u32>,
+        /// `--error-filter`.
+        stderr_task: Option<u32>,
+    },
 }
 
 /// Follows a created step: prints its output, stops it when `--wait` or `--time` runs out
-/// or on Ctrl-C, returns the exit code srun ends with.
-async fn follow_step(
+/// or on Ctrl-C (srun's own step), returns the exit code srun ends with (sattach: the
+/// step's; 0 when detached).
+pub async fn follow_step(
     client: &Client,
     args: &SrunArgs,
     job_id: i64,
     step: &Step,
-    limit: Option<u64>,
+    follow: Follow,
 ) -> anyhow::Result<i32> {
+    let (limit, own, stdout_task, stderr_task) = match follow {
+        Follow::Own { limit } => (limit, true, None, None),
+        Follow::Attached {
+            stdout_task,
+            stderr_task,
+        } => (None, false, stdout_task, stderr_task),
+    };
     let path = format!("/v1/jobs/{job_id}/steps/{}", step.step_id);
     let mut printer = Printer {
         label: args.label,
+        stdout_task,
+        stderr_task,
         width: (step.tasks.len().max(1) - 1).to_string().len(),
         partial: HashMap::new(),
         printed: HashSet::new(),
@@ -830,7 +869,8 @@ async fn follow_step(
                 if first_end.is_none() && step.tasks.iter().any(|t| t.ended_at.is_some()) {
                     first_end = Some(Instant::now());
                 }
-                let stop = match (limit, args.wait.filter(|&w| w > 0), first_end) {
+                let wait = args.wait.filter(|&w| w > 0 && own);
+                let stop = match (limit, wait, first_end) {
                     (Some(limit), _, _) if started.elapsed().as_secs() >= limit => Some(format!(
                         "srun: error: *** STEP {job_id}.{} CANCELLED AT {} DUE TO TIME LIMIT ***",
                         step.step_id,
@@ -864,6 +904,11 @@ async fn follow_step(
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
             _ = &mut ctrl_c, if !stopping => {
+                if !own {
+                    printer.flush();
+                    eprintln!("sattach: detached from StepId={job_id}.{}", step.step_id);
+                    return Ok(0);
+                }
                 eprintln!("srun: interrupt: cancelling StepId={job_id}.{}", step.step_id);
                 stopping = true;
                 cancel_step(client, &path).await;
@@ -1062,7 +1107,7 @@ async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32>
             return Err(e);
         }
     };
-    follow_step(client, args, id, &step, limit).await
+    follow_step(client, args, id, &step, Follow::Own { limit }).await
 }
 
 #[cfg(test)]
@@ -1317,6 +1362,8 @@ mod tests {
     fn labels_whole_lines_by_task() {
         let mut printer = Printer {
             label: true,
+            stdout_task: None,
+            stderr_task: None,
             width: 1,
             partial: HashMap::new(),
             printed: HashSet::new(),
