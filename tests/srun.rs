@@ -469,3 +469,43 @@ async fn sattach_prints_a_running_steps_output() {
     assert_eq!(code, 1);
     assert!(stderr.contains("is not a step id"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sbcast_copies_a_file_to_every_node_of_the_job() {
+    let c = TestCluster::start(Options::default()).await;
+    // 2.5 MiB: three steps' worth.
+    let script = r#"#!/bin/bash
+#SBATCH -N 2 -t 5
+set -e
+dest=$(mktemp -d)
+head -c 2621440 /dev/urandom > data.bin
+chmod 750 data.bin
+sbcast -p data.bin $dest/copy.bin
+echo "source=$(sha256sum < data.bin | cut -c1-64)"
+srun -N 2 -l bash -c "echo copy=\$(sha256sum < $dest/copy.bin | cut -c1-64) mode=\$(stat -c %a $dest/copy.bin)"
+set +e
+sbcast data.bin $dest/copy.bin
+echo again=$?
+sbcast -f data.bin $dest/copy.bin
+echo forced=$?
+sbcast missing.bin $dest/x
+echo missing=$?
+"#;
+    let id = c.submit(script, &[]).await;
+    let job = c.wait_ended(id, 120).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    let source = value(&out, "source").unwrap_or_else(|| panic!("{out}"));
+    for task in ["0", "1"] {
+        let line = format!("{task}: copy={source} mode=750");
+        assert!(out.contains(&line), "{line}: {out}");
+    }
+    assert_eq!(value(&out, "again"), Some("1"), "{out}");
+    assert!(out.contains("exists (use -f to replace it)"), "{out}");
+    assert_eq!(value(&out, "forced"), Some("0"), "{out}");
+    assert_eq!(value(&out, "missing"), Some("1"), "{out}");
+    assert!(
+        out.contains("sbcast: error: Can't open `missing.bin`"),
+        "{out}"
+    );
+}

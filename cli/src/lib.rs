@@ -48,6 +48,7 @@ pub mod queue_start;
 pub mod report;
 pub mod reservation;
 pub mod salloc;
+pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
 pub mod server;

@@ -261,6 +261,9 @@ enum Command {
     Salloc(Box<berth::salloc::SallocArgs>),
     /// Print a running job step's output, like sattach: `berth sattach 5.0`.
     Sattach(berth::salloc::SattachArgs),
+    /// Copy a file to every node of the job's allocation, like sbcast: `berth sbcast
+    /// model.bin /tmp/model.bin` inside a job.
+    Sbcast(berth::sbcast::SbcastArgs),
     /// Replay a workload trace through the planner (discrete-event simulation).
     Sim(berth::sim::SimArgs),
     /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue, update JobId=.
@@ -838,6 +841,7 @@ fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "srun" => "srun",
         "salloc" => "salloc",
         "sattach" => "sattach",
+        "sbcast" => "sbcast",
         "sstat" => "stat",
         "sprio" => "priority",
         "sshare" => "share",
@@ -1043,6 +1047,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         Command::Srun(args) => berth::srun::run(&client(url, token)?, &args).await,
         Command::Salloc(args) => berth::salloc::run(&client(url, token)?, &args).await,
         Command::Sattach(args) => berth::salloc::sattach(&client(url, token)?, &args).await,
+        Command::Sbcast(args) => berth::sbcast::run(&client(url, token)?, &args).await,
         Command::Sim(args) => berth::sim::run(&args),
         Command::Scontrol { args } => berth::scontrol::run(&args, || client(url, token)).await,
         Command::Report { args } => berth::report::run(&args, || client(url, token)).await,

@@ -697,7 +697,11 @@ async fn drain(
 /// Creates the step, waiting as Slurm's srun does while the GPUs it needs are in use by
 /// other steps (the api's 409 `step_resources_busy`): one message on stderr, then a retry
 /// every second.
-async fn create_step(client: &Client, job_id: i64, request: &StepCreate) -> anyhow::Result<Step> {
+pub async fn create_step(
+    client: &Client,
+    job_id: i64,
+    request: &StepCreate,
+) -> anyhow::Result<Step> {
     let mut told = false;
     loop {
         match client

@@ -270,7 +270,8 @@ pub use crate::run_dir::checkpoint_dir;
 
 /// The names the `berth` binary answers to inside a job.
 pub const CLIENT_COMMANDS: &[&str] = &[
-    "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat", "sacct",
+    "srun", "scontrol", "squeue", "scancel", "sbatch", "sinfo", "sstat", "sacct", "sprio",
+    "sattach", "sbcast",
 ];
 
 /// Makes (or finds) the node's directory of client commands, `{state_dir}/bin` (mode
