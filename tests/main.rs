@@ -48,6 +48,7 @@ mod scheduling;
 mod scheduling_scenarios;
 mod selection;
 mod sim;
+mod slurmrestd;
 mod spot;
 mod squeue;
 mod steps;

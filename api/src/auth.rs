@@ -377,7 +377,7 @@ pub struct AuditSlot(pub Arc<Mutex<Option<Caller>>>);
 
 /// Whether an API token of `scope` may make this request: `read-only` reads only,
 /// `submit` also submits and cancels jobs, `admin` is limited by the owner's role alone.
-fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
+pub(crate) fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
     let read = matches!(*method, Method::GET | Method::HEAD);
     match scope {
         TokenScope::ReadOnly => read,
@@ -536,7 +536,7 @@ impl Authenticated {
         Authenticated(Arc::new(Mutex::new(Some(outcome))))
     }
 
-    fn take(&self) -> Option<Result<Caller, ApiError>> {
+    pub(crate) fn take(&self) -> Option<Result<Caller, ApiError>> {
         self.0.lock().ok().and_then(|mut o| o.take())
     }
 }
