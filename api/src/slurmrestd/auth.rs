@@ -112,11 +112,7 @@ impl FromRequestParts<AppState> for SlurmCaller {
     type Rejection = SlurmError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, SlurmError> {
-        let known = parts
-            .extensions
-            .get::<Authenticated>()
-            .and_then(Authenticated::take);
-        let caller = match known {
+        let caller = match Authenticated::take_from(parts) {
             Some(outcome) => outcome?,
             None => match credentials(&parts.headers)? {
                 Some(header) => {
@@ -134,11 +130,7 @@ impl FromRequestParts<AppState> for SlurmCaller {
                 }
             },
         };
-        if let Some(slot) = parts.extensions.get::<AuditSlot>() {
-            if let Ok(mut slot) = slot.0.lock() {
-                *slot = Some(caller.clone());
-            }
-        }
+        AuditSlot::record(parts, &caller);
         caller.require_person()?;
         if caller.scope.is_some() || caller.job_id.is_some() {
             let allowed = v1_equivalent(&parts.method, parts.uri.path()).is_some_and(|(m, p)| {
