@@ -3,7 +3,8 @@
 //! slurmrestd's published v0.0.44 document (`tests/data/slurmrestd-v0.0.44.json`).
 //! A ping answers; a name that is not the token's user is 401; a job submitted through
 //! `job/submit` runs to COMPLETED; another tenant's jobs are invisible; `DELETE` cancels;
-//! slurmdb shows the finished job.
+//! slurmdb shows the finished job; tokens get no more than on `/v1`, and the api's rate
+//! and size limits hold, answering in slurmrestd's shapes.
 
 use crate::cluster::{Options, TestCluster};
 use berth_core::auth::Role;
@@ -294,6 +295,20 @@ async fn slurmrestd_clients_ping_submit_watch_cancel_and_account() {
     let (_, body) = get_as(&c, "bob", &bob, &format!("{SLURM}/job/{held}")).await;
     assert_eq!(body["jobs"][0]["job_state"], json!(["CANCELLED"]), "{body}");
 
+    // The cancellation is in the audit log, as bob's.
+    let (s, audit) = c.call(Method::GET, "/v1/audit?actor=bob", a, None).await;
+    assert_eq!(s, 200, "{audit}");
+    assert!(
+        audit["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["method"] == "DELETE"
+                && e["path"] == format!("{SLURM}/job/{held}")
+                && e["status"] == 200),
+        "{audit:#}"
+    );
+
     // A field Berth does not honour is refused by name, and nothing is submitted.
     let (s, body) = slurm(
         &c,
@@ -510,4 +525,51 @@ async fn tokens_get_nothing_here_they_lack_on_v1() {
     )
     .await;
     assert_eq!(s, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_limits_apply_and_answer_in_slurmrestd_shapes() {
+    let c = TestCluster::start_with_api_config(
+        Options {
+            workers: 0,
+            ..Default::default()
+        },
+        "rate_limit_per_token = 1\nrate_limit_per_address = 1000\nrate_limit_burst = 5\nmax_body_bytes = 4096\n",
+    )
+    .await;
+    // An oversized body: 413, in the operation's shape.
+    let amy = c.token_for("amy", Role::User);
+    let (s, body) = slurm(
+        &c,
+        Method::POST,
+        &format!("{SLURM}/job/submit"),
+        Some("amy"),
+        Some(&amy),
+        Some(json!({"script": format!("#!/bin/bash\n#{}\ntrue\n", "x".repeat(8000))})),
+    )
+    .await;
+    assert_eq!(s, 413, "{body}");
+    assert_valid("v0.0.44_openapi_job_submit_response", &body);
+    // The per-user rate limit holds for tokens sent in X-SLURM-USER-TOKEN.
+    let bob = c.token_for("bob", Role::User);
+    let mut statuses = Vec::new();
+    let mut limited = None;
+    for _ in 0..12 {
+        let r = c
+            .http
+            .get(format!("{}{SLURM}/ping/", c.url))
+            .header("X-SLURM-USER-NAME", "bob")
+            .header("X-SLURM-USER-TOKEN", &bob)
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+        if r.status() == 429 {
+            assert!(r.headers().contains_key("retry-after"));
+            limited = Some(r.json::<Value>().await.unwrap());
+        }
+    }
+    assert!(statuses[..5].iter().all(|s| *s == 200), "{statuses:?}");
+    let body = limited.unwrap_or_else(|| panic!("never limited: {statuses:?}"));
+    assert_valid("v0.0.44_openapi_ping_array_resp", &body);
 }
