@@ -5,7 +5,7 @@
 use super::auth::SlurmCaller;
 use super::jobs::{info_query, InfoQuery};
 use super::types::{ControllerPing, NoVal, NodeInfo, ReservationInfo};
-use super::{answer, minutes, now, time, SlurmError, CLUSTER};
+use super::{answer_ok, minutes, now, time, SlurmError, CLUSTER};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -49,12 +49,7 @@ pub(super) async fn ping(
             primary: true,
         },
     };
-    Ok(answer(
-        uri.path(),
-        &caller.name,
-        json!({ "pings": [ping] }),
-        Vec::new(),
-    ))
+    Ok(answer_ok(&uri, &caller, json!({ "pings": [ping] })))
 }
 
 /// `GET /slurm/v0.0.44/diag/`: the job counts of the api's metrics snapshot (refreshed
@@ -76,9 +71,9 @@ pub(super) async fn diag(
     };
     let pending = count("PENDING");
     let taken = snapshot.taken_at.map(|t| t.timestamp());
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "statistics": {
             "req_time": now(),
             "req_time_start": NoVal::opt(taken),
@@ -87,7 +82,6 @@ pub(super) async fn diag(
             "schedule_queue_length": pending,
             "job_states_ts": NoVal::opt(taken),
         } }),
-        Vec::new(),
     ))
 }
 
@@ -172,11 +166,10 @@ pub(super) async fn nodes(
     info_query(q)?;
     let Json(list) = crate::routes::node_list(State(state), caller.clone()).await?;
     let nodes: Vec<NodeInfo> = list.items.iter().map(node_info).collect();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "nodes": nodes, "last_update": now() }),
-        Vec::new(),
     ))
 }
 
@@ -190,11 +183,10 @@ pub(super) async fn node(
 ) -> Result<Response, SlurmError> {
     info_query(q)?;
     let Json(node) = crate::nodes::node_get(State(state), caller.clone(), Path(name)).await?;
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "nodes": [node_info(&node)], "last_update": now() }),
-        Vec::new(),
     ))
 }
 
@@ -248,11 +240,10 @@ pub(super) async fn partitions(
     let Json(list) = crate::routes::partition_list(State(state.clone()), caller.clone()).await?;
     let all = node_names(&state, &caller).await?;
     let partitions: Vec<_> = list.items.iter().map(|p| partition_info(p, &all)).collect();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "partitions": partitions, "last_update": now() }),
-        Vec::new(),
     ))
 }
 
@@ -268,11 +259,10 @@ pub(super) async fn partition(
     let Json(p) =
         crate::partitions::partition_get(State(state.clone()), caller.clone(), Path(name)).await?;
     let all = node_names(&state, &caller).await?;
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "partitions": [partition_info(&p, &all)], "last_update": now() }),
-        Vec::new(),
     ))
 }
 
@@ -312,11 +302,10 @@ pub(super) async fn reservations(
     q.map_err(|e| SlurmError::bad_field("query", e.body_text()))?;
     let Json(list) = crate::reservations::reservation_list(State(state), caller.clone()).await?;
     let items: Vec<_> = list.items.iter().map(reservation_info).collect();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "reservations": items, "last_update": now() }),
-        Vec::new(),
     ))
 }
 
@@ -331,11 +320,10 @@ pub(super) async fn reservation(
     q.map_err(|e| SlurmError::bad_field("query", e.body_text()))?;
     let Json(r) =
         crate::reservations::reservation_get(State(state), caller.clone(), Path(name)).await?;
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "reservations": [reservation_info(&r)], "last_update": now() }),
-        Vec::new(),
     ))
 }
 
@@ -404,10 +392,9 @@ pub(super) async fn shares(
         })
         .collect();
     let total = shares.len();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "shares": { "shares": shares, "total_shares": total } }),
-        Vec::new(),
     ))
 }

@@ -9,7 +9,7 @@
 
 use super::auth::SlurmCaller;
 use super::types::{ExitCode, ExitSignal, JobInfo, NoVal, NoValIn, NoValValue};
-use super::{answer, errno, minutes, now, time, SlurmError, CLUSTER};
+use super::{answer, answer_ok, errno, minutes, now, time, SlurmError, CLUSTER};
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -446,11 +446,10 @@ pub(super) async fn submit(
             }
             e => e.into(),
         })?;
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "job_id": id, "step_id": "batch", "job_submit_user_msg": "" }),
-        Vec::new(),
     ))
 }
 
@@ -701,11 +700,10 @@ pub(super) async fn get_one(
     let Json(job) = crate::routes::job_get(State(state), caller.clone(), Path(id))
         .await
         .map_err(job_error)?;
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         job_info_payload(vec![job_info(&job)]),
-        Vec::new(),
     ))
 }
 
@@ -796,14 +794,13 @@ pub(super) async fn update(
         }
         None => {}
     }
-    Ok(answer(
-        uri.path(),
-        &caller.name,
+    Ok(answer_ok(
+        &uri,
+        &caller,
         json!({ "results": [{
             "job_id": id, "step_id": "", "error": "No error", "error_code": 0,
             "why": "Job updated",
         }] }),
-        Vec::new(),
     ))
 }
 
@@ -852,12 +849,7 @@ pub(super) async fn cancel(
     crate::routes::cancel_one(&state, &caller, id)
         .await
         .map_err(job_error)?;
-    Ok(answer(
-        uri.path(),
-        &caller.name,
-        json!({ "status": [] }),
-        Vec::new(),
-    ))
+    Ok(answer_ok(&uri, &caller, json!({ "status": [] })))
 }
 
 #[cfg(test)]

@@ -185,6 +185,15 @@ pub(crate) fn answer<T: Serialize>(
     .into_response()
 }
 
+/// A successful answer on `uri` for `caller`, with no warnings ([`answer`]).
+pub(crate) fn answer_ok<T: Serialize>(
+    uri: &axum::http::Uri,
+    caller: &crate::auth::Caller,
+    payload: T,
+) -> Response {
+    answer(uri.path(), &caller.name, payload, Vec::new())
+}
+
 /// An error as slurmrestd answers one: the status and one entry of `errors`. The
 /// payload's required fields are added on the way out ([`errors_as_openapi_resp`]).
 #[derive(Debug)]

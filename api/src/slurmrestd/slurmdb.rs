@@ -9,7 +9,7 @@
 use super::auth::SlurmCaller;
 use super::jobs::exit_code;
 use super::types::{AssocShort, Coord, NoVal, Tres};
-use super::{answer, minutes, SlurmError, CLUSTER};
+use super::{answer, answer_ok, minutes, SlurmError, CLUSTER};
 use crate::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, Uri};
@@ -274,12 +274,7 @@ pub(super) async fn job_get(
             "job_id",
         ));
     }
-    Ok(answer(
-        uri.path(),
-        &caller.name,
-        json!({ "jobs": list }),
-        Vec::new(),
-    ))
+    Ok(answer_ok(&uri, &caller, json!({ "jobs": list })))
 }
 
 /// `GET /slurmdb/v0.0.44/accounts/`: the accounts the caller may see
@@ -307,12 +302,7 @@ pub(super) async fn accounts(
             })
         })
         .collect();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
-        json!({ "accounts": accounts }),
-        Vec::new(),
-    ))
+    Ok(answer_ok(&uri, &caller, json!({ "accounts": accounts })))
 }
 
 /// Slurm's `AdminLevel` of a Berth role.
@@ -388,12 +378,7 @@ pub(super) async fn users(
         found.retain(|u| u.default_account.as_deref() == Some(account.as_str()));
     }
     let list: Vec<Value> = found.iter().map(user).collect();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
-        json!({ "users": list }),
-        Vec::new(),
-    ))
+    Ok(answer_ok(&uri, &caller, json!({ "users": list })))
 }
 
 /// `GET /slurmdb/v0.0.44/qos/`: every QOS (`GET /v1/qos`), filtered by `name`
@@ -445,10 +430,5 @@ pub(super) async fn qos(
             })
         })
         .collect();
-    Ok(answer(
-        uri.path(),
-        &caller.name,
-        json!({ "qos": items }),
-        Vec::new(),
-    ))
+    Ok(answer_ok(&uri, &caller, json!({ "qos": items })))
 }
