@@ -50,6 +50,7 @@ mod scheduling_scenarios;
 mod selection;
 mod sim;
 mod slurm_commands;
+mod slurmrestd;
 mod spot;
 mod squeue;
 mod srun;

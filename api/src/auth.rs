@@ -377,7 +377,7 @@ pub struct AuditSlot(pub Arc<Mutex<Option<Caller>>>);
 
 /// Whether an API token of `scope` may make this request: `read-only` reads only,
 /// `submit` also submits and cancels jobs, `admin` is limited by the owner's role alone.
-fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
+pub(crate) fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bool {
     let read = matches!(*method, Method::GET | Method::HEAD);
     match scope {
         TokenScope::ReadOnly => read,
@@ -540,17 +540,30 @@ impl Authenticated {
     fn take(&self) -> Option<Result<Caller, ApiError>> {
         self.0.lock().ok().and_then(|mut o| o.take())
     }
+
+    /// The outcome [`crate::limits::protect`] left in this request, taken (`None` when
+    /// the request carried no credentials, or it was taken already).
+    pub(crate) fn take_from(parts: &Parts) -> Option<Result<Caller, ApiError>> {
+        parts.extensions.get::<Authenticated>().and_then(Self::take)
+    }
+}
+
+impl AuditSlot {
+    /// Leaves `caller` for the audit middleware, when it records this request.
+    pub(crate) fn record(parts: &Parts, caller: &Caller) {
+        if let Some(slot) = parts.extensions.get::<AuditSlot>() {
+            if let Ok(mut slot) = slot.0.lock() {
+                *slot = Some(caller.clone());
+            }
+        }
+    }
 }
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let known = parts
-            .extensions
-            .get::<Authenticated>()
-            .and_then(Authenticated::take);
-        let caller = match known {
+        let caller = match Authenticated::take_from(parts) {
             Some(outcome) => outcome?,
             None => {
                 let header = parts
@@ -560,11 +573,7 @@ impl FromRequestParts<AppState> for Caller {
                 authenticate(state, header).await?
             }
         };
-        if let Some(slot) = parts.extensions.get::<AuditSlot>() {
-            if let Ok(mut slot) = slot.0.lock() {
-                *slot = Some(caller.clone());
-            }
-        }
+        AuditSlot::record(parts, &caller);
         if let Some(scope) = caller.scope {
             if !scope_allows(scope, &parts.method, parts.uri.path()) {
                 return Err(ApiError::Forbidden(format!(

@@ -22,7 +22,9 @@
 //! * [`webhooks`]: webhooks and their delivery reconciler;
 //! * [`node_credentials`]: bootstrap tokens and node credentials (how workers join);
 //! * [`error`]: the one error → RFC 9457 problem mapping;
-//! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`.
+//! * [`openapi`]: the utoipa document, checked in at `openapi/berth.json`;
+//! * [`slurmrestd`]: the slurmrestd-compatible subset (`/slurm/v0.0.44/`,
+//!   `/slurmdb/v0.0.44/`), outside Berth's document.
 
 pub mod accounting;
 pub mod audit;
@@ -48,6 +50,7 @@ pub mod reservations;
 pub mod routes;
 pub mod run_grant;
 pub mod slurm_variables;
+pub mod slurmrestd;
 pub mod stats;
 pub mod steps;
 pub mod submit;
@@ -340,6 +343,7 @@ pub fn router(state: AppState) -> Router {
             "/v1/webhooks/{id}/deliveries/{delivery}/redeliver",
             post(webhooks::webhook_redeliver),
         )
+        .merge(slurmrestd::routes())
         .fallback(console::fallback)
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -355,6 +359,9 @@ pub fn router(state: AppState) -> Router {
         ))
         .layer(axum::middleware::from_fn(error::plain_errors_as_problems))
         .layer(axum::middleware::from_fn(problem_request_id))
+        .layer(axum::middleware::from_fn(
+            slurmrestd::errors_as_openapi_resp,
+        ))
         .layer(TraceLayer::new_for_http())
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))

@@ -156,7 +156,23 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|ConnectInfo(addr)| addr.ip());
-    let header = request.headers().get(axum::http::header::AUTHORIZATION);
+    // The slurmrestd routes take their token from `X-SLURM-USER-TOKEN` too.
+    let slurm = crate::slurmrestd::is_slurm_path(request.uri().path());
+    let (header, refused) = if slurm {
+        match crate::slurmrestd::auth::credentials(request.headers()) {
+            Ok(header) => (header, None),
+            Err(e) => (None, Some(e)),
+        }
+    } else {
+        (
+            request
+                .headers()
+                .get(axum::http::header::AUTHORIZATION)
+                .cloned(),
+            None,
+        )
+    };
+    let header = header.as_ref();
     // API tokens and node credentials cost a database lookup to check.
     let looked_up = header.is_some_and(|h| {
         h.as_bytes()
@@ -177,9 +193,18 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
             .into_response();
         }
     }
-    let outcome = match header {
-        Some(header) => Some(authenticate(&state, header).await),
-        None => None,
+    let outcome = match (header, refused) {
+        (_, Some(e)) => Some(Err(e)),
+        (Some(header), None) => Some(authenticate(&state, header).await),
+        (None, None) => None,
+    };
+    // `X-SLURM-USER-NAME` must name the token's own user.
+    let outcome = match outcome {
+        Some(Ok(caller)) if slurm => Some(crate::slurmrestd::auth::check_user_name(
+            request.headers(),
+            caller,
+        )),
+        other => other,
     };
     let limited = match &outcome {
         Some(Ok(caller)) => limiters
