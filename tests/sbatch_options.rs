@@ -547,6 +547,14 @@ async fn test_only_prints_the_expected_start_and_creates_nothing() {
     );
     assert_eq!(job_rows(&c).await, 1, "only the busy job");
 
+    // A held job is given no start.
+    let (code, _, err) = sbatch(&c, &["--test-only", "--hold", script]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.starts_with("sbatch: Job ")
+            && err.ends_with(" has no expected start yet (JobHeldUser) in partition gpu\n"),
+        "{err}"
+    );
     // Errors print as a real submission's would and exit 1; nothing is created.
     let (code, _, err) = sbatch(&c, &["--test-only", "--gres=gpu:64", script]);
     assert_eq!(code, 1);

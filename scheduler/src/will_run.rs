@@ -34,7 +34,7 @@ pub async fn will_run(
     job: SchedJobRow,
     now: DateTime<Utc>,
 ) -> Result<JobWillRun, DbError> {
-    let (id, partition) = (job.id, job.partition.clone());
+    let (id, partition, held) = (job.id, job.partition.clone(), job.hold);
     let input = SnapshotCache::read_with(pool, now, config, job).await?;
     let snapshot = &input.snapshot;
     let plan = planner::plan(snapshot, config);
@@ -65,7 +65,9 @@ pub async fn will_run(
         .pending
         .iter()
         .find(|w| w.job_id == id)
-        .map(|w| w.reason.clone());
+        .map(|w| w.reason.clone())
+        // A held job (`--hold`) is not planned at all.
+        .or_else(|| held.then(|| "JobHeldUser".to_string()));
     Ok(match plan.reservations.iter().find(|r| r.job_id == id) {
         Some(r) => answer(Some(r.start), &r.placements, reason),
         None => answer(None, &[], reason),
