@@ -19,6 +19,12 @@
 //!   space: `#SBATCH --job-name={{ job_name }}` names the job `{{ job_name }}`. On the
 //!   command line (separate argv words) a stray word is refused.
 //! * Command-line options are applied after the script's directives, so they win.
+//! * Every option of Slurm's sbatch (and pyxis's `--container-*`) is in the table
+//!   ([`option_table`]): honoured, accepted without effect where that is what Slurm does on
+//!   a cluster like Berth's (the table says why), or refused naming the option and why. An
+//!   option that is not in the table is refused in getopt's words (`unrecognized option
+//!   '--foo'`) and takes no value with it. The `sbatch` command's own options
+//!   (`--test-only`, `-W/--wait`, `-Q`, `-v`, `-h`, `-V`) land in [`ClientOptions`].
 //!
 //! Every refusal is an [`SbatchError`] naming the script line (or the command line), the
 //! option as written and why.
