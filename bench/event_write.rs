@@ -62,6 +62,7 @@ fn job(n: usize) -> JobInsert {
         exclude: Vec::new(),
         partitions: Vec::new(),
         time_min: None,
+        script_args: Vec::new(),
     }
 }
 

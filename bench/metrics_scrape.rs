@@ -181,6 +181,7 @@ async fn main() {
         node_lease: None,
         events: Default::default(),
         metrics: m.clone(),
+        will_run: None,
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("bench-secret", "prometheus", Role::Operator, 3600);

@@ -79,6 +79,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "health_live",
         "health_ready",
         "job_create",
+        "job_will_run",
         "job_list",
         "job_get",
         "job_cancel",
@@ -188,7 +189,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     if who == JobToken {
         return Some(match op {
             "job_create" | "step_create" => 201,
-            "job_list"
+            "job_will_run"
+            | "job_list"
             | "job_cancel_batch"
             | "job_stats"
             | "job_gpu_samples"
@@ -250,6 +252,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     let job_write = matches!(
         op,
         "job_create"
+            | "job_will_run"
             | "job_cancel"
             | "job_output_upload"
             | "job_update"
@@ -493,7 +496,9 @@ async fn prepare(
         path.to_string()
     };
     let body = match op {
-        "job_create" => Some(json!({"script": "#!/bin/bash\n#SBATCH --hold\ntrue\n"})),
+        "job_create" | "job_will_run" => {
+            Some(json!({"script": "#!/bin/bash\n#SBATCH --hold\ntrue\n"}))
+        }
         "job_output_upload" => {
             Some(json!({"run": 0, "stream": "stdout", "offset": n * 10, "data": "x"}))
         }

@@ -43,6 +43,7 @@ mod queue_view;
 mod requeue;
 mod reservations;
 mod restart;
+mod sbatch_options;
 mod sbatch_scripts;
 mod scheduler_wakeups;
 mod scheduling;

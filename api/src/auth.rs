@@ -388,7 +388,7 @@ pub(crate) fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bo
 
 /// Whether a job's token may make this request (by the path's shape; which job a path
 /// names is checked by the handlers, another job being 404): list and submit its user's
-/// jobs; read its own job, its output, steps, stats, GPU samples, script and priority; update it (`scontrol
+/// jobs (and test a submission, `sbatch --test-only`); read its own job, its output, steps, stats, GPU samples, script and priority; update it (`scontrol
 /// update JobId=$SLURM_JOB_ID TimeLimit=…`, with a user's rights: lower only), cancel
 /// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`; read its
 /// user's job accounting (`sacct` in a batch script). Nothing else: no tokens, users,
@@ -398,7 +398,7 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
     let read = matches!(*method, Method::GET | Method::HEAD);
     match segments.as_slice() {
         ["", "v1", "jobs"] => read || *method == Method::POST,
-        ["", "v1", "jobs", "cancel"] => *method == Method::POST,
+        ["", "v1", "jobs", "cancel" | "will-run"] => *method == Method::POST,
         ["", "v1", "jobs", _id] => read || *method == Method::PATCH,
         ["", "v1", "jobs", _id, "output" | "stats" | "gpu-samples" | "script" | "priority"] => read,
         ["", "v1", "jobs", _id, "steps"] => read || *method == Method::POST,

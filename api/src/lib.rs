@@ -104,6 +104,31 @@ pub struct ApiConfig {
     pub webhooks: webhooks::WebhookSettings,
     /// `[metrics]`: who may scrape `/metrics`, and how often its snapshot is rebuilt.
     pub metrics: metrics::MetricsConfig,
+    /// The scheduler's planner for will-run tests (`POST /v1/jobs/will-run`, `sbatch
+    /// --test-only`); `None`: such tests are answered 503.
+    pub will_run: Option<WillRunPlanner>,
+}
+
+/// What a will-run planner returns.
+pub type WillRunFuture = std::pin::Pin<
+    Box<dyn Future<Output = Result<berth_core::wire::JobWillRun, berth_db::DbError>> + Send>,
+>;
+
+/// Plans a job that is not stored (`sbatch --test-only`): given the pool and the job's
+/// scheduler row (inserted and rolled back by the api, so its id names no job), says when
+/// and where it would start. The binary that runs the api supplies the scheduler's
+/// planner (`berth_scheduler::will_run`); the api does not link the scheduler.
+#[derive(Clone)]
+pub struct WillRunPlanner(
+    pub  std::sync::Arc<
+        dyn Fn(berth_db::Pool, berth_db::snapshot::SchedJobRow) -> WillRunFuture + Send + Sync,
+    >,
+);
+
+impl std::fmt::Debug for WillRunPlanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WillRunPlanner")
+    }
 }
 
 /// Errors starting or running the api.
@@ -150,6 +175,8 @@ pub struct AppState {
     /// `/metrics`: the snapshot a background task refreshes, and this replica's request
     /// durations.
     pub metrics: std::sync::Arc<metrics::Metrics>,
+    /// The planner for will-run tests ([`ApiConfig::will_run`]).
+    pub will_run: Option<WillRunPlanner>,
 }
 
 /// The lease a worker gets with each successful sync when the scheduler declares a node
@@ -202,6 +229,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(routes::readyz))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
+        .route("/v1/jobs/will-run", post(routes::job_will_run))
         .route(
             "/v1/jobs/{id}",
             get(routes::job_get).patch(job_control::job_update),
@@ -464,6 +492,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         node_lease: node_lease(config.node_timeout),
         events,
         metrics,
+        will_run: config.will_run.clone(),
     })
 }
 

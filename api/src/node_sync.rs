@@ -903,6 +903,7 @@ fn assignment(
         account: job.account.clone(),
         partition: job.partition.clone(),
         script: job.script.clone(),
+        script_args: job.script_args.clone(),
         submit_dir: job.submit_dir.clone(),
         work_dir: job.work_dir.clone(),
         stdout: job.stdout_pattern.clone(),

@@ -111,6 +111,7 @@ impl Modify for ProblemResponses {
         routes::healthz,
         routes::readyz,
         routes::job_create,
+        routes::job_will_run,
         routes::job_list,
         routes::job_get,
         routes::job_cancel,

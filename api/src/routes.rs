@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use berth_core::state::JobState;
 use berth_core::wire::{
-    Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, NodeRegister, OutputChunk,
-    OutputQuery, OutputStream, PartitionList, Problem, SyncRequest, SyncResponse,
+    Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, NodeList, NodeRegister,
+    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, SyncRequest, SyncResponse,
 };
 use berth_db::job::{JobFilter, JobRow};
 use berth_db::{allocation, job, node, notify, output, partition, DbError};
@@ -140,6 +140,39 @@ pub async fn job_create(
         response.headers_mut().insert(header::LOCATION, location);
     }
     Ok(response)
+}
+
+/// Test a batch job without submitting it (`sbatch --test-only`).
+///
+/// The body is what `POST /v1/jobs` takes, checked the same way (the same errors); nothing
+/// is stored. The answer says when and where the job would start if it were submitted now:
+/// the scheduler's planner over the current queue, nodes and running jobs' time limits.
+#[utoipa::path(post, path = "/v1/jobs/will-run", tag = "jobs", operation_id = "job_will_run",
+    request_body = JobCreate,
+    responses(
+        (status = 200, description = "When and where the job would start", body = JobWillRun),
+        (status = 400, description = "A bad option or field, naming it (and the script line)", body = Problem),
+        (status = 401, description = "No or bad credentials", body = Problem),
+        (status = 403, description = "An option the caller may not use (a negative --nice)", body = Problem),
+        (status = 422, description = "No node could ever satisfy the request", body = Problem),
+        (status = 503, description = "Database unavailable", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_will_run(
+    State(state): State<AppState>,
+    caller: Caller,
+    body: Result<Json<JobCreate>, JsonRejection>,
+) -> Result<Json<JobWillRun>, ApiError> {
+    caller.require_person()?;
+    let req = json_body(body)?;
+    let answer = submit::will_run_job(
+        &state.pool,
+        state.will_run.as_ref(),
+        &caller.name,
+        caller.role,
+        &req,
+    )
+    .await?;
+    Ok(Json(answer))
 }
 
 /// List jobs.

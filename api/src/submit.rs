@@ -29,6 +29,16 @@ fn sbatch_error(e: SbatchError) -> ApiError {
 /// # Errors
 /// 400 naming the script line and option, or the field.
 pub fn parse_submission(req: &JobCreate) -> Result<(JobSpec, String), ApiError> {
+    parse_submission_full(req).map(|(spec, script, _)| (spec, script))
+}
+
+/// The most arguments a batch script may be given (`sbatch job.sh a b …`).
+pub const MAX_SCRIPT_ARGS: usize = 4096;
+
+/// [`parse_submission`], with the `sbatch` command's own options (`--test-only` …).
+fn parse_submission_full(
+    req: &JobCreate,
+) -> Result<(JobSpec, String, sbatch::ClientOptions), ApiError> {
     let mut args = req.args.clone();
     let script = req.script.clone().unwrap_or_default();
     if let Some(wrap) = req.spec.as_ref().and_then(|s| s.wrap.clone()) {
@@ -60,7 +70,22 @@ pub fn parse_submission(req: &JobCreate) -> Result<(JobSpec, String), ApiError> 
             ));
         }
     }
-    Ok((spec, batch.script))
+    if req.script_args.len() > MAX_SCRIPT_ARGS {
+        return Err(ApiError::bad_field(
+            "script_args",
+            format!(
+                "{} arguments for the script; at most {MAX_SCRIPT_ARGS} are taken",
+                req.script_args.len()
+            ),
+        ));
+    }
+    if let Some(n) = req.script_args.iter().position(|a| a.contains('\0')) {
+        return Err(ApiError::bad_field(
+            "script_args",
+            format!("argument {} of the script contains a NUL character", n + 1),
+        ));
+    }
+    Ok((spec, batch.script, batch.client))
 }
 
 /// Generic resources this cluster schedules (`--gres` names): GPUs (whole or MIG
@@ -182,7 +207,87 @@ pub async fn submit_job(
         }
     }
 
-    let (spec, script) = parse_submission(req)?;
+    let prepared = prepare(pool, user, role, req).await?;
+    if prepared.test_only {
+        return Err(ApiError::bad_field(
+            "--test-only",
+            "a test-only submission creates no job: send it to POST /v1/jobs/will-run \
+             (sbatch --test-only does)",
+        ));
+    }
+    let mut tx = berth_db::begin(pool).await?;
+    let id = insert_in_tx(&mut tx, &prepared).await?;
+    if let Some(key) = idempotency_key {
+        idempotency::idempotency_insert_in_tx(&mut tx, user, key, &hash, id).await?;
+    }
+    berth_db::notify::notify(&mut *tx, berth_db::notify::JOBS_CHANNEL, &id.to_string()).await?;
+    tx.commit().await.map_err(berth_db::DbError::from)?;
+    tracing::info!(job.id = id, user, "job submitted");
+    Ok((id, true))
+}
+
+/// `sbatch --test-only` (`POST /v1/jobs/will-run`): checks the submission exactly as
+/// [`submit_job`] does, inserts it in a transaction that is rolled back (so every
+/// database rule applies and nothing is kept; the id it drew is never given to a job), and
+/// asks `planner` when and where it would start.
+///
+/// # Errors
+/// As [`submit_job`] (400, 403, 422 …); 503 when the database is unreachable; 500 when
+/// this api runs without a planner (only an api built without the scheduler).
+pub async fn will_run_job(
+    pool: &Pool,
+    planner: Option<&crate::WillRunPlanner>,
+    user: &str,
+    role: berth_core::auth::Role,
+    req: &JobCreate,
+) -> Result<berth_core::wire::JobWillRun, ApiError> {
+    let prepared = prepare(pool, user, role, req).await?;
+    let Some(planner) = planner else {
+        // Only an api built without the scheduler (its own tests) has none.
+        return Err(ApiError::Internal(
+            "this api runs without the scheduler's planner: will-run tests are not answered here"
+                .into(),
+        ));
+    };
+    let mut tx = berth_db::begin(pool).await?;
+    let id = insert_in_tx(&mut tx, &prepared).await?;
+    let row = berth_db::snapshot::read_job(&mut tx, id).await?;
+    tx.rollback().await.map_err(berth_db::DbError::from)?;
+    let row = row.ok_or_else(|| {
+        ApiError::Internal(format!("job {id} was not found in its own transaction").into())
+    })?;
+    Ok((planner.0)(pool.clone(), row).await?)
+}
+
+/// A checked submission, ready to insert.
+struct Prepared {
+    insert: JobInsert,
+    partitions: Vec<berth_db::partition::PartitionRow>,
+    /// `--test-only` was among the options.
+    test_only: bool,
+}
+
+/// Inserts a prepared job (holding its partitions against deletion); returns its id.
+async fn insert_in_tx(tx: &mut sqlx::PgConnection, prepared: &Prepared) -> Result<i64, ApiError> {
+    for p in &prepared.partitions {
+        if !partition::partition_hold_in_tx(&mut *tx, &p.name).await? {
+            return Err(ApiError::bad_field(
+                "--partition",
+                format!("partition {} was just deleted", p.name),
+            ));
+        }
+    }
+    Ok(job::job_insert_in_tx(&mut *tx, &prepared.insert).await?)
+}
+
+/// Everything [`submit_job`] checks before storing, and the row it would store.
+async fn prepare(
+    pool: &Pool,
+    user: &str,
+    role: berth_core::auth::Role,
+    req: &JobCreate,
+) -> Result<Prepared, ApiError> {
+    let (spec, script, client) = parse_submission_full(req)?;
     let staff = matches!(
         role,
         berth_core::auth::Role::Admin | berth_core::auth::Role::Operator
@@ -342,25 +447,13 @@ pub async fn submit_job(
             Vec::new()
         },
         time_min: spec.time_min.map(|t| t as i64),
+        script_args: req.script_args.clone(),
     };
-
-    let mut tx = berth_db::begin(pool).await?;
-    for p in &partitions {
-        if !partition::partition_hold_in_tx(&mut tx, &p.name).await? {
-            return Err(ApiError::bad_field(
-                "--partition",
-                format!("partition {} was just deleted", p.name),
-            ));
-        }
-    }
-    let id = job::job_insert_in_tx(&mut tx, &insert).await?;
-    if let Some(key) = idempotency_key {
-        idempotency::idempotency_insert_in_tx(&mut tx, user, key, &hash, id).await?;
-    }
-    berth_db::notify::notify(&mut *tx, berth_db::notify::JOBS_CHANNEL, &id.to_string()).await?;
-    tx.commit().await.map_err(berth_db::DbError::from)?;
-    tracing::info!(job.id = id, user, "job submitted");
-    Ok((id, true))
+    Ok(Prepared {
+        insert,
+        partitions,
+        test_only: client.test_only,
+    })
 }
 
 /// The scheduling options of a submission, checked.

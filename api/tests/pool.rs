@@ -26,6 +26,7 @@ async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnec
         node_lease: None,
         events: Default::default(),
         metrics: Default::default(),
+        will_run: None,
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);
@@ -92,6 +93,7 @@ async fn a_front_that_accepts_and_closes_answers_503() {
         node_lease: None,
         events: Default::default(),
         metrics: Default::default(),
+        will_run: None,
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);

@@ -5,31 +5,82 @@ use crate::client::Client;
 use crate::format;
 use crate::submit::{self, SubmitArgs};
 use anyhow::Context;
-use berth_core::wire::{Job, JobListQuery, OutputStream};
+use berth_core::wire::{Job, JobListQuery, JobWillRun, OutputStream};
 use std::io::Write;
 
-/// `berth submit`: sends the job; prints `Submitted batch job <id>` (or the id alone with
-/// `--parsable`); with `--wait`, streams its stdout until it ends, prints
-/// `Job <id> <STATE>, exit code <n>` to stderr and returns the job's exit status.
+/// `berth submit` (`sbatch`): reads the script, checks the options here as `sbatch` does
+/// (an error names the option and, for a `#SBATCH` line, the line: `sbatch: error: …`,
+/// status 1), then:
+/// * with `--test-only`, asks the api when and where the job would start and prints
+///   Slurm's `sbatch: Job N to start at TIME using N processors on nodes LIST in
+///   partition P` (standard error, as Slurm does); nothing is submitted;
+/// * otherwise sends the job and prints `Submitted batch job <id>` (or the id alone with
+///   `--parsable`). With `-W/--wait` it returns when the job ends, with the job's exit
+///   status: as `sbatch`, printing nothing more (Slurm's `--wait`); as `berth submit`,
+///   streaming the job's stdout meanwhile and ending with `Job <id> <STATE>, exit code
+///   <n>` on standard error.
+///
+/// A refusal from the api prints as `sbatch: error: Batch job submission failed: …`.
 pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
-    if !args.script_args.is_empty() {
-        anyhow::bail!(
-            "arguments after the script ({}) are not supported yet",
-            args.script_args.join(" ")
-        );
-    }
     let script = submit::read_script(args)?;
+    // `#SBATCH --test-only`, `--wait`, `--parsable` count as on the command line.
+    let parsed = match berth_core::sbatch::parse_batch(
+        script.as_deref().unwrap_or_default(),
+        &args.sbatch_args,
+    ) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let text = match e.line {
+                Some(line) => format!("line {line}: {}: {}", e.option, e.message),
+                None => format!("{}: {}", e.option, e.message),
+            };
+            eprintln!(
+                "sbatch: error: {}",
+                berth_core::text::escape_keep_lines(&text)
+            );
+            return Ok(1);
+        }
+    };
     let submit_dir = std::env::current_dir().context("reading the current directory")?;
     let job = submit::build_job(args, script, &submit_dir);
-    let created = client.job_create(&job, None).await?;
-    if args.parsable {
+    let refused = |e: &crate::client::ClientError| {
+        eprintln!(
+            "sbatch: error: Batch job submission failed: {}",
+            berth_core::text::escape_keep_lines(&e.to_string())
+        );
+    };
+    if args.test_only || parsed.client.test_only {
+        let answer: JobWillRun = match client.post_json("/v1/jobs/will-run", &job).await {
+            Ok(answer) => answer,
+            Err(e) => {
+                refused(&e);
+                return Ok(1);
+            }
+        };
+        eprintln!("{}", submit::will_run_line(&answer));
+        return Ok(0);
+    }
+    let created = match client.job_create(&job, None).await {
+        Ok(created) => created,
+        Err(e) => {
+            refused(&e);
+            return Ok(1);
+        }
+    };
+    if args.parsable || parsed.spec.parsable {
         println!("{}", created.id);
     } else {
         println!("Submitted batch job {}", created.id);
     }
     std::io::stdout().flush()?;
-    if !args.wait {
+    if !(args.wait || parsed.client.wait) {
         return Ok(0);
+    }
+    if args.as_sbatch {
+        let job = client
+            .job_wait(created.id, std::time::Duration::from_millis(500))
+            .await?;
+        return Ok(submit::wait_exit_code(&job));
     }
     let job = submit::follow_to_end(client, created.id).await?;
     let code = submit::wait_exit_code(&job);

@@ -218,6 +218,9 @@ async fn run_cluster(
             ..file.webhooks.settings(from)?
         },
         metrics: file.metrics.settings(from)?,
+        will_run: Some(crate::server::will_run_planner(
+            scheduler_config.planner.clone(),
+        )),
     };
     let stop = shutdown.clone();
     tasks.push((
@@ -434,6 +437,7 @@ async fn run_demo(client: &Client, data_dir: &Path) -> anyhow::Result<()> {
         submit_dir: Some(demo_dir.to_string_lossy().into_owned()),
         environment: crate::submit::submit_environment(),
         script_name: Some("single_gpu.sbatch".into()),
+        script_args: Vec::new(),
     };
     let created = client.job_create(&job, None).await?;
     println!(

@@ -46,8 +46,11 @@ enum Command {
     #[command(disable_help_flag = true)]
     Submit {
         /// sbatch options, then the script path (standard input when absent and no
-        /// --wrap). Berth's own: -W/--wait (stream the job's output until it ends and exit
-        /// with its exit code), --url, --token; --parsable prints the job id alone.
+        /// --wrap), then the script's arguments. -W/--wait: wait for the job to end and exit
+        /// with its exit code (as `berth submit`, also stream its output; as `sbatch`,
+        /// print nothing more, as Slurm does). --test-only: print when the job would
+        /// start and submit nothing. Berth's own: --url, --token; --parsable prints the
+        /// job id alone.
         #[arg(
             num_args = 0..,
             trailing_var_arg = true,
@@ -888,7 +891,18 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
 
     match cli.command {
         Command::Submit { args } => {
-            let split = split_submit_args(&args)?;
+            let split = match split_submit_args(&args, berth::submit::invoked_as_sbatch()) {
+                Ok(split) => split,
+                Err(e) => {
+                    // Slurm's words: `sbatch: error: unrecognized option '--foo'`.
+                    eprintln!("sbatch: error: {e}\nTry \"sbatch --help\" for more information");
+                    return Ok(1);
+                }
+            };
+            if split.version {
+                println!("berth {}", env!("CARGO_PKG_VERSION"));
+                return Ok(0);
+            }
             if split.help {
                 let mut command = Cli::command();
                 command.build();

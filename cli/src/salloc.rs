@@ -156,6 +156,7 @@ pub async fn run(client: &Client, args: &SallocArgs) -> anyhow::Result<i32> {
         submit_dir: Some(submit_dir.display().to_string()),
         environment: crate::submit::submit_environment(),
         script_name: None,
+        script_args: Vec::new(),
     };
     let created = client
         .job_create(&job, None)

@@ -551,6 +551,17 @@ impl Default for SchedulerSection {
     }
 }
 
+/// The scheduler's planner for the api's will-run tests (`sbatch --test-only`), with the
+/// settings the scheduler plans with.
+pub fn will_run_planner(planner: PlannerConfig) -> berth_api::WillRunPlanner {
+    berth_api::WillRunPlanner(std::sync::Arc::new(move |pool, job| {
+        let planner = planner.clone();
+        Box::pin(async move {
+            berth_scheduler::will_run::will_run(&pool, &planner, job, chrono::Utc::now()).await
+        })
+    }))
+}
+
 impl SchedulerSection {
     /// The planner configuration these settings describe.
     pub fn planner(&self) -> PlannerConfig {
@@ -866,6 +877,7 @@ pub async fn run_server(
             node_timeout: config.scheduler.node_timeout,
             webhooks: config.webhooks.clone(),
             metrics: config.metrics.clone(),
+            will_run: Some(will_run_planner(config.scheduler.planner.clone())),
         };
         let stop = shutdown.clone();
         Some(tokio::spawn(async move {

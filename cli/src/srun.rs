@@ -1080,6 +1080,7 @@ async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32>
         submit_dir: Some(submit_dir.display().to_string()),
         environment: crate::submit::submit_environment(),
         script_name: None,
+        script_args: Vec::new(),
     };
     let created = client
         .job_create(&job, None)

@@ -10,74 +10,69 @@
 use crate::client::Client;
 use anyhow::{bail, Context};
 use berth_core::state::JobState;
-use berth_core::wire::{Job, JobCreate, OutputStream};
+use berth_core::wire::{Job, JobCreate, JobWillRun, OutputStream};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// `sbatch` short options that take no value (`-H` hold, `-W` wait, `-v` verbose …).
-const SHORT_FLAGS: &str = "hHIkOQsuvVW";
-
-/// `sbatch` long options that take no value (those with an optional value take it only
-/// as `--option=value`).
-const LONG_FLAGS: &[&str] = &[
-    "contiguous",
-    "exclusive",
-    "get-user-env",
-    "help",
-    "hold",
-    "ignore-pbs",
-    "immediate",
-    "no-kill",
-    "no-requeue",
-    "overcommit",
-    "oversubscribe",
-    "parsable",
-    "propagate",
-    "quiet",
-    "reboot",
-    "requeue",
-    "spread-job",
-    "test-only",
-    "usage",
-    "use-min-nodes",
-    "verbose",
-    "version",
-    "wait",
-];
-
 /// A `berth submit` command line, split.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SubmitArgs {
-    /// The `sbatch` options, verbatim, in order (Berth's own flags removed).
+    /// The `sbatch` options, verbatim, in order (Berth's own `--url`/`--token` removed).
     pub sbatch_args: Vec<String>,
     /// The batch script's path, when one was given.
     pub script: Option<PathBuf>,
-    /// Arguments after the script path (passed to the script by `sbatch`).
+    /// Arguments after the script path, passed to the script (`$1 $2 …`), as `sbatch`
+    /// passes them.
     pub script_args: Vec<String>,
-    /// `-W/--wait`: follow the job to its end.
+    /// `-W/--wait`: wait for the job to end and exit with its exit code.
     pub wait: bool,
     /// `--parsable`: print only the job id.
     pub parsable: bool,
+    /// `--test-only`: print when the job would start; submit nothing.
+    pub test_only: bool,
     /// `--wrap` was given: the command is the script.
     pub wrap: bool,
     /// `-h/--help/--usage` was asked for.
     pub help: bool,
+    /// `-V/--version` was asked for.
+    pub version: bool,
+    /// Called as `sbatch` (a link of that name): Slurm's rules for what follows the
+    /// script and for `--wait`.
+    pub as_sbatch: bool,
     /// `--url`, when given among the options.
     pub url: Option<String>,
     /// `--token`, when given among the options.
     pub token: Option<String>,
 }
 
+/// Whether this process was started through a link named `sbatch`.
+pub fn invoked_as_sbatch() -> bool {
+    std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|f| f == "sbatch"))
+        .unwrap_or(false)
+}
+
 /// Splits `berth submit`'s arguments as `sbatch` reads them: options (with their values,
-/// attached or separate) until the first other argument, which is the script path;
-/// `--` ends the options.
+/// attached or separate, by `sbatch`'s own option table,
+/// [`berth_core::sbatch::option_table`]) until the first other argument, which is the
+/// script path; `--` ends the options. Every argument after the script is the script's
+/// (`sbatch job.sh a b` gives it `$1=a $2=b`); as `berth submit` (not `as_sbatch`),
+/// Berth's own `--wait`, `-W`, `--url` and `--token` are still taken there.
 ///
 /// # Errors
-/// When an option that needs a value ends the command line.
-pub fn split_submit_args(raw: &[String]) -> anyhow::Result<SubmitArgs> {
-    let mut out = SubmitArgs::default();
+/// Slurm's words, naming the option: an option `sbatch` does not have (`unrecognized
+/// option '--foo'`; it never takes the next argument as its value), an ambiguous
+/// abbreviation, or an option that needs a value at the end of the command line.
+pub fn split_submit_args(raw: &[String], as_sbatch: bool) -> anyhow::Result<SubmitArgs> {
+    use berth_core::sbatch::{long_option, short_option, Arity};
+    let mut out = SubmitArgs {
+        as_sbatch,
+        ..Default::default()
+    };
     let mut i = 0;
     while i < raw.len() {
         let arg = &raw[i];
@@ -85,7 +80,7 @@ pub fn split_submit_args(raw: &[String]) -> anyhow::Result<SubmitArgs> {
         if arg == "--" {
             if i < raw.len() {
                 out.script = Some(PathBuf::from(&raw[i]));
-                take_trailing_berth_flags(&mut out, &raw[i + 1..])?;
+                take_script_args(&mut out, &raw[i + 1..])?;
             }
             return Ok(out);
         }
@@ -94,41 +89,38 @@ pub fn split_submit_args(raw: &[String]) -> anyhow::Result<SubmitArgs> {
                 Some((name, value)) => (name, Some(value.to_string())),
                 None => (long, None),
             };
-            match name {
-                "wait" if inline.is_none() => {
-                    out.wait = true;
-                    continue;
-                }
-                "url" | "token" => {
-                    let value = match inline {
-                        Some(v) => v,
-                        None => {
-                            let Some(v) = raw.get(i) else {
-                                bail!("--{name} needs a value");
-                            };
-                            i += 1;
-                            v.clone()
-                        }
-                    };
-                    if name == "url" {
-                        out.url = Some(value);
-                    } else {
-                        out.token = Some(value);
+            if name == "url" || name == "token" {
+                let value = match inline {
+                    Some(v) => v,
+                    None => {
+                        let Some(v) = raw.get(i) else {
+                            bail!("option '--{name}' requires an argument");
+                        };
+                        i += 1;
+                        v.clone()
                     }
-                    continue;
+                };
+                if name == "url" {
+                    out.url = Some(value);
+                } else {
+                    out.token = Some(value);
                 }
-                "help" | "usage" => {
-                    out.help = true;
-                    continue;
-                }
+                continue;
+            }
+            let option = long_option(name).map_err(anyhow::Error::msg)?;
+            match option.long {
+                "help" | "usage" => out.help = true,
+                "version" => out.version = true,
+                "wait" => out.wait = true,
                 "parsable" => out.parsable = true,
+                "test-only" => out.test_only = true,
                 "wrap" => out.wrap = true,
                 _ => {}
             }
             out.sbatch_args.push(arg.clone());
-            if inline.is_none() && !LONG_FLAGS.contains(&name) {
+            if inline.is_none() && option.arity == Arity::Required {
                 let Some(value) = raw.get(i) else {
-                    bail!("option --{name} needs a value");
+                    bail!("option '--{}' requires an argument", option.long);
                 };
                 out.sbatch_args.push(value.clone());
                 i += 1;
@@ -138,53 +130,45 @@ pub fn split_submit_args(raw: &[String]) -> anyhow::Result<SubmitArgs> {
         if arg.len() > 1 && arg.starts_with('-') {
             // A cluster of short options (`-vH`), the last of which may take a value,
             // attached (`-N2`) or as the next argument (`-N 2`).
-            let letters: Vec<char> = arg[1..].chars().collect();
-            let mut kept = String::from("-");
-            let mut needs_value = false;
-            let mut j = 0;
-            while j < letters.len() {
-                let c = letters[j];
-                if SHORT_FLAGS.contains(c) {
-                    match c {
-                        'W' => out.wait = true,
-                        'h' | 'u' => out.help = true,
-                        _ => kept.push(c),
+            let mut takes_next = false;
+            for (pos, c) in arg.char_indices().skip(1) {
+                let option = short_option(c).map_err(anyhow::Error::msg)?;
+                match c {
+                    'h' => out.help = true,
+                    'V' => out.version = true,
+                    'W' => out.wait = true,
+                    _ => {}
+                }
+                if option.arity == Arity::Required {
+                    takes_next = pos + c.len_utf8() == arg.len();
+                    if takes_next && i >= raw.len() {
+                        bail!("option requires an argument -- '{c}'");
                     }
-                    j += 1;
-                    continue;
+                    break;
                 }
-                // An option with a value: the rest of the argument, or the next one.
-                kept.push(c);
-                let rest: String = letters[j + 1..].iter().collect();
-                if rest.is_empty() {
-                    needs_value = true;
-                } else {
-                    kept.push_str(&rest);
-                }
-                break;
             }
-            if kept.len() > 1 {
-                out.sbatch_args.push(kept.clone());
-            }
-            if needs_value {
-                let Some(value) = raw.get(i) else {
-                    bail!("option {kept} needs a value");
-                };
-                out.sbatch_args.push(value.clone());
+            out.sbatch_args.push(arg.clone());
+            if takes_next {
+                out.sbatch_args.push(raw[i].clone());
                 i += 1;
             }
             continue;
         }
         out.script = Some(PathBuf::from(arg));
-        take_trailing_berth_flags(&mut out, &raw[i..])?;
+        take_script_args(&mut out, &raw[i..])?;
         return Ok(out);
     }
     Ok(out)
 }
 
-/// After the script path: Berth's own flags (`--wait`, `-W`, `--url`, `--token`) are
-/// still taken (`berth submit job.sh --wait`); anything else is a script argument.
-fn take_trailing_berth_flags(out: &mut SubmitArgs, rest: &[String]) -> anyhow::Result<()> {
+/// After the script path: the script's arguments. As `berth submit`, Berth's own flags
+/// (`--wait`, `-W`, `--url`, `--token`) are still taken there (`berth submit job.sh
+/// --wait`); as `sbatch`, everything is the script's, as in Slurm.
+fn take_script_args(out: &mut SubmitArgs, rest: &[String]) -> anyhow::Result<()> {
+    if out.as_sbatch {
+        out.script_args = rest.to_vec();
+        return Ok(());
+    }
     let mut i = 0;
     while i < rest.len() {
         let arg = &rest[i];
@@ -193,7 +177,7 @@ fn take_trailing_berth_flags(out: &mut SubmitArgs, rest: &[String]) -> anyhow::R
             "--wait" | "-W" => out.wait = true,
             "--url" | "--token" => {
                 let Some(value) = rest.get(i) else {
-                    bail!("{arg} needs a value");
+                    bail!("option '{arg}' requires an argument");
                 };
                 i += 1;
                 if arg == "--url" {
@@ -253,6 +237,7 @@ pub fn build_job(args: &SubmitArgs, script: Option<String>, submit_dir: &Path) -
             .as_ref()
             .and_then(|p| p.file_name())
             .map(|f| f.to_string_lossy().into_owned()),
+        script_args: args.script_args.clone(),
     }
 }
 
@@ -273,6 +258,29 @@ pub fn read_script(args: &SubmitArgs) -> anyhow::Result<Option<String>> {
         .read_to_string(&mut text)
         .context("reading the batch script from standard input")?;
     Ok(Some(text))
+}
+
+/// Slurm's answer to `sbatch --test-only`: `sbatch: Job 12 to start at
+/// 2026-12-02T03:04:05 using 8 processors on nodes node-[1-2] in partition gpu` (local
+/// time, nodes as a host list). A job the plan gives no start yet reads `sbatch: Job 12
+/// has no expected start yet (Priority) in partition gpu`.
+pub fn will_run_line(answer: &JobWillRun) -> String {
+    match answer.start_time {
+        Some(start) => format!(
+            "sbatch: Job {} to start at {} using {} processors on nodes {} in partition {}",
+            answer.job_id,
+            crate::format::scontrol_time(Some(start)),
+            answer.cpus,
+            berth_core::hostlist::compress(&answer.nodes),
+            answer.partition
+        ),
+        None => format!(
+            "sbatch: Job {} has no expected start yet ({}) in partition {}",
+            answer.job_id,
+            answer.reason.as_deref().unwrap_or("Resources"),
+            answer.partition
+        ),
+    }
 }
 
 /// The exit status `berth submit --wait` ends with: the job's exit code, 0 for
@@ -314,7 +322,12 @@ mod tests {
 
     fn split(args: &[&str]) -> SubmitArgs {
         let raw: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        split_submit_args(&raw).unwrap()
+        split_submit_args(&raw, false).unwrap()
+    }
+
+    fn refused(args: &[&str]) -> String {
+        let raw: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        split_submit_args(&raw, true).unwrap_err().to_string()
     }
 
     #[test]
@@ -361,7 +374,7 @@ mod tests {
             "job.sh",
         ]);
         assert!(s.wait && s.parsable);
-        assert_eq!(s.sbatch_args, vec!["--parsable"]);
+        assert_eq!(s.sbatch_args, vec!["--wait", "--parsable", "-W"]);
         assert_eq!(s.url.as_deref(), Some("http://x:1"));
         assert_eq!(s.token.as_deref(), Some("t"));
     }
@@ -370,12 +383,44 @@ mod tests {
     fn short_option_clusters_and_wrap() {
         let s = split(&["-HWJ", "name", "--wrap", "echo hi"]);
         assert!(s.wait && s.wrap);
-        assert_eq!(s.sbatch_args, vec!["-HJ", "name", "--wrap", "echo hi"]);
+        assert_eq!(s.sbatch_args, vec!["-HWJ", "name", "--wrap", "echo hi"]);
         assert_eq!(s.script, None);
-        assert!(split_submit_args(&["-t".to_string()]).is_err());
+        assert_eq!(refused(&["-t"]), "option requires an argument -- 't'");
+        assert_eq!(refused(&["--time"]), "option '--time' requires an argument");
         let s = split(&["--", "-odd-name.sh"]);
         assert_eq!(s.script, Some(PathBuf::from("-odd-name.sh")));
         assert!(split(&["--help"]).help);
+    }
+
+    #[test]
+    fn unknown_options_are_named_and_take_nothing_with_them() {
+        // Found failing: `--foo --wrap 'echo hi'` once read "echo hi" as the script.
+        assert_eq!(
+            refused(&["--foo", "--wrap", "echo hi"]),
+            "unrecognized option '--foo'"
+        );
+        assert_eq!(refused(&["-Z", "job.sh"]), "invalid option -- 'Z'");
+        assert_eq!(refused(&["-HZ", "job.sh"]), "invalid option -- 'Z'");
+        assert!(refused(&["--gpu=1", "job.sh"]).contains("ambiguous"));
+        // A refused option of Slurm's is split by its arity; the api names it.
+        let s = split(&["--container-image", "nvcr.io/x", "job.sh"]);
+        assert_eq!(s.sbatch_args, vec!["--container-image", "nvcr.io/x"]);
+        assert_eq!(s.script, Some(PathBuf::from("job.sh")));
+        let s = split(&["--reboot", "job.sh"]);
+        assert_eq!(s.script, Some(PathBuf::from("job.sh")));
+    }
+
+    #[test]
+    fn everything_after_the_script_is_its_arguments_as_sbatch() {
+        let raw: Vec<String> = ["-N1", "job.sh", "a", "--wait", "--url", "x", "-b"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = split_submit_args(&raw, true).unwrap();
+        assert_eq!(s.script_args, vec!["a", "--wait", "--url", "x", "-b"]);
+        assert!(!s.wait && s.url.is_none());
+        let s = split(&["--test-only", "-V", "--usage", "job.sh"]);
+        assert!(s.test_only && s.version && s.help);
     }
 
     fn job(state: JobState, code: Option<i32>) -> Job {

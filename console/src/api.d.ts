@@ -302,6 +302,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/will-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Test a batch job without submitting it (`sbatch --test-only`).
+         * @description The body is what `POST /v1/jobs` takes, checked the same way (the same errors); nothing
+         *     is stored. The answer says when and where the job would start if it were submitted now:
+         *     the scheduler's planner over the current queue, nodes and running jobs' time limits.
+         */
+        post: operations["job_will_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}": {
         parameters: {
             query?: never;
@@ -1790,6 +1812,11 @@ export interface components {
             /** @description The batch script. */
             script: string;
             /**
+             * @description The batch script's arguments (`sbatch job.sh a b`): its `$1`, `$2` …, given to it
+             *     as argv (never through a shell).
+             */
+            script_args?: string[];
+            /**
              * @description Slurm's output variables the api works out from the job's record (see
              *     [`crate::wire::API_SLURM_VARIABLES`]): the worker sets these, and removes those of
              *     that list that are absent (never inheriting its own).
@@ -2589,6 +2616,11 @@ export interface components {
             /** @description The batch script; its `#SBATCH` lines are parsed as `sbatch` does. */
             script?: string | null;
             /**
+             * @description Arguments for the batch script (`sbatch job.sh a b`: `$1=a`, `$2=b`), passed to it
+             *     as argv, never through a shell.
+             */
+            script_args?: string[];
+            /**
              * @description The batch script's file name, the job's name when no `--job-name` is given (as
              *     `sbatch` names jobs after their script).
              */
@@ -2983,6 +3015,12 @@ export interface components {
              */
             wait_all_nodes: boolean | null;
             /**
+             * @description `--wckey`: stored and shown; Berth keeps no accounting by workload key (as Slurm
+             *     with `TrackWCKey=no`, its default, ignores it).
+             * @default null
+             */
+            wckey: string | null;
+            /**
              * @description `--wrap`: a command to run as the whole batch script.
              * @default null
              */
@@ -3055,6 +3093,39 @@ export interface components {
              * @default null
              */
             time_limit: string | null;
+        };
+        /**
+         * @description `POST /v1/jobs/will-run` answer (`sbatch --test-only`): when and where the job would
+         *     start if it were submitted now, as Slurm's will-run test tells. Nothing is stored.
+         */
+        JobWillRun: {
+            /**
+             * Format: int32
+             * @description The CPUs it would hold in all (Slurm's "using N processors").
+             */
+            cpus: number;
+            /**
+             * Format: int64
+             * @description The id the job would have had: drawn from the job id sequence and never given to
+             *     any job (Slurm prints one too, though nothing is kept).
+             */
+            job_id: number;
+            /** @description The nodes it would run on (at that start). */
+            nodes: string[];
+            /** @description The partition it would run in. */
+            partition: string;
+            /**
+             * @description Why it would wait (Slurm's reason names: `Priority`, `Resources` …), when it
+             *     could not start at once.
+             */
+            reason?: string | null;
+            /**
+             * Format: date-time
+             * @description The earliest expected start (RFC 3339, UTC): now when it could start at once, else
+             *     the start the scheduler's plan reserves for it. `None`: the plan gives it no start
+             *     yet (see `reason`).
+             */
+            start_time?: string | null;
         };
         /**
          * @description Whose fault a failed batch launch was (`LaunchFailed`), which decides what becomes of
@@ -6063,6 +6134,93 @@ export interface operations {
                 };
             };
             /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    job_will_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobCreate"];
+            };
+        };
+        responses: {
+            /** @description When and where the job would start */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobWillRun"];
+                };
+            };
+            /** @description A bad option or field, naming it (and the script line) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An option the caller may not use (a negative --nice) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No node could ever satisfy the request */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Database unavailable */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -19,6 +19,12 @@
 //!   space: `#SBATCH --job-name={{ job_name }}` names the job `{{ job_name }}`. On the
 //!   command line (separate argv words) a stray word is refused.
 //! * Command-line options are applied after the script's directives, so they win.
+//! * Every option of Slurm's sbatch (and pyxis's `--container-*`) is in the table
+//!   ([`option_table`]): honoured, accepted without effect where that is what Slurm does on
+//!   a cluster like Berth's (the table says why), or refused naming the option and why. An
+//!   option that is not in the table is refused in getopt's words (`unrecognized option
+//!   '--foo'`) and takes no value with it. The `sbatch` command's own options
+//!   (`--test-only`, `-W/--wait`, `-Q`, `-v`, `-h`, `-V`) land in [`ClientOptions`].
 //!
 //! Every refusal is an [`SbatchError`] naming the script line (or the command line), the
 //! option as written and why.
@@ -57,6 +63,27 @@ pub struct BatchJob {
     pub spec: JobSpec,
     /// The script to run (generated from `--wrap` when there was none).
     pub script: String,
+    /// The `sbatch` command's own options (`--test-only`, `--wait` …).
+    pub client: ClientOptions,
+}
+
+/// The `sbatch` command's own options, from the command line or `#SBATCH` lines: they
+/// change what the command does, not the job (`--parsable`, being stored with the job
+/// since Berth's first version, is in [`JobSpec::parsable`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// `--test-only`: validate the job and print when it would start; create nothing.
+    pub test_only: bool,
+    /// `-W/--wait`: return when the job ends, with its exit code.
+    pub wait: bool,
+    /// `-Q/--quiet`: print no informational messages.
+    pub quiet: bool,
+    /// `-v/--verbose`, counted.
+    pub verbose: u32,
+    /// `-h/--help/--usage`.
+    pub help: bool,
+    /// `-V/--version`.
+    pub version: bool,
 }
 
 /// The script `sbatch --wrap=COMMAND` submits, in Slurm's words:
@@ -83,12 +110,13 @@ pub fn wrap_script(command: &str) -> String {
 /// * `--wrap` in a directive, or `--wrap` given together with a script (option `--wrap`).
 pub fn parse_batch(script: &str, args: &[String]) -> Result<BatchJob, SbatchError> {
     let mut spec = JobSpec::default();
+    let mut client = ClientOptions::default();
     let has_script = !script.trim().is_empty();
     if has_script {
         check_script(script)?;
-        apply_directives(&mut spec, script)?;
+        apply_directives(&mut spec, &mut client, script)?;
     }
-    apply_argv(&mut spec, args)?;
+    apply_argv(&mut spec, &mut client, args)?;
     let script = match (&spec.wrap, has_script) {
         (Some(_), true) => {
             return Err(SbatchError::new(
@@ -107,7 +135,11 @@ pub fn parse_batch(script: &str, args: &[String]) -> Result<BatchJob, SbatchErro
             ))
         }
     };
-    Ok(BatchJob { spec, script })
+    Ok(BatchJob {
+        spec,
+        script,
+        client,
+    })
 }
 
 /// Parses command-line options alone (argv words, as for [`parse_batch`]), e.g. for
@@ -119,7 +151,7 @@ pub fn parse_batch(script: &str, args: &[String]) -> Result<BatchJob, SbatchErro
 /// value, or a stray word that is not an option.
 pub fn parse_args(args: &[String]) -> Result<JobSpec, SbatchError> {
     let mut spec = JobSpec::default();
-    apply_argv(&mut spec, args)?;
+    apply_argv(&mut spec, &mut ClientOptions::default(), args)?;
     Ok(spec)
 }
 
@@ -130,7 +162,7 @@ pub fn parse_args(args: &[String]) -> Result<JobSpec, SbatchError> {
 /// [`SbatchError`] naming the first refused directive line.
 pub fn parse_directives(script: &str) -> Result<JobSpec, SbatchError> {
     let mut spec = JobSpec::default();
-    apply_directives(&mut spec, script)?;
+    apply_directives(&mut spec, &mut ClientOptions::default(), script)?;
     Ok(spec)
 }
 
@@ -171,6 +203,7 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
         account,
         qos,
         comment,
+        wckey,
         export,
         open_mode,
         array,
@@ -231,6 +264,7 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
         account,
         qos,
         comment,
+        wckey,
         export,
         open_mode,
         array,
@@ -249,23 +283,96 @@ pub fn apply_spec_overrides(base: &mut JobSpec, over: &JobSpec) {
     flag!(exclusive, hold, overcommit, parsable);
 }
 
-/// The long names of every option the parser accepts, without the leading `--`.
+/// The long names of every option in the table (honoured, accepted without effect,
+/// client-side or refused by name), without the leading `--`.
 pub fn supported_options() -> impl Iterator<Item = &'static str> {
     OPTIONS.iter().map(|d| d.long)
+}
+
+/// How an option takes its value (`sbatch`'s getopt rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// A flag: never takes a value (`--hold`, `-H`).
+    Flag,
+    /// Takes a value, attached (`--time=10`, `-t10`) or as the next word (`-t 10`).
+    Required,
+    /// Takes a value only when attached with `=` (`--exclusive=user`, `--nice=5`).
+    Optional,
+}
+
+/// What Berth does with an option of `sbatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// Stored with the job and acted on (or, for the client's own options, acted on by
+    /// the `sbatch` command).
+    Honoured,
+    /// Accepted, and has no effect: what Slurm itself would do on a cluster like Berth's;
+    /// the text says why.
+    NoEffect(&'static str),
+    /// Accepted only with the values Berth behaves as (`-m block`); others are refused
+    /// with the text.
+    Partly(&'static str),
+    /// Refused whatever its value; the text says why.
+    Refused(&'static str),
+}
+
+/// One `sbatch` option as Berth knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OptionInfo {
+    /// The long name, without `--` (`job-name`).
+    pub long: &'static str,
+    /// The short letter (`J`), if it has one.
+    pub short: Option<char>,
+    /// How it takes a value.
+    pub arity: Arity,
+    /// What Berth does with it.
+    pub support: Support,
+}
+
+/// Every `sbatch` option Slurm documents (and pyxis's `--container-*` ones), with what
+/// Berth does with each. See <https://slurm.schedmd.com/sbatch.html>.
+pub fn option_table() -> impl Iterator<Item = OptionInfo> {
+    OPTIONS.iter().map(|d| OptionInfo {
+        long: d.long,
+        short: d.short,
+        arity: d.arg,
+        support: match d.opt {
+            Opt::Refused(why) => Support::Refused(why),
+            Opt::NoEffect(why) => Support::NoEffect(why),
+            Opt::Only(_, why) => Support::Partly(why),
+            _ => Support::Honoured,
+        },
+    })
+}
+
+/// Finds a long option by its exact name or an unambiguous prefix, as `sbatch` does
+/// (`--err` is `--error`).
+///
+/// # Errors
+/// Slurm's words: `unrecognized option '--foo'`, or `option '--gpu' is ambiguous;
+/// possibilities: …`.
+pub fn long_option(name: &str) -> Result<OptionInfo, String> {
+    let d = lookup_long(name)?;
+    Ok(option_table()
+        .find(|o| o.long == d.long)
+        .expect("every definition is in the table"))
+}
+
+/// Finds a short option by its letter.
+///
+/// # Errors
+/// getopt's words: `invalid option -- 'Z'`.
+pub fn short_option(c: char) -> Result<OptionInfo, String> {
+    let d = lookup_short(c)?;
+    Ok(option_table()
+        .find(|o| o.long == d.long)
+        .expect("every definition is in the table"))
 }
 
 // ---------------------------------------------------------------------------------------
 // The option table.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Arg {
-    /// A flag: never takes a value.
-    None,
-    /// Takes a value, attached (`--opt=v`, `-Nv`) or as the next word.
-    Required,
-    /// Takes a value only when attached with `=`.
-    Optional,
-}
+use Arity as Arg;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Opt {
@@ -283,6 +390,7 @@ enum Opt {
     Gpus,
     GpusPerNode,
     GpusPerTask,
+    TresPerTask,
     Time,
     TimeMin,
     Output,
@@ -295,6 +403,7 @@ enum Opt {
     Account,
     Qos,
     Comment,
+    Wckey,
     Export,
     OpenMode,
     Array,
@@ -313,6 +422,19 @@ enum Opt {
     Overcommit,
     Wrap,
     Parsable,
+    TestOnly,
+    Wait,
+    Quiet,
+    Verbose,
+    Help,
+    Version,
+    /// Accepted with no effect; the text says why (checked by [`check_no_effect`]).
+    NoEffect(&'static str),
+    /// Accepted only with the value(s) the first text names (`|`-separated, any case);
+    /// otherwise refused with the second.
+    Only(&'static str, &'static str),
+    /// Refused, with why.
+    Refused(&'static str),
 }
 
 struct OptDef {
@@ -331,6 +453,25 @@ const fn def(long: &'static str, short: Option<char>, arg: Arg, opt: Opt) -> Opt
     }
 }
 
+const NO_CPU_LAYOUT: &str = "Berth does not place jobs by sockets, cores or threads: ask \
+    for CPUs with -c/--cpus-per-task (or --cpus-per-gpu) and memory with --mem";
+const NO_FEDERATION: &str = "Berth is a single cluster (no multi-cluster or federation \
+    operation): leave the option out";
+const NO_BURST_BUFFER: &str = "Berth has no burst buffer plugin";
+const NO_OCI: &str =
+    "OCI containers (Slurm's oci.conf) are not available on Berth: run the container \
+     runtime from the batch script";
+const NO_PYXIS: &str = "the pyxis plugin (enroot containers) is not available on Berth: run \
+    the container runtime (enroot, apptainer, podman) from the batch script";
+const NO_TOPOLOGY: &str = "Berth does not place jobs by network topology (no topology plugin)";
+const NO_BINDING: &str = "Berth does not bind tasks to CPUs, memory or GPUs by this option \
+    (no task binding plugin)";
+const NO_OTHER_USER: &str =
+    "only root may submit for another user or group in Slurm; Berth takes the user from \
+     the token";
+const NO_HOST_FILES: &str = "Berth's api cannot read files on the submitting machine: list \
+    the nodes with -w/--nodelist instead";
+
 const OPTIONS: &[OptDef] = &[
     def("job-name", Some('J'), Arg::Required, Opt::JobName),
     def("partition", Some('p'), Arg::Required, Opt::Partition),
@@ -346,6 +487,7 @@ const OPTIONS: &[OptDef] = &[
     def("gpus", Some('G'), Arg::Required, Opt::Gpus),
     def("gpus-per-node", None, Arg::Required, Opt::GpusPerNode),
     def("gpus-per-task", None, Arg::Required, Opt::GpusPerTask),
+    def("tres-per-task", None, Arg::Required, Opt::TresPerTask),
     def("time", Some('t'), Arg::Required, Opt::Time),
     def("time-min", None, Arg::Required, Opt::TimeMin),
     def("output", Some('o'), Arg::Required, Opt::Output),
@@ -358,14 +500,15 @@ const OPTIONS: &[OptDef] = &[
     def("account", Some('A'), Arg::Required, Opt::Account),
     def("qos", Some('q'), Arg::Required, Opt::Qos),
     def("comment", None, Arg::Required, Opt::Comment),
+    def("wckey", None, Arg::Required, Opt::Wckey),
     def("export", None, Arg::Required, Opt::Export),
     def("open-mode", None, Arg::Required, Opt::OpenMode),
     def("array", Some('a'), Arg::Required, Opt::Array),
     def("dependency", Some('d'), Arg::Required, Opt::Dependency),
-    def("requeue", None, Arg::None, Opt::Requeue),
-    def("no-requeue", None, Arg::None, Opt::NoRequeue),
+    def("requeue", None, Arg::Flag, Opt::Requeue),
+    def("no-requeue", None, Arg::Flag, Opt::NoRequeue),
     def("signal", None, Arg::Required, Opt::Signal),
-    def("hold", Some('H'), Arg::None, Opt::Hold),
+    def("hold", Some('H'), Arg::Flag, Opt::Hold),
     def("begin", Some('b'), Arg::Required, Opt::Begin),
     def("nice", None, Arg::Optional, Opt::Nice),
     def("hint", None, Arg::Required, Opt::Hint),
@@ -373,9 +516,284 @@ const OPTIONS: &[OptDef] = &[
     def("mail-type", None, Arg::Required, Opt::MailType),
     def("mail-user", None, Arg::Required, Opt::MailUser),
     def("wait-all-nodes", None, Arg::Required, Opt::WaitAllNodes),
-    def("overcommit", Some('O'), Arg::None, Opt::Overcommit),
+    def("overcommit", Some('O'), Arg::Flag, Opt::Overcommit),
     def("wrap", None, Arg::Required, Opt::Wrap),
-    def("parsable", None, Arg::None, Opt::Parsable),
+    def("parsable", None, Arg::Flag, Opt::Parsable),
+    // The sbatch command's own options.
+    def("test-only", None, Arg::Flag, Opt::TestOnly),
+    def("wait", Some('W'), Arg::Flag, Opt::Wait),
+    def("quiet", Some('Q'), Arg::Flag, Opt::Quiet),
+    def("verbose", Some('v'), Arg::Flag, Opt::Verbose),
+    def("help", Some('h'), Arg::Flag, Opt::Help),
+    def("usage", None, Arg::Flag, Opt::Help),
+    def("version", Some('V'), Arg::Flag, Opt::Version),
+    // Accepted with no effect: what Slurm does on a cluster like Berth's.
+    def(
+        "get-user-env",
+        None,
+        Arg::Optional,
+        Opt::NoEffect(
+            "the job's environment is already the submitter's, captured by sbatch at \
+             submission (--export=ALL); Slurm loads a login environment only for root's \
+             submissions with --uid",
+        ),
+    ),
+    def(
+        "ignore-pbs",
+        None,
+        Arg::Flag,
+        Opt::NoEffect("Berth never reads #PBS directives"),
+    ),
+    def(
+        "use-min-nodes",
+        None,
+        Arg::Flag,
+        Opt::NoEffect("Berth always gives a job the smallest node count of its -N range"),
+    ),
+    def(
+        "delay-boot",
+        None,
+        Arg::Required,
+        Opt::NoEffect("Berth never reboots nodes to satisfy a job's features"),
+    ),
+    // Accepted with the value Berth behaves as, refused with any other.
+    def(
+        "distribution",
+        Some('m'),
+        Arg::Required,
+        Opt::Only(
+            "block",
+            "Berth lays tasks out in blocks (Slurm's default, -m block) and supports no \
+             other distribution",
+        ),
+    ),
+    def(
+        "input",
+        Some('i'),
+        Arg::Required,
+        Opt::Only(
+            "/dev/null",
+            "the batch script's standard input is /dev/null on Berth (Slurm's default); \
+             read the file from the script instead",
+        ),
+    ),
+    def(
+        "kill-on-invalid-dep",
+        None,
+        Arg::Required,
+        Opt::Refused(
+            "not settable per job on Berth: the scheduler's kill_invalid_depend setting \
+             decides for every job whether one whose dependency can never be satisfied is \
+             cancelled or stays pending (DependencyNeverSatisfied)",
+        ),
+    ),
+    def(
+        "propagate",
+        None,
+        Arg::Optional,
+        Opt::Only(
+            "NONE",
+            "Berth does not copy the submitting shell's resource limits (ulimit) to the job; \
+             only --propagate=NONE is accepted",
+        ),
+    ),
+    // Refused, with why.
+    def(
+        "acctg-freq",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth samples jobs at an interval the cluster sets, not per job"),
+    ),
+    def(
+        "batch",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth runs the batch script on the job's first node; it cannot be chosen by feature"),
+    ),
+    def("bb", None, Arg::Required, Opt::Refused(NO_BURST_BUFFER)),
+    def("bbf", None, Arg::Required, Opt::Refused(NO_BURST_BUFFER)),
+    def(
+        "cluster-constraint",
+        None,
+        Arg::Required,
+        Opt::Refused(NO_FEDERATION),
+    ),
+    def("clusters", Some('M'), Arg::Required, Opt::Refused(NO_FEDERATION)),
+    def("container", None, Arg::Required, Opt::Refused(NO_OCI)),
+    def("container-id", None, Arg::Required, Opt::Refused(NO_OCI)),
+    def(
+        "contiguous",
+        None,
+        Arg::Flag,
+        Opt::Refused("Berth does not place jobs on contiguous nodes"),
+    ),
+    def(
+        "core-spec",
+        Some('S'),
+        Arg::Required,
+        Opt::Refused("Berth does not reserve cores for system use per job (the node's CoreSpecCount does)"),
+    ),
+    def("cores-per-socket", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def(
+        "cpu-freq",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth does not set CPU frequencies or governors"),
+    ),
+    def(
+        "deadline",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth does not end jobs at a deadline (no DEADLINE handling)"),
+    ),
+    def(
+        "export-file",
+        None,
+        Arg::Required,
+        Opt::Refused("not supported by Berth's sbatch: pass the variables with --export=NAME=value"),
+    ),
+    def(
+        "extra",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth has no node Extra fields to match"),
+    ),
+    def("extra-node-info", Some('B'), Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def("gid", None, Arg::Required, Opt::Refused(NO_OTHER_USER)),
+    def("gpu-bind", None, Arg::Required, Opt::Refused(NO_BINDING)),
+    def(
+        "gpu-freq",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth does not set GPU clocks"),
+    ),
+    def("gpus-per-socket", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def(
+        "gres-flags",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth places GPUs close to each other on its own; GRES binding flags are not supported"),
+    ),
+    def(
+        "licenses",
+        Some('L'),
+        Arg::Required,
+        Opt::Refused("Berth has no licenses to allocate"),
+    ),
+    def(
+        "mcs-label",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth has no MCS plugin"),
+    ),
+    def("mem-bind", None, Arg::Required, Opt::Refused(NO_BINDING)),
+    def(
+        "mincpus",
+        None,
+        Arg::Required,
+        Opt::Refused("not supported: ask for CPUs with -c/--cpus-per-task and --ntasks-per-node"),
+    ),
+    def(
+        "network",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth has no switch/network plugin"),
+    ),
+    def(
+        "no-kill",
+        Some('k'),
+        Arg::Optional,
+        Opt::Refused(
+            "Berth ends a job whose node fails (NODE_FAIL; requeued when requeueable): it \
+             does not keep the job running on the nodes left",
+        ),
+    ),
+    def("nodefile", Some('F'), Arg::Required, Opt::Refused(NO_HOST_FILES)),
+    def("ntasks-per-core", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def(
+        "ntasks-per-gpu",
+        None,
+        Arg::Required,
+        Opt::Refused("not supported: ask for --ntasks and --gpus-per-task (or -G) instead"),
+    ),
+    def("ntasks-per-socket", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def(
+        "oom-kill-step",
+        None,
+        Arg::Optional,
+        Opt::Refused("Berth ends the job (OUT_OF_MEMORY) when it runs out of memory; this cannot be set per job"),
+    ),
+    def(
+        "oversubscribe",
+        Some('s'),
+        Arg::Flag,
+        Opt::Refused("Berth never shares a CPU or GPU between jobs"),
+    ),
+    def(
+        "prefer",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth has no soft feature preferences: use -C/--constraint"),
+    ),
+    def(
+        "priority",
+        None,
+        Arg::Required,
+        Opt::Refused("a job's priority is set by operators after submission (scontrol update), not at submission"),
+    ),
+    def(
+        "profile",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth has no acct_gather profile plugin; GPU samples are kept for every job (sstat)"),
+    ),
+    def(
+        "reboot",
+        None,
+        Arg::Flag,
+        Opt::Refused("Berth does not reboot nodes for jobs"),
+    ),
+    def("segment", None, Arg::Required, Opt::Refused(NO_TOPOLOGY)),
+    def("sockets-per-node", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def(
+        "spread-job",
+        None,
+        Arg::Flag,
+        Opt::Refused("Berth places a job on as few nodes as it asks for (-N); it does not spread it"),
+    ),
+    def(
+        "stepmgr",
+        None,
+        Arg::Flag,
+        Opt::Refused("Berth has no per-job step manager: the api manages every step"),
+    ),
+    def("switches", None, Arg::Required, Opt::Refused(NO_TOPOLOGY)),
+    def("thread-spec", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def("threads-per-core", None, Arg::Required, Opt::Refused(NO_CPU_LAYOUT)),
+    def(
+        "tmp",
+        None,
+        Arg::Required,
+        Opt::Refused("Berth does not schedule local disk space (TmpDisk)"),
+    ),
+    def("tres-bind", None, Arg::Required, Opt::Refused(NO_BINDING)),
+    def("uid", None, Arg::Required, Opt::Refused(NO_OTHER_USER)),
+    // pyxis (SPANK plugin) options, as clusters with NVIDIA's enroot have them.
+    def("container-image", None, Arg::Required, Opt::Refused(NO_PYXIS)),
+    def("container-mounts", None, Arg::Required, Opt::Refused(NO_PYXIS)),
+    def("container-workdir", None, Arg::Required, Opt::Refused(NO_PYXIS)),
+    def("container-name", None, Arg::Required, Opt::Refused(NO_PYXIS)),
+    def("container-save", None, Arg::Required, Opt::Refused(NO_PYXIS)),
+    def("container-env", None, Arg::Required, Opt::Refused(NO_PYXIS)),
+    def("container-mount-home", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("no-container-mount-home", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("container-remap-root", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("no-container-remap-root", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("container-entrypoint", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("no-container-entrypoint", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("container-entrypoint-log", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("container-writable", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
+    def("container-readonly", None, Arg::Flag, Opt::Refused(NO_PYXIS)),
 ];
 
 /// Finds a long option by its exact name or an unambiguous prefix.
@@ -385,17 +803,17 @@ fn lookup_long(name: &str) -> Result<&'static OptDef, String> {
     }
     let candidates: Vec<&OptDef> = OPTIONS
         .iter()
-        .filter(|d| d.long.starts_with(name))
+        .filter(|d| !name.is_empty() && d.long.starts_with(name))
         .collect();
     match candidates.as_slice() {
         [one] => Ok(one),
-        [] => Err(format!("unknown option --{name}")),
+        [] => Err(format!("unrecognized option '--{name}'")),
         many => Err(format!(
-            "ambiguous option --{name}: could be {}",
+            "option '--{name}' is ambiguous; possibilities: {}",
             many.iter()
-                .map(|d| format!("--{}", d.long))
+                .map(|d| format!("'--{}'", d.long))
                 .collect::<Vec<_>>()
-                .join(", ")
+                .join(" ")
         )),
     }
 }
@@ -404,7 +822,7 @@ fn lookup_short(c: char) -> Result<&'static OptDef, String> {
     OPTIONS
         .iter()
         .find(|d| d.short == Some(c))
-        .ok_or_else(|| format!("unknown option -{c}"))
+        .ok_or_else(|| format!("invalid option -- '{c}'"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -461,7 +879,7 @@ pub const MAX_COUNT: u32 = i32::MAX as u32;
 /// An [`SbatchError`] without a line, naming the option (`--mem`) and the value.
 pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
     let err = |option: &str, message: String| Err(SbatchError::new(None, option, message));
-    let texts: [(&str, &Option<String>); 22] = [
+    let texts: [(&str, &Option<String>); 23] = [
         ("--job-name", &spec.job_name),
         ("--partition", &spec.partition),
         ("--gres", &spec.gres),
@@ -475,6 +893,7 @@ pub fn check_spec(spec: &JobSpec) -> Result<(), SbatchError> {
         ("--account", &spec.account),
         ("--qos", &spec.qos),
         ("--comment", &spec.comment),
+        ("--wckey", &spec.wckey),
         ("--export", &spec.export),
         ("--array", &spec.array),
         ("--dependency", &spec.dependency),
@@ -617,7 +1036,11 @@ fn check_node_list(v: &str) -> Result<(), String> {
 }
 
 /// Applies the `#SBATCH` lines at the top of `script`.
-fn apply_directives(spec: &mut JobSpec, script: &str) -> Result<(), SbatchError> {
+fn apply_directives(
+    spec: &mut JobSpec,
+    client: &mut ClientOptions,
+    script: &str,
+) -> Result<(), SbatchError> {
     for (i, line) in script.lines().enumerate() {
         let lineno = i + 1;
         if i == 0 && line.starts_with("#!") {
@@ -627,7 +1050,7 @@ fn apply_directives(spec: &mut JobSpec, script: &str) -> Result<(), SbatchError>
             if rest.is_empty() || rest.starts_with(char::is_whitespace) {
                 let words = split_directive(rest)
                     .map_err(|m| SbatchError::new(Some(lineno), line.trim(), m))?;
-                apply_words(spec, &words, Some(lineno))?;
+                apply_words(spec, client, &words, Some(lineno))?;
                 continue;
             }
         }
@@ -640,7 +1063,11 @@ fn apply_directives(spec: &mut JobSpec, script: &str) -> Result<(), SbatchError>
     Ok(())
 }
 
-fn apply_argv(spec: &mut JobSpec, args: &[String]) -> Result<(), SbatchError> {
+fn apply_argv(
+    spec: &mut JobSpec,
+    client: &mut ClientOptions,
+    args: &[String],
+) -> Result<(), SbatchError> {
     let words: Vec<Word> = args
         .iter()
         .map(|a| Word {
@@ -648,7 +1075,7 @@ fn apply_argv(spec: &mut JobSpec, args: &[String]) -> Result<(), SbatchError> {
             raw: a.clone(),
         })
         .collect();
-    apply_words(spec, &words, None)
+    apply_words(spec, client, &words, None)
 }
 
 /// Splits a directive line's text into words as a shell does: blanks separate words,
@@ -702,7 +1129,12 @@ fn split_directive(text: &str) -> Result<Vec<Word>, String> {
 
 /// Applies options given as words. On a directive line (`line` is `Some`), bare words
 /// after an option's value continue that value.
-fn apply_words(spec: &mut JobSpec, words: &[Word], line: Option<usize>) -> Result<(), SbatchError> {
+fn apply_words(
+    spec: &mut JobSpec,
+    client: &mut ClientOptions,
+    words: &[Word],
+    line: Option<usize>,
+) -> Result<(), SbatchError> {
     let in_script = line.is_some();
     let written = |from: usize, to: usize| -> String {
         words[from..to]
@@ -733,14 +1165,14 @@ fn apply_words(spec: &mut JobSpec, words: &[Word], line: Option<usize>) -> Resul
             };
             let d = lookup_long(name).map_err(|m| SbatchError::new(line, written(start, i), m))?;
             let mut value = match (d.arg, inline) {
-                (Arg::None, Some(_)) => {
+                (Arg::Flag, Some(_)) => {
                     return Err(SbatchError::new(
                         line,
                         written(start, i),
                         format!("--{} takes no value", d.long),
                     ))
                 }
-                (Arg::None, None) | (Arg::Optional, None) => None,
+                (Arg::Flag, None) | (Arg::Optional, None) => None,
                 (_, Some(v)) => Some(v.to_string()),
                 (Arg::Required, None) => match words.get(i) {
                     Some(w) => {
@@ -759,7 +1191,7 @@ fn apply_words(spec: &mut JobSpec, words: &[Word], line: Option<usize>) -> Resul
             if let Some(v) = value.as_mut() {
                 join(v, &mut i);
             }
-            apply_option(spec, d, value.as_deref(), in_script)
+            apply_option(spec, client, d, value.as_deref(), in_script)
                 .map_err(|m| SbatchError::new(line, written(start, i), m))?;
         } else if let Some(body) = text
             .strip_prefix('-')
@@ -770,7 +1202,7 @@ fn apply_words(spec: &mut JobSpec, words: &[Word], line: Option<usize>) -> Resul
                 let d =
                     lookup_short(c).map_err(|m| SbatchError::new(line, written(start, i), m))?;
                 if d.arg != Arg::Required {
-                    apply_option(spec, d, None, in_script)
+                    apply_option(spec, client, d, None, in_script)
                         .map_err(|m| SbatchError::new(line, written(start, i), m))?;
                     continue;
                 }
@@ -788,7 +1220,7 @@ fn apply_words(spec: &mut JobSpec, words: &[Word], line: Option<usize>) -> Resul
                     ));
                 };
                 join(&mut value, &mut i);
-                apply_option(spec, d, Some(&value), in_script)
+                apply_option(spec, client, d, Some(&value), in_script)
                     .map_err(|m| SbatchError::new(line, written(start, i), m))?;
                 break;
             }
@@ -809,6 +1241,7 @@ fn apply_words(spec: &mut JobSpec, words: &[Word], line: Option<usize>) -> Resul
 /// Sets the field(s) of one option, after checking its value.
 fn apply_option(
     spec: &mut JobSpec,
+    client: &mut ClientOptions,
     d: &OptDef,
     value: Option<&str>,
     in_script: bool,
@@ -960,6 +1393,22 @@ fn apply_option(
             spec.wrap = text();
         }
         Opt::Parsable => spec.parsable = true,
+        Opt::Wckey => spec.wckey = text(),
+        Opt::TresPerTask => tres_per_task(spec, v)?,
+        Opt::TestOnly => client.test_only = true,
+        Opt::Wait => client.wait = true,
+        Opt::Quiet => client.quiet = true,
+        Opt::Verbose => client.verbose += 1,
+        Opt::Help => client.help = true,
+        Opt::Version => client.version = true,
+        Opt::NoEffect(_) => {}
+        Opt::Only(allowed, why) => {
+            if !allowed.split('|').any(|a| a.eq_ignore_ascii_case(v)) {
+                return Err(why.to_string());
+            }
+        }
+        // The error names the option as written; the text says why.
+        Opt::Refused(why) => return Err(why.to_string()),
     }
     Ok(())
 }
@@ -1198,7 +1647,39 @@ fn check_hint(v: &str) -> Result<(), String> {
     }
 }
 
-/// `--mail-type`: comma-separated Slurm mail types, any case.
+/// `--tres-per-task=cpu=N,gres/gpu[:TYPE]=N`: CPUs and GPUs per task, as `-c` and
+/// `--gpus-per-task` set them; other TRES are refused by name.
+fn tres_per_task(spec: &mut JobSpec, v: &str) -> Result<(), String> {
+    for item in v.split(',') {
+        let Some((tres, n)) = item.split_once('=') else {
+            return Err(format!(
+                "not a TRES count: {item:?} (expected cpu=N or gres/gpu[:TYPE]=N)"
+            ));
+        };
+        let lower = tres.to_ascii_lowercase();
+        let gpu = lower
+            .strip_prefix("gres/")
+            .unwrap_or(&lower)
+            .strip_prefix("gpu");
+        match (lower.as_str(), gpu) {
+            ("cpu", _) => spec.cpus_per_task = Some(count(n, "CPUs per task")?),
+            (_, Some("")) => spec.gpus_per_task = Some(count(n, "GPUs per task")?),
+            (_, Some(t)) if t.len() > 1 && t.starts_with(':') => {
+                spec.gpus_per_task = Some(count(n, "GPUs per task")?);
+                spec.gpu_type = Some(tres[tres.len() - t.len() + 1..].to_string());
+            }
+            _ => {
+                return Err(format!(
+                    "TRES {tres:?} per task is not supported (Berth takes cpu and gres/gpu)"
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--mail-type`: comma-separated Slurm mail types, any case. Berth sends no e-mail, so
+/// only `NONE` is accepted; any other type is refused with where to look instead.
 fn check_mail_type(v: &str) -> Result<(), String> {
     const TYPES: &[&str] = &[
         "NONE",
@@ -1223,7 +1704,13 @@ fn check_mail_type(v: &str) -> Result<(), String> {
             "not a mail type: {bad:?} (expected {})",
             TYPES.join(", ")
         )),
-        None => Ok(()),
+        None if v.split(',').all(|t| t.eq_ignore_ascii_case("NONE")) => Ok(()),
+        None => Err(
+            "Berth sends no e-mail: follow the job's events with a webhook (POST \
+             /v1/webhooks) or the event stream (GET /v1/events) instead; only \
+             --mail-type=NONE is accepted"
+                .to_string(),
+        ),
     }
 }
 
@@ -1345,7 +1832,7 @@ mod tests {
         // As in Slurm, --excl could be --exclude or --exclusive.
         let e = parse_args(&argv(&["--excl"])).unwrap_err();
         assert!(
-            e.message.contains("--exclusive, --exclude"),
+            e.message.contains("'--exclusive' '--exclude'"),
             "{}",
             e.message
         );
@@ -1355,9 +1842,10 @@ mod tests {
     fn unknown_and_missing() {
         let e = err_of("#SBATCH --frobnicate=1\n");
         assert_eq!((e.line, e.option.as_str()), (Some(2), "--frobnicate=1"));
-        assert!(e.message.contains("unknown option"));
+        assert_eq!(e.message, "unrecognized option '--frobnicate'");
         let e = parse_args(&argv(&["-Z"])).unwrap_err();
         assert_eq!((e.line, e.option.as_str()), (None, "-Z"));
+        assert_eq!(e.message, "invalid option -- 'Z'");
         let e = parse_args(&argv(&["--time"])).unwrap_err();
         assert!(e.message.contains("needs a value"), "{}", e.message);
         let e = parse_args(&argv(&["-t"])).unwrap_err();
@@ -1585,7 +2073,7 @@ mod tests {
             "--open-mode=append",
             "--wait-all-nodes=1",
             "--hint=nomultithread",
-            "--mail-type=END,fail",
+            "--mail-type=none",
             "--mail-user=a@b",
             "--begin=now+1hour",
             "--reservation=r",
@@ -1605,7 +2093,7 @@ mod tests {
         assert_eq!(s.open_mode, Some(OpenMode::Append));
         assert_eq!(s.wait_all_nodes, Some(true));
         assert_eq!(s.hint.as_deref(), Some("nomultithread"));
-        assert_eq!(s.mail_type.as_deref(), Some("END,fail"));
+        assert_eq!(s.mail_type.as_deref(), Some("none"));
         assert_eq!(s.constraint.as_deref(), Some("a100&nvlink"));
         assert_eq!(s.chdir.as_deref(), Some("/tmp"));
         assert_eq!(s.comment.as_deref(), Some("hi there"));
@@ -1823,6 +2311,175 @@ mod tests {
         })
         .unwrap_err();
         assert_eq!(e.option, "--nodelist");
+    }
+
+    #[test]
+    fn the_table_names_each_option_once_and_says_why_for_the_others() {
+        let table: Vec<OptionInfo> = option_table().collect();
+        for (i, o) in table.iter().enumerate() {
+            assert!(
+                !table[..i]
+                    .iter()
+                    .any(|p| p.long == o.long || (o.short.is_some() && p.short == o.short)),
+                "--{} twice",
+                o.long
+            );
+            if let Support::Refused(why) | Support::NoEffect(why) | Support::Partly(why) = o.support
+            {
+                assert!(why.len() > 20, "--{}: {why}", o.long);
+            }
+        }
+        // The short letters of sbatch(1).
+        for (c, long) in [
+            ('a', "array"),
+            ('A', "account"),
+            ('b', "begin"),
+            ('B', "extra-node-info"),
+            ('c', "cpus-per-task"),
+            ('C', "constraint"),
+            ('d', "dependency"),
+            ('D', "chdir"),
+            ('e', "error"),
+            ('F', "nodefile"),
+            ('G', "gpus"),
+            ('h', "help"),
+            ('H', "hold"),
+            ('i', "input"),
+            ('J', "job-name"),
+            ('k', "no-kill"),
+            ('L', "licenses"),
+            ('m', "distribution"),
+            ('M', "clusters"),
+            ('n', "ntasks"),
+            ('N', "nodes"),
+            ('o', "output"),
+            ('O', "overcommit"),
+            ('p', "partition"),
+            ('q', "qos"),
+            ('Q', "quiet"),
+            ('s', "oversubscribe"),
+            ('S', "core-spec"),
+            ('t', "time"),
+            ('v', "verbose"),
+            ('V', "version"),
+            ('w', "nodelist"),
+            ('W', "wait"),
+            ('x', "exclude"),
+        ] {
+            assert_eq!(short_option(c).unwrap().long, long, "-{c}");
+        }
+        assert_eq!(
+            long_option("container-image").unwrap().support,
+            Support::Refused(NO_PYXIS)
+        );
+        assert_eq!(long_option("wck").unwrap().long, "wckey");
+    }
+
+    #[test]
+    fn refused_options_are_named_with_why_and_take_only_their_own_value() {
+        let e = parse_args(&argv(&["--container-image", "nvcr.io/x", "-N", "2"])).unwrap_err();
+        assert_eq!(e.option, "--container-image nvcr.io/x");
+        assert!(
+            e.message
+                .starts_with("the pyxis plugin (enroot containers) is not available on Berth"),
+            "{}",
+            e.message
+        );
+        // A refused flag takes nothing with it.
+        let e = parse_args(&argv(&["--reboot", "-N", "2"])).unwrap_err();
+        assert_eq!(e.option, "--reboot");
+        let e = parse_args(&argv(&["-k", "-N", "2"])).unwrap_err();
+        assert_eq!(e.option, "-k");
+        assert!(e.message.contains("NODE_FAIL"), "{}", e.message);
+        let e =
+            err_of("#SBATCH -N 1\n#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.05-py3\n");
+        assert_eq!(
+            (e.line, e.option.as_str()),
+            (
+                Some(3),
+                "--container-image=nvcr.io#nvidia/pytorch:24.05-py3"
+            )
+        );
+        for (bad, needle) in [
+            (&["-m", "cyclic"][..], "blocks"),
+            (&["--propagate"], "ulimit"),
+            (&["--propagate=ALL"], "ulimit"),
+            (&["--input=data.txt"], "/dev/null"),
+            (&["--kill-on-invalid-dep=yes"], "kill_invalid_depend"),
+            (&["--uid=0"], "token"),
+        ] {
+            let e = parse_args(&argv(bad)).unwrap_err();
+            assert!(e.message.contains(needle), "{bad:?}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn options_without_effect_and_the_commands_own() {
+        let job = parse_batch(
+            &script("#SBATCH --test-only -W\n"),
+            &argv(&[
+                "-Q",
+                "-vv",
+                "--get-user-env",
+                "--get-user-env=10L",
+                "--ignore-pbs",
+                "--use-min-nodes",
+                "--delay-boot=5",
+                "-m",
+                "block",
+                "--propagate=none",
+                "-i",
+                "/dev/null",
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            job.client,
+            ClientOptions {
+                test_only: true,
+                wait: true,
+                quiet: true,
+                verbose: 2,
+                help: false,
+                version: false,
+            }
+        );
+        assert_eq!(job.spec, JobSpec::default());
+        let job = parse_batch("", &argv(&["-h", "-V", "--usage", "--wrap=true"])).unwrap();
+        assert!(job.client.help && job.client.version);
+    }
+
+    #[test]
+    fn tres_per_task_wckey_and_mail() {
+        let s = parse_args(&argv(&[
+            "--tres-per-task=cpu=4,gres/gpu:a100=2",
+            "--wckey=proj",
+        ]))
+        .unwrap();
+        assert_eq!((s.cpus_per_task, s.gpus_per_task), (Some(4), Some(2)));
+        assert_eq!(s.gpu_type.as_deref(), Some("a100"));
+        assert_eq!(s.wckey.as_deref(), Some("proj"));
+        let s = parse_args(&argv(&["--tres-per-task=gres/gpu=1"])).unwrap();
+        assert_eq!((s.gpus_per_task, s.gpu_type), (Some(1), None));
+        for bad in [
+            "--tres-per-task=mem=1G",
+            "--tres-per-task=cpu",
+            "--tres-per-task=cpu=0",
+            "--tres-per-task=gres/gpu:=1",
+            "--tres-per-task=gres/nvme=1",
+        ] {
+            assert!(parse_args(&argv(&[bad])).is_err(), "{bad}");
+        }
+        // Berth sends no mail: only NONE passes, and a structured spec is held to it.
+        assert!(parse_args(&argv(&["--mail-type=none", "--mail-user=a@b"])).is_ok());
+        let e = parse_args(&argv(&["--mail-type=END,FAIL"])).unwrap_err();
+        assert!(e.message.contains("webhook"), "{}", e.message);
+        let e = check_spec(&JobSpec {
+            mail_type: Some("ALL".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert_eq!(e.option, "--mail-type");
     }
 
     #[test]

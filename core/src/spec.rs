@@ -91,6 +91,9 @@ pub struct JobSpec {
     pub qos: Option<String>,
     /// `--comment`.
     pub comment: Option<String>,
+    /// `--wckey`: stored and shown; Berth keeps no accounting by workload key (as Slurm
+    /// with `TrackWCKey=no`, its default, ignores it).
+    pub wckey: Option<String>,
     /// `--export` (`ALL`, `NONE`, or `[ALL,]NAME[=value],…`).
     pub export: Option<String>,
     /// `--open-mode`.

@@ -37,6 +37,32 @@ pub struct JobCreate {
     /// `sbatch` names jobs after their script).
     #[serde(default)]
     pub script_name: Option<String>,
+    /// Arguments for the batch script (`sbatch job.sh a b`: `$1=a`, `$2=b`), passed to it
+    /// as argv, never through a shell.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
+}
+
+/// `POST /v1/jobs/will-run` answer (`sbatch --test-only`): when and where the job would
+/// start if it were submitted now, as Slurm's will-run test tells. Nothing is stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobWillRun {
+    /// The id the job would have had: drawn from the job id sequence and never given to
+    /// any job (Slurm prints one too, though nothing is kept).
+    pub job_id: i64,
+    /// The earliest expected start (RFC 3339, UTC): now when it could start at once, else
+    /// the start the scheduler's plan reserves for it. `None`: the plan gives it no start
+    /// yet (see `reason`).
+    pub start_time: Option<chrono::DateTime<chrono::Utc>>,
+    /// The nodes it would run on (at that start).
+    pub nodes: Vec<String>,
+    /// The CPUs it would hold in all (Slurm's "using N processors").
+    pub cpus: u32,
+    /// The partition it would run in.
+    pub partition: String,
+    /// Why it would wait (Slurm's reason names: `Priority`, `Resources` …), when it
+    /// could not start at once.
+    pub reason: Option<String>,
 }
 
 /// `POST /v1/jobs` answer.
@@ -814,6 +840,10 @@ pub struct Assignment {
     pub partition: String,
     /// The batch script.
     pub script: String,
+    /// The batch script's arguments (`sbatch job.sh a b`): its `$1`, `$2` …, given to it
+    /// as argv (never through a shell).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
     /// The directory the job was submitted from.
     pub submit_dir: Option<String>,
     /// The working directory (`--chdir`, else the submit directory); `None`: the worker

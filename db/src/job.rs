@@ -110,6 +110,8 @@ pub struct JobRow {
     pub partitions: Vec<String>,
     /// `--time-min`, seconds.
     pub time_min: Option<i64>,
+    /// The batch script's arguments (`sbatch job.sh a b`).
+    pub script_args: Vec<String>,
 }
 
 /// A new job, ready to store.
@@ -187,6 +189,8 @@ pub struct JobInsert {
     pub partitions: Vec<String>,
     /// `--time-min`, seconds.
     pub time_min: Option<i64>,
+    /// The batch script's arguments (`sbatch job.sh a b`), passed to it as argv.
+    pub script_args: Vec<String>,
 }
 
 /// Stores a new PENDING job and its `submitted` event; returns its id.
@@ -201,10 +205,10 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
               hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern, environment,
               spec, reason, nice, begin_time, dependency, array_pending, array_max_running,
               array_task_count, gres, cpus_per_node, mem_per_node_mib, nodelist, exclude,
-              partitions, time_min)
+              partitions, time_min, script_args)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17,
                    $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32,
-                   $33, $34, $35, $36)
+                   $33, $34, $35, $36, $37)
            RETURNING id"#,
         job.name,
         job.user_name,
@@ -242,6 +246,7 @@ pub async fn job_insert_in_tx(conn: &mut PgConnection, job: &JobInsert) -> Resul
         &job.exclude,
         &job.partitions,
         job.time_min,
+        &job.script_args,
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -877,13 +882,14 @@ pub async fn job_array_split_in_tx(
               time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
               environment, spec, array_job_id, array_task_id, submit_time, nice,
               priority_adjust, begin_time, dependency, array_max_running, array_task_count, gres,
-              cpus_per_node, mem_per_node_mib, nodelist, exclude, partitions, time_min)
+              cpus_per_node, mem_per_node_mib, nodelist, exclude, partitions, time_min,
+              script_args)
            SELECT name, user_name, account, partition, qos, 'PENDING', reason, num_nodes,
               num_tasks, cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, mem_mib,
               time_limit, hold, script, submit_dir, work_dir, stdout_pattern, stderr_pattern,
               environment, spec, id, $2, submit_time, nice, priority_adjust, begin_time,
               dependency, array_max_running, array_task_count, gres, cpus_per_node,
-              mem_per_node_mib, nodelist, exclude, partitions, time_min
+              mem_per_node_mib, nodelist, exclude, partitions, time_min, script_args
            FROM jobs WHERE id = $1
            RETURNING id"#,
         master,

@@ -190,6 +190,28 @@ pub async fn read_jobs_all(conn: &mut PgConnection) -> Result<Vec<SchedJobRow>, 
     .await?)
 }
 
+/// One job as the scheduler reads it, by id, whatever its state. The api's will-run test
+/// (`sbatch --test-only`) reads the job it has just inserted, in the transaction it then
+/// rolls back.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn read_job(conn: &mut PgConnection, id: i64) -> Result<Option<SchedJobRow>, DbError> {
+    Ok(sqlx::query_as!(
+        SchedJobRow,
+        r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
+                  cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
+                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
+                  restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
+                  dependency, array_pending, array_max_running, cpus_per_node, mem_per_node_mib,
+                  nodelist, exclude, partitions, time_min
+           FROM jobs WHERE id = $1"#,
+        id
+    )
+    .fetch_optional(conn)
+    .await?)
+}
+
 /// Every job changed since the snapshot `since`, in any state.
 ///
 /// # Errors

@@ -61,6 +61,7 @@ async fn a_transaction_older_than_the_allocation_releases_it(pool: PgPool) {
             exclude: Vec::new(),
             partitions: Vec::new(),
             time_min: None,
+            script_args: Vec::new(),
         },
     )
     .await

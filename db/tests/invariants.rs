@@ -57,6 +57,7 @@ async fn one_node_one_job(pool: &PgPool) -> (i64, i64, i64) {
         exclude: Vec::new(),
         partitions: Vec::new(),
         time_min: None,
+        script_args: Vec::new(),
     };
     let a = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();
     let b = job::job_insert_in_tx(&mut tx, &insert).await.unwrap();

@@ -37,6 +37,7 @@ pub mod sim;
 pub mod sim_pools;
 pub mod snapshot;
 pub mod trace;
+pub mod will_run;
 
 use std::future::Future;
 use std::time::Duration;

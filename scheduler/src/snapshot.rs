@@ -270,6 +270,27 @@ impl SnapshotCache {
         Ok(self.build(now, config, &deps))
     }
 
+    /// Reads everything once, as a first refresh does, adds `extra` (a job that is not
+    /// stored, for a will-run test: [`crate::will_run`]) to the jobs, and builds the
+    /// planner's snapshot as of `now`.
+    ///
+    /// # Errors
+    /// [`DbError`] from the driver.
+    pub async fn read_with(
+        pool: &Pool,
+        now: DateTime<Utc>,
+        config: &PlannerConfig,
+        extra: SchedJobRow,
+    ) -> Result<CycleInput, DbError> {
+        let mut cache = SnapshotCache::new();
+        let (mut tx, _) = read::read_begin(pool).await?;
+        cache.read_all(&mut tx).await?;
+        cache.jobs.insert(extra.id, extra);
+        let deps = Dependencies::load(&mut tx, &cache).await?;
+        tx.commit().await?;
+        Ok(cache.build(now, config, &deps))
+    }
+
     async fn read_all(&mut self, conn: &mut PgConnection) -> Result<(), DbError> {
         self.jobs = read::read_jobs_all(conn)
             .await?

@@ -1521,7 +1521,9 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         _ => limits.cpu_ids.clone(),
     };
     // The batch shell learns its own pid (SLURM_TASK_PID) and then becomes
-    // `bash script.sh` in the same process.
+    // `bash script.sh ARGS…` in the same process. The script's arguments (`sbatch job.sh a
+    // b`) are argv words after the script's path ("$0"), passed on as "$@": never part of
+    // the shell text.
     let bash = if Path::new("/bin/bash").exists() {
         "/bin/bash"
     } else {
@@ -1532,12 +1534,15 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         umask: job_umask(&assignment.environment),
         work_dir,
         make_work_dir,
-        argv: vec![
+        argv: [
             bash.to_string(),
             "-c".to_string(),
-            "export SLURM_TASK_PID=$$; exec bash \"$0\"".to_string(),
+            "export SLURM_TASK_PID=$$; exec bash \"$0\" \"$@\"".to_string(),
             script.display().to_string(),
-        ],
+        ]
+        .into_iter()
+        .chain(assignment.script_args.iter().cloned())
+        .collect(),
         environment,
         outputs,
         cgroups: cgroup.iter().flat_map(|group| group.dirs.clone()).collect(),
@@ -1838,6 +1843,7 @@ mod tests {
             account: Some("research".to_string()),
             partition: "gpu".to_string(),
             script: script.to_string(),
+            script_args: Vec::new(),
             submit_dir: Some("/home/alice".to_string()),
             work_dir: Some(work_dir.display().to_string()),
             stdout: "slurm-%j.out".to_string(),

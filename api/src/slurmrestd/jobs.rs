@@ -426,6 +426,7 @@ pub(super) async fn submit(
             .filter(|d| !d.is_empty()),
         environment: environment(job.environment.as_ref())?,
         script_name: None,
+        script_args: Vec::new(),
     };
     let (id, _) = crate::submit::submit_job(&state.pool, &caller.name, caller.role, &create, None)
         .await

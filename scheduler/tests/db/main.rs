@@ -70,5 +70,6 @@ fn insert(user: &str, gpus: i32) -> berth_db::job::JobInsert {
         exclude: Vec::new(),
         partitions: Vec::new(),
         time_min: None,
+        script_args: Vec::new(),
     }
 }
