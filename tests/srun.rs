@@ -258,22 +258,53 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
             "-l",
             "bash",
             "-c",
-            "echo rank=$SLURM_PROCID node=$SLURMD_NODENAME",
+            "echo rank=$SLURM_PROCID node=$SLURMD_NODENAME job=$SLURM_JOB_ID \
+             nodes=$SLURM_JOB_NODELIST/$SLURM_NNODES name=$SLURM_JOB_NAME; \
+             [ $SLURM_PROCID = 0 ] && echo token=$BERTH_TOKEN >&2; true",
         ],
     );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let id = job_of(&stderr);
     let mut lines: Vec<&str> = stdout.lines().collect();
     lines.sort();
+    // The tasks get the job's variables, as Slurm's srun gives them.
     assert_eq!(
         lines,
-        vec!["0: rank=0 node=node-1", "1: rank=1 node=node-2"],
+        vec![
+            format!("0: rank=0 node=node-1 job={id} nodes=node-[1-2]/2 name=bash"),
+            format!("1: rank=1 node=node-2 job={id} nodes=node-[1-2]/2 name=bash"),
+        ],
         "{stderr}"
     );
     assert!(stderr.contains("has been allocated resources"), "{stderr}");
-    let job = c.wait_ended(job_of(&stderr), 60).await;
+    let job = c.wait_ended(id, 60).await;
     assert_eq!(job.state, JobState::Completed, "{job:?}");
     assert_eq!(job.num_nodes, 2);
     assert_eq!(job.name, "bash");
+    // srun's own credential (its user's token) is neither stored with the step nor
+    // given to its tasks: they hold a token of the job's run, refused once it has ended.
+    let task_token = stderr
+        .lines()
+        .find_map(|l| l.split_once("token=").map(|(_, t)| t.trim().to_string()))
+        .unwrap_or_else(|| panic!("no token line in {stderr}"));
+    assert!(!task_token.is_empty() && task_token != c.token, "{stderr}");
+    let (status, body) = c
+        .call(Method::GET, "/v1/whoami", Some(&task_token), None)
+        .await;
+    assert_eq!(status, 401, "{body}");
+    assert!(
+        body["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(&format!("run 0 of job {id}"))),
+        "{body}"
+    );
+    let stored: Vec<Option<String>> =
+        sqlx::query_scalar("SELECT environment->>'BERTH_TOKEN' FROM job_steps WHERE job_id = $1")
+            .bind(id)
+            .fetch_all(&c.db().await)
+            .await
+            .unwrap();
+    assert_eq!(stored, vec![None], "a step stored srun's token");
 
     // The step's exit code is srun's, and the job's.
     let (code, _, stderr) = srun_outside(&c, &["-J", "seven", "sh", "-c", "exit 7"]);
@@ -299,6 +330,16 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
     let (code, _, stderr) = srun_outside(&c, &["--pty", "bash"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("--pty"), "{stderr}");
+    // A bad file pattern or --multi-prog file is refused before a job is made.
+    let (code, _, stderr) = srun_outside(&c, &["-o", "out-%q", "true"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("%q is not one of srun's"), "{stderr}");
+    let (code, _, stderr) = srun_outside(&c, &["--multi-prog", "no-such.conf"]);
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("--multi-prog: reading no-such.conf"),
+        "{stderr}"
+    );
     // An unknown option is refused in Slurm's words and takes nothing with it.
     let (code, _, stderr) = srun_outside(&c, &["--bogus", "5", "true"]);
     assert_eq!(code, 1);

@@ -1098,7 +1098,7 @@ pub async fn desired(
             time_limit: l.time_limit.map(|t| t.max(0) as u64),
         })
         .collect();
-    let (step_tasks, step_cancellations) = desired_step_tasks(pool, node_row, req).await?;
+    let (step_tasks, step_cancellations) = desired_step_tasks(pool, keys, node_row, req).await?;
     Ok(SyncResponse {
         assignments,
         cancellations,
@@ -1112,9 +1112,11 @@ pub async fn desired(
 }
 
 /// The step tasks the node must start (those it neither runs nor just reported ended)
-/// and those of its running ones it must stop.
+/// and those of its running ones it must stop. Each task's `BERTH_TOKEN` is a token of
+/// its job's run, as the batch shell's (srun's own credential is never passed on).
 async fn desired_step_tasks(
     pool: &Pool,
+    keys: &Keys,
     node_row: &NodeRow,
     req: &SyncRequest,
 ) -> Result<(Vec<StepTaskLaunch>, Vec<StepTaskKey>), ApiError> {
@@ -1135,7 +1137,7 @@ async fn desired_step_tasks(
         if known.contains(&key) {
             continue;
         }
-        let environment: BTreeMap<String, String> =
+        let mut environment: BTreeMap<String, String> =
             serde_json::from_value(row.environment).unwrap_or_default();
         let spec: berth_core::spec::JobSpec =
             serde_json::from_value(row.job_spec).unwrap_or_default();
@@ -1152,14 +1154,27 @@ async fn desired_step_tasks(
             }
             _ => None,
         };
+        let job_row = job::job_get(pool, row.job_id).await?;
+        // The task's credential is its job run's token, whatever srun's environment held
+        // (the api never stores one: see `steps::step_create`).
+        environment.remove("BERTH_TOKEN");
+        let token = job_row.as_ref().and_then(|job_row| {
+            keys.mint_job_token(
+                &job_row.user_name,
+                job_row.id,
+                row.run as u32,
+                job_token_ttl(job_row),
+            )
+        });
+        if let Some(token) = token {
+            environment.insert("BERTH_TOKEN".to_string(), token);
+        }
         // A step's tasks stay within the job's CPUs and memory on the node.
-        let (memory_limit_mib, cpu_limit) = match job::job_get(pool, row.job_id).await? {
+        let (memory_limit_mib, cpu_limit) = match &job_row {
             Some(job_row) => (
                 placed_memory_mib(row.job_mem_mib)
-                    .or_else(|| memory_limit_mib(&job_row, &spec, row.job_gpus.len() as u64)),
-                Some(
-                    placed_cpus(&row.job_cpu_ids).unwrap_or_else(|| cpus_on_node(&job_row, &spec)),
-                ),
+                    .or_else(|| memory_limit_mib(job_row, &spec, row.job_gpus.len() as u64)),
+                Some(placed_cpus(&row.job_cpu_ids).unwrap_or_else(|| cpus_on_node(job_row, &spec))),
             ),
             None => (None, None),
         };

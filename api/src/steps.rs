@@ -236,11 +236,16 @@ pub async fn step_create(
             });
         }
     }
+    // A credential in srun's environment (outside a batch job: its user's own token) is
+    // neither stored nor passed to the tasks, which get a token of the job's run from
+    // their node's sync instead.
+    let mut environment = req.environment.clone();
+    environment.remove("BERTH_TOKEN");
     let insert = StepInsert {
         job_id: id,
         run: job_row.restart_count,
         command: req.command.clone(),
-        environment: serde_json::to_value(&req.environment).unwrap_or_default(),
+        environment: serde_json::to_value(&environment).unwrap_or_default(),
         work_dir: req.work_dir.clone(),
         cpus_per_task: req
             .cpus_per_task

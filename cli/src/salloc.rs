@@ -10,7 +10,10 @@
 //! SIGHUP, as Slurm's salloc does.
 
 use crate::client::{Client, ClientError};
-use crate::srun::{allocation_options, follow_step, holder_script, wait_for_allocation, SrunArgs};
+use crate::srun::{
+    allocation_environment, allocation_options, follow_step, holder_script, wait_for_allocation,
+    SrunArgs,
+};
 use anyhow::{bail, Context};
 use berth_core::state::JobState;
 use berth_core::step::Step;
@@ -192,27 +195,10 @@ pub async fn run(client: &Client, args: &SallocArgs) -> anyhow::Result<i32> {
     let mut child = tokio::process::Command::new(&command[0]);
     child
         .args(&command[1..])
-        .env("SLURM_JOB_ID", id.to_string())
-        .env("SLURM_JOBID", id.to_string())
-        .env("SLURM_JOB_NAME", &job.name)
-        .env("SLURM_JOB_NODELIST", &nodelist)
-        .env("SLURM_NODELIST", &nodelist)
-        .env("SLURM_JOB_NUM_NODES", job.num_nodes.to_string())
-        .env("SLURM_NNODES", job.num_nodes.to_string())
-        .env("SLURM_NTASKS", job.num_tasks.to_string())
-        .env("SLURM_NPROCS", job.num_tasks.to_string())
-        .env("SLURM_JOB_PARTITION", &job.partition)
-        .env("SLURM_CLUSTER_NAME", "berth")
-        .env("SLURM_SUBMIT_DIR", submit_dir.display().to_string())
+        .envs(allocation_environment(&job, &submit_dir))
         // The command's srun and squeue reach the same api with the same credentials.
         .env("BERTH_URL", client.base_url())
         .env("BERTH_TOKEN", client.token());
-    if let Some(account) = &job.account {
-        child.env("SLURM_JOB_ACCOUNT", account);
-    }
-    if let Some(qos) = &job.qos {
-        child.env("SLURM_JOB_QOS", qos);
-    }
     let mut child = match child.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -773,10 +773,52 @@ pub async fn run(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
     }
 }
 
+/// The variables of the allocation `job` that salloc's command and the tasks of a step
+/// that srun made a job for get (Slurm's salloc and srun set them; inside a batch job the
+/// worker does): `SLURM_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_JOB_USER`, the node list and
+/// counts, partition, account, QOS, cluster name and `SLURM_SUBMIT_DIR`.
+pub fn allocation_environment(
+    job: &berth_core::wire::Job,
+    submit_dir: &std::path::Path,
+) -> Vec<(String, String)> {
+    let id = job.id.to_string();
+    let nodelist = job.nodelist.clone().unwrap_or_default();
+    let mut env = vec![
+        ("SLURM_JOB_ID", id.clone()),
+        ("SLURM_JOBID", id),
+        ("SLURM_JOB_NAME", job.name.clone()),
+        ("SLURM_JOB_USER", job.user.clone()),
+        ("SLURM_JOB_NODELIST", nodelist.clone()),
+        ("SLURM_NODELIST", nodelist),
+        ("SLURM_JOB_NUM_NODES", job.num_nodes.to_string()),
+        ("SLURM_NNODES", job.num_nodes.to_string()),
+        ("SLURM_NTASKS", job.num_tasks.to_string()),
+        ("SLURM_NPROCS", job.num_tasks.to_string()),
+        ("SLURM_JOB_PARTITION", job.partition.clone()),
+        ("SLURM_CLUSTER_NAME", "berth".to_string()),
+        ("SLURM_SUBMIT_DIR", submit_dir.display().to_string()),
+    ];
+    if let Some(account) = &job.account {
+        env.push(("SLURM_JOB_ACCOUNT", account.clone()));
+    }
+    if let Some(qos) = &job.qos {
+        env.push(("SLURM_JOB_QOS", qos.clone()));
+    }
+    env.into_iter().map(|(n, v)| (n.to_string(), v)).collect()
+}
+
 /// The step request srun sends for `args` from this process (its directory, environment
-/// and job).
-fn request_here(args: &SrunArgs, job_id: i64) -> anyhow::Result<StepCreate> {
-    let env: BTreeMap<String, String> = std::env::vars().collect();
+/// with `allocation` over it, and job).
+fn request_here(
+    args: &SrunArgs,
+    job_id: i64,
+    allocation: &[(String, String)],
+) -> anyhow::Result<StepCreate> {
+    let mut env: BTreeMap<String, String> = std::env::vars().collect();
+    env.extend(allocation.iter().cloned());
+    // srun's credential stays here (outside a batch job it is its user's own token); the
+    // tasks get a token of the job's run from their node.
+    env.remove("BERTH_TOKEN");
     let here = std::env::current_dir().ok();
     let work_dir = match (&args.chdir, &here) {
         (Some(dir), Some(here)) => Some(here.join(dir).display().to_string()),
@@ -808,7 +850,7 @@ async fn run_step(
     job_id: i64,
     limit: Option<u64>,
 ) -> anyhow::Result<i32> {
-    let request = request_here(args, job_id)?;
+    let request = request_here(args, job_id, &[])?;
     let step = create_step(client, job_id, &request).await?;
     follow_step(client, args, job_id, &step, Follow::Own { limit }).await
 }
@@ -1073,6 +1115,9 @@ pub async fn wait_for_allocation(
 async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
     let limit = time_limit(args)?;
     let submit_dir = std::env::current_dir().context("reading the current directory")?;
+    // A bad file pattern, --export or --multi-prog file is refused before any job is made
+    // (not after waiting for its resources).
+    request_here(args, 0, &[])?;
     let job = berth_core::wire::JobCreate {
         script: Some(holder_script(Some(0))),
         args: allocation_options(args),
@@ -1094,11 +1139,14 @@ async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32>
             bail!("srun: Job allocation {id} has been revoked (interrupted)");
         }
     };
-    if let Err(e) = allocated {
-        let _ = client.job_cancel(id).await;
-        return Err(e);
-    }
-    let request = match request_here(args, id) {
+    let allocated = match allocated {
+        Ok(job) => job,
+        Err(e) => {
+            let _ = client.job_cancel(id).await;
+            return Err(e);
+        }
+    };
+    let request = match request_here(args, id, &allocation_environment(&allocated, &submit_dir)) {
         Ok(request) => request,
         Err(e) => {
             let _ = client.job_cancel(id).await;
