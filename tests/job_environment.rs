@@ -18,7 +18,7 @@ const PRINT: &str = "for v in SLURM_GPUS_PER_NODE SLURM_TASKS_PER_NODE SLURM_JOB
     SLURM_MEM_PER_GPU SLURM_MEM_PER_NODE SLURM_MEM_PER_CPU SLURM_JOB_QOS SLURM_JOB_ACCOUNT \
     SLURM_JOB_PARTITION SLURM_CLUSTER_NAME SLURM_JOB_START_TIME SLURM_JOB_END_TIME \
     SLURM_ARRAY_TASK_MIN SLURM_ARRAY_TASK_MAX SLURM_ARRAY_TASK_STEP SLURM_ARRAY_TASK_COUNT \
-    SLURM_NTASKS SLURM_GPUS; do echo \"$v=${!v-unset}\"; done\n";
+    SLURM_NTASKS SLURM_GPUS SLURM_STEP_ID; do echo \"$v=${!v-unset}\"; done\n";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_batch_environment_has_slurms_output_variables() {

@@ -328,7 +328,8 @@ async fn sprio_sshare_and_sstat_links_take_slurms_options() {
         &c,
         "sstat",
         &["-j", &id, "-o", "JobID,NGPUs", "-P", "-n"],
-        |code, _| code == 0,
+        // The GPU count comes with the worker's first samples of the job.
+        |code, out| code == 0 && out.trim_end().ends_with("|1"),
     )
     .await;
     assert_eq!(

@@ -1330,10 +1330,17 @@ fn main() {
     let code = match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!(
-                "error: {}",
-                berth_core::text::escape_keep_lines(&format!("{e:#}"))
-            );
+            let message = berth_core::text::escape_keep_lines(&format!("{e:#}")).into_owned();
+            // A message that already speaks as the Slurm command (`sattach: error: …`)
+            // is printed as it is.
+            let named = slurm
+                .as_deref()
+                .is_some_and(|name| message.starts_with(&format!("{name}: ")));
+            if named {
+                eprintln!("{message}");
+            } else {
+                eprintln!("error: {message}");
+            }
             1
         }
     };

@@ -1652,6 +1652,8 @@ pub fn job_environment(
         assignment
             .environment
             .iter()
+            // A job submitted from inside a step does not inherit that step's variables.
+            .filter(|(name, _)| !name.starts_with("SLURM_STEP"))
             .map(|(name, value)| (name.clone(), value.clone())),
     );
 
