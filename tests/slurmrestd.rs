@@ -573,3 +573,34 @@ async fn the_api_limits_apply_and_answer_in_slurmrestd_shapes() {
     let body = limited.unwrap_or_else(|| panic!("never limited: {statuses:?}"));
     assert_valid("v0.0.44_openapi_ping_array_resp", &body);
 }
+
+/// `sacct --json` / `--yaml` print slurmdbd's document (data parser v0.0.44) of the runs
+/// the filters select, so that `sacct --json | jq` scripts written for Slurm work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sacct_json_and_yaml_print_slurms_document() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let id = c
+        .submit("#!/bin/bash\n#SBATCH -J acct-json\nexit 3\n", &[])
+        .await;
+    c.wait_ended(id, 60).await;
+    let other = c.submit("#!/bin/bash\ntrue\n", &[]).await;
+    c.wait_ended(other, 60).await;
+    let (code, out, err) = c.slurm_command("sacct", &c.token, &["--json", "-j", &id.to_string()]);
+    assert_eq!(code, 0, "{err}");
+    let body: Value = serde_json::from_str(&out).unwrap();
+    assert_valid("v0.0.44_openapi_slurmdbd_jobs_resp", &body);
+    let jobs = body["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "-j selects: {body:#}");
+    assert_eq!(jobs[0]["job_id"], id);
+    assert_eq!(jobs[0]["name"], "acct-json");
+    assert_eq!(jobs[0]["exit_code"]["return_code"]["number"], 3);
+    let (code, out, err) = c.slurm_command("sacct", &c.token, &["--yaml", "-j", &id.to_string()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("---\n"), "{out}");
+    let from_yaml: Value = serde_yaml_ng::from_str(&out).unwrap();
+    assert_eq!(from_yaml["jobs"], body["jobs"]);
+}

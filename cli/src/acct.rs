@@ -70,9 +70,13 @@ pub struct AcctArgs {
     /// No header.
     #[arg(short = 'n', long = "noheader")]
     pub noheader: bool,
-    /// Print the api's JSON (the runs, with their steps unless -X).
-    #[arg(long)]
+    /// Print Slurm's `sacct --json` document (data parser v0.0.44: `jobs` as slurmdbd's,
+    /// with `meta`, `errors`, `warnings`), of the runs the filters select.
+    #[arg(long, conflicts_with = "yaml")]
     pub json: bool,
+    /// The same document as YAML (`sacct --yaml`).
+    #[arg(long)]
+    pub yaml: bool,
     /// List the fields -o/--format knows.
     #[arg(short = 'e', long = "helpformat")]
     pub helpformat: bool,
@@ -619,11 +623,9 @@ pub async fn run(client: &Client, args: &AcctArgs) -> anyhow::Result<i32> {
         .map_err(anyhow::Error::msg)?;
     let q = query(args, Utc::now()).map_err(anyhow::Error::msg)?;
     let jobs = fetch_all(client, &q).await?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "jobs": jobs }))?
-        );
+    if args.json || args.yaml {
+        let document = berth_api::slurmrestd::sacct_document(&jobs, "");
+        crate::format::print_document(&document, args.yaml)?;
         return Ok(0);
     }
     let style = if args.parsable2 {

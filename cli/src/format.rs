@@ -646,6 +646,23 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
     key_value_lines(&lines)
 }
 
+/// Prints one of Slurm's `--json`/`--yaml` documents (data parser v0.0.44): pretty JSON,
+/// or YAML under `---` as Slurm's commands print it.
+///
+/// # Errors
+/// Writing to stdout fails.
+pub fn print_document(document: &serde_json::Value, yaml: bool) -> anyhow::Result<()> {
+    use std::io::Write;
+    let text = if yaml {
+        let body = serde_yaml_ng::to_string(document)?;
+        format!("---\n{body}")
+    } else {
+        format!("{}\n", serde_json::to_string_pretty(document)?)
+    };
+    std::io::stdout().write_all(text.as_bytes())?;
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

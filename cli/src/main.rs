@@ -1642,6 +1642,8 @@ mod tests {
             ("sstat", &["-P", "-j", "17"], None),
             ("sstat", &["-v", "-j", "17"], None),
             ("sacct", &["-S", "now-1hour", "-E", "now"], None),
+            ("sacct", &["--json"], None),
+            ("sacct", &["--yaml"], None),
             ("sacct", &["-u", "bob", "-a", "-A", "ml", "-s", "CD"], None),
             (
                 "sacct",

@@ -616,7 +616,7 @@ pub(super) fn job_info(job: &Job) -> JobInfo {
     }
 }
 
-fn job_info_payload(jobs: Vec<JobInfo>) -> Value {
+pub(super) fn job_info_payload(jobs: Vec<JobInfo>) -> Value {
     json!({ "jobs": jobs, "last_backfill": now(), "last_update": now() })
 }
 

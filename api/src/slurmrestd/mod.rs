@@ -139,6 +139,35 @@ async fn unknown_url(method: Method, uri: axum::http::Uri) -> Response {
     .into_response()
 }
 
+/// The document Slurm's `squeue --json` prints (data parser v0.0.44,
+/// `v0.0.44_openapi_job_info_resp`, as `GET /slurm/v0.0.44/jobs` answers) for `jobs`,
+/// asked by `user`: what the CLI prints for `squeue --json`/`--yaml`.
+pub fn squeue_document(jobs: &[berth_core::wire::Job], user: &str) -> serde_json::Value {
+    let payload = jobs::job_info_payload(jobs.iter().map(jobs::job_info).collect());
+    document("/slurm/v0.0.44/jobs", user, payload)
+}
+
+/// The document Slurm's `sacct --json` prints (`v0.0.44_openapi_slurmdbd_jobs_resp`, as
+/// `GET /slurmdb/v0.0.44/jobs` answers) for `runs`, asked by `user`.
+pub fn sacct_document(runs: &[berth_core::accounting::AcctJob], user: &str) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = runs.iter().map(slurmdb::job).collect();
+    document(
+        "/slurmdb/v0.0.44/jobs",
+        user,
+        serde_json::json!({ "jobs": list }),
+    )
+}
+
+fn document(path: &str, user: &str, payload: serde_json::Value) -> serde_json::Value {
+    serde_json::to_value(OpenapiResp {
+        payload,
+        meta: meta(path, user),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    })
+    .unwrap_or_default()
+}
+
 /// The `meta` of an answer for `user` (empty when unknown) on `path`.
 pub(crate) fn meta(path: &str, user: &str) -> Meta {
     let (plugin, name) = if path.starts_with("/slurmdb/") {

@@ -119,7 +119,7 @@ fn live(state: &str) -> bool {
 }
 
 /// One run as slurmdbd's `job`.
-fn job(j: &AcctJob) -> Value {
+pub(super) fn job(j: &AcctJob) -> Value {
     let ts = |t: Option<chrono::DateTime<chrono::Utc>>| t.map_or(0, |t| t.timestamp());
     json!({
         "job_id": j.job_id,
