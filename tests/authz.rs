@@ -80,6 +80,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "health_ready",
         "job_create",
         "job_list",
+        "queue_list",
         "job_get",
         "job_cancel",
         "job_output",
@@ -189,6 +190,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         return Some(match op {
             "job_create" | "step_create" => 201,
             "job_list"
+            | "queue_list"
             | "job_cancel_batch"
             | "job_stats"
             | "job_gpu_samples"
@@ -206,6 +208,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     let read = matches!(
         op,
         "job_list"
+            | "queue_list"
             | "job_get"
             | "job_output"
             | "node_list"

@@ -112,6 +112,7 @@ impl Modify for ProblemResponses {
         routes::readyz,
         routes::job_create,
         routes::job_list,
+        routes::queue_list,
         routes::job_get,
         routes::job_cancel,
         job_control::job_hold,
