@@ -32,6 +32,8 @@ pub fn median(mut v: Vec<Duration>) -> Duration {
 pub struct Scratch {
     /// Connections to it, without a statement timeout (fills take long).
     pub pool: PgPool,
+    /// Its URL (for a server the benchmark starts on it).
+    pub url: String,
     admin: PgPool,
     name: String,
 }
@@ -57,12 +59,14 @@ impl Scratch {
             statement: Duration::ZERO,
             ..Default::default()
         };
-        let pool = berth_db::connect_with(&format!("{base}/{name}"), connections, &timeouts)
+        let url = format!("{base}/{name}");
+        let pool = berth_db::connect_with(&url, connections, &timeouts)
             .await
             .unwrap();
         berth_db::migrate(&pool).await.unwrap();
         Scratch {
             pool,
+            url,
             admin,
             name: name.to_string(),
         }

@@ -81,6 +81,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_create",
         "job_will_run",
         "job_list",
+        "queue_list",
         "job_get",
         "job_cancel",
         "job_output",
@@ -191,6 +192,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             "job_create" | "step_create" => 201,
             "job_will_run"
             | "job_list"
+            | "queue_list"
             | "job_cancel_batch"
             | "job_stats"
             | "job_gpu_samples"
@@ -208,6 +210,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     let read = matches!(
         op,
         "job_list"
+            | "queue_list"
             | "job_get"
             | "job_output"
             | "node_list"

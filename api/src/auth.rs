@@ -406,8 +406,9 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs", _id, "steps", _step, "cancel"] => *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
         ["", "v1", "jobs", _id, "cancel" | "requeue"] => *method == Method::POST,
-        // `sacct` inside a job (its user's view, as the job list), and who it is.
-        ["", "v1", "accounting", "jobs"] | ["", "v1", "whoami"] => read,
+        // `sacct` and `squeue` inside a job (its user's view, as the job list), and who
+        // it is.
+        ["", "v1", "accounting", "jobs"] | ["", "v1", "queue"] | ["", "v1", "whoami"] => read,
         _ => false,
     }
 }

@@ -230,6 +230,7 @@ pub fn router(state: AppState) -> Router {
         .route("/openapi.json", get(openapi::serve_document))
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
         .route("/v1/jobs/will-run", post(routes::job_will_run))
+        .route("/v1/queue", get(routes::queue_list))
         .route(
             "/v1/jobs/{id}",
             get(routes::job_get).patch(job_control::job_update),

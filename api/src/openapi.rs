@@ -113,6 +113,7 @@ impl Modify for ProblemResponses {
         routes::job_create,
         routes::job_will_run,
         routes::job_list,
+        routes::queue_list,
         routes::job_get,
         routes::job_cancel,
         job_control::job_hold,

@@ -13,7 +13,8 @@ use axum::Json;
 use berth_core::state::JobState;
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, NodeList, NodeRegister,
-    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, SyncRequest, SyncResponse,
+    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueList, SyncRequest,
+    SyncResponse,
 };
 use berth_db::job::{JobFilter, JobRow};
 use berth_db::{allocation, job, node, notify, output, partition, DbError};
@@ -175,23 +176,20 @@ pub async fn job_will_run(
     Ok(Json(answer))
 }
 
-/// List jobs.
+/// The database filter for a job list query as `caller` may run it: the states checked,
+/// the page size checked against `max_limit` (`default_limit` when absent) and asked for
+/// one more row (to know whether a page follows), the cursor read, and a plain user's
+/// view narrowed to their own jobs and their coordinated accounts'.
 ///
-/// Filters combine with AND; pages follow `next_cursor`. Plain users see only their own
-/// jobs and those of the accounts they coordinate.
-#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", operation_id = "job_list",
-    params(JobListQuery),
-    responses((status = 200, description = "A page of jobs", body = JobList),
-              (status = 400, description = "A bad filter", body = Problem),
-              (status = 401, description = "No or bad credentials", body = Problem)),
-    security(("bearer" = [])))]
-pub async fn job_list(
-    State(state): State<AppState>,
-    caller: Caller,
-    q: Result<Query<JobListQuery>, QueryRejection>,
-) -> Result<Json<JobList>, ApiError> {
-    caller.require_person()?;
-    let q = query(q)?;
+/// # Errors
+/// 400 naming `state`, `limit` or `cursor`.
+async fn job_filter(
+    state: &AppState,
+    caller: &Caller,
+    q: &JobListQuery,
+    default_limit: u32,
+    max_limit: u32,
+) -> Result<JobFilter, ApiError> {
     let states = match &q.state {
         Some(s) => Some(
             s.split(',')
@@ -210,9 +208,12 @@ pub async fn job_list(
         ),
         None => None,
     };
-    let limit = i64::from(q.limit.unwrap_or(100));
-    if !(1..=1000).contains(&limit) {
-        return Err(ApiError::bad_field("limit", "must be between 1 and 1000"));
+    let limit = q.limit.unwrap_or(default_limit);
+    if !(1..=max_limit).contains(&limit) {
+        return Err(ApiError::bad_field(
+            "limit",
+            format!("must be between 1 and {max_limit}"),
+        ));
     }
     let after_id = match &q.cursor {
         Some(c) => c
@@ -225,27 +226,45 @@ pub async fn job_list(
     } else {
         (
             Some(caller.name.clone()),
-            caller.coordinated_accounts(&state).await?,
+            caller.coordinated_accounts(state).await?,
         )
     };
-    let rows = job::job_list(
-        &state.pool,
-        &JobFilter {
-            states,
-            user_name: q.user.clone(),
-            partition: q.partition.clone(),
-            name: q.name.clone(),
-            accounts: list(q.account.as_deref()),
-            qos: list(q.qos.as_deref()),
-            after_id,
-            limit: limit + 1,
-            viewer,
-            viewer_accounts,
-        },
-    )
-    .await?;
-    let more = rows.len() as i64 > limit;
-    let rows = &rows[..rows.len().min(limit as usize)];
+    Ok(JobFilter {
+        states,
+        user_name: q.user.clone(),
+        partition: q.partition.clone(),
+        name: q.name.clone(),
+        accounts: list(q.account.as_deref()),
+        qos: list(q.qos.as_deref()),
+        after_id,
+        limit: i64::from(limit) + 1,
+        viewer,
+        viewer_accounts,
+    })
+}
+
+/// List jobs.
+///
+/// Filters combine with AND; pages follow `next_cursor`. Plain users see only their own
+/// jobs and those of the accounts they coordinate.
+#[utoipa::path(get, path = "/v1/jobs", tag = "jobs", operation_id = "job_list",
+    params(JobListQuery),
+    responses((status = 200, description = "A page of jobs", body = JobList),
+              (status = 400, description = "A bad filter", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn job_list(
+    State(state): State<AppState>,
+    caller: Caller,
+    q: Result<Query<JobListQuery>, QueryRejection>,
+) -> Result<Json<JobList>, ApiError> {
+    caller.require_person()?;
+    let q = query(q)?;
+    let filter = job_filter(&state, &caller, &q, 100, 1000).await?;
+    let limit = (filter.limit - 1) as usize;
+    let rows = job::job_list(&state.pool, &filter).await?;
+    let more = rows.len() > limit;
+    let rows = &rows[..rows.len().min(limit)];
     let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
     let allocations = allocation::allocation_list_for_jobs(&state.pool, &ids).await?;
     let truncated = output::output_truncated_jobs(&state.pool, &ids).await?;
@@ -269,6 +288,50 @@ pub async fn job_list(
     }
     Ok(Json(JobList {
         items,
+        next_cursor: more
+            .then(|| rows.last().map(|r| r.id.to_string()))
+            .flatten(),
+    }))
+}
+
+/// List the queue as squeue shows it.
+///
+/// The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
+/// the fields squeue's formats show: no spec, environment or allocation detail, and no
+/// queue position, so that 10,000 pending jobs come in one small page (up to 10,000 per
+/// page, the default). Pages follow `next_cursor`.
+#[utoipa::path(get, path = "/v1/queue", tag = "jobs", operation_id = "queue_list",
+    params(JobListQuery),
+    responses((status = 200, description = "A page of the queue", body = QueueList),
+              (status = 400, description = "A bad filter", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn queue_list(
+    State(state): State<AppState>,
+    caller: Caller,
+    q: Result<Query<JobListQuery>, QueryRejection>,
+) -> Result<Json<QueueList>, ApiError> {
+    caller.require_person()?;
+    let q = query(q)?;
+    let filter = job_filter(&state, &caller, &q, 10_000, 10_000).await?;
+    let limit = (filter.limit - 1) as usize;
+    let rows = job::job_queue_list(&state.pool, &filter).await?;
+    let more = rows.len() > limit;
+    let rows = &rows[..rows.len().min(limit)];
+    // A pending job holds no allocation of its current run (a requeue starts a new run),
+    // so only the others' are looked up.
+    let placed: Vec<i64> = rows
+        .iter()
+        .filter(|r| r.state != "PENDING")
+        .map(|r| r.id)
+        .collect();
+    let allocations = if placed.is_empty() {
+        Vec::new()
+    } else {
+        allocation::allocation_list_for_jobs(&state.pool, &placed).await?
+    };
+    Ok(Json(QueueList {
+        items: views::queue_views(rows, &allocations),
         next_cursor: more
             .then(|| rows.last().map(|r| r.id.to_string()))
             .flatten(),

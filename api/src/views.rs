@@ -5,12 +5,12 @@ use berth_core::identity::{is_secret_name, MASK};
 use berth_core::pattern::{self, PatternValues};
 use berth_core::spec::JobSpec;
 use berth_core::state::{JobState, NodeState};
-use berth_core::wire::{Gpu, GpuKind, Job, JobAllocation, Node, Partition};
+use berth_core::wire::{Gpu, GpuKind, Job, JobAllocation, Node, Partition, QueueJob};
 use berth_db::allocation::JobAllocationRow;
-use berth_db::job::JobRow;
+use berth_db::job::{JobQueueRow, JobRow};
 use berth_db::node::{GpuRow, NodeRow};
 use berth_db::partition::PartitionRow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 fn to_u32(v: i32) -> u32 {
     u32::try_from(v).unwrap_or(0)
@@ -84,13 +84,7 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         })
         .collect();
     let allocated_cpus: u32 = allocations.iter().map(|a| a.cpus.len() as u32).sum();
-    let num_cpus = if allocated_cpus > 0 {
-        allocated_cpus
-    } else {
-        to_u32(row.num_tasks)
-            .max(1)
-            .saturating_mul(to_u32(row.cpus_per_task).max(1))
-    };
+    let num_cpus = num_cpus(allocated_cpus, row.num_tasks, row.cpus_per_task);
     let stdout_path = output_path(row, &row.stdout_pattern, batch_node);
     let stderr_path = row
         .stderr_pattern
@@ -104,11 +98,7 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         account: row.account.clone(),
         // As squeue shows it: every partition a pending job may start in (`a,b`), then
         // the one it started in.
-        partition: if state == JobState::Pending && !row.partitions.is_empty() {
-            row.partitions.join(",")
-        } else {
-            row.partition.clone()
-        },
+        partition: shown_partition(state, &row.partition, &row.partitions),
         qos: row.qos.clone(),
         state,
         reason: row.reason.clone(),
@@ -139,20 +129,96 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         array_job_id: row.array_job_id,
         array_task_id: row.array_task_id.map(to_u32),
         array_tasks_pending: row.array_pending.clone(),
+        array_max_running: row.array_max_running.map(to_u32),
         environment,
         // Filled in by the handlers that show output state (a separate lookup).
         output_truncated: false,
     }
 }
 
+/// The partition as squeue shows it: every partition a pending job may start in
+/// (`a,b`), then the one it started in.
+fn shown_partition(state: JobState, partition: &str, partitions: &[String]) -> String {
+    if state == JobState::Pending && !partitions.is_empty() {
+        partitions.join(",")
+    } else {
+        partition.to_string()
+    }
+}
+
+/// Slurm's `NumCPUs`: those allocated when placed by CPU, else tasks × CPUs per task.
+fn num_cpus(allocated: u32, num_tasks: i32, cpus_per_task: i32) -> u32 {
+    if allocated > 0 {
+        allocated
+    } else {
+        to_u32(num_tasks)
+            .max(1)
+            .saturating_mul(to_u32(cpus_per_task).max(1))
+    }
+}
+
+/// `allocations` (sorted by job id then node index) grouped by job id.
+fn allocations_by_job(allocations: &[JobAllocationRow]) -> HashMap<i64, Vec<&JobAllocationRow>> {
+    let mut by_job: HashMap<i64, Vec<&JobAllocationRow>> = HashMap::new();
+    for a in allocations {
+        by_job.entry(a.job_id).or_default().push(a);
+    }
+    by_job
+}
+
 /// Job views for rows, with their allocations looked up from `allocations` (sorted by job
 /// id then node index).
 pub fn job_views(rows: &[JobRow], allocations: &[JobAllocationRow]) -> Vec<Job> {
+    let by_job = allocations_by_job(allocations);
+    rows.iter()
+        .map(|row| job_view(row, by_job.get(&row.id).map_or(&[], Vec::as_slice)))
+        .collect()
+}
+
+/// Queue views (squeue's columns) for rows, with their allocations looked up from
+/// `allocations` (sorted by job id then node index); the same values [`job_view`] gives
+/// those fields.
+pub fn queue_views(rows: &[JobQueueRow], allocations: &[JobAllocationRow]) -> Vec<QueueJob> {
+    let by_job = allocations_by_job(allocations);
     rows.iter()
         .map(|row| {
-            let mine: Vec<&JobAllocationRow> =
-                allocations.iter().filter(|a| a.job_id == row.id).collect();
-            job_view(row, &mine)
+            let mine = by_job.get(&row.id).map_or(&[][..], Vec::as_slice);
+            let state = row.state.parse::<JobState>().unwrap_or(JobState::Failed);
+            let allocated_cpus: u32 = mine.iter().map(|a| a.cpu_ids.len() as u32).sum();
+            let nodes: Vec<String> = mine.iter().map(|a| a.node_name.clone()).collect();
+            QueueJob {
+                id: row.id,
+                name: row.name.clone(),
+                user: row.user_name.clone(),
+                account: row.account.clone(),
+                partition: shown_partition(state, &row.partition, &row.partitions),
+                qos: row.qos.clone(),
+                state,
+                reason: row.reason.clone(),
+                submit_time: row.submit_time,
+                start_time: row.start_time,
+                end_time: row.end_time,
+                time_limit: row.time_limit.map(to_u64),
+                num_nodes: to_u32(row.num_nodes),
+                num_tasks: to_u32(row.num_tasks),
+                num_cpus: num_cpus(allocated_cpus, row.num_tasks, row.cpus_per_task),
+                gpus_per_node: match mine.first() {
+                    Some(a) if row.whole_node => a.gpu_indices.len() as u32,
+                    _ => to_u32(row.gpus_per_node),
+                },
+                nodelist: (!nodes.is_empty()).then(|| hostlist::compress(&nodes)),
+                work_dir: row.work_dir.clone(),
+                restart_count: to_u32(row.restart_count),
+                exit_code: row.exit_code,
+                exit_signal: row.exit_signal,
+                expected_start: row.expected_start.filter(|_| state == JobState::Pending),
+                priority: row.priority.filter(|_| state == JobState::Pending),
+                nice: row.nice,
+                array_job_id: row.array_job_id,
+                array_task_id: row.array_task_id.map(to_u32),
+                array_tasks_pending: row.array_pending.clone(),
+                array_max_running: row.array_max_running.map(to_u32),
+            }
         })
         .collect()
 }

@@ -9,7 +9,7 @@
 
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, OutputStream, PartitionList,
-    Problem,
+    Problem, QueueJob, QueueList,
 };
 use futures_util::StreamExt;
 use std::fmt;
@@ -354,30 +354,58 @@ impl Client {
         self.json(request, format!("POST {url}")).await
     }
 
-    /// `GET /v1/jobs` with the given filters: one page.
-    pub async fn job_list(&self, query: &JobListQuery) -> Result<JobList, ClientError> {
-        let url = self.url("/v1/jobs");
-        let mut params: Vec<(&str, String)> = Vec::new();
-        if let Some(v) = &query.state {
-            params.push(("state", v.clone()));
-        }
-        if let Some(v) = &query.user {
-            params.push(("user", v.clone()));
-        }
-        if let Some(v) = &query.partition {
-            params.push(("partition", v.clone()));
-        }
-        if let Some(v) = &query.name {
-            params.push(("name", v.clone()));
-        }
+    /// `query` as query-string parameters (those set).
+    fn job_list_params(query: &JobListQuery) -> Vec<(&'static str, String)> {
+        let text = [
+            ("state", &query.state),
+            ("user", &query.user),
+            ("partition", &query.partition),
+            ("name", &query.name),
+            ("account", &query.account),
+            ("qos", &query.qos),
+            ("cursor", &query.cursor),
+        ];
+        let mut params: Vec<(&str, String)> = text
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v.clone()?)))
+            .collect();
         if let Some(v) = query.limit {
             params.push(("limit", v.to_string()));
         }
-        if let Some(v) = &query.cursor {
-            params.push(("cursor", v.clone()));
-        }
+        params
+    }
+
+    /// `GET /v1/jobs` with the given filters: one page.
+    pub async fn job_list(&self, query: &JobListQuery) -> Result<JobList, ClientError> {
+        let url = self.url("/v1/jobs");
+        let params = Self::job_list_params(query);
         self.json(self.http.get(&url).query(&params), format!("GET {url}"))
             .await
+    }
+
+    /// `GET /v1/queue` (squeue's columns of the jobs `GET /v1/jobs` would list),
+    /// following `next_cursor` until the last page: every matching job, by ascending id,
+    /// in pages of 10,000.
+    pub async fn queue_list_all(&self, query: &JobListQuery) -> Result<Vec<QueueJob>, ClientError> {
+        let url = self.url("/v1/queue");
+        let mut query = JobListQuery {
+            limit: Some(10_000),
+            ..query.clone()
+        };
+        let mut jobs = Vec::new();
+        loop {
+            let params = Self::job_list_params(&query);
+            let page: QueueList = self
+                .json(self.http.get(&url).query(&params), format!("GET {url}"))
+                .await?;
+            jobs.extend(page.items);
+            match page.next_cursor {
+                Some(cursor) if query.cursor.as_deref() != Some(cursor.as_str()) => {
+                    query.cursor = Some(cursor)
+                }
+                _ => return Ok(jobs),
+            }
+        }
     }
 
     /// `GET /v1/jobs`, following `next_cursor` until the last page: every matching job,

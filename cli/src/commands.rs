@@ -5,7 +5,7 @@ use crate::client::Client;
 use crate::format;
 use crate::submit::{self, SubmitArgs};
 use anyhow::Context;
-use berth_core::wire::{Job, JobListQuery, JobWillRun, OutputStream};
+use berth_core::wire::{JobListQuery, JobWillRun, OutputStream, QueueJob};
 use std::io::Write;
 
 /// `berth submit` (`sbatch`): reads the script, checks the options here as `sbatch` does
@@ -115,13 +115,37 @@ pub struct QueueOptions {
     pub array: bool,
     /// `-o`: squeue's `%` format.
     pub format: Option<String>,
+    /// `-O`: squeue's field names (`JobID,Name:30,State:.10`).
+    pub long_format: Option<String>,
+    /// `-S`: sort keys (`-t,u`); squeue's `P,t,-p` (`S` with `--start`) when absent.
+    pub sort: Option<String>,
+    /// `-s`: the running jobs' steps instead of the jobs; `Some(Some(list))` only those
+    /// steps (`5.0,6`).
+    pub steps: Option<Option<String>>,
+    /// `-i`: print again every this many seconds, until interrupted.
+    pub iterate: Option<u64>,
+    /// `-l` or `-v` was given: the date line before the table, as squeue prints it.
+    pub dated: bool,
     /// squeue `--start`: pending jobs with their expected start times.
     pub start: bool,
     /// `-w`: only jobs placed on any of these nodes (a host list).
     pub nodelist: Option<String>,
 }
 
-/// `berth queue`: squeue's default table (or `-o`'s format, `--start`'s), every page.
+/// How `berth queue` prints, read from its options before anything is asked of the api.
+enum QueueOutput {
+    /// `-o`/`-O`/`-l`.
+    Layout(crate::squeue::Layout),
+    /// `--start`'s table.
+    Start,
+    /// squeue's default table.
+    Default,
+}
+
+/// `berth queue`: squeue's default table (or `-o`/`-O`'s format, `--start`'s, `-s`'s
+/// steps), in squeue's order (`-S`), every page; with `-i N`, again every N seconds
+/// (each time after a date line and before a blank line, as squeue prints) until
+/// interrupted.
 pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i32> {
     let ids = options
         .jobs
@@ -129,19 +153,170 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
         .map(crate::squeue::parse_job_ids)
         .transpose()
         .map_err(anyhow::Error::msg)?;
+    let output = match (&options.long_format, &options.format) {
+        (Some(fields), _) => QueueOutput::Layout(
+            crate::squeue::parse_long_format(fields).map_err(anyhow::Error::msg)?,
+        ),
+        (None, Some(format)) => {
+            QueueOutput::Layout(crate::squeue::parse_format(format).map_err(anyhow::Error::msg)?)
+        }
+        (None, None) if options.start => QueueOutput::Start,
+        (None, None) => QueueOutput::Default,
+    };
+    let default_sort = if options.start {
+        "S"
+    } else {
+        crate::squeue::DEFAULT_SORT
+    };
+    let sort = crate::squeue::parse_sort(options.sort.as_deref().unwrap_or(default_sort))
+        .map_err(anyhow::Error::msg)?;
+    let steps = match &options.steps {
+        None => None,
+        Some(list) => {
+            if options.format.is_some() || options.long_format.is_some() {
+                anyhow::bail!(
+                    "squeue: -o/-O with -s/--steps: step formats are not supported (Berth prints -s's default columns)"
+                );
+            }
+            Some(
+                list.as_deref()
+                    .map(crate::squeue::parse_step_ids)
+                    .transpose()
+                    .map_err(anyhow::Error::msg)?,
+            )
+        }
+    };
+    let wanted_nodes = options
+        .nodelist
+        .as_deref()
+        .map(|list| {
+            berth_core::hostlist::expand(list)
+                .map_err(|e| anyhow::anyhow!("squeue: -w/--nodelist {list:?}: {e}"))
+        })
+        .transpose()?;
+    let user = if options.me {
+        let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+        who["user"].as_str().map(str::to_string)
+    } else {
+        options.user.clone()
+    };
+    loop {
+        let dated = options.iterate.is_some() || options.dated;
+        let mut text = String::new();
+        if dated && !options.noheader {
+            text.push_str(
+                &chrono::Local::now()
+                    .format("%a %b %e %H:%M:%S %Y\n")
+                    .to_string(),
+            );
+        }
+        let code = match &steps {
+            Some(steps) => {
+                let jobs = queue_jobs(client, options, &ids, user.clone(), true).await?;
+                let Some(jobs) = jobs else {
+                    eprintln!("slurm_load_jobs error: Invalid job id specified");
+                    return Ok(1);
+                };
+                let mut with_steps = Vec::new();
+                for job in jobs {
+                    if let Some(list) = steps {
+                        if !list.iter().any(|(j, _)| *j == job.id) {
+                            continue;
+                        }
+                    }
+                    let page: berth_core::step::StepList = client
+                        .get_json(&format!("/v1/jobs/{}/steps", job.id))
+                        .await?;
+                    let items = page
+                        .items
+                        .into_iter()
+                        .filter(|s| {
+                            steps.as_ref().is_none_or(|list| {
+                                list.iter().any(|(j, st)| {
+                                    *j == job.id && st.is_none_or(|st| st == s.step_id)
+                                })
+                            })
+                        })
+                        .collect();
+                    with_steps.push((job, items));
+                }
+                text.push_str(&crate::squeue::steps_table(
+                    &with_steps,
+                    chrono::Utc::now(),
+                    !options.noheader,
+                ));
+                0
+            }
+            None => match queue_jobs(client, options, &ids, user.clone(), false).await? {
+                None => {
+                    eprintln!("slurm_load_jobs error: Invalid job id specified");
+                    1
+                }
+                Some(mut jobs) => {
+                    if let Some(wanted) = &wanted_nodes {
+                        jobs.retain(|j| {
+                            j.nodelist
+                                .as_deref()
+                                .and_then(|l| berth_core::hostlist::expand(l).ok())
+                                .is_some_and(|placed| placed.iter().any(|n| wanted.contains(n)))
+                        });
+                    }
+                    if options.array {
+                        jobs = crate::squeue::expand_array_tasks(jobs);
+                    }
+                    let now = chrono::Utc::now();
+                    crate::squeue::sort_jobs(&mut jobs, &sort, now);
+                    let table = match &output {
+                        QueueOutput::Layout(layout) => crate::squeue::squeue_layout_table(
+                            layout,
+                            &jobs,
+                            now,
+                            !options.noheader,
+                        ),
+                        QueueOutput::Start => crate::queue_start::start_table(&jobs),
+                        QueueOutput::Default => format::squeue_table(&jobs, now),
+                    };
+                    let table = match (&output, options.noheader) {
+                        (QueueOutput::Layout(_), _) | (_, false) => table.as_str(),
+                        (_, true) => table.split_once('\n').map(|(_, rest)| rest).unwrap_or(""),
+                    };
+                    text.push_str(table);
+                    0
+                }
+            },
+        };
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        drop(out);
+        match options.iterate {
+            Some(seconds) => {
+                println!();
+                tokio::time::sleep(std::time::Duration::from_secs(seconds)).await;
+            }
+            None => return Ok(code),
+        }
+    }
+}
+
+/// The jobs `berth queue` lists: every page of `GET /v1/queue` for its filters, or the
+/// jobs `-j` names (each read by its id; `None` when it names none that passes the other
+/// filters, as squeue's "Invalid job id specified"). `running`: only running jobs (`-s`).
+async fn queue_jobs(
+    client: &Client,
+    options: &QueueOptions,
+    ids: &Option<Vec<crate::squeue::JobIdSpec>>,
+    user: Option<String>,
+    running: bool,
+) -> anyhow::Result<Option<Vec<QueueJob>>> {
     let state = match (&options.state, options.all) {
+        _ if running => Some("RUNNING".to_string()),
         (Some(s), _) if s.eq_ignore_ascii_case("all") => None,
         (Some(s), _) => Some(s.clone()),
         (None, true) => None,
         (None, false) if ids.is_some() => None,
         (None, false) if options.start => Some("PENDING".to_string()),
         (None, false) => Some("PENDING,RUNNING".to_string()),
-    };
-    let user = if options.me {
-        let who: serde_json::Value = client.get_json("/v1/whoami").await?;
-        who["user"].as_str().map(str::to_string)
-    } else {
-        options.user.clone()
     };
     let query = JobListQuery {
         state,
@@ -150,67 +325,31 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
         account: options.account.clone(),
         qos: options.qos.clone(),
         name: options.name.clone(),
-        limit: Some(1000),
         ..Default::default()
     };
-    let mut jobs = match &ids {
-        // Each named job read by its id (an array's tasks by a list), not the whole queue.
-        Some(ids) => {
-            let mut found = Vec::new();
-            for id in ids {
-                let (crate::squeue::JobIdSpec::Job(n) | crate::squeue::JobIdSpec::Task(n, _)) = *id;
-                match client.job_get(n).await {
-                    Ok(job) => found.push(job),
-                    Err(e) if e.status() == Some(404) => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            if found.iter().any(|j| j.array_job_id.is_some()) {
-                found = client.job_list_all(&query).await?;
-            }
-            found.retain(|j| crate::squeue::job_matches(j, ids) && job_passes(j, &query));
-            if found.is_empty() {
-                eprintln!("slurm_load_jobs error: Invalid job id specified");
-                return Ok(1);
-            }
-            found
+    let Some(ids) = ids else {
+        return Ok(Some(client.queue_list_all(&query).await?));
+    };
+    // Each named job read by its id (an array's tasks by a list), not the whole queue.
+    let mut found = Vec::new();
+    for id in ids {
+        let (crate::squeue::JobIdSpec::Job(n) | crate::squeue::JobIdSpec::Task(n, _)) = *id;
+        match client.job_get(n).await {
+            Ok(job) => found.push(QueueJob::from(&job)),
+            Err(e) if e.status() == Some(404) => {}
+            Err(e) => return Err(e.into()),
         }
-        None => client.job_list_all(&query).await?,
-    };
-    if let Some(list) = &options.nodelist {
-        let wanted = berth_core::hostlist::expand(list)
-            .map_err(|e| anyhow::anyhow!("squeue: -w/--nodelist {list:?}: {e}"))?;
-        jobs.retain(|j| {
-            j.nodelist
-                .as_deref()
-                .and_then(|l| berth_core::hostlist::expand(l).ok())
-                .is_some_and(|placed| placed.iter().any(|n| wanted.contains(n)))
-        });
     }
-    if options.array {
-        jobs = crate::squeue::expand_array_tasks(jobs);
+    if found.iter().any(|j| j.array_job_id.is_some()) {
+        found = client.queue_list_all(&query).await?;
     }
-    let now = chrono::Utc::now();
-    let table = if let Some(format) = &options.format {
-        crate::squeue::squeue_formatted(format, &jobs, now, !options.noheader)
-            .map_err(anyhow::Error::msg)?
-    } else if options.start {
-        crate::queue_start::start_table(&jobs)
-    } else {
-        format::squeue_table(&jobs, now)
-    };
-    let text = if options.noheader && options.format.is_none() {
-        table.split_once('\n').map(|(_, rest)| rest).unwrap_or("")
-    } else {
-        table.as_str()
-    };
-    print!("{text}");
-    Ok(0)
+    found.retain(|j| crate::squeue::job_matches(j, ids) && job_passes(j, &query));
+    Ok((!found.is_empty()).then_some(found))
 }
 
 /// Whether a job read by its id also passes the list's other filters (state, user,
 /// partition, account, QOS, name), as the list would have applied them.
-fn job_passes(job: &Job, q: &JobListQuery) -> bool {
+fn job_passes(job: &QueueJob, q: &JobListQuery) -> bool {
     let listed = |list: &Option<String>, values: &[&str]| {
         list.as_deref().is_none_or(|l| {
             l.split(',')

@@ -9,7 +9,7 @@
 
 use berth_core::duration::format_duration;
 use berth_core::state::{JobState, NodeState};
-use berth_core::wire::{Job, Node, Partition};
+use berth_core::wire::{Job, Node, Partition, QueueJob};
 use chrono::{DateTime, Local, Utc};
 
 /// Prints a job's output as it arrives: the bytes as they are when stdout is not a
@@ -151,7 +151,7 @@ pub const SQUEUE_HEADER: &str =
 /// right-aligned, truncated columns; the id as `%i` prints it (`5_3` for an array task);
 /// TIME is the elapsed run time; the last column is the node list once placed,
 /// `(Reason)` while pending.
-pub fn squeue_line(job: &Job, now: DateTime<Utc>) -> String {
+pub fn squeue_line(job: &QueueJob, now: DateTime<Utc>) -> String {
     let last = match (&job.nodelist, job.state) {
         (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => nodes.clone(),
         _ => format!("({})", job.reason.as_deref().unwrap_or("None")),
@@ -163,7 +163,11 @@ pub fn squeue_line(job: &Job, now: DateTime<Utc>) -> String {
         field(&job.name, 8, true),
         field(&job.user, 8, true),
         field(job.state.compact(), 2, true),
-        field(&format_duration(job_run_seconds(job, now)), 10, true),
+        field(
+            &format_duration(crate::squeue::run_seconds(job, now)),
+            10,
+            true
+        ),
         field(&job.num_nodes.to_string(), 6, true),
         last
     )
@@ -171,7 +175,7 @@ pub fn squeue_line(job: &Job, now: DateTime<Utc>) -> String {
 
 /// The whole `squeue` table: the header, then one line per job, each line ending in a
 /// newline.
-pub fn squeue_table(jobs: &[Job], now: DateTime<Utc>) -> String {
+pub fn squeue_table(jobs: &[QueueJob], now: DateTime<Utc>) -> String {
     let mut out = String::new();
     out.push_str(SQUEUE_HEADER);
     out.push('\n');
@@ -708,6 +712,7 @@ pub(crate) mod tests {
             array_job_id: None,
             array_task_id: None,
             array_tasks_pending: None,
+            array_max_running: None,
             environment: Default::default(),
             output_truncated: false,
         }
@@ -792,7 +797,7 @@ pub(crate) mod tests {
         let mut value = serde_json::to_value(&job).unwrap();
         escape_strings(&mut value);
         let job: Job = serde_json::from_value(value).unwrap();
-        let line = squeue_line(&job, at(0));
+        let line = squeue_line(&QueueJob::from(&job), at(0));
         assert!(!line.contains('\u{1b}'), "{line:?}");
         assert!(line.contains("\\e[2Jev"), "{line:?}");
     }
@@ -808,7 +813,7 @@ pub(crate) mod tests {
     fn squeue_pending_line_shows_reason_and_zero_time() {
         let mut j = job(7, JobState::Pending);
         j.reason = Some("Resources".into());
-        let line = squeue_line(&j, at(100));
+        let line = squeue_line(&QueueJob::from(&j), at(100));
         assert_eq!(
             line,
             "                 7       gpu    train    alice PD       0:00      1 (Resources)"
@@ -821,7 +826,7 @@ pub(crate) mod tests {
     #[test]
     fn squeue_pending_without_reason_shows_none() {
         let j = job(8, JobState::Pending);
-        assert!(squeue_line(&j, at(0)).ends_with(" (None)"));
+        assert!(squeue_line(&QueueJob::from(&j), at(0)).ends_with(" (None)"));
     }
 
     #[test]
@@ -831,12 +836,12 @@ pub(crate) mod tests {
         j.start_time = Some(at(10));
         j.nodelist = Some("node-[1-2]".into());
         j.num_nodes = 2;
-        let line = squeue_line(&j, at(10 + 3725));
+        let line = squeue_line(&QueueJob::from(&j), at(10 + 3725));
         assert_eq!(
             line,
             "                12       gpu a_very_l    alice  R    1:02:05      2 node-[1-2]"
         );
-        let table = squeue_table(&[j], at(10 + 3725));
+        let table = squeue_table(&[QueueJob::from(&j)], at(10 + 3725));
         assert!(table.starts_with(SQUEUE_HEADER));
         assert_eq!(table.lines().count(), 2);
     }
@@ -848,7 +853,7 @@ pub(crate) mod tests {
         j.end_time = Some(at(65));
         j.nodelist = Some("node-1".into());
         assert_eq!(job_run_seconds(&j, at(10_000)), 65);
-        assert!(squeue_line(&j, at(10_000)).contains(" CD       1:05 "));
+        assert!(squeue_line(&QueueJob::from(&j), at(10_000)).contains(" CD       1:05 "));
     }
 
     #[test]

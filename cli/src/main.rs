@@ -113,7 +113,37 @@ enum Command {
         /// Only jobs placed on any of these nodes (a host list: `node-[1-4]`).
         #[arg(short = 'w', long = "nodelist")]
         nodelist: Option<String>,
-        /// Accepted; Berth prints nothing more.
+        /// squeue's field names, comma-separated, each `name[:[.][size][suffix]]` (20
+        /// columns, left-aligned, unless a size and `.` for right alignment say
+        /// otherwise): JobID, JobArrayID, ArrayJobID, ArrayTaskID, Name, UserName,
+        /// Account, Partition, QOS, State, StateCompact, TimeUsed, TimeLimit, TimeLeft,
+        /// NumNodes, NumCPUs, NumTasks, NodeList, ReasonList, Reason, StartTime,
+        /// SubmitTime, EndTime, Priority, PriorityLong, Nice, WorkDir, tres-per-node,
+        /// exit_code, RestartCnt.
+        #[arg(short = 'O', long = "Format", value_name = "FIELDS")]
+        long_format: Option<String>,
+        /// Sort by these `-o` letters, comma-separated, `-` for descending (`-t,u`);
+        /// squeue's `P,t,-p` by default (`S` with --start).
+        #[arg(
+            short = 'S',
+            long = "sort",
+            value_name = "SORT",
+            allow_hyphen_values = true
+        )]
+        sort: Option<String>,
+        /// The running jobs' steps (`STEPID NAME PARTITION USER TIME NODELIST`), or only
+        /// those listed (`5.0,6`).
+        #[arg(
+            short = 's',
+            long = "steps",
+            num_args = 0..=1,
+            value_name = "STEPS"
+        )]
+        steps: Option<Option<String>>,
+        /// Print again every SECONDS seconds (after a date line) until interrupted.
+        #[arg(short = 'i', long = "iterate", value_name = "SECONDS")]
+        iterate: Option<String>,
+        /// Adds the date line before the table, as squeue -v does.
         #[arg(short = 'v', long)]
         verbose: bool,
         /// Accepted: sizes are printed as they are; no hidden partitions; one cluster.
@@ -468,23 +498,6 @@ enum Command {
 /// "unknown option" and none takes the next word by mistake), then refused by name.
 #[derive(Debug, Clone, Default, clap::Args)]
 struct SqueueRefused {
-    /// Not yet: long field names.
-    #[arg(short = 'O', long = "Format", value_name = "FIELDS")]
-    long_format: Option<String>,
-    /// Not yet: sort order.
-    #[arg(
-        short = 'S',
-        long = "sort",
-        value_name = "SORT",
-        allow_hyphen_values = true
-    )]
-    sort: Option<String>,
-    /// Not yet: job steps (`berth` shows steps with `sacct`).
-    #[arg(short = 's', long = "steps", num_args = 0..=1, value_name = "STEPS")]
-    steps: Option<Option<String>>,
-    /// Not yet: repeat every N seconds.
-    #[arg(short = 'i', long = "iterate", value_name = "SECONDS")]
-    iterate: Option<String>,
     /// Not yet: JSON output (comes with the slurmrestd work).
     #[arg(long)]
     json: bool,
@@ -518,10 +531,6 @@ impl SqueueRefused {
     /// The first option given that Berth refuses, as a message naming it.
     fn refused(&self) -> Option<String> {
         let not_yet = [
-            (self.long_format.is_some(), "-O/--Format"),
-            (self.sort.is_some(), "-S/--sort"),
-            (self.steps.is_some(), "-s/--steps"),
-            (self.iterate.is_some(), "-i/--iterate"),
             (self.json, "--json"),
             (self.yaml, "--yaml"),
             (self.reservation.is_some(), "-R/--reservation"),
@@ -934,13 +943,31 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             format,
             start,
             nodelist,
+            long_format,
+            sort,
+            steps,
+            iterate,
+            verbose,
             refused,
             ..
         } => {
             if let Some(message) = refused.refused() {
                 anyhow::bail!(message);
             }
+            let iterate = iterate
+                .map(|v| match v.trim().parse::<u64>() {
+                    Ok(n) if n > 0 => Ok(n),
+                    _ => Err(anyhow::anyhow!(
+                        "squeue: -i/--iterate {v:?}: not a whole number of seconds above 0"
+                    )),
+                })
+                .transpose()?;
             let options = QueueOptions {
+                long_format,
+                sort,
+                steps,
+                iterate,
+                dated: long || verbose,
                 nodelist,
                 user,
                 me,
@@ -1573,10 +1600,10 @@ mod tests {
             ("squeue", &["-M", "c2"], Some("-M/--clusters")),
             ("squeue", &["--federation"], Some("--federation")),
             ("squeue", &["-o", "%i"], None),
-            ("squeue", &["-O", "JobID,Name"], Some("-O/--Format")),
+            ("squeue", &["-O", "JobID,Name"], None),
             ("squeue", &["-h"], None),
             ("squeue", &["--hide"], None),
-            ("squeue", &["-i", "5"], Some("-i/--iterate")),
+            ("squeue", &["-i", "5"], None),
             ("squeue", &["-j", "5,6_2"], None),
             ("squeue", &["--json"], Some("--json")),
             ("squeue", &["-L", "lic"], Some("-L/--licenses")),
@@ -1592,10 +1619,10 @@ mod tests {
             ("squeue", &["-q", "high"], None),
             ("squeue", &["-R", "maint"], Some("-R/--reservation")),
             ("squeue", &["--sibling"], Some("--sibling")),
-            ("squeue", &["-S", "-t"], Some("-S/--sort")),
+            ("squeue", &["-S", "-t"], None),
             ("squeue", &["--start"], None),
             ("squeue", &["-t", "PD"], None),
-            ("squeue", &["-s"], Some("-s/--steps")),
+            ("squeue", &["-s"], None),
             ("squeue", &["-u", "bob"], None),
             ("squeue", &["-v"], None),
             ("squeue", &["--yaml"], Some("--yaml")),

@@ -1,7 +1,7 @@
 //! `berth queue --start` (squeue `--start`): the expected start of each pending job, as
 //! the scheduler's last backfill pass planned it.
 
-use berth_core::wire::Job;
+use berth_core::wire::QueueJob;
 use chrono::Local;
 
 /// The header of [`start_table`], squeue `--start`'s default format
@@ -16,7 +16,7 @@ fn right(value: &str, width: usize) -> String {
 
 /// One line per job: its expected start in local time (`YYYY-MM-DDTHH:MM:SS`, `N/A` when
 /// it has none) and its pending reason; each line ends in a newline, after the header.
-pub fn start_table(jobs: &[Job]) -> String {
+pub fn start_table(jobs: &[QueueJob]) -> String {
     let mut out = format!("{START_HEADER}\n");
     for job in jobs {
         let start = job.expected_start.map_or("N/A".to_string(), |t| {
@@ -47,6 +47,7 @@ pub fn start_table(jobs: &[Job]) -> String {
 mod tests {
     use super::*;
     use berth_core::state::JobState;
+    use berth_core::wire::Job;
     use chrono::{TimeZone, Utc};
 
     #[test]
@@ -85,6 +86,7 @@ mod tests {
             array_job_id: None,
             array_task_id: None,
             array_tasks_pending: None,
+            array_max_running: None,
             environment: Default::default(),
             output_truncated: false,
         };
@@ -95,7 +97,7 @@ mod tests {
             reason: Some("Dependency".into()),
             ..job.clone()
         };
-        let table = start_table(&[job, none]);
+        let table = start_table(&[QueueJob::from(&job), QueueJob::from(&none)]);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines[0], START_HEADER);
         let local = at

@@ -1,24 +1,42 @@
-//! squeue's job ids, selections and `-o` formats: array tasks as `5_3` and an array's
-//! pending tasks as `5_[4-9]` (one line each with `-r`), `-j` lists (`5`, `5_3`), and the
-//! `%` field letters Slurm documents for `squeue -o` that Berth has values for.
+//! squeue's job ids, selections, formats and order: array tasks as `5_3` and an array's
+//! pending tasks as `5_[4-9]` (`5_[4-9%2]` with a limit on how many run at once; one line
+//! each with `-r`), `-j` lists (`5`, `5_3`), the `%` field letters Slurm documents for
+//! `squeue -o` and the field names of `squeue -O` that Berth has values for, `-S` sort
+//! keys, and `-s`'s job step lines.
 
-use crate::format::{job_run_seconds, parse_percent_format, percent_table};
+use crate::format::{parse_percent_format, percent_table, SinfoPart};
 use berth_core::duration::format_duration;
 use berth_core::state::JobState;
-use berth_core::wire::Job;
+use berth_core::step::{Step, StepState};
+use berth_core::wire::QueueJob;
 use chrono::{DateTime, SecondsFormat, Utc};
+use std::cmp::Ordering;
 
 /// squeue's `%i`: `5_3` for an array task, `5_[4-9]` for an array's pending tasks not
-/// started yet, else the job id.
-pub fn job_id_display(job: &Job) -> String {
+/// started yet (`5_[4-9%2]` when at most 2 may run at once), else the job id.
+pub fn job_id_display(job: &QueueJob) -> String {
     match (
         job.array_job_id,
         job.array_task_id,
         &job.array_tasks_pending,
     ) {
         (Some(array), Some(task), _) => format!("{array}_{task}"),
-        (Some(array), None, Some(pending)) if !pending.is_empty() => format!("{array}_[{pending}]"),
+        (Some(array), None, Some(pending)) if !pending.is_empty() => match job.array_max_running {
+            Some(limit) => format!("{array}_[{pending}%{limit}]"),
+            None => format!("{array}_[{pending}]"),
+        },
         _ => job.id.to_string(),
+    }
+}
+
+/// How long a job has run at `now`, seconds: nothing while pending, up to its end once
+/// ended.
+pub fn run_seconds(job: &QueueJob, now: DateTime<Utc>) -> u64 {
+    match job.start_time {
+        Some(start) if job.state != JobState::Pending => {
+            (job.end_time.unwrap_or(now) - start).num_seconds().max(0) as u64
+        }
+        _ => 0,
     }
 }
 
@@ -48,7 +66,7 @@ pub(crate) fn task_indices(pending: &str) -> Option<Vec<u32>> {
 
 /// squeue `-r`: an array's pending tasks one line each (`5_4`, `5_5` …) instead of the
 /// master's `5_[4-9]` line.
-pub fn expand_array_tasks(jobs: Vec<Job>) -> Vec<Job> {
+pub fn expand_array_tasks(jobs: Vec<QueueJob>) -> Vec<QueueJob> {
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
         let tasks = match (
@@ -103,7 +121,7 @@ pub fn parse_job_ids(list: &str) -> Result<Vec<JobIdSpec>, String> {
 }
 
 /// Whether `job` is one `ids` names.
-pub fn job_matches(job: &Job, ids: &[JobIdSpec]) -> bool {
+pub fn job_matches(job: &QueueJob, ids: &[JobIdSpec]) -> bool {
     ids.iter().any(|id| match *id {
         JobIdSpec::Job(n) => job.id == n || job.array_job_id == Some(n),
         JobIdSpec::Task(a, t) => job.array_job_id == Some(a) && job.array_task_id == Some(t),
@@ -111,7 +129,7 @@ pub fn job_matches(job: &Job, ids: &[JobIdSpec]) -> bool {
 }
 
 /// The `squeue -o` letters Berth shows, with their headers (Slurm's).
-const FIELDS: [(char, &str); 26] = [
+const FIELDS: [(char, &str); 27] = [
     ('i', "JOBID"),
     ('A', "JOBID"),
     ('F', "ARRAY_JOB_ID"),
@@ -135,10 +153,69 @@ const FIELDS: [(char, &str); 26] = [
     ('S', "START_TIME"),
     ('V', "SUBMIT_TIME"),
     ('e', "END_TIME"),
+    ('p', "PRIORITY"),
     ('Q', "PRIORITY"),
     ('y', "NICE"),
     ('Z', "WORK_DIR"),
 ];
+
+/// Keys of `-O` fields that have no `-o` letter (private-use code points, so that no
+/// `-o` letter can name them).
+const NUM_TASKS: char = '\u{E000}';
+const EXIT_CODE: char = '\u{E001}';
+const RESTART_COUNT: char = '\u{E002}';
+
+/// Headers of the `-O`-only fields.
+const LONG_ONLY_HEADERS: [(char, &str); 3] = [
+    (NUM_TASKS, "TASKS"),
+    (EXIT_CODE, "EXIT_CODE"),
+    (RESTART_COUNT, "RESTARTCNT"),
+];
+
+/// squeue `-O`'s field names Berth shows (matched without regard to case), with the
+/// `-o` letter that prints the same value: `JobArrayID` is `%i` (`5_3`), `JobID` the raw
+/// id `%A`, `Priority` the priority scaled to 0..1 (`%p`), `PriorityLong` the integer.
+const LONG_FIELDS: [(&str, char); 30] = [
+    ("JobID", 'A'),
+    ("JobArrayID", 'i'),
+    ("ArrayJobID", 'F'),
+    ("ArrayTaskID", 'K'),
+    ("Name", 'j'),
+    ("UserName", 'u'),
+    ("Account", 'a'),
+    ("Partition", 'P'),
+    ("QOS", 'q'),
+    ("State", 'T'),
+    ("StateCompact", 't'),
+    ("TimeUsed", 'M'),
+    ("TimeLimit", 'l'),
+    ("TimeLeft", 'L'),
+    ("NumNodes", 'D'),
+    ("NumCPUs", 'C'),
+    ("NumTasks", NUM_TASKS),
+    ("NodeList", 'N'),
+    ("ReasonList", 'R'),
+    ("Reason", 'r'),
+    ("StartTime", 'S'),
+    ("SubmitTime", 'V'),
+    ("EndTime", 'e'),
+    ("Priority", 'p'),
+    ("PriorityLong", 'Q'),
+    ("Nice", 'y'),
+    ("WorkDir", 'Z'),
+    ("tres-per-node", 'b'),
+    ("exit_code", EXIT_CODE),
+    ("RestartCnt", RESTART_COUNT),
+];
+
+/// Every header, `-o` letters and `-O`-only fields.
+fn headers() -> Vec<(char, &'static str)> {
+    FIELDS
+        .iter()
+        .chain(LONG_ONLY_HEADERS.iter())
+        .copied()
+        .collect()
+}
 
 fn time(t: Option<DateTime<Utc>>) -> String {
     t.map_or("N/A".to_string(), |t| {
@@ -149,7 +226,7 @@ fn time(t: Option<DateTime<Utc>>) -> String {
 }
 
 /// The value of squeue field `kind` for `job` at `now`.
-fn value(kind: char, job: &Job, now: DateTime<Utc>) -> String {
+fn value(kind: char, job: &QueueJob, now: DateTime<Utc>) -> String {
     let limit = job.time_limit;
     match kind {
         'i' => job_id_display(job),
@@ -157,7 +234,10 @@ fn value(kind: char, job: &Job, now: DateTime<Utc>) -> String {
         'F' => job.array_job_id.unwrap_or(job.id).to_string(),
         'K' => match (job.array_task_id, &job.array_tasks_pending) {
             (Some(t), _) => t.to_string(),
-            (None, Some(p)) if job.array_job_id.is_some() => p.clone(),
+            (None, Some(p)) if job.array_job_id.is_some() => match job.array_max_running {
+                Some(limit) => format!("{p}%{limit}"),
+                None => p.clone(),
+            },
             _ => "N/A".to_string(),
         },
         'j' => job.name.clone(),
@@ -167,11 +247,11 @@ fn value(kind: char, job: &Job, now: DateTime<Utc>) -> String {
         'q' => job.qos.clone().unwrap_or_else(|| "normal".to_string()),
         'T' => job.state.as_str().to_string(),
         't' => job.state.compact().to_string(),
-        'M' => format_duration(job_run_seconds(job, now)),
+        'M' => format_duration(run_seconds(job, now)),
         'l' => limit.map_or("UNLIMITED".to_string(), format_duration),
         'L' => match limit {
             None => "UNLIMITED".to_string(),
-            Some(l) => format_duration(l.saturating_sub(job_run_seconds(job, now))),
+            Some(l) => format_duration(l.saturating_sub(run_seconds(job, now))),
         },
         'D' => job.num_nodes.to_string(),
         'C' => job.num_cpus.to_string(),
@@ -188,11 +268,106 @@ fn value(kind: char, job: &Job, now: DateTime<Utc>) -> String {
         'S' => time(job.start_time.or(job.expected_start)),
         'V' => time(Some(job.submit_time)),
         'e' => time(job.end_time),
+        // Slurm's `%p`: the priority over 2^32 - 1, printed with 14 decimals.
+        'p' => format!(
+            "{:.14}",
+            job.priority.unwrap_or(0) as f64 / f64::from(u32::MAX)
+        ),
         'Q' => job.priority.map_or("0".to_string(), |p| p.to_string()),
         'y' => job.nice.to_string(),
         'Z' => job.work_dir.clone().unwrap_or_default(),
+        NUM_TASKS => job.num_tasks.to_string(),
+        EXIT_CODE => format!(
+            "{}:{}",
+            job.exit_code.unwrap_or(0),
+            job.exit_signal.unwrap_or(0)
+        ),
+        RESTART_COUNT => job.restart_count.to_string(),
         _ => String::new(),
     }
+}
+
+/// A parsed output layout (`-o` or `-O`), printed by [`squeue_layout_table`].
+#[derive(Debug)]
+pub struct Layout(Vec<SinfoPart>);
+
+/// Reads squeue's `-o FORMAT` (`%.18i %.9P %j`).
+///
+/// # Errors
+/// A message naming a letter Berth has no value for, or a format cut short.
+pub fn parse_format(format: &str) -> Result<Layout, String> {
+    let known: Vec<char> = FIELDS.iter().map(|(k, _)| *k).collect();
+    parse_percent_format(format, &known).map(Layout)
+}
+
+/// Reads squeue's `-O FIELDS`: comma-separated `name[:[.][size][suffix]]` items (Slurm's
+/// `--Format`): each field is 20 columns wide unless `size` says otherwise, left-aligned
+/// unless `.` asks for right alignment, followed by `suffix` (any text) when given; names
+/// are matched without regard to case.
+///
+/// # Errors
+/// A message naming a field Berth does not show (with the list of those it does), or a
+/// size that is not a number.
+pub fn parse_long_format(spec: &str) -> Result<Layout, String> {
+    let mut parts = Vec::new();
+    for item in spec.split(',').filter(|i| !i.is_empty()) {
+        let (name, rest) = item.split_once(':').unwrap_or((item, ""));
+        let kind = LONG_FIELDS
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name.trim()))
+            .map(|(_, k)| *k)
+            .ok_or_else(|| {
+                let names: Vec<&str> = LONG_FIELDS.iter().map(|(n, _)| *n).collect();
+                format!("-O {name:?}: not a field Berth shows ({})", names.join(","))
+            })?;
+        let right = rest.starts_with('.');
+        let rest = rest.strip_prefix('.').unwrap_or(rest);
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let suffix = &rest[digits.len()..];
+        let width = if digits.is_empty() {
+            if right {
+                return Err(format!(
+                    "-O {item:?}: `.` (right alignment) needs a size, as in {name}:.10"
+                ));
+            }
+            20
+        } else {
+            digits
+                .parse::<usize>()
+                .ok()
+                .filter(|w| *w <= 1024)
+                .ok_or_else(|| format!("-O {item:?}: the size is not a number up to 1024"))?
+        };
+        parts.push(SinfoPart::Field {
+            kind,
+            width: Some(width),
+            right,
+        });
+        if !suffix.is_empty() {
+            parts.push(SinfoPart::Literal(suffix.to_string()));
+        }
+    }
+    if parts.is_empty() {
+        return Err("-O: no field given".to_string());
+    }
+    Ok(Layout(parts))
+}
+
+/// `jobs` in `layout`, with the header line unless `header` is false. Lines end in a
+/// newline, trailing spaces trimmed.
+pub fn squeue_layout_table(
+    layout: &Layout,
+    jobs: &[QueueJob],
+    now: DateTime<Utc>,
+    header: bool,
+) -> String {
+    percent_table(
+        &layout.0,
+        &headers(),
+        jobs,
+        |k, job| value(k, job, now),
+        header,
+    )
 }
 
 /// `jobs` in squeue's `-o FORMAT` (`%.18i %.9P %j`), with the header line unless
@@ -202,28 +377,205 @@ fn value(kind: char, job: &Job, now: DateTime<Utc>) -> String {
 /// A message naming a letter Berth has no value for, or a format cut short.
 pub fn squeue_formatted(
     format: &str,
-    jobs: &[Job],
+    jobs: &[QueueJob],
     now: DateTime<Utc>,
     header: bool,
 ) -> Result<String, String> {
-    let known: Vec<char> = FIELDS.iter().map(|(k, _)| *k).collect();
-    let parts = parse_percent_format(format, &known)?;
-    Ok(percent_table(
-        &parts,
-        &FIELDS,
+    Ok(squeue_layout_table(
+        &parse_format(format)?,
         jobs,
-        |k, job| value(k, job, now),
+        now,
         header,
     ))
+}
+
+/// One `-S` key: a field letter, descending when written with `-`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortKey {
+    /// The `-o` letter of the field.
+    pub field: char,
+    /// `-x`: largest first.
+    pub descending: bool,
+}
+
+/// squeue's default order, `P,t,-p`: by partition, then state (pending first), then
+/// priority, highest first.
+pub const DEFAULT_SORT: &str = "P,t,-p";
+
+/// Reads squeue's `-S` list (`-t,u`, `+P,-p`, `i`): field letters of `-o`, each
+/// preceded by `+` (ascending, the default) or `-` (descending).
+///
+/// # Errors
+/// A message naming a letter Berth cannot sort by.
+pub fn parse_sort(spec: &str) -> Result<Vec<SortKey>, String> {
+    let mut keys = Vec::new();
+    let mut descending = false;
+    for c in spec.chars() {
+        match c {
+            ',' | ' ' => {}
+            '+' => descending = false,
+            '-' => descending = true,
+            c if FIELDS.iter().any(|(k, _)| *k == c) => {
+                keys.push(SortKey {
+                    field: c,
+                    descending,
+                });
+                descending = false;
+            }
+            c => {
+                let letters: String = FIELDS.iter().map(|(k, _)| *k).collect();
+                return Err(format!(
+                    "-S {spec:?}: {c:?} is not a field Berth sorts by (one of {letters})"
+                ));
+            }
+        }
+    }
+    Ok(keys)
+}
+
+/// Where a state falls in Slurm's order of job states (pending first, then running …).
+fn state_rank(state: JobState) -> usize {
+    JobState::ALL
+        .iter()
+        .position(|s| *s == state)
+        .unwrap_or(usize::MAX)
+}
+
+/// Compares two jobs on one field: numbers and times as such, states in Slurm's order,
+/// the rest as their printed text.
+fn compare(field: char, a: &QueueJob, b: &QueueJob, now: DateTime<Utc>) -> Ordering {
+    match field {
+        'A' => a.id.cmp(&b.id),
+        'i' | 'F' => (a.array_job_id.unwrap_or(a.id), a.array_task_id, a.id).cmp(&(
+            b.array_job_id.unwrap_or(b.id),
+            b.array_task_id,
+            b.id,
+        )),
+        'K' => a.array_task_id.cmp(&b.array_task_id),
+        'j' => a.name.cmp(&b.name),
+        'u' => a.user.cmp(&b.user),
+        'P' => a.partition.cmp(&b.partition),
+        'T' | 't' => state_rank(a.state).cmp(&state_rank(b.state)),
+        'M' => run_seconds(a, now).cmp(&run_seconds(b, now)),
+        'l' => a
+            .time_limit
+            .unwrap_or(u64::MAX)
+            .cmp(&b.time_limit.unwrap_or(u64::MAX)),
+        'L' => {
+            let left = |j: &QueueJob| {
+                j.time_limit
+                    .map_or(u64::MAX, |l| l.saturating_sub(run_seconds(j, now)))
+            };
+            left(a).cmp(&left(b))
+        }
+        'D' => a.num_nodes.cmp(&b.num_nodes),
+        'C' => a.num_cpus.cmp(&b.num_cpus),
+        'b' => a.gpus_per_node.cmp(&b.gpus_per_node),
+        'S' => a
+            .start_time
+            .or(a.expected_start)
+            .cmp(&b.start_time.or(b.expected_start)),
+        'V' => a.submit_time.cmp(&b.submit_time),
+        'e' => a.end_time.cmp(&b.end_time),
+        'p' | 'Q' => a.priority.unwrap_or(0).cmp(&b.priority.unwrap_or(0)),
+        'y' => a.nice.cmp(&b.nice),
+        other => value(other, a, now).cmp(&value(other, b, now)),
+    }
+}
+
+/// Sorts `jobs` by `keys` (the first key first; jobs equal on every key keep their
+/// order).
+pub fn sort_jobs(jobs: &mut [QueueJob], keys: &[SortKey], now: DateTime<Utc>) {
+    jobs.sort_by(|a, b| {
+        keys.iter()
+            .map(|k| {
+                let o = compare(k.field, a, b, now);
+                if k.descending {
+                    o.reverse()
+                } else {
+                    o
+                }
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    });
+}
+
+/// The header of [`steps_table`], squeue `-s`'s default format
+/// (`%.15i %.8j %.9P %.8u %.9M %N`).
+pub const STEPS_HEADER: &str = "         STEPID     NAME PARTITION     USER      TIME NODELIST";
+
+/// squeue `-s`: one line per running step of `jobs` (each job with its steps): `5.0`
+/// (or `5_3.0` for an array task), the step's name (its program's file name), the job's
+/// partition and user, how long the step has run at `now`, and its nodes. `header`: the
+/// header line first.
+pub fn steps_table(jobs: &[(QueueJob, Vec<Step>)], now: DateTime<Utc>, header: bool) -> String {
+    let right = |v: &str, w: usize| crate::format::field(v, w, true);
+    let mut out = String::new();
+    if header {
+        out.push_str(STEPS_HEADER);
+        out.push('\n');
+    }
+    for (job, steps) in jobs {
+        for step in steps.iter().filter(|s| s.state == StepState::Running) {
+            let name = step
+                .command
+                .first()
+                .map(|c| c.rsplit('/').next().unwrap_or(c).to_string())
+                .unwrap_or_default();
+            let id = match (job.array_job_id, job.array_task_id) {
+                (Some(a), Some(t)) => format!("{a}_{t}.{}", step.step_id),
+                _ => format!("{}.{}", job.id, step.step_id),
+            };
+            let ran = (step.end_time.unwrap_or(now) - step.created_at)
+                .num_seconds()
+                .max(0) as u64;
+            let line = format!(
+                "{} {} {} {} {} {}",
+                right(&id, 15),
+                right(&name, 8),
+                right(&job.partition, 9),
+                right(&job.user, 8),
+                right(&format_duration(ran), 9),
+                step.nodelist
+            );
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Reads squeue `-s`'s optional step list (`5.0,6.1`, or `5` for every step of job 5):
+/// (job, step) pairs, `None` for every step.
+///
+/// # Errors
+/// A message naming the item that is not a step id.
+pub fn parse_step_ids(list: &str) -> Result<Vec<(i64, Option<u32>)>, String> {
+    list.split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|item| {
+            let item = item.trim();
+            let bad = || format!("-s {item:?}: not a step id (`5.0`, or `5` for every step)");
+            match item.split_once('.') {
+                Some((j, s)) => Ok((
+                    j.parse().map_err(|_| bad())?,
+                    Some(s.parse().map_err(|_| bad())?),
+                )),
+                None => Ok((item.parse().map_err(|_| bad())?, None)),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use berth_core::spec::JobSpec;
+    use berth_core::wire::Job;
 
-    fn job(id: i64) -> Job {
-        serde_json::from_value(serde_json::json!({
+    fn job(id: i64) -> QueueJob {
+        let job: Job = serde_json::from_value(serde_json::json!({
             "id": id, "name": "train", "user": "vera", "account": "ml", "partition": "gpu",
             "qos": "normal", "state": "PENDING", "reason": "Priority", "num_nodes": 1,
             "num_tasks": 1, "gpus_per_node": 2, "time_limit": 3600, "restart_count": 0,
@@ -231,7 +583,8 @@ mod tests {
             "spec": serde_json::to_value(JobSpec::default()).unwrap(),
             "environment": {}, "output_truncated": false, "nice": 0,
         }))
-        .unwrap()
+        .unwrap();
+        QueueJob::from(&job)
     }
 
     #[test]
@@ -284,5 +637,115 @@ mod tests {
         );
         let err = squeue_formatted("%i %W", &[], now, true).unwrap_err();
         assert!(err.contains("%W is not a field"), "{err}");
+    }
+
+    #[test]
+    fn array_limits_print_inside_the_brackets() {
+        let mut master = job(10);
+        master.array_job_id = Some(10);
+        master.array_tasks_pending = Some("4-9".into());
+        master.array_max_running = Some(2);
+        assert_eq!(job_id_display(&master), "10_[4-9%2]");
+        let now = "2026-12-01T11:00:00Z".parse().unwrap();
+        assert_eq!(
+            squeue_formatted("%K", &[master], now, false).unwrap(),
+            "4-9%2\n"
+        );
+    }
+
+    #[test]
+    fn long_formats_take_names_sizes_alignment_and_suffixes() {
+        let now = "2026-12-01T11:00:00Z".parse().unwrap();
+        let layout = parse_long_format("jobid:5,Name:.8|,STATE,tres-per-node:14").unwrap();
+        let text = squeue_layout_table(&layout, &[job(7)], now, true);
+        assert_eq!(
+            text,
+            format!(
+                "JOBID    NAME|{:<20}TRES_PER_NODE\n7       train|{:<20}gres/gpu:2\n",
+                "STATE", "PENDING"
+            )
+        );
+        // Right alignment needs a size, as in Slurm.
+        let err = parse_long_format("Name:.").unwrap_err();
+        assert!(err.contains("needs a size"), "{err}");
+        let err = parse_long_format("JobID,Command").unwrap_err();
+        assert!(
+            err.contains("\"Command\"") && err.contains("not a field Berth shows"),
+            "{err}"
+        );
+        let err = parse_long_format("Name:99999").unwrap_err();
+        assert!(err.contains("not a number up to 1024"), "{err}");
+    }
+
+    #[test]
+    fn sorting_follows_slurms_keys_and_default() {
+        let now = "2026-12-01T11:00:00Z".parse().unwrap();
+        let mut low = job(1);
+        low.priority = Some(10);
+        let mut high = job(2);
+        high.priority = Some(500);
+        let mut running = job(3);
+        running.state = JobState::Running;
+        running.priority = None;
+        let mut other = job(4);
+        other.partition = "cpu".into();
+        let mut jobs = vec![running, low, high, other];
+        sort_jobs(&mut jobs, &parse_sort(DEFAULT_SORT).unwrap(), now);
+        let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+        // Partition cpu first; then in gpu pending before running, higher priority first.
+        assert_eq!(ids, [4, 2, 1, 3]);
+        sort_jobs(&mut jobs, &parse_sort("-i").unwrap(), now);
+        let ids: Vec<i64> = jobs.iter().map(|j| j.id).collect();
+        assert_eq!(ids, [4, 3, 2, 1]);
+        assert_eq!(
+            parse_sort("-t,+u").unwrap(),
+            [
+                SortKey {
+                    field: 't',
+                    descending: true
+                },
+                SortKey {
+                    field: 'u',
+                    descending: false
+                }
+            ]
+        );
+        let err = parse_sort("t,W").unwrap_err();
+        assert!(err.contains("'W'") && err.contains("not a field"), "{err}");
+    }
+
+    #[test]
+    fn steps_print_with_their_job_and_run_time() {
+        let now: DateTime<Utc> = "2026-12-01T11:00:00Z".parse().unwrap();
+        let mut running = job(7);
+        running.state = JobState::Running;
+        let step = |id: u32, state: StepState| Step {
+            job_id: 7,
+            run: 0,
+            step_id: id,
+            state,
+            command: vec!["/usr/bin/python3".into(), "train.py".into()],
+            nodelist: "node-[1-2]".into(),
+            kill_on_bad_exit: false,
+            kill_reason: None,
+            exit_code: None,
+            created_at: "2026-12-01T10:58:55Z".parse().unwrap(),
+            end_time: None,
+            tasks: vec![],
+        };
+        let text = steps_table(
+            &[(
+                running,
+                vec![step(0, StepState::Completed), step(1, StepState::Running)],
+            )],
+            now,
+            true,
+        );
+        assert_eq!(
+            text,
+            format!("{STEPS_HEADER}\n            7.1  python3       gpu     vera      1:05 node-[1-2]\n")
+        );
+        assert_eq!(parse_step_ids("5.0,6").unwrap(), [(5, Some(0)), (6, None)]);
+        assert!(parse_step_ids("5.x").unwrap_err().contains("\"5.x\""));
     }
 }

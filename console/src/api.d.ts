@@ -1087,6 +1087,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the queue as squeue shows it.
+         * @description The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
+         *     the fields squeue's formats show: no spec, environment or allocation detail, and no
+         *     queue position, so that 10,000 pending jobs come in one small page (up to 10,000 per
+         *     page, the default). Pages follow `next_cursor`.
+         */
+        get: operations["queue_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reservations": {
         parameters: {
             query?: never;
@@ -2414,6 +2437,12 @@ export interface components {
              * @description The array's id (`%A`), for an array task or master.
              */
             array_job_id?: number | null;
+            /**
+             * Format: int32
+             * @description For an array master: the most tasks that may run at once (`--array=…%N`), if
+             *     limited.
+             */
+            array_max_running?: number | null;
             /**
              * Format: int32
              * @description The array task index (`%a`), once the task has its own row.
@@ -3896,6 +3925,131 @@ export interface components {
              * @default 1
              */
             usage_factor: number;
+        };
+        /**
+         * @description A job as `squeue` lists it (`GET /v1/queue`): the fields squeue's formats show, and
+         *     none of [`Job`]'s submitted spec, environment or per-node allocation detail, so that a
+         *     queue of 10,000 jobs is a small answer. Each field means what [`Job`]'s field of the
+         *     same name means.
+         */
+        QueueJob: {
+            /** @description The account charged. */
+            account?: string | null;
+            /**
+             * Format: int64
+             * @description The array's id, for an array task or master.
+             */
+            array_job_id?: number | null;
+            /**
+             * Format: int32
+             * @description For an array master: the most tasks that may run at once (`%N`), if limited.
+             */
+            array_max_running?: number | null;
+            /**
+             * Format: int32
+             * @description The array task index.
+             */
+            array_task_id?: number | null;
+            /** @description For an array master: the task indices not started yet (`4-9`). */
+            array_tasks_pending?: string | null;
+            /**
+             * Format: date-time
+             * @description When it ended.
+             */
+            end_time?: string | null;
+            /**
+             * Format: int32
+             * @description The batch script's exit code, once ended.
+             */
+            exit_code?: number | null;
+            /**
+             * Format: int32
+             * @description The signal that ended the batch script, if one did.
+             */
+            exit_signal?: number | null;
+            /**
+             * Format: date-time
+             * @description A pending job's planned start (`squeue --start`).
+             */
+            expected_start?: string | null;
+            /**
+             * Format: int32
+             * @description GPUs on each node.
+             */
+            gpus_per_node: number;
+            /**
+             * Format: int64
+             * @description The job id.
+             */
+            id: number;
+            /** @description The job name. */
+            name: string;
+            /**
+             * Format: int32
+             * @description `--nice`.
+             */
+            nice: number;
+            /** @description The allocated nodes as a compressed host list (`node-[1-2]`). */
+            nodelist?: string | null;
+            /**
+             * Format: int32
+             * @description CPUs: allocated once placed by CPU, else asked for.
+             */
+            num_cpus: number;
+            /**
+             * Format: int32
+             * @description Nodes asked for.
+             */
+            num_nodes: number;
+            /**
+             * Format: int32
+             * @description Tasks asked for.
+             */
+            num_tasks: number;
+            /** @description The partition (while pending, every partition it may start in, `a,b`). */
+            partition: string;
+            /**
+             * Format: int64
+             * @description A pending job's multifactor priority.
+             */
+            priority?: number | null;
+            /** @description The QOS. */
+            qos?: string | null;
+            /** @description Why a pending job waits, or why a job ended as it did. */
+            reason?: string | null;
+            /**
+             * Format: int32
+             * @description How many times the job was requeued.
+             */
+            restart_count: number;
+            /**
+             * Format: date-time
+             * @description When its current run started.
+             */
+            start_time?: string | null;
+            /** @description The state. */
+            state: components["schemas"]["JobState"];
+            /**
+             * Format: date-time
+             * @description When it was submitted.
+             */
+            submit_time: string;
+            /**
+             * Format: int64
+             * @description The time limit in seconds; `None` is unlimited.
+             */
+            time_limit?: number | null;
+            /** @description The submitting user. */
+            user: string;
+            /** @description The working directory of the batch script. */
+            work_dir?: string | null;
+        };
+        /** @description A page of the queue (`GET /v1/queue`). */
+        QueueList: {
+            /** @description The jobs, by ascending id. */
+            items: components["schemas"]["QueueJob"][];
+            /** @description Pass as `cursor` to get the next page; absent on the last page. */
+            next_cursor?: string | null;
         };
         /** @description A report the api refused for good, and why. */
         RejectedReport: {
@@ -5753,7 +5907,10 @@ export interface operations {
                 account?: string;
                 /** @description Only jobs of these QOS (comma-separated, as `squeue -q`). */
                 qos?: string;
-                /** @description Page size, 1..=1000 (default 100). */
+                /**
+                 * @description Page size: `GET /v1/jobs` 1..=1000 (default 100); `GET /v1/queue` 1..=10000
+                 *     (default 10000).
+                 */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
@@ -9468,6 +9625,82 @@ export interface operations {
             };
             /** @description The body is larger than the api accepts */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    queue_list: {
+        parameters: {
+            query?: {
+                /** @description Only jobs in these states (comma-separated, long or compact names). */
+                state?: string;
+                /** @description Only this user's jobs. */
+                user?: string;
+                /** @description Only jobs of this partition. */
+                partition?: string;
+                /** @description Only jobs with this name. */
+                name?: string;
+                /** @description Only jobs charged to these accounts (comma-separated, as `squeue -A`). */
+                account?: string;
+                /** @description Only jobs of these QOS (comma-separated, as `squeue -q`). */
+                qos?: string;
+                /**
+                 * @description Page size: `GET /v1/jobs` 1..=1000 (default 100); `GET /v1/queue` 1..=10000
+                 *     (default 10000).
+                 */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the queue */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueList"];
+                };
+            };
+            /** @description A bad filter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -170,6 +170,10 @@ pub struct Job {
     /// the limit).
     #[serde(default)]
     pub array_tasks_pending: Option<String>,
+    /// For an array master: the most tasks that may run at once (`--array=…%N`), if
+    /// limited.
+    #[serde(default)]
+    pub array_max_running: Option<u32>,
     /// The job's environment; values of variables named like secrets
     /// ([`crate::identity::is_secret_name`]) are masked as `********`.
     #[serde(default)]
@@ -223,7 +227,115 @@ pub struct JobList {
     pub next_cursor: Option<String>,
 }
 
-/// `GET /v1/jobs` filters.
+/// A job as `squeue` lists it (`GET /v1/queue`): the fields squeue's formats show, and
+/// none of [`Job`]'s submitted spec, environment or per-node allocation detail, so that a
+/// queue of 10,000 jobs is a small answer. Each field means what [`Job`]'s field of the
+/// same name means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct QueueJob {
+    /// The job id.
+    pub id: i64,
+    /// The job name.
+    pub name: String,
+    /// The submitting user.
+    pub user: String,
+    /// The account charged.
+    pub account: Option<String>,
+    /// The partition (while pending, every partition it may start in, `a,b`).
+    pub partition: String,
+    /// The QOS.
+    pub qos: Option<String>,
+    /// The state.
+    pub state: JobState,
+    /// Why a pending job waits, or why a job ended as it did.
+    pub reason: Option<String>,
+    /// When it was submitted.
+    pub submit_time: DateTime<Utc>,
+    /// When its current run started.
+    pub start_time: Option<DateTime<Utc>>,
+    /// When it ended.
+    pub end_time: Option<DateTime<Utc>>,
+    /// The time limit in seconds; `None` is unlimited.
+    pub time_limit: Option<u64>,
+    /// Nodes asked for.
+    pub num_nodes: u32,
+    /// Tasks asked for.
+    pub num_tasks: u32,
+    /// CPUs: allocated once placed by CPU, else asked for.
+    pub num_cpus: u32,
+    /// GPUs on each node.
+    pub gpus_per_node: u32,
+    /// The allocated nodes as a compressed host list (`node-[1-2]`).
+    pub nodelist: Option<String>,
+    /// The working directory of the batch script.
+    pub work_dir: Option<String>,
+    /// How many times the job was requeued.
+    pub restart_count: u32,
+    /// The batch script's exit code, once ended.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the batch script, if one did.
+    pub exit_signal: Option<i32>,
+    /// A pending job's planned start (`squeue --start`).
+    pub expected_start: Option<DateTime<Utc>>,
+    /// A pending job's multifactor priority.
+    pub priority: Option<i64>,
+    /// `--nice`.
+    pub nice: i32,
+    /// The array's id, for an array task or master.
+    pub array_job_id: Option<i64>,
+    /// The array task index.
+    pub array_task_id: Option<u32>,
+    /// For an array master: the task indices not started yet (`4-9`).
+    pub array_tasks_pending: Option<String>,
+    /// For an array master: the most tasks that may run at once (`%N`), if limited.
+    pub array_max_running: Option<u32>,
+}
+
+impl From<&Job> for QueueJob {
+    fn from(job: &Job) -> QueueJob {
+        QueueJob {
+            id: job.id,
+            name: job.name.clone(),
+            user: job.user.clone(),
+            account: job.account.clone(),
+            partition: job.partition.clone(),
+            qos: job.qos.clone(),
+            state: job.state,
+            reason: job.reason.clone(),
+            submit_time: job.submit_time,
+            start_time: job.start_time,
+            end_time: job.end_time,
+            time_limit: job.time_limit,
+            num_nodes: job.num_nodes,
+            num_tasks: job.num_tasks,
+            num_cpus: job.num_cpus,
+            gpus_per_node: job.gpus_per_node,
+            nodelist: job.nodelist.clone(),
+            work_dir: job.work_dir.clone(),
+            restart_count: job.restart_count,
+            exit_code: job.exit_code,
+            exit_signal: job.exit_signal,
+            expected_start: job.expected_start,
+            priority: job.priority,
+            nice: job.nice,
+            array_job_id: job.array_job_id,
+            array_task_id: job.array_task_id,
+            array_tasks_pending: job.array_tasks_pending.clone(),
+            array_max_running: job.array_max_running,
+        }
+    }
+}
+
+/// A page of the queue (`GET /v1/queue`).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct QueueList {
+    /// The jobs, by ascending id.
+    pub items: Vec<QueueJob>,
+    /// Pass as `cursor` to get the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// `GET /v1/jobs` and `GET /v1/queue` filters.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct JobListQuery {
@@ -239,7 +351,8 @@ pub struct JobListQuery {
     pub account: Option<String>,
     /// Only jobs of these QOS (comma-separated, as `squeue -q`).
     pub qos: Option<String>,
-    /// Page size, 1..=1000 (default 100).
+    /// Page size: `GET /v1/jobs` 1..=1000 (default 100); `GET /v1/queue` 1..=10000
+    /// (default 10000).
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,

@@ -388,6 +388,137 @@ pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec
     .await?)
 }
 
+/// The columns of a job that `squeue` shows ([`job_queue_list`]): [`JobRow`] without the
+/// script, environment, spec and the placement requests.
+#[derive(Debug, Clone)]
+pub struct JobQueueRow {
+    /// Id.
+    pub id: i64,
+    /// Name.
+    pub name: String,
+    /// Submitting user.
+    pub user_name: String,
+    /// Account.
+    pub account: Option<String>,
+    /// Partition (the one it runs in, once started).
+    pub partition: String,
+    /// Every partition it asked for (`-p a,b`), in order; empty when it named one.
+    pub partitions: Vec<String>,
+    /// QOS.
+    pub qos: Option<String>,
+    /// State (long name).
+    pub state: String,
+    /// Pending or end reason.
+    pub reason: Option<String>,
+    /// Nodes asked for.
+    pub num_nodes: i32,
+    /// Tasks asked for.
+    pub num_tasks: i32,
+    /// CPUs per task.
+    pub cpus_per_task: i32,
+    /// GPUs per node asked for.
+    pub gpus_per_node: i32,
+    /// Whole nodes, exclusively (`--exclusive` with every GPU).
+    pub whole_node: bool,
+    /// Time limit, seconds.
+    pub time_limit: Option<i64>,
+    /// Working directory.
+    pub work_dir: Option<String>,
+    /// Array id.
+    pub array_job_id: Option<i64>,
+    /// Array task index.
+    pub array_task_id: Option<i32>,
+    /// Requeues so far.
+    pub restart_count: i32,
+    /// Submitted.
+    pub submit_time: DateTime<Utc>,
+    /// Started (current run).
+    pub start_time: Option<DateTime<Utc>>,
+    /// Ended.
+    pub end_time: Option<DateTime<Utc>>,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it.
+    pub exit_signal: Option<i32>,
+    /// `--nice`.
+    pub nice: i32,
+    /// Multifactor priority, last computed.
+    pub priority: Option<i64>,
+    /// Planned start (backfill).
+    pub expected_start: Option<DateTime<Utc>>,
+    /// An array master's pending task indices.
+    pub array_pending: Option<String>,
+    /// An array's `%N` limit.
+    pub array_max_running: Option<i32>,
+}
+
+/// The jobs matching `filter` with squeue's columns only, by ascending id: the same
+/// selection as [`job_list`] (each state read along the `(state, id)` index), without
+/// reading the script, environment or spec that `squeue` never shows.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_queue_list(
+    ex: impl PgExecutor<'_>,
+    filter: &JobFilter,
+) -> Result<Vec<JobQueueRow>, DbError> {
+    let every: Vec<String>;
+    let states = match filter.states.as_deref() {
+        Some(states) => states,
+        None => {
+            every = berth_core::state::JobState::ALL
+                .iter()
+                .map(|s| s.as_str().to_string())
+                .collect();
+            &every
+        }
+    };
+    Ok(sqlx::query_as!(
+        JobQueueRow,
+        r#"SELECT j.id AS "id!", j.name AS "name!", j.user_name AS "user_name!", j.account,
+                  j.partition AS "partition!", j.partitions AS "partitions!", j.qos,
+                  j.state AS "state!", j.reason, j.num_nodes AS "num_nodes!",
+                  j.num_tasks AS "num_tasks!", j.cpus_per_task AS "cpus_per_task!",
+                  j.gpus_per_node AS "gpus_per_node!", j.whole_node AS "whole_node!",
+                  j.time_limit, j.work_dir, j.array_job_id, j.array_task_id,
+                  j.restart_count AS "restart_count!", j.submit_time AS "submit_time!",
+                  j.start_time, j.end_time, j.exit_code, j.exit_signal, j.nice AS "nice!",
+                  j.priority,
+                  j.expected_start, j.array_pending, j.array_max_running
+           FROM unnest($2::text[]) AS s(state)
+           CROSS JOIN LATERAL (
+               SELECT id, name, user_name, account, partition, partitions, qos, state, reason,
+                      num_nodes, num_tasks, cpus_per_task, gpus_per_node, whole_node,
+                      time_limit, work_dir, array_job_id, array_task_id, restart_count,
+                      submit_time, start_time, end_time, exit_code, exit_signal, nice,
+                      priority, expected_start, array_pending, array_max_running
+               FROM jobs
+               WHERE state = s.state AND id > $1
+                 AND ($3::text IS NULL OR user_name = $3)
+                 AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
+                 AND ($5::text IS NULL OR name = $5)
+                 AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
+                 AND ($9::text[] IS NULL OR account = ANY($9))
+                 AND ($10::text[] IS NULL OR qos = ANY($10))
+               ORDER BY id
+               LIMIT $6) AS j
+           ORDER BY j.id
+           LIMIT $6"#,
+        filter.after_id,
+        states,
+        filter.user_name,
+        filter.partition,
+        filter.name,
+        filter.limit,
+        filter.viewer,
+        &filter.viewer_accounts,
+        filter.accounts.as_deref(),
+        filter.qos.as_deref(),
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// The queue positions of those of jobs `ids` that are pending and not held: 1 for the
 /// job the scheduler considers first. The order is the scheduler's: priority (highest
 /// first; jobs it has not given one yet last), then submit time, then id, over every
