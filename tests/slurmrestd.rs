@@ -574,10 +574,11 @@ async fn the_api_limits_apply_and_answer_in_slurmrestd_shapes() {
     assert_valid("v0.0.44_openapi_ping_array_resp", &body);
 }
 
-/// `sacct --json` / `--yaml` print slurmdbd's document (data parser v0.0.44) of the runs
-/// the filters select, so that `sacct --json | jq` scripts written for Slurm work.
+/// `sacct --json` / `--yaml` and `squeue --json` / `--yaml` print Slurm's documents (data
+/// parser v0.0.44) of what the filters select, so that `squeue --json | jq` scripts
+/// written for Slurm work.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sacct_json_and_yaml_print_slurms_document() {
+async fn sacct_and_squeue_json_and_yaml_print_slurms_documents() {
     let c = TestCluster::start(Options {
         workers: 1,
         ..Default::default()
@@ -603,4 +604,30 @@ async fn sacct_json_and_yaml_print_slurms_document() {
     assert!(out.starts_with("---\n"), "{out}");
     let from_yaml: Value = serde_yaml_ng::from_str(&out).unwrap();
     assert_eq!(from_yaml["jobs"], body["jobs"]);
+
+    // squeue --json: slurmctld's job list document of the jobs the filters select.
+    let held = c
+        .submit("#!/bin/bash\n#SBATCH -H -J held-json\ntrue\n", &[])
+        .await;
+    let (code, out, err) = c.slurm_command("squeue", &c.token, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let body: Value = serde_json::from_str(&out).unwrap();
+    assert_valid("v0.0.44_openapi_job_info_resp", &body);
+    let listed: Vec<i64> = body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["job_id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        listed,
+        vec![held],
+        "pending and running jobs only: {body:#}"
+    );
+    assert_eq!(body["jobs"][0]["name"], "held-json");
+    let (code, out, err) = c.slurm_command("squeue", &c.token, &["--yaml", "-j", &id.to_string()]);
+    assert_eq!(code, 0, "{err}");
+    let from_yaml: Value = serde_yaml_ng::from_str(&out).unwrap();
+    assert_valid("v0.0.44_openapi_job_info_resp", &from_yaml);
+    assert_eq!(from_yaml["jobs"][0]["job_id"], id, "-j selects any state");
 }

@@ -91,6 +91,9 @@ pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
 /// `berth queue` filters.
 #[derive(Debug, Clone, Default)]
 pub struct QueueOptions {
+    /// `--json` (`Some(false)`) or `--yaml` (`Some(true)`): Slurm's document instead of a
+    /// table.
+    pub document: Option<bool>,
     /// Only this user's jobs.
     pub user: Option<String>,
     /// Only the caller's own jobs (`--me`).
@@ -200,6 +203,9 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
     } else {
         options.user.clone()
     };
+    if let Some(yaml) = options.document {
+        return queue_document(client, options, &ids, user, yaml).await;
+    }
     loop {
         let dated = options.iterate.is_some() || options.dated;
         let mut text = String::new();
@@ -302,23 +308,24 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
 /// The jobs `berth queue` lists: every page of `GET /v1/queue` for its filters, or the
 /// jobs `-j` names (each read by its id; `None` when it names none that passes the other
 /// filters, as squeue's "Invalid job id specified"). `running`: only running jobs (`-s`).
-async fn queue_jobs(
-    client: &Client,
+/// The job list query of squeue's filters (`running`: `-s`'s running jobs only; `named`:
+/// `-j` was given, so every state unless `-t`).
+fn queue_query(
     options: &QueueOptions,
-    ids: &Option<Vec<crate::squeue::JobIdSpec>>,
+    named: bool,
     user: Option<String>,
     running: bool,
-) -> anyhow::Result<Option<Vec<QueueJob>>> {
+) -> JobListQuery {
     let state = match (&options.state, options.all) {
         _ if running => Some("RUNNING".to_string()),
         (Some(s), _) if s.eq_ignore_ascii_case("all") => None,
         (Some(s), _) => Some(s.clone()),
         (None, true) => None,
-        (None, false) if ids.is_some() => None,
+        (None, false) if named => None,
         (None, false) if options.start => Some("PENDING".to_string()),
         (None, false) => Some("PENDING,RUNNING".to_string()),
     };
-    let query = JobListQuery {
+    JobListQuery {
         state,
         user,
         partition: options.partition.clone(),
@@ -326,7 +333,45 @@ async fn queue_jobs(
         qos: options.qos.clone(),
         name: options.name.clone(),
         ..Default::default()
-    };
+    }
+}
+
+/// `squeue --json`/`--yaml`: Slurm's document (data parser v0.0.44, as `GET
+/// /slurm/v0.0.44/jobs`) of the jobs the filters select.
+async fn queue_document(
+    client: &Client,
+    options: &QueueOptions,
+    ids: &Option<Vec<crate::squeue::JobIdSpec>>,
+    user: Option<String>,
+    yaml: bool,
+) -> anyhow::Result<i32> {
+    let selected: std::collections::HashSet<i64> =
+        match queue_jobs(client, options, ids, user.clone(), false).await? {
+            Some(jobs) => jobs.iter().map(|j| j.id).collect(),
+            None => {
+                eprintln!("slurm_load_jobs error: Invalid job id specified");
+                return Ok(1);
+            }
+        };
+    let mut jobs = client
+        .job_list_all(&queue_query(options, ids.is_some(), user, false))
+        .await?;
+    jobs.retain(|j| selected.contains(&j.id));
+    let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+    let document =
+        berth_api::slurmrestd::squeue_document(&jobs, who["user"].as_str().unwrap_or(""));
+    format::print_document(&document, yaml)?;
+    Ok(0)
+}
+
+async fn queue_jobs(
+    client: &Client,
+    options: &QueueOptions,
+    ids: &Option<Vec<crate::squeue::JobIdSpec>>,
+    user: Option<String>,
+    running: bool,
+) -> anyhow::Result<Option<Vec<QueueJob>>> {
+    let query = queue_query(options, ids.is_some(), user, running);
     let Some(ids) = ids else {
         return Ok(Some(client.queue_list_all(&query).await?));
     };

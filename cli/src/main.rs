@@ -498,10 +498,10 @@ enum Command {
 /// "unknown option" and none takes the next word by mistake), then refused by name.
 #[derive(Debug, Clone, Default, clap::Args)]
 struct SqueueRefused {
-    /// Not yet: JSON output (comes with the slurmrestd work).
-    #[arg(long)]
+    /// Slurm's `squeue --json` document (data parser v0.0.44) of the selected jobs.
+    #[arg(long, conflicts_with = "yaml")]
     json: bool,
-    /// Not yet: YAML output.
+    /// The same document as YAML.
     #[arg(long)]
     yaml: bool,
     /// Refused: licenses.
@@ -530,11 +530,7 @@ struct SqueueRefused {
 impl SqueueRefused {
     /// The first option given that Berth refuses, as a message naming it.
     fn refused(&self) -> Option<String> {
-        let not_yet = [
-            (self.json, "--json"),
-            (self.yaml, "--yaml"),
-            (self.reservation.is_some(), "-R/--reservation"),
-        ];
+        let not_yet = [(self.reservation.is_some(), "-R/--reservation")];
         if let Some((_, o)) = not_yet.iter().find(|(given, _)| *given) {
             return Some(berth::scancel::refusal("squeue", o, "not yet"));
         }
@@ -963,6 +959,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 })
                 .transpose()?;
             let options = QueueOptions {
+                document: (refused.json || refused.yaml).then_some(refused.yaml),
                 long_format,
                 sort,
                 steps,
@@ -1605,7 +1602,7 @@ mod tests {
             ("squeue", &["--hide"], None),
             ("squeue", &["-i", "5"], None),
             ("squeue", &["-j", "5,6_2"], None),
-            ("squeue", &["--json"], Some("--json")),
+            ("squeue", &["--json"], None),
             ("squeue", &["-L", "lic"], Some("-L/--licenses")),
             ("squeue", &["--local"], None),
             ("squeue", &["-l"], None),
@@ -1625,7 +1622,7 @@ mod tests {
             ("squeue", &["-s"], None),
             ("squeue", &["-u", "bob"], None),
             ("squeue", &["-v"], None),
-            ("squeue", &["--yaml"], Some("--yaml")),
+            ("squeue", &["--yaml"], None),
             ("sprio", &["-j", "5,6"], None),
             ("sprio", &["--jobs=5"], None),
             ("sprio", &["-u", "bob"], None),
