@@ -344,7 +344,10 @@ async fn main() {
         "queue parts: parsing through serde_json::Value {}",
         summary(&parse)
     );
-    println!("queue parts: parsing straight to the type {}", summary(&typed));
+    println!(
+        "queue parts: parsing straight to the type {}",
+        summary(&typed)
+    );
 
     let _ = std::fs::remove_dir_all(&dir);
     let _ = stop.send(());
