@@ -16,11 +16,12 @@
 //! process's whole environment exported, a 40-line script) and copies its row in SQL into
 //! the others, spread over 200 users and 20 accounts with distinct priorities and submit
 //! times. Then it times, as the admin (who sees every job) and as an ordinary user (who
-//! sees their own 50 pending jobs): `squeue` (the binary at `BERTH_BIN`, else
-//! `release/berth` beside this example, run through a link named `squeue` with
-//! `BERTH_URL`/`BERTH_TOKEN`), and the api's whole list as the CLI asks for it (every page
-//! of `GET /v1/jobs?state=PENDING,RUNNING`, read by this process). Prints the median, the
-//! fastest and the slowest of each, and the bytes the api sent.
+//! sees their own 51 jobs): `squeue` (the binary at `BERTH_BIN`, else `release/berth`
+//! beside this example, run through a link named `squeue` with `BERTH_URL`/`BERTH_TOKEN`),
+//! and the api's lists on their own, read by this process: every page of
+//! `GET /v1/queue?state=PENDING,RUNNING` (what `squeue` asks for since issue 15) and of
+//! `GET /v1/jobs?state=PENDING,RUNNING&limit=1000` (what it asked for before). Prints the
+//! median, the fastest and the slowest of each, and the bytes the api sent.
 
 #[path = "scratch.rs"]
 mod scratch;
@@ -71,13 +72,19 @@ fn squeue(link: &PathBuf, url: &str, token: &str, args: &[&str]) -> usize {
     out.stdout.iter().filter(|b| **b == b'\n').count()
 }
 
-/// Every page of `GET /v1/jobs` with `query` (as the CLI asks for squeue's default
+/// Every page of `GET {path}` with `query` (as the CLI asks for squeue's default
 /// states); the jobs and the bytes received.
-async fn list_pages(http: &reqwest::Client, url: &str, token: &str, query: &str) -> (usize, usize) {
+async fn list_pages(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    path: &str,
+    query: &str,
+) -> (usize, usize) {
     let (mut jobs, mut bytes) = (0, 0);
     let mut cursor: Option<String> = None;
     loop {
-        let mut u = format!("{url}/v1/jobs?{query}");
+        let mut u = format!("{url}{path}?{query}");
         if let Some(c) = &cursor {
             u.push_str(&format!("&cursor={c}"));
         }
@@ -222,9 +229,9 @@ async fn main() {
     exec(
         &pool,
         &format!(
-            "{ended}
-             {running}
-             {pending}
+            "{ended_sql}
+             {running_sql}
+             {pending_sql}
              DELETE FROM jobs WHERE id = {template};
              INSERT INTO nodes (name, hostname, cpus, memory_mib, state)
                SELECT format('gpu%s', lpad(i::text, 4, '0')), 'host', 64, 1048576, 'UP'
@@ -235,9 +242,9 @@ async fn main() {
                      WHERE state = 'RUNNING') j
                JOIN (SELECT id, row_number() OVER (ORDER BY id) AS k FROM nodes) n USING (k);
              ANALYZE;",
-            ended = copy(ended, &ended_cols),
-            running = copy(running, &running_cols),
-            pending = copy(pending, &pending_cols),
+            ended_sql = copy(ended, &ended_cols),
+            running_sql = copy(running, &running_cols),
+            pending_sql = copy(pending, &pending_cols),
             template = created.id,
         ),
     )
@@ -281,20 +288,67 @@ async fn main() {
             times.push(t.elapsed());
         }
         println!("squeue (default format): {}", summary(&times));
-        let mut times = Vec::new();
-        let mut sent = (0, 0);
-        for _ in 0..runs + 3 {
-            let t = Instant::now();
-            sent = list_pages(&http, &url, token, "state=PENDING,RUNNING&limit=1000").await;
-            times.push(t.elapsed());
+        for (path, query) in [
+            ("/v1/queue", "state=PENDING,RUNNING"),
+            ("/v1/jobs", "state=PENDING,RUNNING&limit=1000"),
+        ] {
+            let mut times = Vec::new();
+            let mut sent = (0, 0);
+            for _ in 0..runs + 3 {
+                let t = Instant::now();
+                sent = list_pages(&http, &url, token, path, query).await;
+                times.push(t.elapsed());
+            }
+            println!(
+                "GET {path}?{query}, every page ({} jobs, {} bytes): {}",
+                sent.0,
+                sent.1,
+                summary(&times[3..])
+            );
         }
-        println!(
-            "GET /v1/jobs?state=PENDING,RUNNING&limit=1000, every page ({} jobs, {} bytes): {}",
-            sent.0,
-            sent.1,
-            summary(&times[3..])
-        );
     }
+
+    // Where the queue's time goes: the query, the views, the JSON, the CLI's parse.
+    let filter = berth_db::job::JobFilter {
+        states: Some(vec!["PENDING".into(), "RUNNING".into()]),
+        limit: 10_001,
+        ..Default::default()
+    };
+    let (mut query, mut views, mut encode, mut parse, mut typed) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let t = Instant::now();
+        let rows = berth_db::job::job_queue_list(&pool, &filter).await.unwrap();
+        query.push(t.elapsed());
+        let t = Instant::now();
+        let items = berth_api::views::queue_views(&rows, &[]);
+        views.push(t.elapsed());
+        let t = Instant::now();
+        let body = serde_json::to_vec(&berth_core::wire::QueueList {
+            items,
+            next_cursor: None,
+        })
+        .unwrap();
+        encode.push(t.elapsed());
+        let t = Instant::now();
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        let _: berth_core::wire::QueueList = serde_json::from_value(value).unwrap();
+        parse.push(t.elapsed());
+        let t = Instant::now();
+        let _: berth_core::wire::QueueList = serde_json::from_slice(&body).unwrap();
+        typed.push(t.elapsed());
+    }
+    println!("queue parts: job_queue_list {}", summary(&query));
+    println!("queue parts: queue_views {}", summary(&views));
+    println!("queue parts: JSON encoding {}", summary(&encode));
+    println!(
+        "queue parts: parsing through serde_json::Value {}",
+        summary(&parse)
+    );
+    println!(
+        "queue parts: parsing straight to the type {}",
+        summary(&typed)
+    );
 
     let _ = std::fs::remove_dir_all(&dir);
     let _ = stop.send(());

@@ -89,6 +89,78 @@ impl OutputPrinter {
     }
 }
 
+/// `job` with the control and bidirectional-formatting characters of each of its strings
+/// escaped as [`escape_strings`] escapes them (the fields are named one by one, so that a
+/// string field added to [`QueueJob`] does not compile until it is escaped here too).
+pub fn escape_queue_job(job: QueueJob) -> QueueJob {
+    fn text(s: String) -> String {
+        match berth_core::text::escape(&s) {
+            std::borrow::Cow::Owned(escaped) => escaped,
+            std::borrow::Cow::Borrowed(_) => s,
+        }
+    }
+    let QueueJob {
+        id,
+        name,
+        user,
+        account,
+        partition,
+        qos,
+        state,
+        reason,
+        submit_time,
+        start_time,
+        end_time,
+        time_limit,
+        num_nodes,
+        num_tasks,
+        num_cpus,
+        gpus_per_node,
+        nodelist,
+        work_dir,
+        restart_count,
+        exit_code,
+        exit_signal,
+        expected_start,
+        priority,
+        nice,
+        array_job_id,
+        array_task_id,
+        array_tasks_pending,
+        array_max_running,
+    } = job;
+    QueueJob {
+        id,
+        name: text(name),
+        user: text(user),
+        account: account.map(text),
+        partition: text(partition),
+        qos: qos.map(text),
+        state,
+        reason: reason.map(text),
+        submit_time,
+        start_time,
+        end_time,
+        time_limit,
+        num_nodes,
+        num_tasks,
+        num_cpus,
+        gpus_per_node,
+        nodelist: nodelist.map(text),
+        work_dir: work_dir.map(text),
+        restart_count,
+        exit_code,
+        exit_signal,
+        expected_start,
+        priority,
+        nice,
+        array_job_id,
+        array_task_id,
+        array_tasks_pending: array_tasks_pending.map(text),
+        array_max_running,
+    }
+}
+
 /// Escapes, in place, the control and bidirectional-formatting characters of every
 /// string in `value` (keys too) with [`berth_core::text::escape`] (`\e`, `\n`,
 /// `\u{202E}` …).
@@ -800,6 +872,22 @@ pub(crate) mod tests {
         let line = squeue_line(&QueueJob::from(&job), at(0));
         assert!(!line.contains('\u{1b}'), "{line:?}");
         assert!(line.contains("\\e[2Jev"), "{line:?}");
+        // The queue's typed path escapes the same way, every string field.
+        let mut raw = QueueJob::from(&job);
+        raw.name = "\u{1b}[2Jevil".into();
+        raw.user = "u\u{202E}".into();
+        raw.account = Some("a\nb".into());
+        raw.partition = "p\u{7}".into();
+        raw.qos = Some("q\u{9b}".into());
+        raw.reason = Some("r\r".into());
+        raw.nodelist = Some("n\u{1b}".into());
+        raw.work_dir = Some("/w\u{8}".into());
+        raw.array_tasks_pending = Some("1\u{0}".into());
+        let escaped = escape_queue_job(raw.clone());
+        let mut via_value = serde_json::to_value(&raw).unwrap();
+        escape_strings(&mut via_value);
+        assert_eq!(serde_json::to_value(&escaped).unwrap(), via_value);
+        assert_eq!(escaped.name, "\\e[2Jevil");
     }
 
     #[test]
