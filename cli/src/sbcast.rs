@@ -130,6 +130,8 @@ pub async fn run(client: &Client, args: &SbcastArgs) -> anyhow::Result<i32> {
     };
     let engine = base64::engine::general_purpose::STANDARD;
     let count = chunks.len();
+    // One task per node: as many tasks as the job has nodes.
+    let nodes = client.job_get(job_id).await?.num_nodes.max(1);
     for (index, chunk) in chunks.iter().enumerate() {
         let mut environment = BTreeMap::new();
         let pieces: Vec<&[u8]> = if chunk.is_empty() {
@@ -151,17 +153,12 @@ pub async fn run(client: &Client, args: &SbcastArgs) -> anyhow::Result<i32> {
         );
         let request = StepCreate {
             command: vec!["/bin/sh".into(), "-c".into(), program, "sbcast".into()],
+            ntasks: Some(nodes),
             ntasks_per_node: Some(1),
             overlap: true,
             work_dir: work_dir.clone(),
             environment,
             ..Default::default()
-        };
-        // One task per node: as many tasks as the job has nodes.
-        let job = client.job_get(job_id).await?;
-        let request = StepCreate {
-            ntasks: Some(job.num_nodes.max(1)),
-            ..request
         };
         let step = create_step(client, job_id, &request).await?;
         let code = follow_step(
