@@ -124,6 +124,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "step_create",
         "step_get",
         "step_cancel",
+        "step_input",
         "step_output",
         "step_output_upload",
         "node_get",
@@ -266,6 +267,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_task_cancel"
             | "step_create"
             | "step_cancel"
+            | "step_input"
             | "step_output_upload"
             | "job_cancel_batch"
             | "job_hold_batch"
@@ -290,6 +292,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "pool_delete" | "webhook_delete" => 204,
         "webhook_create" => 201,
         "webhook_test" | "webhook_redeliver" => 202,
+        // The fixture's step has no terminal: the caller passes, the step refuses.
+        "step_input" => 409,
         _ => 200,
     };
     let worker_route = matches!(
@@ -352,6 +356,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "step_create"
             | "step_get"
             | "step_cancel"
+            | "step_input"
             | "step_output"
             // The fixture's reservation admits the owner only.
             | "reservation_get"
@@ -382,7 +387,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         Operator if webhook_of_owner => 404,
         // A step runs code as the job's user: operators control jobs but do not run code
         // in them (admins may, like Slurm's root).
-        Operator if op == "step_create" => 403,
+        Operator if matches!(op, "step_create" | "step_input") => 403,
         Operator => success(op),
         _ if staff_only => 403,
         OtherTenant if owners_resource => 404,
@@ -591,6 +596,7 @@ async fn prepare(
             Some(json!({"jobs": [job.to_string()]}))
         }
         "step_create" => Some(json!({"command": ["true"]})),
+        "step_input" => Some(json!({"data": "bHMK"})),
         "step_output_upload" => Some(json!({
             "run": 0, "task_id": 0, "stream": "stdout", "offset": 1000 + n * 10, "data": "x"
         })),

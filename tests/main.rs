@@ -55,6 +55,7 @@ mod slurmrestd;
 mod spot;
 mod squeue;
 mod srun;
+mod srun_pty;
 mod steps;
 mod time_limit;
 mod tls;

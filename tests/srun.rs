@@ -327,9 +327,12 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
     let (code, _, stderr) = srun_outside(&c, &["--mpi=pmix", "true"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("--mpi=pmix"), "{stderr}");
-    let (code, _, stderr) = srun_outside(&c, &["--pty", "bash"]);
+    let (code, _, stderr) = srun_outside(&c, &["--pty", "-o", "out.txt", "bash"]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("--pty"), "{stderr}");
+    assert!(
+        stderr.contains("--pty: task 0's input and output are the terminal; --output"),
+        "{stderr}"
+    );
     // A bad file pattern or --multi-prog file is refused before a job is made.
     let (code, _, stderr) = srun_outside(&c, &["-o", "out-%q", "true"]);
     assert_eq!(code, 1);

@@ -277,6 +277,7 @@ pub fn router(state: AppState) -> Router {
             "/v1/jobs/{id}/steps/{step}/cancel",
             post(steps::step_cancel),
         )
+        .route("/v1/jobs/{id}/steps/{step}/input", post(steps::step_input))
         .route(
             "/v1/jobs/{id}/steps/{step}/output",
             get(steps::step_output).post(steps::step_output_upload),

@@ -15,7 +15,7 @@
 use crate::auth::Keys;
 use crate::error::ApiError;
 use berth_core::state::JobState;
-use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
+use berth_core::step::{PtyInput, StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{
     Assignment, Cancellation, Interruption, JobReport, LaunchFault, NodeRegister, RejectedReport,
     ReportKind, ReportSource, RunLimit, RunningJob, SyncRequest, SyncResponse,
@@ -1099,16 +1099,58 @@ pub async fn desired(
         })
         .collect();
     let (step_tasks, step_cancellations) = desired_step_tasks(pool, keys, node_row, req).await?;
+    let pty_input = pty_input(pool, node_row, req).await?;
     Ok(SyncResponse {
         assignments,
         cancellations,
         step_tasks,
         step_cancellations,
+        pty_input,
         run_limits,
         rejected: Vec::new(),
         resend_after: None,
         lease_ms: None,
     })
+}
+
+/// The terminal input the node has not applied yet for the `--pty` tasks it runs (what it
+/// did apply is deleted).
+async fn pty_input(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<Vec<PtyInput>, ApiError> {
+    use base64::Engine as _;
+    if req.pty_applied.is_empty() {
+        return Ok(Vec::new());
+    }
+    let applied: Vec<((i64, i32, i32), i64)> = req
+        .pty_applied
+        .iter()
+        .map(|a| {
+            let run = i32::try_from(a.key.run).unwrap_or(i32::MAX);
+            let step = i32::try_from(a.key.step_id).unwrap_or(i32::MAX);
+            ((a.key.job_id, run, step), a.seq)
+        })
+        .collect();
+    let mut conn = pool.acquire().await.map_err(DbError::from)?;
+    let rows = step::step_input_for_node(&mut conn, node_row.id, &applied).await?;
+    let size = |v: Option<i32>| v.and_then(|v| u16::try_from(v).ok());
+    Ok(rows
+        .into_iter()
+        .map(|row| PtyInput {
+            key: StepTaskKey {
+                job_id: row.job_id,
+                run: row.run as u32,
+                step_id: row.step_id as u32,
+                task_id: 0,
+            },
+            seq: row.seq,
+            data: base64::engine::general_purpose::STANDARD.encode(&row.data),
+            rows: size(row.rows),
+            cols: size(row.cols),
+        })
+        .collect())
 }
 
 /// The step tasks the node must start (those it neither runs nor just reported ended)
@@ -1198,6 +1240,7 @@ async fn desired_step_tasks(
             tasks_on_node: row.tasks_on_node as u32,
             step_nodes: row.step_nodes,
             cpus_per_task: row.cpus_per_task.map(|c| c as u32),
+            pty: row.pty && row.task_id == 0,
         });
     }
     let running = &req.running_tasks;

@@ -143,6 +143,7 @@ impl Modify for ProblemResponses {
         steps::step_list,
         steps::step_get,
         steps::step_cancel,
+        steps::step_input,
         steps::step_output,
         steps::step_output_upload,
         routes::node_list,

@@ -731,6 +731,7 @@ pub async fn node_sync(
             || !response.cancellations.is_empty()
             || !response.step_tasks.is_empty()
             || !response.step_cancellations.is_empty()
+            || !response.pty_input.is_empty()
             || limits_changed
         {
             return Ok(Json(response));

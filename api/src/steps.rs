@@ -13,8 +13,8 @@ use axum::Json;
 use berth_core::hostlist;
 use berth_core::spec::JobSpec;
 use berth_core::step::{
-    layout, parse_gpu_bind, task_gpus, GpuBind, Step, StepCreate, StepList, StepOutput,
-    StepOutputChunk, StepOutputQuery, StepOutputUpload, StepState, StepTask,
+    layout, parse_gpu_bind, task_gpus, GpuBind, Step, StepCreate, StepInput, StepList, StepOutput,
+    StepOutputChunk, StepOutputQuery, StepOutputUpload, StepState, StepTask, STEP_INPUT_MAX_BYTES,
 };
 use berth_core::wire::{OutputStream, Problem};
 use berth_db::job::JobRow;
@@ -46,6 +46,7 @@ pub fn step_view(row: &StepRow, tasks: &[&StepTaskRow]) -> Step {
         command: row.command.clone(),
         nodelist: hostlist::compress(&names),
         kill_on_bad_exit: row.kill_on_bad_exit,
+        pty: row.pty,
         kill_reason: row.kill_reason.clone(),
         exit_code: row.exit_code,
         created_at: row.created_at,
@@ -254,6 +255,7 @@ pub async fn step_create(
         gpus_per_task: gpus_per_task.map(|g| g.min(i32::MAX as u32) as i32),
         kill_on_bad_exit: req.kill_on_bad_exit,
         overlap: req.overlap,
+        pty: req.pty,
     };
     tasks.sort_by_key(|t| t.task_id);
     let step_id = step::step_insert_in_tx(&mut tx, &insert, &tasks).await?;
@@ -361,6 +363,96 @@ pub async fn step_cancel(
     }
     tx.commit().await.map_err(DbError::from)?;
     Ok(Json(load_step(&state, &job_row, number).await?))
+}
+
+/// Type into a `--pty` step's terminal (`srun --pty`).
+///
+/// Stores the bytes typed (`data`, base64) and the terminal's new size (`rows`, `cols`)
+/// for the node that runs the step's task 0, which writes them to the task's
+/// pseudo-terminal in the order the api stored them (within milliseconds: the node's long
+/// poll is woken). Only the job's user (or an admin) may: what is typed runs as that user.
+#[utoipa::path(post, path = "/v1/jobs/{id}/steps/{step}/input", tag = "jobs", operation_id = "step_input",
+    params(("id" = i64, Path, description = "Job id"), ("step" = u32, Path, description = "Step id")),
+    request_body = StepInput,
+    responses((status = 204, description = "Stored for the task's node"),
+              (status = 400, description = "A bad field (`data` not base64 or over 64 KiB, `rows` without `cols`)", body = Problem),
+              (status = 401, description = "No or bad credentials", body = Problem),
+              (status = 403, description = "Not the job's user nor an admin", body = Problem),
+              (status = 404, description = "No such job or step (or not yours)", body = Problem),
+              (status = 409, description = "The step is not a running `--pty` step (`step_not_interactive`), or its task 0 has ended", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn step_input(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path((id, step_id)): Path<(i64, u32)>,
+    body: Result<Json<StepInput>, JsonRejection>,
+) -> Result<StatusCode, ApiError> {
+    use base64::Engine as _;
+    let req = body
+        .map(|Json(v)| v)
+        .map_err(|e| rejection("JSON body", e.body_text()))?;
+    let job_row = visible_job(&state, &caller, id).await?;
+    if job_row.user_name != caller.name && caller.role != berth_core::auth::Role::Admin {
+        return Err(ApiError::Forbidden(format!(
+            "only {} (or an admin) may type into job {id}'s steps",
+            job_row.user_name
+        )));
+    }
+    let data = match req.data.as_deref() {
+        Some(text) if !text.is_empty() => base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| ApiError::bad_field("data", format!("not base64: {e}")))?,
+        _ => Vec::new(),
+    };
+    if data.len() > STEP_INPUT_MAX_BYTES {
+        return Err(ApiError::bad_field(
+            "data",
+            format!("at most {STEP_INPUT_MAX_BYTES} bytes a request"),
+        ));
+    }
+    let size = match (req.rows, req.cols) {
+        (None, None) => None,
+        (Some(rows), Some(cols)) if rows > 0 && cols > 0 => {
+            Some((i32::from(rows), i32::from(cols)))
+        }
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_field(
+                "rows",
+                "rows and cols must be at least 1",
+            ))
+        }
+        (Some(_), None) => return Err(ApiError::bad_field("cols", "give cols with rows")),
+        (None, Some(_)) => return Err(ApiError::bad_field("rows", "give rows with cols")),
+    };
+    if data.is_empty() && size.is_none() {
+        return Err(ApiError::bad_field(
+            "data",
+            "nothing to send: give data, or rows and cols",
+        ));
+    }
+    let number = step_number(step_id)?;
+    let mut tx = berth_db::begin(&state.pool).await?;
+    match step::step_input_append(&mut *tx, (id, job_row.restart_count, number), &data, size)
+        .await?
+    {
+        Some((_, node)) => {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, &node).await?;
+            tx.commit().await.map_err(DbError::from)?;
+            Ok(StatusCode::NO_CONTENT)
+        }
+        None => {
+            drop(tx);
+            let step = load_step(&state, &job_row, number).await?;
+            Err(ApiError::Conflict {
+                code: "step_not_interactive",
+                detail: if step.pty {
+                    format!("step {id}.{step_id} has ended: its terminal takes no more input")
+                } else {
+                    format!("step {id}.{step_id} was not started with --pty: it has no terminal")
+                },
+            })
+        }
+    }
 }
 
 /// Read a step's output.

@@ -44,6 +44,7 @@ pub mod job_control;
 pub mod join;
 pub mod pg;
 pub mod pools;
+pub mod pty;
 pub mod queue_start;
 pub mod report;
 pub mod reservation;

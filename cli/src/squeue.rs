@@ -727,6 +727,7 @@ mod tests {
             command: vec!["/usr/bin/python3".into(), "train.py".into()],
             nodelist: "node-[1-2]".into(),
             kill_on_bad_exit: false,
+            pty: false,
             kill_reason: None,
             exit_code: None,
             created_at: "2026-12-01T10:58:55Z".parse().unwrap(),

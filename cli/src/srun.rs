@@ -157,8 +157,9 @@ pub struct SrunArgs {
     /// --het-group: refused (Berth has no heterogeneous jobs).
     #[arg(long)]
     pub het_group: Option<String>,
-    /// --pty: refused for now (workers relay no terminal); use salloc, whose shell runs
-    /// here and whose srun steps run on the nodes.
+    /// --pty: task 0 runs in a pseudo-terminal on its node, which this terminal becomes
+    /// until it ends (`srun --pty bash`); the other tasks' output is dropped. Without a
+    /// terminal on stdin it is disregarded, as Slurm's srun does.
     #[arg(long)]
     pub pty: bool,
     /// -v/--verbose: say more on stderr.
@@ -513,10 +514,17 @@ pub fn check_options(args: &SrunArgs, mpi_default: Option<&str>) -> anyhow::Resu
         );
     }
     if args.pty {
-        bail!(
-            "--pty: Berth's workers relay no terminal yet; run `salloc` for an interactive \
-             shell whose srun steps run on the allocation's nodes"
-        );
+        let named = [
+            ("--output", args.output.is_some()),
+            ("--error", args.error.is_some()),
+            ("--input", args.input.is_some()),
+            ("--multi-prog", args.multi_prog),
+        ];
+        if let Some((name, _)) = named.iter().find(|(_, given)| *given) {
+            bail!(
+                "--pty: task 0's input and output are the terminal; {name} cannot be given with it"
+            );
+        }
     }
     if let Some(bind) = &args.cpu_bind {
         let quiet = bind.split(',').all(|w| {
@@ -590,6 +598,7 @@ pub fn step_request(
         work_dir,
         environment: export_environment(args.export.as_deref(), current)?,
         distribution: args.distribution.clone(),
+        pty: args.pty,
     })
 }
 
@@ -767,9 +776,30 @@ pub async fn run(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let limit = time_limit(args)?;
-    match allocation(args) {
-        Some(job_id) => run_step(client, args, job_id, limit).await,
-        None => run_in_new_job(client, args).await,
+    let mut args = args.clone();
+    if args.pty && !crate::pty::stdin_is_terminal() {
+        eprintln!("srun: error: Not using a pseudo-terminal, disregarding --pty option");
+        args.pty = false;
+    }
+    match allocation(&args) {
+        Some(job_id) => run_step(client, &args, job_id, limit).await,
+        None => run_in_new_job(client, &args).await,
+    }
+}
+
+/// Follows a step srun created: through this terminal for `--pty`, else as
+/// [`follow_step`].
+async fn follow_own(
+    client: &Client,
+    args: &SrunArgs,
+    job_id: i64,
+    step: &Step,
+    limit: Option<u64>,
+) -> anyhow::Result<i32> {
+    if args.pty {
+        crate::pty::attach(client, job_id, step).await
+    } else {
+        follow_step(client, args, job_id, step, Follow::Own { limit }).await
     }
 }
 
@@ -852,7 +882,7 @@ async fn run_step(
 ) -> anyhow::Result<i32> {
     let request = request_here(args, job_id, &[])?;
     let step = create_step(client, job_id, &request).await?;
-    follow_step(client, args, job_id, &step, Follow::Own { limit }).await
+    follow_own(client, args, job_id, &step, limit).await
 }
 
 /// How a step is followed.
@@ -1160,7 +1190,7 @@ async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32>
             return Err(e);
         }
     };
-    follow_step(client, args, id, &step, Follow::Own { limit }).await
+    follow_own(client, args, id, &step, limit).await
 }
 
 #[cfg(test)]
@@ -1362,7 +1392,15 @@ mod tests {
             Some("MPI plugin types are...\n\tnone\n".to_string())
         );
         assert!(check_options(&with(|a| a.het_group = Some("0".into())), None).is_err());
-        assert!(check_options(&with(|a| a.pty = true), None).is_err());
+        assert!(check_options(&with(|a| a.pty = true), None).is_ok());
+        assert!(check_options(
+            &with(|a| {
+                a.pty = true;
+                a.output = Some("out.txt".into());
+            }),
+            None
+        )
+        .is_err());
         assert!(check_options(&with(|a| a.cpu_bind = Some("cores".into())), None).is_ok());
         assert!(check_options(&with(|a| a.distribution = Some("cyclic".into())), None).is_ok());
         assert!(check_options(&with(|a| a.distribution = Some("spiral".into())), None).is_err());

@@ -622,6 +622,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/steps/{step}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Type into a `--pty` step's terminal (`srun --pty`).
+         * @description Stores the bytes typed (`data`, base64) and the terminal's new size (`rows`, `cols`)
+         *     for the node that runs the step's task 0, which writes them to the task's
+         *     pseudo-terminal in the order the api stored them (within milliseconds: the node's long
+         *     poll is woken). Only the job's user (or an admin) may: what is typed runs as that user.
+         */
+        post: operations["step_input"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/steps/{step}/output": {
         parameters: {
             query?: never;
@@ -3852,6 +3875,45 @@ export interface components {
          */
         ProviderKind: "local" | "ec2";
         /**
+         * @description How far a worker has applied a running `--pty` task's input (in a sync request): the
+         *     highest [`PtyInput::seq`] written to its terminal, 0 before any. Listed for every
+         *     `--pty` task it runs, so the api knows which input to send.
+         */
+        PtyApplied: {
+            /** @description The task. */
+            key: components["schemas"]["StepTaskKey"];
+            /**
+             * Format: int64
+             * @description The highest sequence number applied.
+             */
+            seq: number;
+        };
+        /**
+         * @description Terminal input for a `--pty` task the node runs (in a sync answer): apply each once,
+         *     in `seq` order, and report the highest applied in [`PtyApplied`].
+         */
+        PtyInput: {
+            /**
+             * Format: int32
+             * @description The terminal's new columns, when it was resized.
+             */
+            cols?: number | null;
+            /** @description The bytes typed, base64 (may be empty). */
+            data?: string;
+            /** @description The task (task 0 of a `--pty` step). */
+            key: components["schemas"]["StepTaskKey"];
+            /**
+             * Format: int32
+             * @description The terminal's new rows, when it was resized.
+             */
+            rows?: number | null;
+            /**
+             * Format: int64
+             * @description Arrival order at the api.
+             */
+            seq: number;
+        };
+        /**
          * @description A QOS as the api shows it: its name and its definition, as `PUT /v1/qos/{name}`
          *     takes it.
          */
@@ -4303,6 +4365,8 @@ export interface components {
             kill_reason?: string | null;
             /** @description The nodes, compressed (`SLURM_STEP_NODELIST`). */
             nodelist: string;
+            /** @description `--pty`: task 0 runs in a pseudo-terminal. */
+            pty?: boolean;
             /**
              * Format: int32
              * @description The job's run the step belongs to.
@@ -4380,8 +4444,36 @@ export interface components {
              *     (409, srun retries) while too few are free.
              */
             overlap?: boolean;
+            /**
+             * @description `--pty`: task 0 runs in a pseudo-terminal on its node (its stdin, stdout and
+             *     stderr); what its user types arrives through `POST /v1/jobs/{id}/steps/{step}/input`
+             *     and its output is task 0's stdout. Only the job's user (or an admin) may make one.
+             */
+            pty?: boolean;
             /** @description The tasks' working directory (`srun`'s), absolute; absent: the job's. */
             work_dir?: string | null;
+        };
+        /**
+         * @description `POST /v1/jobs/{id}/steps/{step}/input`: what the user of a `--pty` step typed, and the
+         *     terminal's size when it changed (`srun --pty` sends both). Input is applied on the node
+         *     in the order the api stored it.
+         */
+        StepInput: {
+            /**
+             * Format: int32
+             * @description The terminal's columns (1..=65535), given with `rows`.
+             */
+            cols?: number | null;
+            /**
+             * @description The bytes typed, base64 (RFC 4648 with padding), at most [`STEP_INPUT_MAX_BYTES`]
+             *     once decoded; absent or empty: none.
+             */
+            data?: string | null;
+            /**
+             * Format: int32
+             * @description The terminal's rows (1..=65535), given with `cols` when its size changed.
+             */
+            rows?: number | null;
         };
         /** @description A list of steps. */
         StepList: {
@@ -4557,6 +4649,11 @@ export interface components {
              * @description Tasks in the step (`SLURM_NTASKS`, `SLURM_STEP_NUM_TASKS`).
              */
             ntasks: number;
+            /**
+             * @description Run in a pseudo-terminal (task 0 of a `--pty` step): its input arrives as
+             *     [`PtyInput`]s.
+             */
+            pty?: boolean;
             /** @description The step's GPUs on this node (`SLURM_STEP_GPUS`). */
             step_gpus: number[];
             /** @description The step's nodes, in order (`SLURM_STEP_NODELIST`). */
@@ -4623,6 +4720,8 @@ export interface components {
             /** @description GPU faults seen since the last acknowledged sync; each drains the node. */
             gpu_faults?: components["schemas"]["GpuFault"][];
             interruption?: null | components["schemas"]["Interruption"];
+            /** @description How far the worker has applied the terminal input of each `--pty` task it runs. */
+            pty_applied?: components["schemas"]["PtyApplied"][];
             /** @description Job reports since the last acknowledged sync, oldest first. */
             reports?: components["schemas"]["JobReport"][];
             /** @description Job runs the worker is supervising now. */
@@ -4662,6 +4761,11 @@ export interface components {
              *     through any silence).
              */
             lease_ms?: number | null;
+            /**
+             * @description Terminal input for the `--pty` tasks the node runs, after what it said it applied
+             *     ([`SyncRequest::pty_applied`]), in order.
+             */
+            pty_input?: components["schemas"]["PtyInput"][];
             /**
              * @description Reports of this sync the api refused and will never apply (a run not placed on
              *     this node, a report that contradicts the job's record), each with why. They count
@@ -7595,6 +7699,105 @@ export interface operations {
             };
             /** @description No such job or step (or not yours) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    step_input: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Job id */
+                id: number;
+                /** @description Step id */
+                step: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StepInput"];
+            };
+        };
+        responses: {
+            /** @description Stored for the task's node */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A bad field (`data` not base64 or over 64 KiB, `rows` without `cols`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the job's user nor an admin */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job or step (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The step is not a running `--pty` step (`step_not_interactive`), or its task 0 has ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

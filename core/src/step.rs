@@ -65,6 +65,62 @@ pub struct StepCreate {
     /// is (tasks are not bound to CPUs of their own). `arbitrary` is refused.
     #[serde(default)]
     pub distribution: Option<String>,
+    /// `--pty`: task 0 runs in a pseudo-terminal on its node (its stdin, stdout and
+    /// stderr); what its user types arrives through `POST /v1/jobs/{id}/steps/{step}/input`
+    /// and its output is task 0's stdout. Only the job's user (or an admin) may make one.
+    #[serde(default)]
+    pub pty: bool,
+}
+
+/// `POST /v1/jobs/{id}/steps/{step}/input`: what the user of a `--pty` step typed, and the
+/// terminal's size when it changed (`srun --pty` sends both). Input is applied on the node
+/// in the order the api stored it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepInput {
+    /// The bytes typed, base64 (RFC 4648 with padding), at most [`STEP_INPUT_MAX_BYTES`]
+    /// once decoded; absent or empty: none.
+    #[serde(default)]
+    pub data: Option<String>,
+    /// The terminal's rows (1..=65535), given with `cols` when its size changed.
+    #[serde(default)]
+    pub rows: Option<u16>,
+    /// The terminal's columns (1..=65535), given with `rows`.
+    #[serde(default)]
+    pub cols: Option<u16>,
+}
+
+/// The most bytes one [`StepInput`] may carry (64 KiB).
+pub const STEP_INPUT_MAX_BYTES: usize = 64 * 1024;
+
+/// Terminal input for a `--pty` task the node runs (in a sync answer): apply each once,
+/// in `seq` order, and report the highest applied in [`PtyApplied`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PtyInput {
+    /// The task (task 0 of a `--pty` step).
+    pub key: StepTaskKey,
+    /// Arrival order at the api.
+    pub seq: i64,
+    /// The bytes typed, base64 (may be empty).
+    #[serde(default)]
+    pub data: String,
+    /// The terminal's new rows, when it was resized.
+    #[serde(default)]
+    pub rows: Option<u16>,
+    /// The terminal's new columns, when it was resized.
+    #[serde(default)]
+    pub cols: Option<u16>,
+}
+
+/// How far a worker has applied a running `--pty` task's input (in a sync request): the
+/// highest [`PtyInput::seq`] written to its terminal, 0 before any. Listed for every
+/// `--pty` task it runs, so the api knows which input to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct PtyApplied {
+    /// The task.
+    pub key: StepTaskKey,
+    /// The highest sequence number applied.
+    pub seq: i64,
 }
 
 /// A step's state.
@@ -145,6 +201,9 @@ pub struct Step {
     pub nodelist: String,
     /// `--kill-on-bad-exit`.
     pub kill_on_bad_exit: bool,
+    /// `--pty`: task 0 runs in a pseudo-terminal.
+    #[serde(default)]
+    pub pty: bool,
     /// Why the remaining tasks are being stopped, when they are.
     pub kill_reason: Option<String>,
     /// The highest task exit code once ended (128 + signal for a signalled task).
@@ -273,6 +332,10 @@ pub struct StepTaskLaunch {
     /// empty: not placed by CPU.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_cpu_ids: Vec<u32>,
+    /// Run in a pseudo-terminal (task 0 of a `--pty` step): its input arrives as
+    /// [`PtyInput`]s.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pty: bool,
 }
 
 /// What happened to a step task (in a sync request). Applied at most once per task and

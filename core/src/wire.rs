@@ -924,6 +924,9 @@ pub struct SyncRequest {
     /// its jobs. Sent in every sync while the notice stands; absent from older workers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interruption: Option<Interruption>,
+    /// How far the worker has applied the terminal input of each `--pty` task it runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pty_applied: Vec<crate::step::PtyApplied>,
 }
 
 /// An interruption notice of the node's cloud instance, as EC2's instance metadata
@@ -1100,6 +1103,10 @@ pub struct SyncResponse {
     /// Step tasks the node must stop (SIGTERM, SIGKILL after the grace).
     #[serde(default)]
     pub step_cancellations: Vec<crate::step::StepTaskKey>,
+    /// Terminal input for the `--pty` tasks the node runs, after what it said it applied
+    /// ([`SyncRequest::pty_applied`]), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pty_input: Vec<crate::step::PtyInput>,
     /// The time limit of each job run the node said it runs and may go on running; the
     /// worker moves a run's deadline when it differs from the one it enforces.
     #[serde(default)]

@@ -31,6 +31,8 @@ pub struct StepRow {
     pub kill_on_bad_exit: bool,
     /// `--overlap`.
     pub overlap: bool,
+    /// `--pty`: task 0 runs in a pseudo-terminal.
+    pub pty: bool,
     /// Why the remaining tasks are being stopped.
     pub kill_reason: Option<String>,
     /// The highest task exit code, once ended.
@@ -89,6 +91,8 @@ pub struct StepInsert {
     pub kill_on_bad_exit: bool,
     /// `--overlap`.
     pub overlap: bool,
+    /// `--pty`.
+    pub pty: bool,
 }
 
 /// A new task, by its node's name.
@@ -119,10 +123,10 @@ pub async fn step_insert_in_tx(
 ) -> Result<i32, DbError> {
     let step_id = sqlx::query_scalar!(
         r#"INSERT INTO job_steps (job_id, run, step_id, command, environment, work_dir,
-                                 cpus_per_task, gpus_per_task, kill_on_bad_exit, overlap)
+                                 cpus_per_task, gpus_per_task, kill_on_bad_exit, overlap, pty)
            VALUES ($1, $2, (SELECT COALESCE(MAX(step_id) + 1, 0) FROM job_steps
                             WHERE job_id = $1 AND run = $2),
-                   $3, $4, $5, $6, $7, $8, $9)
+                   $3, $4, $5, $6, $7, $8, $9, $10)
            RETURNING step_id"#,
         step.job_id,
         step.run,
@@ -133,6 +137,7 @@ pub async fn step_insert_in_tx(
         step.gpus_per_task,
         step.kill_on_bad_exit,
         step.overlap,
+        step.pty,
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -186,8 +191,8 @@ pub async fn step_get(
     Ok(sqlx::query_as!(
         StepRow,
         r#"SELECT job_id, run, step_id, state, command, environment, work_dir, cpus_per_task,
-                  gpus_per_task, kill_on_bad_exit, overlap, kill_reason, exit_code, created_at,
-                  end_time
+                  gpus_per_task, kill_on_bad_exit, overlap, pty, kill_reason, exit_code,
+                  created_at, end_time
            FROM job_steps WHERE job_id = $1 AND run = $2 AND step_id = $3"#,
         job_id,
         run,
@@ -209,8 +214,8 @@ pub async fn step_list(
     Ok(sqlx::query_as!(
         StepRow,
         r#"SELECT job_id, run, step_id, state, command, environment, work_dir, cpus_per_task,
-                  gpus_per_task, kill_on_bad_exit, overlap, kill_reason, exit_code, created_at,
-                  end_time
+                  gpus_per_task, kill_on_bad_exit, overlap, pty, kill_reason, exit_code,
+                  created_at, end_time
            FROM job_steps WHERE job_id = $1 AND run = $2 ORDER BY step_id"#,
         job_id,
         run
@@ -291,6 +296,8 @@ pub struct StepTaskLaunchRow {
     pub job_spec: serde_json::Value,
     /// The job's user.
     pub job_user: String,
+    /// The step's `--pty`.
+    pub pty: bool,
 }
 
 /// The step tasks node `node_id` must be running: not ended, in a RUNNING step that is not
@@ -329,7 +336,7 @@ pub async fn step_task_launch_list_for_node(
                         WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
                         GROUP BY n.name, o.node_index ORDER BY o.node_index) AS "step_nodes!",
                   j.start_time AS job_start_time, j.time_limit AS job_time_limit,
-                  j.spec AS job_spec, j.user_name AS job_user
+                  j.spec AS job_spec, j.user_name AS job_user, s.pty
            FROM step_tasks t
            JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
            JOIN jobs j ON j.id = t.job_id
@@ -492,6 +499,18 @@ pub async fn step_task_ended_in_tx(
         return Ok(outcome);
     }
     outcome.applied = true;
+    if task_id == 0 {
+        // A `--pty` step's terminal is gone with its task 0: what was typed for it and
+        // not applied is nobody's any more.
+        sqlx::query!(
+            "DELETE FROM step_input WHERE job_id = $1 AND run = $2 AND step_id = $3",
+            job_id,
+            run,
+            step_id
+        )
+        .execute(&mut *conn)
+        .await?;
+    }
     let bad = exit_signal.is_some() || exit_code != Some(0);
     if bad && step.kill_on_bad_exit && step.kill_reason.is_none() && step.state == "RUNNING" {
         let reason = match (exit_code, exit_signal) {
@@ -813,4 +832,119 @@ pub async fn step_gpus_in_use_in_tx(
         .into_iter()
         .map(|r| (r.node_name, r.gpu_indices))
         .collect())
+}
+
+/// Terminal input of a `--pty` step waiting for its node.
+#[derive(Debug, Clone)]
+pub struct StepInputRow {
+    /// The job.
+    pub job_id: i64,
+    /// The run.
+    pub run: i32,
+    /// The step.
+    pub step_id: i32,
+    /// Arrival order.
+    pub seq: i64,
+    /// The bytes typed (empty when only the size changed).
+    pub data: Vec<u8>,
+    /// The terminal's new rows, when it was resized.
+    pub rows: Option<i32>,
+    /// The terminal's new columns, when it was resized.
+    pub cols: Option<i32>,
+}
+
+/// Stores input for the pseudo-terminal of step `step_id` of run `run` of job `job_id`
+/// (bytes typed, and the terminal's new size as (rows, columns) when it changed). Returns
+/// its sequence number and the name of the node that runs the step's task 0, or `None`
+/// when the step is not a running `--pty` step whose task 0 is still running.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_input_append(
+    ex: impl PgExecutor<'_>,
+    (job_id, run, step_id): (i64, i32, i32),
+    data: &[u8],
+    size: Option<(i32, i32)>,
+) -> Result<Option<(i64, String)>, DbError> {
+    let row = sqlx::query!(
+        r#"WITH step AS (
+               SELECT s.job_id, s.run, s.step_id, n.name AS node_name
+               FROM job_steps s
+               JOIN step_tasks t ON t.job_id = s.job_id AND t.run = s.run
+                                AND t.step_id = s.step_id AND t.task_id = 0
+               JOIN nodes n ON n.id = t.node_id
+               WHERE s.job_id = $1 AND s.run = $2 AND s.step_id = $3 AND s.pty
+                 AND s.state = 'RUNNING' AND t.ended_at IS NULL),
+           added AS (
+               INSERT INTO step_input (job_id, run, step_id, data, rows, cols)
+               SELECT job_id, run, step_id, $4, $5, $6 FROM step
+               RETURNING seq)
+           SELECT added.seq AS "seq!", step.node_name AS "node_name!" FROM added, step"#,
+        job_id,
+        run,
+        step_id,
+        data,
+        size.map(|s| s.0),
+        size.map(|s| s.1),
+    )
+    .fetch_optional(ex)
+    .await?;
+    Ok(row.map(|r| (r.seq, r.node_name)))
+}
+
+/// The pending terminal input of the `--pty` tasks node `node_id` runs: `applied` holds,
+/// for each such task's step as (job, run, step), the highest sequence number the node
+/// has applied (0: none). Rows up to those numbers are deleted (the node has them); the
+/// rows after them are returned in order (at most 1,000).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_input_for_node(
+    conn: &mut PgConnection,
+    node_id: i64,
+    applied: &[((i64, i32, i32), i64)],
+) -> Result<Vec<StepInputRow>, DbError> {
+    if applied.is_empty() {
+        return Ok(Vec::new());
+    }
+    let jobs: Vec<i64> = applied.iter().map(|a| a.0 .0).collect();
+    let runs: Vec<i32> = applied.iter().map(|a| a.0 .1).collect();
+    let steps: Vec<i32> = applied.iter().map(|a| a.0 .2).collect();
+    let seqs: Vec<i64> = applied.iter().map(|a| a.1).collect();
+    // Only steps whose task 0 this node runs: another node's report names nothing here.
+    sqlx::query!(
+        r#"DELETE FROM step_input i
+           USING UNNEST($2::bigint[], $3::int[], $4::int[], $5::bigint[])
+                 AS a(job_id, run, step_id, seq),
+                 step_tasks t
+           WHERE t.job_id = a.job_id AND t.run = a.run AND t.step_id = a.step_id
+             AND t.task_id = 0 AND t.node_id = $1
+             AND i.job_id = a.job_id AND i.run = a.run AND i.step_id = a.step_id
+             AND i.seq <= a.seq"#,
+        node_id,
+        &jobs,
+        &runs,
+        &steps,
+        &seqs,
+    )
+    .execute(&mut *conn)
+    .await?;
+    Ok(sqlx::query_as!(
+        StepInputRow,
+        r#"SELECT i.job_id, i.run, i.step_id, i.seq, i.data, i.rows, i.cols
+           FROM UNNEST($2::bigint[], $3::int[], $4::int[], $5::bigint[])
+                AS a(job_id, run, step_id, seq)
+           JOIN step_tasks t ON t.job_id = a.job_id AND t.run = a.run
+                            AND t.step_id = a.step_id AND t.task_id = 0 AND t.node_id = $1
+           JOIN step_input i ON i.job_id = a.job_id AND i.run = a.run
+                            AND i.step_id = a.step_id AND i.seq > a.seq
+           ORDER BY i.seq LIMIT 1000"#,
+        node_id,
+        &jobs,
+        &runs,
+        &steps,
+        &seqs,
+    )
+    .fetch_all(&mut *conn)
+    .await?)
 }

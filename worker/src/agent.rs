@@ -40,7 +40,7 @@ use crate::lease::{lease_path, Lease};
 use crate::output::OutputUploader;
 use crate::task::{launch_task, TaskHandle};
 use crate::{WorkerConfig, WorkerError};
-use berth_core::step::{StepTaskKey, StepTaskReport};
+use berth_core::step::{PtyApplied, StepTaskKey, StepTaskReport};
 use berth_core::wire::{
     Interruption, JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
 };
@@ -507,6 +507,20 @@ impl StepTasks {
             self.running.insert(key, handle);
             acted = true;
         }
+        for input in &response.pty_input {
+            let Some(files) = self.running.get(&input.key).and_then(|t| t.pty()) else {
+                continue;
+            };
+            match files.apply(input) {
+                Ok(new) => acted |= new,
+                Err(err) => tracing::warn!(
+                    job.id = input.key.job_id,
+                    step.id = input.key.step_id,
+                    error = %err,
+                    "terminal input not applied"
+                ),
+            }
+        }
         for key in &response.step_cancellations {
             if let Some(task) = self.running.get(key) {
                 if task.cancel() {
@@ -730,6 +744,18 @@ impl Agent {
         running.sort_by_key(|job| (job.job_id, job.run));
         let mut running_tasks: Vec<StepTaskKey> = self.steps.running.keys().copied().collect();
         running_tasks.sort();
+        let mut pty_applied: Vec<PtyApplied> = self
+            .steps
+            .running
+            .values()
+            .filter_map(|task| {
+                task.pty().map(|files| PtyApplied {
+                    key: task.key(),
+                    seq: files.applied(),
+                })
+            })
+            .collect();
+        pty_applied.sort_by_key(|a| a.key);
         SyncRequest {
             acked_seq: Some(self.journal.acked_seq()),
             reports: self.journal.pending().to_vec(),
@@ -752,6 +778,7 @@ impl Agent {
             running_tasks,
             step_reports: self.steps.pending.clone(),
             interruption: self.interruption.borrow().clone(),
+            pty_applied,
         }
     }
 

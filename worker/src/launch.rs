@@ -1115,6 +1115,7 @@ impl Supervisor {
                     start,
                     progress: Some(files.progress(stream)),
                     owner,
+                    interval: crate::output::TAIL_INTERVAL,
                 };
                 tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
             }
@@ -1552,6 +1553,7 @@ fn prepare(settings: &LaunchSettings, assignment: &Assignment) -> Result<Prepare
         outputs_file: files.outputs.clone(),
         lease: settings.lease.clone(),
         reason_dir: Some(own.clone()),
+        pty: None,
     };
     let start = start_command(settings.client_exe.as_deref(), &files, &spec)?;
     Ok(Prepared {

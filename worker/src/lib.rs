@@ -60,6 +60,7 @@ pub mod launch;
 pub mod lease;
 pub mod metadata;
 pub mod output;
+pub mod pty;
 pub mod run_dir;
 pub mod shepherd;
 pub mod task;

@@ -29,6 +29,9 @@ use tokio::sync::oneshot;
 pub const CHUNK_BYTES: usize = 64 * 1024;
 /// How often a running job's output files are checked for new bytes.
 pub const TAIL_INTERVAL: Duration = Duration::from_millis(500);
+/// How often a `--pty` task's terminal output is checked: someone is typing and waits for
+/// the echo.
+pub const TERMINAL_TAIL_INTERVAL: Duration = Duration::from_millis(20);
 
 /// Uploads output chunks to the api, retrying connection errors and 5xx answers with
 /// backoff until they succeed. Cheap to clone.
@@ -120,6 +123,9 @@ pub(crate) struct OutputTail {
     /// The uid the file must belong to (the job's user, when it runs as its own);
     /// `None`: any owner (the job runs as the worker's user, or the file is the worker's).
     pub(crate) owner: Option<u32>,
+    /// How often the file is checked for new bytes ([`TAIL_INTERVAL`], or
+    /// [`TERMINAL_TAIL_INTERVAL`] for a terminal's output).
+    pub(crate) interval: Duration,
 }
 
 /// Opens `path` for shipping when it is a regular file (no link followed, no FIFO or
@@ -145,7 +151,7 @@ pub(crate) fn open_shippable(path: &std::path::Path, owner: Option<u32>) -> Opti
 }
 
 impl OutputTail {
-    /// Uploads new bytes every [`TAIL_INTERVAL`] until `stop` fires (or its sender is
+    /// Uploads new bytes every `interval` until `stop` fires (or its sender is
     /// dropped), then uploads everything left and returns.
     pub(crate) async fn follow(self, uploader: OutputUploader, mut stop: oneshot::Receiver<()>) {
         let mut sent: u64 = self
@@ -161,7 +167,7 @@ impl OutputTail {
                 return;
             }
             tokio::select! {
-                _ = tokio::time::sleep(TAIL_INTERVAL) => {}
+                _ = tokio::time::sleep(self.interval) => {}
                 _ = &mut stop => stopping = true,
             }
         }

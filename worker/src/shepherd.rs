@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, Write};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -84,6 +85,10 @@ pub struct ShepherdSpec {
     /// (`node_failure`) before its SIGTERM.
     #[serde(default)]
     pub reason_dir: Option<PathBuf>,
+    /// `srun --pty`: the job runs in a pseudo-terminal fed from these files
+    /// ([`crate::pty`]); its terminal's output goes to the first output file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pty: Option<crate::pty::PtyFiles>,
 }
 
 /// One output file of a run.
@@ -196,6 +201,19 @@ pub fn shepherd_main(spec_path: &Path) -> i32 {
             return 127;
         }
     };
+    // With a terminal (`srun --pty`), the job's process starts on its slave side as the
+    // leader of a session of its own whose controlling terminal it is; the master side
+    // stays here.
+    let terminal = match &spec.pty {
+        Some(files) => match crate::pty::open(files, spec.user.as_deref()) {
+            Ok(pair) => Some(pair),
+            Err(message) => {
+                failed(message, None);
+                return 0;
+            }
+        },
+        None => None,
+    };
     let mut command = std::process::Command::new(exe);
     command
         .arg("shepherd")
@@ -204,11 +222,25 @@ pub fn shepherd_main(spec_path: &Path) -> i32 {
         .arg(spec_path)
         .env_clear()
         .env("PATH", FIXED_PATH)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0);
-    let mut child = match command.spawn() {
+        .stderr(Stdio::inherit());
+    let master = match terminal {
+        // The exec stage makes its own session (not a process group first: a group's
+        // leader cannot).
+        Some((master, slave)) => {
+            command.stdin(Stdio::from(slave));
+            Some(master)
+        }
+        None => {
+            command.stdin(Stdio::null()).process_group(0);
+            None
+        }
+    };
+    let spawned = command.spawn();
+    // The slave side is the job's alone from here (the relay sees the end of its output
+    // once no process of the job holds it).
+    drop(command);
+    let mut child = match spawned {
         Ok(child) => child,
         Err(err) => {
             failed(format!("starting the job's process: {err}"), None);
@@ -276,6 +308,18 @@ pub fn shepherd_main(spec_path: &Path) -> i32 {
     {
         eprintln!("berth shepherd: writing {}: {err}", spec.pid_file.display());
     }
+    let relay = match (master, &spec.pty, spec.outputs.first()) {
+        (Some(master), Some(files), Some(stdout)) => {
+            match crate::pty::Relay::start(master, files, &stdout.path) {
+                Ok(relay) => Some(relay),
+                Err(message) => {
+                    eprintln!("berth shepherd: the terminal's output: {message}");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let group = Pid::from_raw(child.id() as i32);
     let done = Arc::new(AtomicBool::new(false));
     let fenced = Arc::new(AtomicBool::new(false));
@@ -292,6 +336,9 @@ pub fn shepherd_main(spec_path: &Path) -> i32 {
     done.store(true, Ordering::SeqCst);
     // Nothing of the job outlives its leader.
     let _ = killpg(group, Signal::SIGKILL);
+    if let Some(relay) = relay {
+        relay.finish(Duration::from_secs(2));
+    }
     let status = match status {
         Ok(status) => ShepherdStatus {
             exit_code: status.code(),
@@ -392,6 +439,15 @@ pub fn exec_main(spec_path: &Path) -> i32 {
             return 2;
         }
     };
+    if spec.pty.is_some() {
+        if let Err(err) = crate::pty::take_terminal() {
+            tell(&Handshake::Failed {
+                message: format!("taking its pseudo-terminal: {err}"),
+                fault: None,
+            });
+            return 2;
+        }
+    }
     match become_job(&spec) {
         Ok((mut command, outputs)) => {
             tell(&Handshake::Started { outputs });
@@ -514,10 +570,26 @@ fn job_command(
     command
         .args(&spec.argv[1..])
         .env_clear()
-        .envs(&spec.environment)
-        .stdin(Stdio::null())
-        .stdout(stdout)
-        .stderr(stderr);
+        .envs(&spec.environment);
+    if spec.pty.is_some() {
+        // The terminal the shepherd gave this process as its stdin is the job's stdin,
+        // stdout and stderr; the output files stay closed (the shepherd's relay writes the
+        // terminal's output to the first).
+        drop((stdout, stderr));
+        let terminal = || {
+            std::io::stdin()
+                .as_fd()
+                .try_clone_to_owned()
+                .map(Stdio::from)
+                .map_err(|e| format!("sharing the terminal: {e}"))
+        };
+        command
+            .stdin(terminal()?)
+            .stdout(terminal()?)
+            .stderr(terminal()?);
+    } else {
+        command.stdin(Stdio::null()).stdout(stdout).stderr(stderr);
+    }
     Ok((command, outputs))
 }
 
@@ -603,6 +675,11 @@ pub(crate) fn direct_command(
     if spec.user.is_some() {
         return Err(node(
             "running jobs as their users needs the berth executable (its shepherd)".to_string(),
+        ));
+    }
+    if spec.pty.is_some() {
+        return Err(node(
+            "a pseudo-terminal (srun --pty) needs the berth executable (its shepherd)".to_string(),
         ));
     }
     if spec.argv.is_empty() {

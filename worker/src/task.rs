@@ -24,6 +24,7 @@ use crate::launch::{
     SECRET_VARIABLES,
 };
 use crate::output::{OutputTail, OutputUploader};
+use crate::pty::PtyFiles;
 use crate::shepherd::{OutputSpec, ShepherdSpec};
 use berth_core::hostlist;
 use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
@@ -44,6 +45,8 @@ use tracing::Instrument;
 pub struct TaskHandle {
     key: StepTaskKey,
     gpus: Vec<u32>,
+    /// A `--pty` task's terminal input files.
+    pty: Option<PtyFiles>,
     cancel: Arc<Notify>,
     cancelled: std::sync::atomic::AtomicBool,
     task: JoinHandle<()>,
@@ -58,6 +61,11 @@ impl TaskHandle {
     /// The GPUs it sees.
     pub fn gpus(&self) -> &[u32] {
         &self.gpus
+    }
+
+    /// A `--pty` task's terminal input files (`None`: no terminal).
+    pub fn pty(&self) -> Option<&PtyFiles> {
+        self.pty.as_ref()
     }
 
     /// Asks the supervisor to stop the task (SIGTERM, SIGKILL after the kill wait).
@@ -106,6 +114,9 @@ pub fn launch_task(
 ) -> TaskHandle {
     let cancel = Arc::new(Notify::new());
     let (key, gpus) = (launch.key, launch.gpus.clone());
+    let pty = launch
+        .pty
+        .then(|| PtyFiles::new(&task_record_dir(&settings, key)));
     let supervisor = TaskSupervisor {
         settings,
         uploader,
@@ -116,6 +127,7 @@ pub fn launch_task(
     TaskHandle {
         key,
         gpus,
+        pty,
         cancel,
         cancelled: std::sync::atomic::AtomicBool::new(false),
         task,
@@ -134,6 +146,9 @@ pub fn adopt_task(
 ) -> TaskHandle {
     let cancel = Arc::new(Notify::new());
     let (key, gpus) = (launch.key, launch.gpus.clone());
+    let pty = launch
+        .pty
+        .then(|| PtyFiles::new(&task_record_dir(&settings, key)));
     let supervisor = TaskSupervisor {
         settings,
         uploader,
@@ -144,6 +159,7 @@ pub fn adopt_task(
     TaskHandle {
         key,
         gpus,
+        pty,
         cancel,
         cancelled: std::sync::atomic::AtomicBool::new(false),
         task,
@@ -283,6 +299,7 @@ impl TaskSupervisor {
             outputs_file: files.outputs.clone(),
             lease: self.settings.lease.clone(),
             reason_dir: Some(own.clone()),
+            pty: launch.pty.then(|| PtyFiles::new(&task_dir)),
         };
         let start = match crate::launch::start_command(
             self.settings.client_exe.as_deref(),
@@ -390,6 +407,11 @@ impl TaskSupervisor {
                     progress: Some(files.progress(stream)),
                     // Root's own file in the run's root-only directory.
                     owner: None,
+                    interval: if launch.pty {
+                        crate::output::TERMINAL_TAIL_INTERVAL
+                    } else {
+                        crate::output::TAIL_INTERVAL
+                    },
                 };
                 tails.spawn(tail.follow(uploader.clone(), stopped).in_current_span());
             }
@@ -691,6 +713,7 @@ mod tests {
             memory_limit_mib: None,
             cpu_limit: None,
             job_cpu_ids: Vec::new(),
+            pty: false,
         }
     }
 
