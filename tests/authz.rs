@@ -116,6 +116,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_top",
         "job_requeue",
         "job_task_cancel",
+        "job_signal",
         "job_priority",
         "job_stats",
         "job_gpu_samples",
@@ -190,6 +191,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     if who == JobToken {
         return Some(match op {
             "job_create" | "step_create" => 201,
+            "job_signal" => 202,
             "job_will_run"
             | "job_list"
             | "queue_list"
@@ -264,6 +266,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_top"
             | "job_requeue"
             | "job_task_cancel"
+            | "job_signal"
             | "step_create"
             | "step_cancel"
             | "step_output_upload"
@@ -289,7 +292,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "membership_delete" | "token_revoke" | "partition_delete" | "reservation_delete"
         | "pool_delete" | "webhook_delete" => 204,
         "webhook_create" => 201,
-        "webhook_test" | "webhook_redeliver" => 202,
+        "webhook_test" | "webhook_redeliver" | "job_signal" => 202,
         _ => 200,
     };
     let worker_route = matches!(
@@ -344,6 +347,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_top"
             | "job_requeue"
             | "job_task_cancel"
+            | "job_signal"
             | "job_priority"
             | "job_stats"
             | "job_gpu_samples"
@@ -485,7 +489,10 @@ async fn prepare(
             id
         }
         _ if path.contains("/steps")
-            || matches!(op, "job_stats" | "job_gpu_samples" | "job_script") =>
+            || matches!(
+                op,
+                "job_stats" | "job_gpu_samples" | "job_script" | "job_signal"
+            ) =>
         {
             f.running
         }
@@ -505,6 +512,8 @@ async fn prepare(
         "job_output_upload" => {
             Some(json!({"run": 0, "stream": "stdout", "offset": n * 10, "data": "x"}))
         }
+        // CONT: harmless to the fixture's running step, which goes on.
+        "job_signal" => Some(json!({"signal": "CONT"})),
         "node_register" => Some(json!({
             "name": "node-x", "hostname": "x", "cpus": 4, "memory_mib": 1024, "gpus": []
         })),
