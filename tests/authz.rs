@@ -116,6 +116,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_top",
         "job_requeue",
         "job_task_cancel",
+        "job_signal",
         "job_priority",
         "job_stats",
         "job_gpu_samples",
@@ -191,6 +192,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     if who == JobToken {
         return Some(match op {
             "job_create" | "step_create" => 201,
+            "job_signal" => 202,
             "job_will_run"
             | "job_list"
             | "queue_list"
@@ -265,6 +267,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_top"
             | "job_requeue"
             | "job_task_cancel"
+            | "job_signal"
             | "step_create"
             | "step_cancel"
             | "step_input"
@@ -291,7 +294,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         | "membership_delete" | "token_revoke" | "partition_delete" | "reservation_delete"
         | "pool_delete" | "webhook_delete" => 204,
         "webhook_create" => 201,
-        "webhook_test" | "webhook_redeliver" => 202,
+        "webhook_test" | "webhook_redeliver" | "job_signal" => 202,
         // The fixture's step has no terminal: the caller passes, the step refuses.
         "step_input" => 409,
         _ => 200,
@@ -348,6 +351,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_top"
             | "job_requeue"
             | "job_task_cancel"
+            | "job_signal"
             | "job_priority"
             | "job_stats"
             | "job_gpu_samples"
@@ -490,7 +494,10 @@ async fn prepare(
             id
         }
         _ if path.contains("/steps")
-            || matches!(op, "job_stats" | "job_gpu_samples" | "job_script") =>
+            || matches!(
+                op,
+                "job_stats" | "job_gpu_samples" | "job_script" | "job_signal"
+            ) =>
         {
             f.running
         }
@@ -510,6 +517,8 @@ async fn prepare(
         "job_output_upload" => {
             Some(json!({"run": 0, "stream": "stdout", "offset": n * 10, "data": "x"}))
         }
+        // CONT: harmless to the fixture's running step, which goes on.
+        "job_signal" => Some(json!({"signal": "CONT"})),
         "node_register" => Some(json!({
             "name": "node-x", "hostname": "x", "cpus": 4, "memory_mib": 1024, "gpus": []
         })),

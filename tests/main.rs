@@ -49,6 +49,7 @@ mod scheduler_wakeups;
 mod scheduling;
 mod scheduling_scenarios;
 mod selection;
+mod signals;
 mod sim;
 mod slurm_commands;
 mod slurmrestd;

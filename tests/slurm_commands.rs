@@ -55,11 +55,22 @@ async fn scancel_takes_ids_filters_and_slurms_messages() {
     assert!(err.contains("--foo"), "{err}");
     assert_eq!(c.job(b).await.state, JobState::Pending);
     // A real Slurm option Berth cannot honour is refused by name, touching nothing.
-    let (code, _, err) = slurm(&c, "scancel", &olga, &["-s", "USR1", &b.to_string()], "");
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-c", &b.to_string()], "");
     assert_eq!(code, 1);
     assert!(
-        err.contains("-s/--signal") && err.contains("not supported"),
+        err.contains("-c/--cron") && err.contains("not supported"),
         "{err}"
+    );
+    assert_eq!(c.job(b).await.state, JobState::Pending);
+    // A signal for a pending job: Slurm's refusal, and the job stays pending.
+    let (code, _, err) = slurm(&c, "scancel", &olga, &["-s", "USR1", &b.to_string()], "");
+    assert_eq!(code, 1);
+    assert_eq!(
+        err.trim(),
+        format!(
+            "scancel: error: Kill job error on job id {b}: Job can not be altered now, try \
+             again later"
+        )
     );
     assert_eq!(c.job(b).await.state, JobState::Pending);
 

@@ -390,7 +390,7 @@ pub(crate) fn scope_allows(scope: TokenScope, method: &Method, path: &str) -> bo
 /// names is checked by the handlers, another job being 404): list and submit its user's
 /// jobs (and test a submission, `sbatch --test-only`); read its own job, its output, steps, stats, GPU samples, script and priority; update it (`scontrol
 /// update JobId=$SLURM_JOB_ID TimeLimit=…`, with a user's rights: lower only), cancel
-/// and requeue it; run steps in it; cancel it through `POST /v1/jobs/cancel`; read its
+/// requeue and signal it; run steps in it; cancel it through `POST /v1/jobs/cancel`; read its
 /// user's job accounting (`sacct` in a batch script). Nothing else: no tokens, users,
 /// accounts, nodes, partitions, QOS or audit log, no hold, release or top.
 pub fn job_token_allows(method: &Method, path: &str) -> bool {
@@ -405,7 +405,7 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs", _id, "steps", _step] => read,
         ["", "v1", "jobs", _id, "steps", _step, "cancel"] => *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
-        ["", "v1", "jobs", _id, "cancel" | "requeue"] => *method == Method::POST,
+        ["", "v1", "jobs", _id, "cancel" | "requeue" | "signal"] => *method == Method::POST,
         // `sacct` and `squeue` inside a job (its user's view, as the job list), and who
         // it is.
         ["", "v1", "accounting", "jobs"] | ["", "v1", "queue"] | ["", "v1", "whoami"] => read,

@@ -36,6 +36,7 @@ pub mod events;
 pub mod fairshare;
 pub mod identity;
 pub mod job_control;
+pub mod job_signal;
 pub mod limits;
 pub mod metrics;
 pub mod node_credentials;
@@ -252,6 +253,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/top", post(job_control::job_top))
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
+        .route("/v1/jobs/{id}/signal", post(job_signal::job_signal))
         .route("/v1/jobs/{id}/stats", get(stats::job_stats))
         .route("/v1/jobs/{id}/gpu-samples", get(stats::job_gpu_samples))
         .route("/v1/oidc/issuers", get(oidc::oidc_issuer_list))

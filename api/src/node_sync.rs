@@ -14,6 +14,7 @@
 
 use crate::auth::Keys;
 use crate::error::ApiError;
+use berth_core::signal::{SignalDelivery, SignalTarget};
 use berth_core::state::JobState;
 use berth_core::step::{PtyInput, StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{
@@ -22,7 +23,9 @@ use berth_core::wire::{
 };
 use berth_db::job::JobRow;
 use berth_db::node::{GpuInsert, NodeRow};
-use berth_db::{allocation, job, node, node_report, notify, preemption, step, DbError, Pool};
+use berth_db::{
+    allocation, job, node, node_report, notify, preemption, signal, step, DbError, Pool,
+};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// The longest a sync may be held, seconds.
@@ -1100,6 +1103,7 @@ pub async fn desired(
         .collect();
     let (step_tasks, step_cancellations) = desired_step_tasks(pool, keys, node_row, req).await?;
     let pty_input = pty_input(pool, node_row, req).await?;
+    let signals = pending_signals(pool, node_row, req).await?;
     Ok(SyncResponse {
         assignments,
         cancellations,
@@ -1110,6 +1114,7 @@ pub async fn desired(
         rejected: Vec::new(),
         resend_after: None,
         lease_ms: None,
+        signals,
     })
 }
 
@@ -1151,6 +1156,49 @@ async fn pty_input(
             cols: size(row.cols),
         })
         .collect())
+}
+
+/// The signals the node must send (`scancel --signal`): those of its running runs that
+/// its worker has not acknowledged, oldest first.
+async fn pending_signals(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<Vec<SignalDelivery>, ApiError> {
+    Ok(signal::job_signal_list_for_node(pool, node_row.id)
+        .await?
+        .into_iter()
+        .filter(|row| !req.signals_delivered.contains(&row.id))
+        .filter_map(|row| {
+            Some(SignalDelivery {
+                id: row.id,
+                job_id: row.job_id,
+                run: u32::try_from(row.run).ok()?,
+                signal: row.signal,
+                target: SignalTarget::from_stored(&row.target)?,
+                step: row.step_id.and_then(|s| u32::try_from(s).ok()),
+            })
+        })
+        .collect())
+}
+
+/// Forgets the signals the worker says it has dealt with ([`SyncRequest::signals_delivered`]:
+/// sent, or dropped for a run it no longer runs), and the node's signals of runs that
+/// left it, so that each is sent once.
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub async fn ack_signals(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+) -> Result<(), ApiError> {
+    if req.signals_delivered.is_empty() {
+        return Ok(());
+    }
+    let gone = signal::job_signal_ack(pool, node_row.id, &req.signals_delivered).await?;
+    tracing::debug!(node.name = %node_row.name, acknowledged = req.signals_delivered.len(), gone, "signals acknowledged");
+    Ok(())
 }
 
 /// The step tasks the node must start (those it neither runs nor just reported ended)

@@ -4,8 +4,8 @@
 
 use crate::usage_report;
 use crate::{
-    accounting, audit, events, fairshare, identity, job_control, node_credentials, nodes, oidc,
-    partitions, pools, requeue, reservations, routes, stats, steps, tokens, webhooks,
+    accounting, audit, events, fairshare, identity, job_control, job_signal, node_credentials,
+    nodes, oidc, partitions, pools, requeue, reservations, routes, stats, steps, tokens, webhooks,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -124,6 +124,7 @@ impl Modify for ProblemResponses {
         job_control::job_cancel_batch,
         job_control::job_hold_batch,
         job_control::job_release_batch,
+        job_signal::job_signal,
         fairshare::job_priority,
         fairshare::fairshare_list,
         usage_report::usage_get,

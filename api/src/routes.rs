@@ -653,9 +653,9 @@ pub async fn node_register(
 
 /// Sync a node (worker long poll).
 ///
-/// Carries the worker's heartbeat, job reports (applied once each) and GPU samples;
-/// returns the batch scripts the node must run, the job runs it must stop and the time
-/// limits of those it runs. When there is nothing to say, the answer waits up to
+/// Carries the worker's heartbeat, job reports (applied once each), GPU samples and the
+/// signals it has sent; returns the batch scripts the node must run, the job runs it must
+/// stop, the time limits of those it runs and the signals it must send to them. When there is nothing to say, the answer waits up to
 /// `wait_seconds` for a change. A report about a run not placed on this node, or one that
 /// can never apply, is refused alone and listed in `rejected` with why; a database that
 /// forgot reports it acknowledged asks for them again (`resend_after`).
@@ -701,6 +701,7 @@ pub async fn node_sync(
     }
     let rejected = node_sync::apply_reports(&state.pool, &state.keys, &node_row, &req).await?;
     node_sync::note_reports_taken(&state.pool, &node_row, &req, remembered).await?;
+    node_sync::ack_signals(&state.pool, &node_row, &req).await?;
     node_sync::heartbeat(&state.pool, &node_row, &req).await?;
     if let Some(notice) = &req.interruption {
         node_sync::reclaim(&state.pool, &node_row, notice).await?;
@@ -732,6 +733,7 @@ pub async fn node_sync(
             || !response.step_tasks.is_empty()
             || !response.step_cancellations.is_empty()
             || !response.pty_input.is_empty()
+            || !response.signals.is_empty()
             || limits_changed
         {
             return Ok(Json(response));

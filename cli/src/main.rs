@@ -227,7 +227,8 @@ enum Command {
         id: i64,
     },
     /// Cancel jobs, like scancel: by id (`12`, `12_3`, `12_[1-3]`) and/or filters (`-u`,
-    /// `-t`, `-n`, `-p`, `-A`, `-q`, `-w`, `--me`), `-i` to confirm each.
+    /// `-t`, `-n`, `-p`, `-A`, `-q`, `-w`, `--me`), `-i` to confirm each; or signal them
+    /// (`-s USR1`, with `-b` or `-f`).
     Cancel(berth::scancel::ScancelArgs),
     /// Hold pending jobs (scontrol hold): they stay pending until released.
     Hold {
@@ -1523,13 +1524,15 @@ mod tests {
         let table: &[(&str, &[&str], Option<&str>)] = &[
             ("scancel", &["-A", "ml"], None),
             ("scancel", &["--account=ml"], None),
-            ("scancel", &["-b", "5"], Some("-b/--batch")),
-            ("scancel", &["--batch", "5"], Some("-b/--batch")),
+            ("scancel", &["-b", "5"], None),
+            ("scancel", &["--batch", "5"], None),
+            ("scancel", &["-b", "-s", "USR1", "5"], None),
             ("scancel", &["-M", "c2"], Some("-M/--clusters")),
             ("scancel", &["--ctld", "5"], None),
             ("scancel", &["-c", "5"], Some("-c/--cron")),
             ("scancel", &["-f", "5"], None),
             ("scancel", &["--full", "5"], None),
+            ("scancel", &["-f", "--signal=TERM", "5.0"], None),
             ("scancel", &["--hurry", "5"], None),
             ("scancel", &["-i", "5"], None),
             ("scancel", &["--interactive", "5"], None),
@@ -1546,8 +1549,9 @@ mod tests {
             ("scancel", &["-R", "maint"], None),
             ("scancel", &["--reservation=maint"], None),
             ("scancel", &["--sibling=c2", "5"], Some("--sibling")),
-            ("scancel", &["-s", "USR1", "5"], Some("-s/--signal")),
-            ("scancel", &["--signal=USR1", "5"], Some("-s/--signal")),
+            ("scancel", &["-s", "USR1", "5"], None),
+            ("scancel", &["--signal=USR1", "5"], None),
+            ("scancel", &["-s", "10", "5.0"], None),
             ("scancel", &["-t", "PD"], None),
             ("scancel", &["--state=PENDING"], None),
             ("scancel", &["-u", "bob"], None),

@@ -10,13 +10,20 @@
 //!
 //! A step id (`5.0`) cancels that job step alone (`POST /v1/jobs/{id}/steps/{step}/cancel`).
 //!
-//! Refused by name: `-s/--signal` and `-b/--batch` (Berth's workers deliver only
-//! cancellation, SIGTERM then SIGKILL, not an arbitrary signal that leaves the job
-//! running), `-c/--cron`, `-M/--clusters`, `--sibling`, `--wckey`.
+//! `-s/--signal=SIG` (a name, `USR1` or `SIGUSR1`, or a number) sends SIG instead and the
+//! job goes on running (`POST /v1/jobs/{id}/signal`): to the tasks of every running step
+//! of the job, not the batch shell; with `-b/--batch` to the batch shell alone; with
+//! `-f/--full` to the batch shell, what it started and every step; to one step's tasks
+//! for `5.0`. `-s KILL`, or `-b`/`-f` without `-s`, cancel as usual. Filters select the
+//! running jobs to signal (pending ones too when `-t` names them, which Slurm refuses a
+//! signal: `Job can not be altered now, try again later`).
+//!
+//! Refused by name: `-c/--cron`, `-M/--clusters`, `--sibling`, `--wckey`.
 
 use crate::client::{problem_message, Client, ClientError};
 use crate::job_control::JobRef;
 use berth_core::hostlist;
+use berth_core::signal::{JobSignal, JobSignalQueued, SignalSpec};
 use berth_core::state::JobState;
 use berth_core::wire::{Job, JobListQuery};
 use std::io::{BufRead, Write};
@@ -58,7 +65,8 @@ pub struct ScancelArgs {
     /// Ask before each job: `Cancel job_id=5 name=x partition=p [y/n]?`.
     #[arg(short = 'i', long = "interactive")]
     pub interactive: bool,
-    /// Signal every step and the batch shell: what a cancellation does in Berth anyway.
+    /// With `-s`: signal the batch shell, everything it started and every step (without
+    /// `-s`, a cancellation, which stops them all anyway).
     #[arg(short = 'f', long = "full")]
     pub full: bool,
     /// Do not stage out burst buffer data: Berth has none, so nothing changes.
@@ -73,11 +81,11 @@ pub struct ScancelArgs {
     /// No error for jobs that already ended.
     #[arg(short = 'Q', long = "quiet")]
     pub quiet: bool,
-    /// Refused: a signal that leaves the job running (Berth's workers deliver only
-    /// cancellation).
+    /// Send this signal (a name, `USR1` or `SIGUSR1`, or a number) instead of cancelling:
+    /// the job goes on running. `KILL` cancels.
     #[arg(short = 's', long = "signal", value_name = "SIGNAL")]
     pub signal: Option<String>,
-    /// Refused: signal only the batch shell.
+    /// With `-s`: signal the batch shell alone, not its children nor the steps.
     #[arg(short = 'b', long = "batch")]
     pub batch: bool,
     /// Refused: cron jobs (`scrontab`), which Berth has not.
@@ -104,19 +112,6 @@ impl ScancelArgs {
     /// The first option given that Berth refuses, as a message naming it.
     pub fn refused(&self) -> Option<String> {
         let r = |o: &str, why: &str| Some(refusal("scancel", o, why));
-        if self.signal.is_some() {
-            return r(
-                "-s/--signal",
-                "workers deliver only cancellation (SIGTERM, then SIGKILL after the \
-                 kill wait); a job's own time-limit warning is sbatch --signal",
-            );
-        }
-        if self.batch {
-            return r(
-                "-b/--batch",
-                "workers deliver only cancellation of the whole job",
-            );
-        }
         if self.cron {
             return r("-c/--cron", "there are no cron jobs (scrontab)");
         }
@@ -130,6 +125,25 @@ impl ScancelArgs {
             return r("--wckey", "there are no workload characterization keys");
         }
         None
+    }
+
+    /// The signal `-s` names, when it is one other than KILL (then the job is signalled,
+    /// not cancelled).
+    ///
+    /// # Errors
+    /// Slurm's message for a name or number that is no signal.
+    pub fn signal_number(&self) -> Result<Option<i32>, String> {
+        let Some(text) = &self.signal else {
+            return Ok(None);
+        };
+        match berth_core::signal::parse_signal(text) {
+            Some(berth_core::signal::SIGKILL) => Ok(None),
+            Some(number) => Ok(Some(number)),
+            None => Err(format!(
+                "scancel: error: Unknown job signal: {}",
+                berth_core::text::escape(text)
+            )),
+        }
     }
 
     fn has_filters(&self) -> bool {
@@ -260,6 +274,7 @@ pub async fn run(client: &Client, args: &ScancelArgs) -> anyhow::Result<i32> {
     if args.verbose && args.quiet {
         anyhow::bail!("scancel: error: -Q/--quiet and -v/--verbose cannot be used together");
     }
+    let signal = args.signal_number().map_err(anyhow::Error::msg)?;
     let (steps, words): (Vec<String>, Vec<String>) = args
         .ids
         .iter()
@@ -271,12 +286,18 @@ pub async fn run(client: &Client, args: &ScancelArgs) -> anyhow::Result<i32> {
         .partition(|w| parse_step_id(w).is_some());
     let mut status = 0;
     for word in &steps {
-        status = status.max(cancel_step(client, args, word).await?);
+        status = status.max(match signal {
+            Some(signal) => signal_step(client, args, word, signal).await?,
+            None => cancel_step(client, args, word).await?,
+        });
     }
     if !steps.is_empty() && words.is_empty() && !args.has_filters() {
         return Ok(status);
     }
-    Ok(status.max(cancel_jobs(client, args, &words).await?))
+    Ok(status.max(match signal {
+        Some(signal) => signal_jobs(client, args, &words, signal).await?,
+        None => cancel_jobs(client, args, &words).await?,
+    }))
 }
 
 /// `JOB.STEP` (`5.0`): a job step's id.
@@ -327,8 +348,16 @@ async fn cancel_step(client: &Client, args: &ScancelArgs, word: &str) -> anyhow:
     }
 }
 
-/// Cancels the jobs `words` and the filters name (ids AND filters).
-async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> anyhow::Result<i32> {
+/// The jobs `words` and the filters name (ids AND filters), in order, each with its
+/// record when the filters fetched it, confirmed one by one under `-i`; `None` when the
+/// filters matched nothing (said under `-v` or `-u`). Filters look at `default_states`
+/// unless `-t` names others.
+async fn targets(
+    client: &Client,
+    args: &ScancelArgs,
+    words: &[String],
+    default_states: &str,
+) -> anyhow::Result<Option<Vec<(String, Option<Job>)>>> {
     let ids = words
         .iter()
         .map(|w| parse_cancel_id(w))
@@ -359,11 +388,7 @@ async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> a
             args.user.clone()
         };
         let query = JobListQuery {
-            state: Some(
-                states
-                    .clone()
-                    .unwrap_or_else(|| "PENDING,RUNNING,SUSPENDED".to_string()),
-            ),
+            state: Some(states.clone().unwrap_or_else(|| default_states.to_string())),
             user: user.clone(),
             partition: args.partition.clone(),
             account: args.account.clone(),
@@ -427,7 +452,7 @@ async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> a
         if args.verbose || args.user.is_some() {
             eprintln!("{message}");
         }
-        return Ok(0);
+        return Ok(None);
     }
     if args.interactive {
         let mut kept = Vec::new();
@@ -448,6 +473,14 @@ async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> a
         }
         targets = kept;
     }
+    Ok(Some(targets))
+}
+
+/// Cancels the jobs `words` and the filters name (ids AND filters).
+async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> anyhow::Result<i32> {
+    let Some(targets) = targets(client, args, words, "PENDING,RUNNING,SUSPENDED").await? else {
+        return Ok(0);
+    };
     let names: Vec<String> = targets.into_iter().map(|(n, _)| n).collect();
     let mut status = 0;
     for chunk in names.chunks(1000) {
@@ -484,6 +517,112 @@ async fn cancel_jobs(client: &Client, args: &ScancelArgs, words: &[String]) -> a
                 item.job,
                 kill_error(item.status, &detail)
             );
+            status = 1;
+        }
+    }
+    Ok(status)
+}
+
+/// Slurm's wording of an api refusal of a signal: its job (or step) is unknown or not
+/// the caller's, not running yet (Slurm's `ESLURM_TRANSITION_STATE_NO_UPDATE`), or over.
+fn signal_error(status: u16, problem: &berth_core::wire::Problem) -> String {
+    match (status, problem.code.as_str()) {
+        (409, "job_not_running") => "Job can not be altered now, try again later".to_string(),
+        (409, "job_ended" | "step_ended") => "Job/step already completing or completed".to_string(),
+        (400, _) if problem.field.as_deref() == Some("signal") => {
+            berth_core::text::escape(&problem_message(problem)).into_owned()
+        }
+        _ => kill_error(status, &berth_core::text::escape(&problem_message(problem))),
+    }
+}
+
+/// `POST /v1/jobs/{id}/signal`: `Ok(Ok(()))` once queued, `Ok(Err(message))` when the
+/// api refused (Slurm's wording).
+async fn send_signal(
+    client: &Client,
+    id: i64,
+    request: &JobSignal,
+) -> Result<Result<(), String>, ClientError> {
+    let answer: Result<JobSignalQueued, ClientError> = client
+        .post_json(&format!("/v1/jobs/{id}/signal"), request)
+        .await;
+    match answer {
+        Ok(_) => Ok(Ok(())),
+        Err(ClientError::Problem { status, problem }) => Ok(Err(signal_error(status, &problem))),
+        Err(e) => Err(e),
+    }
+}
+
+/// `scancel -s SIG 5.0`: signals one step's tasks; 1 when refused, with Slurm's message.
+async fn signal_step(
+    client: &Client,
+    args: &ScancelArgs,
+    word: &str,
+    signal: i32,
+) -> anyhow::Result<i32> {
+    let Some((job, step)) = parse_step_id(word) else {
+        return Ok(1);
+    };
+    if args.verbose {
+        eprintln!("scancel: Signal {signal} to step {word}");
+    }
+    let request = JobSignal {
+        signal: SignalSpec::Number(i64::from(signal)),
+        batch: false,
+        full: false,
+        step: Some(step),
+        array_task: None,
+    };
+    match send_signal(client, job, &request).await? {
+        Ok(()) => Ok(0),
+        Err(message) => {
+            eprintln!("scancel: error: Kill job error on job step id {word}: {message}");
+            Ok(1)
+        }
+    }
+}
+
+/// `scancel -s SIG [-b|-f]`: signals the jobs `words` and the filters name (running ones
+/// by default); 1 when any was refused, each with Slurm's message.
+async fn signal_jobs(
+    client: &Client,
+    args: &ScancelArgs,
+    words: &[String],
+    signal: i32,
+) -> anyhow::Result<i32> {
+    let Some(targets) = targets(client, args, words, "RUNNING").await? else {
+        return Ok(0);
+    };
+    let kind = if args.full {
+        "full "
+    } else if args.batch {
+        "batch "
+    } else {
+        ""
+    };
+    let mut status = 0;
+    for (name, _) in targets {
+        let (id, task) = match name.split_once('_') {
+            Some((id, task)) => (id.parse::<i64>(), task.parse::<u32>().ok()),
+            None => (name.parse::<i64>(), None),
+        };
+        let Ok(id) = id else {
+            eprintln!("scancel: error: Invalid job id {name}");
+            status = 1;
+            continue;
+        };
+        if args.verbose {
+            eprintln!("scancel: Signal {signal} to {kind}job {name}");
+        }
+        let request = JobSignal {
+            signal: SignalSpec::Number(i64::from(signal)),
+            batch: args.batch,
+            full: args.full,
+            step: None,
+            array_task: task,
+        };
+        if let Err(message) = send_signal(client, id, &request).await? {
+            eprintln!("scancel: error: Kill job error on job id {name}: {message}");
             status = 1;
         }
     }

@@ -936,6 +936,9 @@ pub async fn follow_step(
     let mut failures = 0;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
+    // As Slurm's srun, it passes on to its tasks the USR1 and USR2 it gets (a batch
+    // shell's `kill -USR1 %1`, `scancel -f`), which would otherwise end it.
+    let mut user_signals = UserSignals::new();
     let ended = loop {
         let state: Result<Step, _> = client.get_json(&path).await;
         match state {
@@ -979,6 +982,11 @@ pub async fn follow_step(
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
+            Some(signal) = user_signals.next() => {
+                if own && !stopping {
+                    forward_signal(client, job_id, step.step_id, signal).await;
+                }
+            }
             _ = &mut ctrl_c, if !stopping => {
                 if !own {
                     printer.flush();
@@ -1009,6 +1017,55 @@ pub async fn follow_step(
         StepState::Completed => 0,
         _ => ended.exit_code.filter(|code| *code != 0).unwrap_or(1),
     })
+}
+
+/// The USR1 and USR2 srun receives, caught (not ending it).
+struct UserSignals {
+    usr1: Option<tokio::signal::unix::Signal>,
+    usr2: Option<tokio::signal::unix::Signal>,
+}
+
+impl UserSignals {
+    fn new() -> Self {
+        use tokio::signal::unix::{signal, SignalKind};
+        UserSignals {
+            usr1: signal(SignalKind::user_defined1()).ok(),
+            usr2: signal(SignalKind::user_defined2()).ok(),
+        }
+    }
+
+    /// The next one's number (10 or 12); `None` when neither can come any more.
+    async fn next(&mut self) -> Option<i32> {
+        async fn recv(signal: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+            match signal {
+                Some(signal) => signal.recv().await,
+                None => None,
+            }
+        }
+        tokio::select! {
+            Some(()) = recv(&mut self.usr1) => Some(10),
+            Some(()) = recv(&mut self.usr2) => Some(12),
+            else => None,
+        }
+    }
+}
+
+/// Passes signal `signal` on to the tasks of step `step` of job `job_id`
+/// (`POST /v1/jobs/{id}/signal`); a refusal is printed, not fatal.
+async fn forward_signal(client: &Client, job_id: i64, step: u32, signal: i32) {
+    let request = berth_core::signal::JobSignal {
+        signal: berth_core::signal::SignalSpec::Number(i64::from(signal)),
+        batch: false,
+        full: false,
+        step: Some(step),
+        array_task: None,
+    };
+    let sent: Result<berth_core::signal::JobSignalQueued, _> = client
+        .post_json(&format!("/v1/jobs/{job_id}/signal"), &request)
+        .await;
+    if let Err(e) = sent {
+        eprintln!("srun: error: forwarding signal {signal} to StepId={job_id}.{step}: {e}");
+    }
 }
 
 /// Asks the api to stop a step (its tasks get SIGTERM, then SIGKILL).

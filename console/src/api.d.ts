@@ -530,6 +530,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/signal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Signal a running job.
+         * @description Sends `signal` (a name: `USR1`, `SIGUSR1`, or a number 1 to 31; the real-time signals
+         *     above are refused) to the tasks of every
+         *     running step (the default, Slurm's `scancel --signal`), to the batch shell alone
+         *     (`batch`, `scancel -b`), to the batch shell with everything it started and every step
+         *     (`full`, `scancel -f`), or to one step's tasks (`step`, `scancel --signal JOB.STEP`).
+         *     The job goes on running. An array's id signals every running task of the array;
+         *     `array_task` names one. The job's nodes send it within a sync (milliseconds while
+         *     they are connected). `KILL` is sent like any other signal: to cancel a job, use
+         *     `POST /v1/jobs/{id}/cancel`. Whoever may cancel the job may signal it (its user, its
+         *     account's coordinators, operators and admins, and the job's own token).
+         */
+        post: operations["job_signal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/stats": {
         parameters: {
             query?: never;
@@ -930,9 +959,9 @@ export interface paths {
         put?: never;
         /**
          * Sync a node (worker long poll).
-         * @description Carries the worker's heartbeat, job reports (applied once each) and GPU samples;
-         *     returns the batch scripts the node must run, the job runs it must stop and the time
-         *     limits of those it runs. When there is nothing to say, the answer waits up to
+         * @description Carries the worker's heartbeat, job reports (applied once each), GPU samples and the
+         *     signals it has sent; returns the batch scripts the node must run, the job runs it must
+         *     stop, the time limits of those it runs and the signals it must send to them. When there is nothing to say, the answer waits up to
          *     `wait_seconds` for a change. A report about a run not placed on this node, or one that
          *     can never apply, is refused alone and listed in `rejected` with why; a database that
          *     forgot reports it acknowledged asks for them again (`resend_after`).
@@ -2825,6 +2854,53 @@ export interface components {
             timed_out?: boolean;
         };
         /**
+         * @description `POST /v1/jobs/{id}/signal`: a signal for a running job's processes (`scancel
+         *     --signal=SIG [-b|-f] JOB[.STEP]`). The job goes on running: a handler in it decides
+         *     what the signal means.
+         */
+        JobSignal: {
+            /**
+             * Format: int32
+             * @description With the id of a job array: only this task of it (`12_3`). Without, an array's id
+             *     signals every running task of the array.
+             */
+            array_task?: number | null;
+            /** @description The batch shell alone (`scancel -b`), not the steps. */
+            batch?: boolean;
+            /** @description The batch shell, what it started, and every step (`scancel -f`); wins over `batch`. */
+            full?: boolean;
+            /**
+             * @description The signal: a name (`USR1`, `SIGUSR1`) or a number, 1 to 31 (the real-time
+             *     signals, 32 to 64, are refused: workers send the standard ones).
+             */
+            signal: components["schemas"]["SignalSpec"];
+            /**
+             * Format: int32
+             * @description One step's tasks (`scancel --signal JOB.STEP`); not with `batch` or `full`.
+             */
+            step?: number | null;
+        };
+        /**
+         * @description The answer to `POST /v1/jobs/{id}/signal`: the signal is queued for the job's nodes,
+         *     whose workers send it within a sync (milliseconds when they are connected).
+         */
+        JobSignalQueued: {
+            /** @description The runs signalled: one, or every running task of an array. */
+            jobs: components["schemas"]["SignalledRun"][];
+            /**
+             * Format: int32
+             * @description The signal number (Linux numbering: `USR1` is 10).
+             */
+            signal: number;
+            /**
+             * Format: int32
+             * @description The step, for [`SignalTarget::Step`].
+             */
+            step?: number | null;
+            /** @description Which processes get it. */
+            target: components["schemas"]["SignalTarget"];
+        };
+        /**
          * @description A job's specification, field by field as `sbatch` names its options. Absent fields take
          *     Slurm's defaults (one node, one task, the default partition's time limit).
          */
@@ -4335,6 +4411,69 @@ export interface components {
              */
             run: number;
         };
+        /**
+         * @description A signal a node must send now (node sync answer): to the processes of one job run
+         *     that its worker started, as `target` says. The worker acknowledges it by its `id` in
+         *     its next sync ([`crate::wire::SyncRequest::signals_delivered`]), so that it is sent
+         *     once; one for a run or step the node does not run any more is acknowledged unsent.
+         */
+        SignalDelivery: {
+            /**
+             * Format: int64
+             * @description The delivery's id (one per signal and node).
+             */
+            id: number;
+            /**
+             * Format: int64
+             * @description The job.
+             */
+            job_id: number;
+            /**
+             * Format: int32
+             * @description The run.
+             */
+            run: number;
+            /**
+             * Format: int32
+             * @description The signal number, 1 to 64.
+             */
+            signal: number;
+            /**
+             * Format: int32
+             * @description The step, for [`SignalTarget::Step`].
+             */
+            step?: number | null;
+            /** @description Which processes of the run get it. */
+            target: components["schemas"]["SignalTarget"];
+        };
+        /**
+         * @description A signal as the api takes one: a number (`10`) or a name (`"USR1"`, `"SIGUSR1"`,
+         *     `"10"`), read as Slurm's commands read one (Linux numbering).
+         */
+        SignalSpec: number | string;
+        /**
+         * @description Which of a running job's processes a signal goes to (Slurm's `scancel` flags).
+         * @enum {string}
+         */
+        SignalTarget: "steps" | "batch" | "full" | "step";
+        /** @description One job run a signal was queued for, and the nodes it goes to. */
+        SignalledRun: {
+            /**
+             * Format: int64
+             * @description The job (an array task's own id).
+             */
+            job_id: number;
+            /**
+             * @description The nodes whose workers deliver it (those running the batch shell or the tasks
+             *     aimed at); empty when none runs any (a step not started anywhere yet).
+             */
+            nodes: string[];
+            /**
+             * Format: int32
+             * @description The run (the job's restart count).
+             */
+            run: number;
+        };
         /** @description A job step. */
         Step: {
             /** @description The command. */
@@ -4730,6 +4869,12 @@ export interface components {
             running_tasks?: components["schemas"]["StepTaskKey"][];
             /** @description The latest GPU samples. */
             samples?: components["schemas"]["GpuSample"][];
+            /**
+             * @description The ids of the signals ([`SyncResponse::signals`]) the worker has dealt with since
+             *     its last successful sync (sent, or dropped for a run it no longer runs): the api
+             *     forgets them, so each is sent once. Absent from older workers.
+             */
+            signals_delivered?: number[];
             /** @description Step task reports since the last acknowledged sync, oldest first. */
             step_reports?: components["schemas"]["StepTaskReport"][];
             /**
@@ -4785,6 +4930,12 @@ export interface components {
              *     worker moves a run's deadline when it differs from the one it enforces.
              */
             run_limits?: components["schemas"]["RunLimit"][];
+            /**
+             * @description Signals for the processes of runs the node runs (`scancel --signal`), oldest
+             *     first; the worker sends each to the process groups it started for that run and
+             *     acknowledges it in its next sync ([`SyncRequest::signals_delivered`]).
+             */
+            signals?: components["schemas"]["SignalDelivery"][];
             /** @description Step tasks the node must stop (SIGTERM, SIGKILL after the grace). */
             step_cancellations?: components["schemas"]["StepTaskKey"][];
             /** @description Step tasks the node must run; the worker starts those it does not know. */
@@ -7324,6 +7475,105 @@ export interface operations {
             };
             /** @description No such job (or not yours) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    job_signal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Job id (an array's id signals its running tasks) */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JobSignal"];
+            };
+        };
+        responses: {
+            /** @description The signal is on its way to the job's nodes */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobSignalQueued"];
+                };
+            };
+            /** @description A bad field, naming it (`signal`, `step`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A node token, or a token that may not write jobs */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job, array task or step (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The job is not running (`job_not_running`: pending, suspended; `job_ended`), or the step has ended (`step_ended`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the api accepts */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -927,6 +927,11 @@ pub struct SyncRequest {
     /// How far the worker has applied the terminal input of each `--pty` task it runs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pty_applied: Vec<crate::step::PtyApplied>,
+    /// The ids of the signals ([`SyncResponse::signals`]) the worker has dealt with since
+    /// its last successful sync (sent, or dropped for a run it no longer runs): the api
+    /// forgets them, so each is sent once. Absent from older workers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals_delivered: Vec<i64>,
 }
 
 /// An interruption notice of the node's cloud instance, as EC2's instance metadata
@@ -1130,6 +1135,11 @@ pub struct SyncResponse {
     /// through any silence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_ms: Option<u64>,
+    /// Signals for the processes of runs the node runs (`scancel --signal`), oldest
+    /// first; the worker sends each to the process groups it started for that run and
+    /// acknowledges it in its next sync ([`SyncRequest::signals_delivered`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<crate::signal::SignalDelivery>,
 }
 
 /// Which kind of report a [`RejectedReport`] is.

@@ -31,6 +31,7 @@ pub mod partition;
 pub mod preemption;
 pub mod qos;
 pub mod reservation;
+pub mod signal;
 pub mod snapshot;
 pub mod step;
 pub mod usage;

@@ -18,6 +18,11 @@
 //! their end reports in its journal (node failures: the api requeues them once it hears)
 //! and removes their cgroups.
 //!
+//! An answer's signals (`scancel --signal`) go to the process groups the worker started
+//! for their runs (never a process the answer names) and are acknowledged in the next
+//! sync, so each is sent once (a worker that dies before that sends it again after its
+//! restart).
+//!
 //! Each successful sync renews the node's lease ([`crate::lease`]), written where the
 //! shepherds watch it; the long poll is held for at most a quarter of the lease. A run is
 //! never started while an earlier run of the same job is still alive here (its
@@ -196,6 +201,8 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         ))
     });
     let mut agent = Agent {
+        signals_done: Vec::new(),
+        signals_seen: std::collections::VecDeque::new(),
         _interruption_tx: interruption_tx,
         interruption,
         interruption_told: false,
@@ -385,7 +392,16 @@ struct Agent {
     interruption: tokio::sync::watch::Receiver<Option<Interruption>>,
     /// … and acknowledged by a successful sync.
     interruption_told: bool,
+    /// Signals of the api's answers dealt with (sent or dropped), to acknowledge in the
+    /// next sync.
+    signals_done: Vec<i64>,
+    /// The ids of the latest signals dealt with (at most [`SIGNALS_REMEMBERED`]), so that
+    /// one the api lists again (its acknowledgement lost in a failover) is not sent twice.
+    signals_seen: std::collections::VecDeque<i64>,
 }
+
+/// How many signal ids a worker remembers having sent.
+const SIGNALS_REMEMBERED: usize = 4096;
 
 /// GPU faults found from samples: XID errors, GPUs missing from the samples (lost), and
 /// GPUs at 0 % under a running job for `gpu_stuck_after`. Each is reported once.
@@ -595,6 +611,7 @@ impl Agent {
             let carried_faults = request.gpu_faults.len();
             let carried_steps = request.step_reports.len();
             let carried_interruption = request.interruption.is_some();
+            let carried_signals = request.signals_delivered.len();
             let steps_acked_before: Vec<StepTaskKey> = self
                 .steps
                 .finished
@@ -632,7 +649,7 @@ impl Agent {
                 Step::TimeLimit(notice) => self.pending_limits.push(notice),
                 // Tell the api now: drop the held request.
                 Step::Interruption => {}
-                Step::Answer(Ok(response)) => {
+                Step::Answer(Ok(mut response)) => {
                     backoff.reset();
                     if carried_interruption {
                         self.interruption_told = true;
@@ -662,12 +679,17 @@ impl Agent {
                         }
                     }
                     self.health.pending.drain(..carried_faults);
+                    self.signals_done.drain(..carried_signals);
                     for (_, ack) in self.pending_limits.drain(..carried_limits) {
                         let _ = ack.send(());
                     }
+                    let signals = std::mem::take(&mut response.signals);
                     let stepped = self.steps.apply(&response, &steps_acked_before);
                     let acted = self.apply(response, &acked_before);
-                    if !acted && !stepped && !hold.is_zero() {
+                    // After the launches: a signal for a run or task started by this
+                    // answer is sent once it has started.
+                    let signalled = self.deliver_signals(&signals);
+                    if !acted && !stepped && !signalled && !hold.is_zero() {
                         // Nothing new (a cancellation already being carried out, a run
                         // waiting for an earlier one): no new sync before the long poll
                         // would have ended (at most QUIET_MAX, so that new work is not
@@ -779,7 +801,68 @@ impl Agent {
             step_reports: self.steps.pending.clone(),
             interruption: self.interruption.borrow().clone(),
             pty_applied,
+            signals_delivered: self.signals_done.clone(),
         }
+    }
+
+    /// Sends the signals of a sync answer (`scancel --signal`) to the processes this
+    /// worker started for their runs: the batch shell alone (`batch`), its process group
+    /// (`full`), the process groups of the run's step tasks (`steps`, `full`) or of one
+    /// step's (`step`). Never a process the answer names: only the supervised ones of
+    /// that run. Each is queued for acknowledgement, sent or not (a run or step that is
+    /// not running here any more); one already dealt with is not sent again. Returns
+    /// whether any was new.
+    fn deliver_signals(&mut self, signals: &[berth_core::signal::SignalDelivery]) -> bool {
+        use berth_core::signal::SignalTarget;
+        let mut acted = false;
+        for delivery in signals {
+            if self.signals_seen.contains(&delivery.id) {
+                if !self.signals_done.contains(&delivery.id) {
+                    self.signals_done.push(delivery.id);
+                }
+                continue;
+            }
+            acted = true;
+            let key = (delivery.job_id, delivery.run);
+            let mut batch = false;
+            if delivery.target.reaches_batch() {
+                if let Some(job) = self.running.get(&key).filter(|job| !job.is_stopping()) {
+                    batch = job.signal(crate::launch::BatchSignal {
+                        signal: delivery.signal,
+                        whole_group: delivery.target == SignalTarget::Full,
+                    });
+                }
+            }
+            let mut tasks = 0;
+            for (task_key, task) in &self.steps.running {
+                let aimed = task_key.job_id == delivery.job_id
+                    && task_key.run == delivery.run
+                    && match delivery.target {
+                        SignalTarget::Steps | SignalTarget::Full => true,
+                        SignalTarget::Step => Some(task_key.step_id) == delivery.step,
+                        SignalTarget::Batch => false,
+                    };
+                if aimed && task.signal(delivery.signal) {
+                    tasks += 1;
+                }
+            }
+            tracing::info!(
+                job.id = delivery.job_id,
+                job.run = delivery.run,
+                signal = delivery.signal,
+                target = delivery.target.as_str(),
+                step.id = delivery.step,
+                batch,
+                tasks,
+                "signal"
+            );
+            self.signals_done.push(delivery.id);
+            self.signals_seen.push_back(delivery.id);
+            if self.signals_seen.len() > SIGNALS_REMEMBERED {
+                self.signals_seen.pop_front();
+            }
+        }
+        acted
     }
 
     /// Queues a report; an `Exited` or `LaunchFailed` ends the run's supervision.

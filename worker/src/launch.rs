@@ -374,8 +374,19 @@ impl StopReason {
     }
 }
 
-/// A launched job run: its key, its GPUs, and the means to cancel it or move its time
-/// limit.
+/// A signal for a running batch shell (`scancel -b`, `scancel -f`), passed to its
+/// supervisor ([`JobHandle::signal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchSignal {
+    /// The signal number (Linux numbering).
+    pub signal: i32,
+    /// The shell's whole process group, everything it started (`scancel -f`); else the
+    /// shell's process alone (`scancel -b`).
+    pub whole_group: bool,
+}
+
+/// A launched job run: its key, its GPUs, and the means to cancel it, signal it or move
+/// its time limit.
 #[derive(Debug)]
 pub struct JobHandle {
     job_id: i64,
@@ -383,6 +394,7 @@ pub struct JobHandle {
     gpus: Vec<u32>,
     stop: watch::Sender<Option<Stop>>,
     time_limit: watch::Sender<Option<u64>>,
+    signals: mpsc::UnboundedSender<BatchSignal>,
     task: JoinHandle<()>,
 }
 
@@ -445,6 +457,14 @@ impl JobHandle {
         self.stop.borrow().is_some()
     }
 
+    /// Asks the supervisor to send `signal` to the batch shell (or its process group)
+    /// while it runs; one that comes before the shell has started is sent once it has,
+    /// one that comes once it is being stopped or has ended is dropped. Returns whether
+    /// the supervisor was still there to take it.
+    pub fn signal(&self, signal: BatchSignal) -> bool {
+        self.signals.send(signal).is_ok()
+    }
+
     /// Stops supervising (the worker is shutting down): the job's processes keep
     /// running, but nothing enforces its time limit or reports its end any more.
     pub fn abandon(self) {
@@ -499,6 +519,7 @@ impl Launcher {
     /// (no new `Started`).
     pub fn adopt(&self, record: RunRecord) -> JobHandle {
         let (stop, stop_rx) = watch::channel(None);
+        let (signals, signals_rx) = mpsc::unbounded_channel();
         let (time_limit, time_limit_rx) = watch::channel(record.assignment.time_limit);
         let assignment = &record.assignment;
         let span = tracing::info_span!(
@@ -515,6 +536,7 @@ impl Launcher {
             stop: stop_rx,
             time_limit: time_limit_rx,
             time_limits: self.time_limits.clone(),
+            signals: signals_rx,
         };
         let task = tokio::spawn(supervisor.adopt(record).instrument(span));
         JobHandle {
@@ -523,6 +545,7 @@ impl Launcher {
             gpus,
             stop,
             time_limit,
+            signals,
             task,
         }
     }
@@ -531,6 +554,7 @@ impl Launcher {
     /// Its reports (`Started` then `Exited`, or `LaunchFailed`) arrive on the channel.
     pub fn launch(&self, assignment: Assignment) -> JobHandle {
         let (stop, stop_rx) = watch::channel(None);
+        let (signals, signals_rx) = mpsc::unbounded_channel();
         let (time_limit, time_limit_rx) = watch::channel(assignment.time_limit);
         let span = tracing::info_span!(
             "job",
@@ -548,6 +572,7 @@ impl Launcher {
             stop: stop_rx,
             time_limit: time_limit_rx,
             time_limits: self.time_limits.clone(),
+            signals: signals_rx,
         };
         let task = tokio::spawn(supervisor.supervise(assignment).instrument(span));
         JobHandle {
@@ -556,6 +581,7 @@ impl Launcher {
             gpus,
             stop,
             time_limit,
+            signals,
             task,
         }
     }
@@ -577,6 +603,8 @@ struct Supervisor {
     /// The time limit to enforce, seconds from the launch.
     time_limit: watch::Receiver<Option<u64>>,
     time_limits: Option<mpsc::UnboundedSender<TimeLimitNotice>>,
+    /// Signals to send to the batch shell while it runs.
+    signals: mpsc::UnboundedReceiver<BatchSignal>,
 }
 
 /// A job ready to spawn.
@@ -921,16 +949,7 @@ pub(crate) async fn reclaim(
         grace_seconds = total.as_secs(),
         "sending the job its warning signal before the reclaim"
     );
-    if let Ok(signal) = Signal::try_from(warning.signal) {
-        let sent = if warning.batch_only {
-            nix::sys::signal::kill(group, signal)
-        } else {
-            killpg(group, signal)
-        };
-        if let Err(err) = sent {
-            tracing::debug!(error = %err, "could not send the warning signal");
-        }
-    }
+    send_signal(group, None, warning.signal, !warning.batch_only);
     let kill_wait = kill_wait.min(total);
     tokio::select! {
         status = waiter.wait() => status,
@@ -1276,10 +1295,12 @@ impl Supervisor {
                         if let Some((w, _)) = warning {
                             tracing::info!(signal = w.signal, seconds = w.seconds, "sending the time-limit warning to the batch shell");
                             write_signal_reason(&self.settings, assignment.job_id, assignment.run, StopReason::TimeLimit);
-                            if let Ok(signal) = Signal::try_from(w.signal) {
-                                let _ = nix::sys::signal::kill(group, signal);
-                            }
+                            send_signal(group, None, w.signal, false);
                         }
+                    }
+                    Some(sent) = self.signals.recv() => {
+                        tracing::info!(signal = sent.signal, whole_group = sent.whole_group, "signalling the batch shell (scancel)");
+                        send_signal(group, Some(record.pid_start), sent.signal, sent.whole_group);
                     }
                 }
             },
@@ -1393,6 +1414,39 @@ pub(crate) fn write_signal_reason(
     let text = format!("{}\n", reason.as_str());
     if let Err(err) = crate::run_dir::replace_file_in(&dir, SIGNAL_REASON, text.as_bytes(), 0o600) {
         tracing::warn!(dir = %dir.display(), error = %err, "could not write the signal reason");
+    }
+}
+
+/// Sends signal number `signal` to the process `leader` (a batch shell or step task the
+/// worker started, leader of its own process group) or, with `whole_group`, to its whole
+/// process group: a time-limit warning, a `scancel --signal`. With `start` (`Some` of the
+/// leader's recorded start time, itself optional), only while the leader is that same
+/// process and alive: once it has ended its id may name another process, and what is
+/// left of its group is being killed anyway. A signal number that is not one of Linux's
+/// 31 standard signals, or a group already gone, is logged and left.
+pub(crate) fn send_signal(leader: Pid, start: Option<Option<u64>>, signal: i32, whole_group: bool) {
+    if let Some(start) = start {
+        if !same_process_alive(leader.as_raw(), start) {
+            tracing::debug!(
+                pid = leader.as_raw(),
+                signal,
+                "not signalled: the process has ended"
+            );
+            return;
+        }
+    }
+    let Ok(number) = Signal::try_from(signal) else {
+        tracing::warn!(signal, "not a signal this worker sends");
+        return;
+    };
+    let sent = if whole_group {
+        killpg(leader, number)
+    } else {
+        nix::sys::signal::kill(leader, number)
+    };
+    match sent {
+        Ok(()) | Err(nix::errno::Errno::ESRCH) => {}
+        Err(err) => tracing::warn!(error = %err, signal, whole_group, "could not send the signal"),
     }
 }
 
@@ -2109,6 +2163,82 @@ mod tests {
         assert_eq!(text, "reason=preempted\ncleaned\n");
         let ending = std::fs::read_to_string(run_dir(&settings(&dir), 32, 0).join("ending"));
         assert_eq!(ending.unwrap(), "preempted");
+    }
+
+    /// `scancel -b` reaches the batch shell alone, `scancel -f` its whole process group
+    /// (what it started too), and the job goes on to end as its script says.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_batch_signal_reaches_the_shell_alone_or_its_whole_group() {
+        let dir = test_dir("batch-signal");
+        let ready = dir.join("ready");
+        let out = dir.join("slurm-35.out");
+        let script = format!(
+            "trap 'echo shell got USR1' USR1\n\
+             bash -c 'trap \"echo child got USR1; exit 0\" USR1; while :; do sleep 0.05; done' &\n\
+             child=$!\ntouch {}\n\
+             while kill -0 $child 2>/dev/null; do wait $child; done\necho end\n",
+            ready.display()
+        );
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let launcher = Launcher::new(settings(&dir), None, tx);
+        let handle = launcher.launch(assignment(35, &script, &dir));
+        let lines = |line: &str| {
+            std::fs::read_to_string(&out)
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| *l == line)
+                .count()
+        };
+        let until = Instant::now() + Duration::from_secs(10);
+        while !ready.exists() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(handle.signal(BatchSignal {
+            signal: 10,
+            whole_group: false
+        }));
+        while lines("shell got USR1") == 0 && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // The child, still running, got nothing.
+        assert_eq!(lines("child got USR1"), 0);
+        assert!(handle.signal(BatchSignal {
+            signal: 10,
+            whole_group: true
+        }));
+        let exited = loop {
+            let report = tokio::time::timeout(Duration::from_secs(20), rx.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            if report.kind != ReportKind::Started {
+                break report;
+            }
+        };
+        assert_eq!(exited.kind, ReportKind::Exited);
+        assert!(!exited.cancelled);
+        assert_eq!((exited.exit_code, exited.signal), (Some(0), None));
+        assert_eq!(
+            (
+                lines("shell got USR1"),
+                lines("child got USR1"),
+                lines("end")
+            ),
+            (2, 1, 1),
+            "{}",
+            std::fs::read_to_string(&out).unwrap_or_default()
+        );
+        // Once the run has ended, a signal has no one to go to.
+        let _ = tokio::time::timeout(Duration::from_secs(5), async {
+            while !handle.is_finished() {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await;
+        assert!(!handle.signal(BatchSignal {
+            signal: 10,
+            whole_group: true
+        }));
     }
 
     #[tokio::test]

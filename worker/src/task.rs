@@ -20,8 +20,8 @@
 
 use crate::cgroup::JobCgroup;
 use crate::launch::{
-    signal_group, write_signal_reason, HeldDevices, LaunchSettings, RunFiles, StopReason, Waiter,
-    SECRET_VARIABLES,
+    send_signal, signal_group, write_signal_reason, HeldDevices, LaunchSettings, RunFiles,
+    StopReason, Waiter, SECRET_VARIABLES,
 };
 use crate::output::{OutputTail, OutputUploader};
 use crate::pty::PtyFiles;
@@ -30,7 +30,7 @@ use berth_core::hostlist;
 use berth_core::step::{StepTaskKey, StepTaskLaunch, StepTaskReport};
 use berth_core::wire::{OutputStream, ReportKind};
 use chrono::Utc;
-use nix::sys::signal::{killpg, Signal};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::task::{JoinHandle, JoinSet};
 use tracing::Instrument;
 
-/// A launched step task: its key and the means to stop it.
+/// A launched step task: its key and the means to stop or signal it.
 #[derive(Debug)]
 pub struct TaskHandle {
     key: StepTaskKey,
@@ -49,6 +49,7 @@ pub struct TaskHandle {
     pty: Option<PtyFiles>,
     cancel: Arc<Notify>,
     cancelled: std::sync::atomic::AtomicBool,
+    signals: mpsc::UnboundedSender<i32>,
     task: JoinHandle<()>,
 }
 
@@ -75,6 +76,14 @@ impl TaskHandle {
         !self
             .cancelled
             .swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Asks the supervisor to send signal number `signal` to the task's process group
+    /// (`scancel --signal`) while it runs; one that comes before the task has started is
+    /// sent once it has, one that comes once it is being stopped or has ended is dropped.
+    /// Returns whether the supervisor was still there to take it.
+    pub fn signal(&self, signal: i32) -> bool {
+        self.signals.send(signal).is_ok()
     }
 
     /// Stops supervising (the worker is shutting down); the process keeps running.
@@ -113,6 +122,7 @@ pub fn launch_task(
     launch: StepTaskLaunch,
 ) -> TaskHandle {
     let cancel = Arc::new(Notify::new());
+    let (signals, signals_rx) = mpsc::unbounded_channel();
     let (key, gpus) = (launch.key, launch.gpus.clone());
     let pty = launch
         .pty
@@ -122,6 +132,7 @@ pub fn launch_task(
         uploader,
         reports,
         cancel: cancel.clone(),
+        signals: signals_rx,
     };
     let task = tokio::spawn(supervisor.supervise(launch).instrument(task_span(key)));
     TaskHandle {
@@ -130,6 +141,7 @@ pub fn launch_task(
         pty,
         cancel,
         cancelled: std::sync::atomic::AtomicBool::new(false),
+        signals,
         task,
     }
 }
@@ -145,6 +157,7 @@ pub fn adopt_task(
     launch: StepTaskLaunch,
 ) -> TaskHandle {
     let cancel = Arc::new(Notify::new());
+    let (signals, signals_rx) = mpsc::unbounded_channel();
     let (key, gpus) = (launch.key, launch.gpus.clone());
     let pty = launch
         .pty
@@ -154,6 +167,7 @@ pub fn adopt_task(
         uploader,
         reports,
         cancel: cancel.clone(),
+        signals: signals_rx,
     };
     let task = tokio::spawn(supervisor.adopt(record, launch).instrument(task_span(key)));
     TaskHandle {
@@ -162,6 +176,7 @@ pub fn adopt_task(
         pty,
         cancel,
         cancelled: std::sync::atomic::AtomicBool::new(false),
+        signals,
         task,
     }
 }
@@ -171,6 +186,8 @@ struct TaskSupervisor {
     uploader: Option<OutputUploader>,
     reports: mpsc::UnboundedSender<StepTaskReport>,
     cancel: Arc<Notify>,
+    /// Signals to send to the task's process group while it runs.
+    signals: mpsc::UnboundedReceiver<i32>,
 }
 
 fn report(key: StepTaskKey, kind: ReportKind) -> StepTaskReport {
@@ -381,7 +398,7 @@ impl TaskSupervisor {
     /// Ships the output, sends the time-limit warning, stops the task when cancelled,
     /// waits for its end and reports it.
     async fn follow(
-        self,
+        mut self,
         record: TaskRecord,
         launch: StepTaskLaunch,
         mut waiter: Waiter,
@@ -441,10 +458,12 @@ impl TaskSupervisor {
                     if let Some((signal, _)) = warning {
                         tracing::info!(signal, "sending the time-limit warning to the task");
                         write_signal_reason(&self.settings, key.job_id, key.run, StopReason::TimeLimit);
-                        if let Ok(signal) = Signal::try_from(signal) {
-                            let _ = killpg(group, signal);
-                        }
+                        send_signal(group, None, signal, true);
                     }
+                }
+                Some(signal) = self.signals.recv() => {
+                    tracing::info!(signal, "signalling the step task (scancel)");
+                    send_signal(group, Some(record.pid_start), signal, true);
                 }
             }
         };

@@ -815,11 +815,15 @@ pub(super) struct CancelQuery {
 }
 
 /// `DELETE /slurm/v0.0.44/job/{job_id}`: cancels a job (scancel), as
-/// `POST /v1/jobs/{id}/cancel`. Berth signals a job only to end it: `signal` may be
-/// absent, `KILL`/`SIGKILL`/`9` or `TERM`/`SIGTERM`/`15` (the job's processes get SIGTERM,
-/// then SIGKILL after the grace). `status` lists no job on success (slurmrestd's entries
-/// for signalled jobs cannot validate against its own document); a failure is in
-/// `errors`.
+/// `POST /v1/jobs/{id}/cancel`, when `signal` is absent or `KILL` (`SIGKILL`, `9`; the
+/// job's processes get SIGTERM, then SIGKILL after the grace). Any other signal (`USR1`,
+/// `SIGTERM`, `10` …) is sent as `scancel --signal` sends it
+/// (`POST /v1/jobs/{id}/signal`) and the job goes on running: to every step's tasks; to
+/// the batch shell alone with `flags=BATCH_JOB`; to the batch shell, what it started and
+/// every step with `FULL_JOB` (`FULL_STEPS_ONLY`, `VERBOSE` and `HURRY` change nothing;
+/// other flags, comma-separated or not, are refused). `status` lists no job on success
+/// (slurmrestd's entries for signalled jobs cannot validate against its own document); a
+/// failure is in `errors`.
 pub(super) async fn cancel(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -829,27 +833,45 @@ pub(super) async fn cancel(
 ) -> Result<Response, SlurmError> {
     let Query(q) = q.map_err(|e| SlurmError::bad_field("query", e.body_text()))?;
     let id = job_id(&raw)?;
-    if let Some(signal) = q.signal.as_deref().filter(|s| !s.is_empty()) {
-        let upper = signal.to_ascii_uppercase();
-        let name = upper.strip_prefix("SIG").unwrap_or(&upper);
-        if !matches!(name, "KILL" | "9" | "TERM" | "15") {
-            return Err(SlurmError::bad_field(
-                "signal",
-                "Berth signals a job only to cancel it: KILL or TERM",
-            ));
+    let signal = match q.signal.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        Some(text) => Some(berth_core::signal::parse_signal(text).ok_or_else(|| {
+            SlurmError::bad_field("signal", "not a signal: a name (USR1, SIGUSR1) or a number")
+        })?),
+        None => None,
+    };
+    let (mut batch, mut full) = (false, false);
+    for flag in q.flags.as_deref().unwrap_or("").split(',').map(str::trim) {
+        match flag {
+            "BATCH_JOB" => batch = true,
+            "FULL_JOB" => full = true,
+            "" | "FULL_STEPS_ONLY" | "VERBOSE" | "HURRY" => {}
+            _ => {
+                return Err(SlurmError::bad_field(
+                    "flags",
+                    "Berth takes BATCH_JOB, FULL_JOB, FULL_STEPS_ONLY, VERBOSE and HURRY",
+                ))
+            }
         }
     }
-    if let Some(flags) = q.flags.as_deref().filter(|f| !f.is_empty()) {
-        if flags != "FULL_JOB" {
-            return Err(SlurmError::bad_field(
-                "flags",
-                "Berth cancels whole jobs only (FULL_JOB)",
-            ));
+    match signal {
+        Some(signal) if signal != berth_core::signal::SIGKILL => {
+            let request = berth_core::signal::JobSignal {
+                signal: berth_core::signal::SignalSpec::Number(i64::from(signal)),
+                batch,
+                full,
+                step: None,
+                array_task: None,
+            };
+            crate::job_signal::signal_one(&state, &caller, id, &request)
+                .await
+                .map_err(job_error)?;
+        }
+        _ => {
+            crate::routes::cancel_one(&state, &caller, id)
+                .await
+                .map_err(job_error)?;
         }
     }
-    crate::routes::cancel_one(&state, &caller, id)
-        .await
-        .map_err(job_error)?;
     Ok(answer_ok(&uri, &caller, json!({ "status": [] })))
 }
 
