@@ -30,10 +30,16 @@ fn document() -> &'static Value {
 /// Why `body` is not valid against the document's schema `name`
 /// (`v0.0.44_openapi_ping_array_resp` …); empty when it is.
 fn violations(name: &str, body: &Value) -> Vec<String> {
-    let schema = json!({
-        "$ref": format!("#/components/schemas/{name}"),
-        "components": document()["components"],
-    });
+    violations_of(
+        json!({ "$ref": format!("#/components/schemas/{name}") }),
+        body,
+    )
+}
+
+/// Why `body` is not valid against `schema`, whose `$ref`s name the document's
+/// components; empty when it is.
+fn violations_of(mut schema: Value, body: &Value) -> Vec<String> {
+    schema["components"] = document()["components"].clone();
     let validator = jsonschema::options()
         .with_draft(jsonschema::Draft::Draft4)
         .build(&schema)
@@ -237,9 +243,11 @@ async fn slurmrestd_clients_ping_submit_watch_cancel_and_account() {
     let (s, body) = get_as(&c, "bob", &bob, &format!("{SLURM}/jobs/")).await;
     assert_eq!(s, 200, "{body}");
     assert_valid("v0.0.44_openapi_job_info_resp", &body);
-    assert_eq!(ids(&body), vec![held], "{body}");
-    assert_eq!(body["jobs"][0]["hold"], true);
-    assert_eq!(body["jobs"][0]["job_state"], json!(["PENDING"]));
+    // The job that completed a moment ago is still listed (Slurm's MinJobAge, 300 s).
+    assert_eq!(ids(&body), vec![id, held], "{body}");
+    assert_eq!(body["jobs"][0]["job_state"], json!(["COMPLETED"]));
+    assert_eq!(body["jobs"][1]["hold"], true);
+    assert_eq!(body["jobs"][1]["job_state"], json!(["PENDING"]));
     let (s, body) = get_as(&c, "carol", &carol, &format!("{SLURM}/jobs")).await;
     assert_eq!(s, 200, "{body}");
     assert_eq!(ids(&body), Vec::<i64>::new(), "{body}");
@@ -316,12 +324,12 @@ async fn slurmrestd_clients_ping_submit_watch_cancel_and_account() {
         &format!("{SLURM}/job/submit"),
         Some("bob"),
         Some(&bob),
-        Some(json!({"script": "#!/bin/bash\ntrue\n", "job": {"argv": ["x"]}})),
+        Some(json!({"script": "#!/bin/bash\ntrue\n", "job": {"licenses": "matlab:1"}})),
     )
     .await;
     assert_eq!(s, 400, "{body}");
     assert_valid("v0.0.44_openapi_job_submit_response", &body);
-    assert_eq!(body["errors"][0]["source"], "job.argv", "{body}");
+    assert_eq!(body["errors"][0]["source"], "job.licenses", "{body}");
     // An sbatch-level refusal names the job_desc field it came from.
     let (s, body) = slurm(
         &c,
@@ -630,4 +638,324 @@ async fn sacct_and_squeue_json_and_yaml_print_slurms_documents() {
     let from_yaml: Value = serde_yaml_ng::from_str(&out).unwrap();
     assert_valid("v0.0.44_openapi_job_info_resp", &from_yaml);
     assert_eq!(from_yaml["jobs"][0]["job_id"], id, "-j selects any state");
+}
+
+/// The shape of Slurm's `sinfo --json` document: slurmrestd's v0.0.44 document has no
+/// sinfo answer, so this is the data parser's `SINFO_DATA` (Slurm's
+/// `src/plugins/data_parser/v0.0.44/parsers.c`) over the document's own parts: `meta`,
+/// `errors`, `warnings`, the node state flags of `v0.0.44_node`, `v0.0.44_hostlist`,
+/// `v0.0.44_partition_info` and the `*_no_val` structs.
+fn sinfo_schema() -> Value {
+    let schema = |name: &str| json!({ "$ref": format!("#/components/schemas/{name}") });
+    let int = json!({"type": "integer"});
+    let string = json!({"type": "string"});
+    let object = |fields: Value| {
+        let required: Vec<String> = fields.as_object().unwrap().keys().cloned().collect();
+        json!({
+            "type": "object", "properties": fields, "required": required,
+            "additionalProperties": false,
+        })
+    };
+    let min_max = object(json!({"minimum": int, "maximum": int}));
+    let entry = object(json!({
+        "port": int,
+        "node": object(json!({
+            "state": document()["components"]["schemas"]["v0.0.44_node"]["properties"]["state"],
+        })),
+        "nodes": object(json!({
+            "allocated": int, "idle": int, "other": int, "total": int,
+            "hostnames": schema("v0.0.44_hostlist"),
+            "addresses": schema("v0.0.44_hostlist"),
+            "nodes": schema("v0.0.44_hostlist"),
+        })),
+        "cpus": object(json!({
+            "allocated": int, "idle": int, "other": int, "total": int,
+            "minimum": int, "maximum": int, "load": min_max,
+            "per_node": object(json!({"max": schema("v0.0.44_uint32_no_val_struct")})),
+        })),
+        "sockets": min_max, "cores": min_max, "threads": min_max, "disk": min_max,
+        "memory": object(json!({
+            "minimum": int, "maximum": int, "allocated": int,
+            "free": object(json!({
+                "minimum": schema("v0.0.44_uint64_no_val_struct"),
+                "maximum": schema("v0.0.44_uint64_no_val_struct"),
+            })),
+        })),
+        "weight": min_max,
+        "features": object(json!({"total": string, "active": string})),
+        "gres": object(json!({"total": string, "used": string})),
+        "cluster": string, "comment": string, "extra": string, "reservation": string,
+        "reason": object(json!({"description": string, "time": int, "user": string})),
+        "resource_spec": object(json!({"cpus": string, "memory": int})),
+        "partition": schema("v0.0.44_partition_info"),
+    }));
+    object(json!({
+        "sinfo": {"type": "array", "items": entry},
+        "meta": schema("v0.0.44_openapi_meta"),
+        "errors": schema("v0.0.44_openapi_errors"),
+        "warnings": schema("v0.0.44_openapi_warnings"),
+    }))
+}
+
+/// `sinfo`, `sshare` and `scontrol show` with `--json`/`--yaml` print Slurm's v0.0.44
+/// documents; slurmrestd's gaps of issue 15 are closed: `jobs/` keeps jobs ended in the
+/// last 300 s, `job/{id}` takes array ids (`12` the whole array, `12_3` one task),
+/// `job/submit` passes `job.argv` to the script, nodes carry typed GRES, `shares` has the
+/// association tree's account rows, and slurmdb jobs carry their steps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_documents_of_the_slurm_commands_and_the_slurmrestd_gaps() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    c.wait_leader(60).await;
+    let a = Some(c.token.as_str());
+    for (method, path, body) in [
+        (Method::POST, "/v1/users", json!({"name": "bob"})),
+        (Method::POST, "/v1/accounts", json!({"name": "physics"})),
+        (Method::PUT, "/v1/accounts/physics/users/bob", json!({})),
+    ] {
+        let (s, answer) = c.call(method, path, a, Some(body)).await;
+        assert!(s == 200 || s == 201, "{path}: {s} {answer}");
+    }
+    let bob = c.token_for("bob", Role::User);
+
+    // job/submit with argv: the script gets argv[1..] as $1, $2 (argv[0] is the script's).
+    let path_env = format!("PATH={}", std::env::var("PATH").unwrap_or_default());
+    let (s, body) = slurm(
+        &c,
+        Method::POST,
+        &format!("{SLURM}/job/submit"),
+        Some("bob"),
+        Some(&bob),
+        Some(json!({
+            "script": "#!/bin/bash\necho \"args:$1|$2|$#\"\nsrun true\n",
+            "job": {
+                "name": "with-argv",
+                "argv": ["ignored", "a b", "c"],
+                "current_working_directory": c.dir.to_string_lossy(),
+                "environment": [path_env],
+            },
+        })),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    let id = body["job_id"].as_i64().unwrap();
+    let job = c.wait_ended(id, 120).await;
+    assert_eq!(job.state, berth_core::state::JobState::Completed);
+    let output = c.output(id).await;
+    assert!(output.contains("args:a b|c|2"), "{output}");
+
+    // An ended job stays in jobs/ for 300 s.
+    let (s, body) = get_as(&c, "bob", &bob, &format!("{SLURM}/jobs/")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_valid("v0.0.44_openapi_job_info_resp", &body);
+    assert_eq!(ids(&body), vec![id], "{body}");
+    assert_eq!(body["jobs"][0]["job_state"], json!(["COMPLETED"]));
+
+    // slurmdb: the run with its steps (batch, then the srun step); skip_steps leaves them out.
+    let (s, body) = get_as(&c, "bob", &bob, &format!("{SLURMDB}/job/{id}")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_valid("v0.0.44_openapi_slurmdbd_jobs_resp", &body);
+    let steps: Vec<&str> = body["jobs"][0]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        [format!("{id}.batch"), format!("{id}.0")],
+        "{body:#}"
+    );
+    assert_eq!(body["jobs"][0]["steps"][1]["state"], json!(["COMPLETED"]));
+    assert_eq!(
+        body["jobs"][0]["steps"][1]["nodes"]["list"],
+        json!(["node-1"])
+    );
+    let (_, body) = get_as(&c, "bob", &bob, &format!("{SLURMDB}/jobs/?skip_steps=true")).await;
+    assert_valid("v0.0.44_openapi_slurmdbd_jobs_resp", &body);
+    assert_eq!(body["jobs"][0]["steps"], json!([]), "{body:#}");
+
+    // Arrays: `ID` gives every task, `ID_T` one; a task not started is the array's record.
+    let array = c.submit("#!/bin/bash\ntrue\n", &["--array=1-2"]).await;
+    for _ in 0..240 {
+        let (_, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/job/{array}")).await;
+        let states: Vec<&str> = body["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["job_state"][0].as_str().unwrap())
+            .collect();
+        if states.len() == 2 && states.iter().all(|s| *s == "COMPLETED") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/job/{array}")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_valid("v0.0.44_openapi_job_info_resp", &body);
+    let mut tasks: Vec<i64> = body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["array_task_id"]["number"].as_i64().unwrap())
+        .collect();
+    tasks.sort_unstable();
+    assert_eq!(tasks, [1, 2], "{body:#}");
+    let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/job/{array}_2")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["jobs"].as_array().unwrap().len(), 1, "{body}");
+    assert_eq!(body["jobs"][0]["array_task_id"]["number"], 2);
+    assert_eq!(body["jobs"][0]["array_job_id"]["number"], array);
+    let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/job/{array}_7")).await;
+    assert_eq!(s, 404, "{body}");
+    assert_valid("v0.0.44_openapi_job_info_resp", &body);
+    let held = c
+        .submit("#!/bin/bash\ntrue\n", &["--array=0-3", "-H"])
+        .await;
+    let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/job/{held}_2")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(body["jobs"][0]["job_id"], held, "{body}");
+    assert_eq!(body["jobs"][0]["array_task_string"], "0-3", "{body}");
+    // Another user sees none of them.
+    let (s, _) = get_as(&c, "bob", &bob, &format!("{SLURM}/job/{array}_2")).await;
+    assert_eq!(s, 404);
+
+    // Typed GRES: the simulated H100s as Slurm's AutoDetect=nvml names them.
+    let (_, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/nodes/")).await;
+    assert_valid("v0.0.44_openapi_nodes_resp", &body);
+    assert_eq!(body["nodes"][0]["gres"], "gpu:nvidia_h100_80gb_hbm3:8");
+    assert_eq!(
+        body["nodes"][0]["gres_used"],
+        "gpu:nvidia_h100_80gb_hbm3:0(IDX:N/A)"
+    );
+
+    // shares: the association tree, account rows then their users.
+    let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/shares")).await;
+    assert_eq!(s, 200, "{body}");
+    assert_valid("v0.0.44_openapi_shares_resp", &body);
+    let rows: Vec<(String, String, String)> = body["shares"]["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["type"][0].as_str().unwrap().to_string(),
+                r["name"].as_str().unwrap().to_string(),
+                r["parent"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let row = |t: &str, n: &str, p: &str| (t.to_string(), n.to_string(), p.to_string());
+    assert_eq!(rows[0], row("ASSOCIATION", "root", ""), "{body:#}");
+    let physics = rows
+        .iter()
+        .position(|r| *r == row("ASSOCIATION", "physics", "root"))
+        .unwrap_or_else(|| panic!("no physics row: {body:#}"));
+    assert_eq!(rows[physics + 1], row("USER", "bob", "physics"), "{body:#}");
+    let (_, body) = get_as(&c, "bob", &bob, &format!("{SLURM}/shares")).await;
+    assert_valid("v0.0.44_openapi_shares_resp", &body);
+    let users: Vec<&str> = body["shares"]["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["type"][0] == "USER")
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["bob"], "{body:#}");
+
+    // sinfo --json / --yaml: one entry per partition and node group.
+    let t = c.token.clone();
+    let (code, out, err) = c.slurm_command("sinfo", &t, &["--json"]);
+    assert_eq!(code, 0, "{err}");
+    let body: Value = serde_json::from_str(&out).unwrap();
+    let errors = violations_of(sinfo_schema(), &body);
+    assert!(errors.is_empty(), "{errors:#?}\n{body:#}");
+    assert!(!violations_of(sinfo_schema(), &json!({"sinfo": [{}]})).is_empty());
+    let entry = &body["sinfo"][0];
+    assert_eq!(entry["nodes"]["nodes"], json!(["node-1"]), "{body:#}");
+    assert_eq!(entry["nodes"]["total"], 1);
+    assert_eq!(entry["node"]["state"], json!(["IDLE"]));
+    assert_eq!(entry["gres"]["total"], "gpu:nvidia_h100_80gb_hbm3:8");
+    assert_eq!(entry["partition"]["nodes"]["configured"], "node-1");
+    assert_eq!(body["meta"]["client"]["user"], "alice");
+    let (code, out, err) = c.slurm_command("sinfo", &t, &["--yaml", "-N", "-n", "node-1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("---\n"), "{out}");
+    let from_yaml: Value = serde_yaml_ng::from_str(&out).unwrap();
+    assert!(violations_of(sinfo_schema(), &from_yaml).is_empty());
+    assert_eq!(from_yaml["sinfo"][0]["nodes"]["nodes"], json!(["node-1"]));
+    let (_, out, _) = c.slurm_command("sinfo", &t, &["--json", "-t", "down"]);
+    let body: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(body["sinfo"], json!([]), "no node is down: {body:#}");
+
+    // sshare --json / --yaml: slurmrestd's shares document of the same selection.
+    let (code, out, err) = c.slurm_command("sshare", &t, &["--json", "-a"]);
+    assert_eq!(code, 0, "{err}");
+    let body: Value = serde_json::from_str(&out).unwrap();
+    assert_valid("v0.0.44_openapi_shares_resp", &body);
+    assert!(
+        body["shares"]["shares"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == "bob" && r["parent"] == "physics"),
+        "{body:#}"
+    );
+    let (code, out, err) = c.slurm_command("sshare", &bob, &["--yaml", "-U"]);
+    assert_eq!(code, 0, "{err}");
+    let body: Value = serde_yaml_ng::from_str(&out).unwrap();
+    assert_valid("v0.0.44_openapi_shares_resp", &body);
+    let names: Vec<&str> = body["shares"]["shares"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["bob"], "-U: users' rows only: {body:#}");
+
+    // scontrol show … --json / --yaml: slurmrestd's documents.
+    let id_text = id.to_string();
+    for (args, schema) in [
+        (
+            vec!["show", "job", id_text.as_str(), "--json"],
+            "v0.0.44_openapi_job_info_resp",
+        ),
+        (
+            vec!["--json", "show", "node", "node-1"],
+            "v0.0.44_openapi_nodes_resp",
+        ),
+        (
+            vec!["show", "partition", "--json"],
+            "v0.0.44_openapi_partition_resp",
+        ),
+        (
+            vec!["show", "reservation", "--json"],
+            "v0.0.44_openapi_reservation_resp",
+        ),
+    ] {
+        let (code, out, err) = c.slurm_command("scontrol", &t, &args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let body: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        assert_valid(schema, &body);
+    }
+    let (_, out, _) = c.slurm_command(
+        "scontrol",
+        &t,
+        &["--yaml", "show", "job", &array.to_string()],
+    );
+    let body: Value = serde_yaml_ng::from_str(&out).unwrap();
+    assert_valid("v0.0.44_openapi_job_info_resp", &body);
+    assert_eq!(body["jobs"].as_array().unwrap().len(), 2, "{body:#}");
+    let (_, out, _) = c.slurm_command("scontrol", &t, &["show", "node", "--json"]);
+    let body: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(body["nodes"][0]["name"], "node-1");
+    let (code, _, err) = c.slurm_command("scontrol", &t, &["show", "job", "999999", "--json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Invalid job id specified"), "{err}");
+    let (code, _, err) = c.slurm_command("scontrol", &t, &["requeue", "5", "--json"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--json"), "{err}");
 }

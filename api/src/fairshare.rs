@@ -32,6 +32,23 @@ pub async fn fairshare_list(
     caller: Caller,
 ) -> Result<Json<FairshareList>, ApiError> {
     caller.require_person()?;
+    let (_, mut table) = fairshare_all(&state).await?;
+    if !caller.sees_all_jobs() {
+        table.retain(|r| r.user == caller.name);
+    }
+    Ok(Json(FairshareList {
+        associations: table,
+    }))
+}
+
+/// The account tree and every association's fairshare, whoever asks (callers filter
+/// what they show: [`fairshare_list`], the slurmrestd `shares` answer).
+///
+/// # Errors
+/// [`ApiError`] from the database.
+pub(crate) async fn fairshare_all(
+    state: &AppState,
+) -> Result<(Vec<ShareAccount>, Vec<berth_core::priority::FairshareRow>), ApiError> {
     let accounts: Vec<ShareAccount> = usage::usage_account_tree(&state.pool)
         .await?
         .into_iter()
@@ -47,13 +64,8 @@ pub async fn fairshare_list(
         .map(|u| (u.account, u.user_name, u.raw_usage))
         .collect();
     let associations = usage::usage_associations(&state.pool).await?;
-    let mut table = priority::fairshare_table(&accounts, &rows, &associations);
-    if !caller.sees_all_jobs() {
-        table.retain(|r| r.user == caller.name);
-    }
-    Ok(Json(FairshareList {
-        associations: table,
-    }))
+    let table = priority::fairshare_table(&accounts, &rows, &associations);
+    Ok((accounts, table))
 }
 
 /// A pending job's priority, factor by factor (sprio).

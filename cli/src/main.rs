@@ -300,7 +300,8 @@ enum Command {
     Sbcast(berth::sbcast::SbcastArgs),
     /// Replay a workload trace through the planner (discrete-event simulation).
     Sim(berth::sim::SimArgs),
-    /// Slurm's scontrol subset: show hostnames|hostname, show job, requeue, update JobId=.
+    /// Slurm's scontrol subset: show hostnames|hostname, show job|node|partition|reservation
+    /// (`--json`/`--yaml`: slurmrestd's documents), requeue, update JobId=.
     #[command(disable_help_flag = true)]
     Scontrol {
         /// The scontrol command and its arguments.
@@ -1569,7 +1570,8 @@ mod tests {
             ("sinfo", &["--noheader"], None),
             ("sinfo", &["--hide"], None),
             ("sinfo", &["-i", "5"], None),
-            ("sinfo", &["--json"], Some("--json")),
+            ("sinfo", &["--json"], None),
+            ("sinfo", &["--yaml"], None),
             ("sinfo", &["-l"], None),
             ("sinfo", &["--local"], None),
             ("sinfo", &["-M", "c2"], Some("-M/--clusters")),
@@ -1593,7 +1595,6 @@ mod tests {
             ("sinfo", &["--states=idle"], None),
             ("sinfo", &["-T"], Some("-T/--reservation")),
             ("sinfo", &["-v"], None),
-            ("sinfo", &["--yaml"], Some("--yaml")),
             ("squeue", &["-A", "ml"], None),
             ("squeue", &["-a"], None),
             ("squeue", &["-r"], None),
@@ -1655,7 +1656,7 @@ mod tests {
             ("sshare", &["-U"], None),
             ("sshare", &["-v"], None),
             ("sshare", &["--json"], None),
-            ("sshare", &["--yaml"], Some("--yaml")),
+            ("sshare", &["--yaml"], None),
             ("sstat", &["-a", "-j", "17"], None),
             ("sstat", &["-e"], None),
             ("sstat", &["-i", "-j", "17"], Some("-i/--pidformat")),

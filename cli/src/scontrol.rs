@@ -5,7 +5,9 @@
 //! the operator forms `show node|partition [NAME]`, `update NodeName=LIST
 //! State=DRAIN|RESUME Reason=…`, `create|update|delete PartitionName=NAME Key=Value…` (see
 //! [`crate::admin`]), and `create reservation …`, `update|delete ReservationName=NAME …`,
-//! `show reservation [NAME]` (see [`crate::reservation`]).
+//! `show reservation [NAME]` (see [`crate::reservation`]). `--json`/`--yaml` (anywhere
+//! on the line) make `show job|node|partition|reservation` print slurmrestd's v0.0.44
+//! documents instead ([`document_format`]).
 
 use crate::client::Client;
 use crate::commands;
@@ -198,6 +200,126 @@ fn job_id_arg(arg: Option<&String>) -> anyhow::Result<i64> {
     }
 }
 
+/// Takes scontrol's `--json`/`--yaml` out of `args` (anywhere, as getopt permutes them;
+/// `--json=v0.0.44` names the data parser): `Some(true)` for YAML, `Some(false)` for JSON,
+/// `None` for neither, with the other words.
+///
+/// # Errors
+/// Both given, or another data parser version named.
+pub fn document_format(args: &[String]) -> anyhow::Result<(Option<bool>, Vec<String>)> {
+    let mut format = None;
+    let mut rest = Vec::new();
+    for arg in args {
+        let (name, version) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
+        let yaml = match name {
+            "--json" => false,
+            "--yaml" => true,
+            _ => {
+                rest.push(arg.clone());
+                continue;
+            }
+        };
+        if !version.is_empty() && version != berth_api::slurmrestd::VERSION {
+            bail!(
+                "scontrol: {name}={version}: Berth prints data parser {} only",
+                berth_api::slurmrestd::VERSION
+            );
+        }
+        if format.is_some_and(|f| f != yaml) {
+            bail!("scontrol: --json and --yaml: give one");
+        }
+        format = Some(yaml);
+    }
+    Ok((format, rest))
+}
+
+/// `scontrol --json|--yaml show job|node|partition|reservation [NAME]`: the documents
+/// slurmrestd's `job/{job_id}`, `nodes`, `partitions` and `reservations` answer (data
+/// parser v0.0.44), of what `scontrol show` would print. A job is read through the api's
+/// `GET /slurm/v0.0.44/job/{job_id}` (so `12` of an array gives every task, `12_3` one,
+/// as in Slurm); the others through `/v1` and [`berth_api::slurmrestd`]'s conversions.
+async fn show_document(
+    args: &[String],
+    yaml: bool,
+    client: impl FnOnce() -> anyhow::Result<Client>,
+) -> anyhow::Result<i32> {
+    let words: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
+    let what = match words.as_slice() {
+        [show, what, ..] if show == "show" => what.as_str(),
+        _ => bail!(
+            "scontrol: --json/--yaml print `show job|node|partition|reservation` only in Berth"
+        ),
+    };
+    let name = args.get(2);
+    let client = client()?;
+    let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+    let user = who["user"].as_str().unwrap_or("").to_string();
+    let document = match what {
+        "job" | "jobid" => {
+            let raw = match name {
+                Some(id) => id.trim().to_string(),
+                None => job_id_arg(None)?.to_string(),
+            };
+            let valid = raw
+                .split_once('_')
+                .map_or(raw.parse::<i64>().is_ok(), |(j, t)| {
+                    j.parse::<i64>().is_ok() && t.parse::<u32>().is_ok()
+                });
+            if !valid {
+                bail!("not a job id: {raw:?}");
+            }
+            let path = format!("/slurm/{}/job/{raw}", berth_api::slurmrestd::VERSION);
+            match client.get_json::<serde_json::Value>(&path).await {
+                Ok(document) => document,
+                Err(e) if matches!(e.status(), Some(400 | 404)) => {
+                    eprintln!("slurm_load_jobs error: Invalid job id specified");
+                    return Ok(1);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        "node" | "nodes" => {
+            let mut nodes = client.node_list().await?.items;
+            if let Some(name) = name {
+                let wanted = hostlist::expand(name)
+                    .with_context(|| format!("scontrol show node: bad node list {name:?}"))?;
+                nodes.retain(|n| wanted.contains(&n.name));
+                if nodes.is_empty() {
+                    bail!("Node {name} not found");
+                }
+            }
+            berth_api::slurmrestd::nodes_document(&nodes, &user)
+        }
+        "partition" | "partitions" => {
+            let partitions = match name {
+                Some(name) => vec![client.partition_get(name).await?],
+                None => client.partition_list().await?.items,
+            };
+            let all: Vec<String> = client
+                .node_list()
+                .await?
+                .items
+                .into_iter()
+                .map(|n| n.name)
+                .collect();
+            berth_api::slurmrestd::partitions_document(&partitions, &all, &user)
+        }
+        "reservation" | "reservations" | "res" => {
+            let reservations = match name {
+                Some(name) => vec![client.reservation_get(name).await?],
+                None => client.reservation_list().await?.items,
+            };
+            berth_api::slurmrestd::reservations_document(&reservations, &user)
+        }
+        other => bail!(
+            "scontrol show {other} --json: Berth prints documents of job, node, partition \
+             and reservation only"
+        ),
+    };
+    crate::format::print_document(&document, yaml)?;
+    Ok(0)
+}
+
 /// Runs `scontrol ARGS`; `client` is made only for the commands that need the api.
 ///
 /// # Errors
@@ -206,6 +328,11 @@ pub async fn run(
     args: &[String],
     client: impl FnOnce() -> anyhow::Result<Client>,
 ) -> anyhow::Result<i32> {
+    let (document, args) = document_format(args)?;
+    let args = args.as_slice();
+    if let Some(yaml) = document {
+        return show_document(args, yaml, client).await;
+    }
     let words: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
     match words
         .iter()
@@ -387,6 +514,18 @@ mod tests {
         assert!(
             matches!(target, UpdateTarget::Job { id: 3, update } if update.begin.as_deref() == Some("now+1hour"))
         );
+    }
+
+    #[test]
+    fn json_and_yaml_are_taken_anywhere() {
+        let (f, rest) = document_format(&words("show job 5 --json")).unwrap();
+        assert_eq!((f, rest), (Some(false), words("show job 5")));
+        let (f, rest) = document_format(&words("--yaml=v0.0.44 show node")).unwrap();
+        assert_eq!((f, rest), (Some(true), words("show node")));
+        assert_eq!(document_format(&words("show job")).unwrap().0, None);
+        let e = document_format(&words("--json=v0.0.40 show job 5")).unwrap_err();
+        assert!(e.to_string().contains("v0.0.40"), "{e}");
+        assert!(document_format(&words("--json --yaml show job")).is_err());
     }
 
     #[test]

@@ -9,6 +9,11 @@
 //! `%A` sum or list the group); `-N` gives one line per node and partition; `-R` one line
 //! per reason. `%#X` is as wide as its widest value.
 //!
+//! `--json`/`--yaml` print Slurm's `sinfo --json` document instead (data parser v0.0.44,
+//! [`berth_api::slurmrestd::sinfo_document`]) of the partitions and nodes the filters
+//! select (`-p`, `-n`, `-t`, `-r`, `-d`, `-R`; `-N` one entry per node); the formats do
+//! not apply to it.
+//!
 //! Berth records no user or time for a node's reason: `%u`, `%U` and `%H` print
 //! `Unknown`. Berth knows no sockets, threads or local disk: `%z` prints what Slurm
 //! prints for a node configured with CPUs alone (`CPUS:1:1`), `%d` (TMP_DISK) `0`.
@@ -118,10 +123,11 @@ pub struct SinfoArgs {
     /// Refused: federation.
     #[arg(long)]
     pub federation: bool,
-    /// Not yet: JSON output (with the slurmrestd work).
-    #[arg(long)]
+    /// Print Slurm's `sinfo --json` document (data parser v0.0.44: `sinfo` entries of
+    /// node groups per partition, with `meta`, `errors`, `warnings`) instead of a table.
+    #[arg(long, conflicts_with = "yaml")]
     pub json: bool,
-    /// Not yet: YAML output.
+    /// The same document as YAML (`sinfo --yaml`).
     #[arg(long)]
     pub yaml: bool,
 }
@@ -141,10 +147,6 @@ impl SinfoArgs {
         }
         if self.federation {
             return r("--federation", "there is no federation");
-        }
-        if self.json || self.yaml {
-            let o = if self.json { "--json" } else { "--yaml" };
-            return r(o, "not yet (use `berth nodes` through the api's /v1/nodes)");
         }
         None
     }
@@ -570,6 +572,42 @@ pub async fn run(client: &Client, args: &SinfoArgs) -> anyhow::Result<i32> {
         });
         let node_filtered =
             wanted_nodes.is_some() || states.is_some() || args.responding || args.dead;
+        if args.json || args.yaml {
+            if args.list_reasons {
+                nodes.retain(|n| n.reason.is_some());
+            }
+            let mut partitions = client.partition_list().await?.items;
+            if let Some(p) = &args.partition {
+                let wanted: Vec<&str> = p.split(',').map(str::trim).collect();
+                partitions.retain(|x| wanted.contains(&x.name.as_str()));
+            }
+            let all_nodes: Vec<String> = if node_filtered || args.list_reasons {
+                client
+                    .node_list()
+                    .await?
+                    .items
+                    .into_iter()
+                    .map(|n| n.name)
+                    .collect()
+            } else {
+                nodes.iter().map(|n| n.name.clone()).collect()
+            };
+            let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+            let document = berth_api::slurmrestd::sinfo_document(
+                &partitions,
+                &nodes,
+                &all_nodes,
+                args.node,
+                node_filtered || args.list_reasons,
+                who["user"].as_str().unwrap_or(""),
+            );
+            crate::format::print_document(&document, args.yaml)?;
+            let Some(seconds) = args.iterate else {
+                return Ok(0);
+            };
+            tokio::time::sleep(std::time::Duration::from_secs(seconds.max(1))).await;
+            continue;
+        }
         let text = if args.gpus {
             crate::format::node_table(&nodes)
         } else {
@@ -752,7 +790,8 @@ mod tests {
 
     #[test]
     fn refused_options_are_named() {
-        assert!(args(&["--json"]).refused().unwrap().contains("--json"));
+        assert_eq!(args(&["--json"]).refused(), None);
+        assert_eq!(args(&["--yaml", "-N"]).refused(), None);
         assert!(args(&["-S", "P"]).refused().unwrap().contains("-S/--sort"));
         assert_eq!(args(&["-p", "gpu", "-t", "idle"]).refused(), None);
     }

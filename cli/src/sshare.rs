@@ -3,6 +3,11 @@
 //! (`-l` adds `NormUsage`) under a `---` line, `-p`/`-P` `|`-separated, `-n` no header,
 //! `-o` Slurm's field names (`Name%WIDTH`).
 //!
+//! `--json`/`--yaml` print Slurm's `sshare --json` document instead: slurmrestd's
+//! `GET /slurm/v0.0.44/shares` answer for the same selection ([`shares_path`]), the
+//! association tree with `ASSOCIATION` rows for the accounts and `USER` rows (`-U`: the
+//! `USER` rows only).
+//!
 //! Rows: your own associations (and the accounts' rows) by default, every user's with
 //! `-a`, those of `-u USERS` / `-A ACCOUNTS`; `-U` users' rows only. Berth keeps
 //! normalized shares, not raw ones: `RawShares` is blank. `EffectvUsage` and `NormUsage`
@@ -49,8 +54,10 @@ pub struct SshareArgs {
     /// Accepted; Berth prints nothing more.
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
-    /// Berth's JSON document (`GET /v1/fairshare`).
-    #[arg(long)]
+    /// Print Slurm's `sshare --json` document (data parser v0.0.44,
+    /// `v0.0.44_openapi_shares_resp`, as slurmrestd's `GET /slurm/v0.0.44/shares`) of the
+    /// rows the other options select.
+    #[arg(long, conflicts_with = "yaml")]
     pub json: bool,
     /// Refused: fairshare per partition.
     #[arg(short = 'm', long = "partition")]
@@ -58,7 +65,7 @@ pub struct SshareArgs {
     /// Refused: other clusters.
     #[arg(short = 'M', long = "clusters", value_name = "CLUSTERS")]
     pub clusters: Option<String>,
-    /// Not yet: YAML output.
+    /// The same document as YAML (`sshare --yaml`).
     #[arg(long)]
     pub yaml: bool,
 }
@@ -90,9 +97,6 @@ impl SshareArgs {
         }
         if self.clusters.is_some() {
             return r("-M/--clusters", "one api serves one cluster");
-        }
-        if self.yaml {
-            return r("--yaml", "not yet (--json prints the api's document)");
         }
         None
     }
@@ -171,6 +175,37 @@ pub fn select<'a>(args: &SshareArgs, rows: &'a [FairshareRow], me: &str) -> Vec<
         .collect()
 }
 
+/// The slurmrestd `shares` query of sshare's selection, for the caller `me`: `-u`'s
+/// users, else `me` unless `-a` (as Slurm's sshare asks for the caller's rows only);
+/// `-A`'s accounts. Account rows pass the users filter (Slurm's association tree).
+pub fn shares_path(args: &SshareArgs, me: &str) -> String {
+    use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
+    let mut query = Vec::new();
+    let users = match (&args.users, args.all) {
+        (Some(u), _) => Some(u.as_str()),
+        (None, false) => Some(me),
+        (None, true) => None,
+    };
+    if let Some(users) = users.filter(|u| !u.is_empty()) {
+        query.push(format!(
+            "users={}",
+            utf8_percent_encode(users, NON_ALPHANUMERIC)
+        ));
+    }
+    if let Some(accounts) = args.accounts.as_deref().filter(|a| !a.is_empty()) {
+        query.push(format!(
+            "accounts={}",
+            utf8_percent_encode(accounts, NON_ALPHANUMERIC)
+        ));
+    }
+    let path = format!("/slurm/{}/shares", berth_api::slurmrestd::VERSION);
+    if query.is_empty() {
+        path
+    } else {
+        format!("{path}?{}", query.join("&"))
+    }
+}
+
 /// `sshare ARGS`.
 ///
 /// # Errors
@@ -188,13 +223,19 @@ pub async fn run(client: &Client, args: &SshareArgs) -> anyhow::Result<i32> {
         .as_deref()
         .unwrap_or(if args.long { LONG } else { DEFAULT });
     let columns = parse_fields("-o/--format", spec, FIELDS).map_err(anyhow::Error::msg)?;
-    let list = client.fairshare_list().await?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
-        return Ok(0);
-    }
     let who: serde_json::Value = client.get_json("/v1/whoami").await?;
     let me = who["user"].as_str().unwrap_or_default();
+    if args.json || args.yaml {
+        let mut document: serde_json::Value = client.get_json(&shares_path(args, me)).await?;
+        if args.users_only {
+            if let Some(rows) = document["shares"]["shares"].as_array_mut() {
+                rows.retain(|r| r["type"][0] == "USER");
+            }
+        }
+        crate::format::print_document(&document, args.yaml)?;
+        return Ok(0);
+    }
+    let list = client.fairshare_list().await?;
     let rows: Vec<Vec<String>> = select(args, &list.associations, me)
         .into_iter()
         .map(|r| columns.iter().map(|c| value(c.0, r)).collect())
@@ -254,6 +295,21 @@ mod tests {
             .map(|r| r.user.as_str())
             .collect();
         assert_eq!(users, ["", "eve"]);
+        assert_eq!(
+            shares_path(&SshareArgs::default(), "bob"),
+            "/slurm/v0.0.44/shares?users=bob"
+        );
+        assert_eq!(
+            shares_path(
+                &SshareArgs {
+                    all: true,
+                    accounts: Some("ml,hep".into()),
+                    ..Default::default()
+                },
+                "bob"
+            ),
+            "/slurm/v0.0.44/shares?accounts=ml%2Chep"
+        );
         let err = parse_fields("-o/--format", "Account,LevelFS", FIELDS).unwrap_err();
         assert!(err.contains("\"LevelFS\""), "{err}");
     }

@@ -1707,6 +1707,47 @@ pub async fn job_array_task_get(
     .await?)
 }
 
+/// The ids of array `master`'s jobs: the master row and every task that has a row of its
+/// own, by ascending id (just `master` when it is no array, nothing when it does not
+/// exist).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_array_member_ids(
+    ex: impl PgExecutor<'_>,
+    master: i64,
+) -> Result<Vec<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id FROM jobs WHERE id = $1 OR array_job_id = $1 ORDER BY id"#,
+        master
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
+/// The ids of the jobs that ended (any ended state) at or after `since`, by ascending id,
+/// at most `limit`: the ended jobs slurmctld still shows (Slurm's `MinJobAge`). Read along
+/// the `jobs_ended` index.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_ended_since_ids(
+    ex: impl PgExecutor<'_>,
+    since: DateTime<Utc>,
+    limit: i64,
+) -> Result<Vec<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT id FROM jobs
+           WHERE end_time >= $1
+             AND state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')
+           ORDER BY id LIMIT $2"#,
+        since,
+        limit
+    )
+    .fetch_all(ex)
+    .await?)
+}
+
 /// Slurm's `kill_invalid_depend`: cancels the pending jobs `ids` whose dependency can
 /// never be satisfied (state CANCELLED, reason `DependencyNeverSatisfied`, a `cancelled`
 /// event by the scheduler). Jobs no longer pending are left alone. Returns the ids

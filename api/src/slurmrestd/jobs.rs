@@ -44,6 +44,7 @@ impl Csv {
 #[derive(Debug, Default, Deserialize)]
 struct JobDesc {
     account: Option<String>,
+    argv: Option<Vec<String>>,
     array: Option<String>,
     comment: Option<String>,
     constraints: Option<String>,
@@ -390,7 +391,16 @@ fn environment(list: Option<&Vec<String>>) -> Result<BTreeMap<String, String>, S
     Ok(env)
 }
 
-/// `POST /slurm/v0.0.44/job/submit`: submits a batch job (`sbatch`).
+/// The batch script's arguments of `job.argv`: slurmstepd puts the script's path in
+/// `argv[0]` (slurmrestd's document: "argv[0] should be a throwaway value"), so the
+/// script gets `argv[1..]` as `$1`, `$2` … (never through a shell).
+fn script_args(argv: Option<&[String]>) -> Vec<String> {
+    argv.map(|a| a.iter().skip(1).cloned().collect())
+        .unwrap_or_default()
+}
+
+/// `POST /slurm/v0.0.44/job/submit`: submits a batch job (`sbatch`); `job.argv[1..]`
+/// are the script's arguments.
 pub(super) async fn submit(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -426,7 +436,7 @@ pub(super) async fn submit(
             .filter(|d| !d.is_empty()),
         environment: environment(job.environment.as_ref())?,
         script_name: None,
-        script_args: Vec::new(),
+        script_args: script_args(job.argv.as_deref()),
     };
     let (id, _) = crate::submit::submit_job(&state.pool, &caller.name, caller.role, &create, None)
         .await
@@ -478,6 +488,29 @@ fn job_id(raw: &str) -> Result<i64, SlurmError> {
             "job_id",
         )
     })
+}
+
+/// A job id from the path of `GET job/{job_id}`: `12`, or `12_3` (task 3 of array 12).
+fn array_job_id(raw: &str) -> Result<(i64, Option<i32>), SlurmError> {
+    let bad = || {
+        SlurmError::new(
+            StatusCode::BAD_REQUEST,
+            errno::INVALID_JOB_ID,
+            format!("job_id: {raw:?} is not a job id (`12`, or `12_3` for an array task)"),
+            "job_id",
+        )
+    };
+    match raw.split_once('_') {
+        Some((job, task)) => {
+            let task = task
+                .parse::<i32>()
+                .ok()
+                .filter(|t| *t >= 0)
+                .ok_or_else(bad)?;
+            Ok((job_id(job).map_err(|_| bad())?, Some(task)))
+        }
+        None => Ok((job_id(raw)?, None)),
+    }
 }
 
 /// How a process ended, as `process_exit_code_verbose`: `ended` says whether it has.
@@ -637,14 +670,19 @@ pub(super) fn info_query(q: Result<Query<InfoQuery>, QueryRejection>) -> Result<
         .map_err(|e| SlurmError::bad_field("query", e.body_text()))
 }
 
-/// The states `GET jobs/` lists: jobs not ended (slurmctld's view; ended jobs are in
-/// `slurmdb/…/jobs/`, and each stays readable at `job/{job_id}`).
+/// The states `GET jobs/` lists besides the jobs ended in the last [`MIN_JOB_AGE`]
+/// seconds (slurmctld's view; older ended jobs are in `slurmdb/…/jobs/`, and each stays
+/// readable at `job/{job_id}`).
 const ACTIVE_STATES: &str = "PENDING,RUNNING,SUSPENDED,COMPLETING";
+
+/// How long an ended job stays in `GET jobs/`, seconds: Slurm's `MinJobAge` default.
+pub(super) const MIN_JOB_AGE: i64 = 300;
 
 /// The most jobs one `GET jobs/` answers with.
 const MAX_LISTED: usize = 10_000;
 
-/// `GET /slurm/v0.0.44/jobs/`: the jobs not ended that the caller may see (squeue).
+/// `GET /slurm/v0.0.44/jobs/`: the jobs the caller may see that have not ended, or
+/// ended in the last [`MIN_JOB_AGE`] seconds (what slurmctld still holds), by id.
 pub(super) async fn list(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -680,6 +718,29 @@ pub(super) async fn list(
             None => break,
         }
     }
+    if jobs.len() < MAX_LISTED {
+        let since = chrono::Utc::now() - chrono::Duration::seconds(MIN_JOB_AGE);
+        let ended = berth_db::job::job_ended_since_ids(&state.pool, since, MAX_LISTED as i64)
+            .await
+            .map_err(ApiError::from)?;
+        let mut more = Vec::new();
+        for id in ended {
+            if jobs.len() + more.len() >= MAX_LISTED {
+                break;
+            }
+            // Each read as `GET /v1/jobs/{id}` reads it: one the caller may not see is
+            // left out.
+            match crate::routes::job_get(State(state.clone()), caller.clone(), Path(id)).await {
+                Ok(Json(job)) => more.push(job_info(&job)),
+                Err(ApiError::NotFound(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        jobs.extend(more);
+        jobs.sort_by_key(|j| j.job_id);
+        // A job that ended between the two reads is listed once.
+        jobs.dedup_by_key(|j| j.job_id);
+    }
     Ok(answer(
         uri.path(),
         &caller.name,
@@ -688,7 +749,10 @@ pub(super) async fn list(
     ))
 }
 
-/// `GET /slurm/v0.0.44/job/{job_id}`: one job the caller may see (any state).
+/// `GET /slurm/v0.0.44/job/{job_id}`: a job the caller may see (any state). As in
+/// Slurm, `12` of an array gives the whole array (its record of the tasks not started,
+/// then each task that has a job of its own), and `12_3` one task: its own job, or the
+/// array's record while task 3 has not started.
 pub(super) async fn get_one(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -697,14 +761,53 @@ pub(super) async fn get_one(
     q: Result<Query<InfoQuery>, QueryRejection>,
 ) -> Result<Response, SlurmError> {
     info_query(q)?;
-    let id = job_id(&raw)?;
-    let Json(job) = crate::routes::job_get(State(state), caller.clone(), Path(id))
-        .await
-        .map_err(job_error)?;
+    let (id, task) = array_job_id(&raw)?;
+    let get = |id: i64| crate::routes::job_get(State(state.clone()), caller.clone(), Path(id));
+    let jobs = match task {
+        Some(task) => {
+            let own = berth_db::job::job_array_task_get(&state.pool, id, task)
+                .await
+                .map_err(ApiError::from)?;
+            match own {
+                Some(task_id) => vec![get(task_id).await.map_err(job_error)?.0],
+                None => {
+                    let Json(master) = get(id).await.map_err(job_error)?;
+                    let pending = master
+                        .array_tasks_pending
+                        .as_deref()
+                        .and_then(|p| berth_core::array::IndexSet::parse(p).ok())
+                        .is_some_and(|set| u32::try_from(task).is_ok_and(|t| set.contains(t)));
+                    if master.array_job_id != Some(id) || !pending {
+                        return Err(job_error(ApiError::NotFound(format!("no job {id}_{task}"))));
+                    }
+                    vec![master]
+                }
+            }
+        }
+        None => {
+            let Json(job) = get(id).await.map_err(job_error)?;
+            if job.array_job_id == Some(id) {
+                let mut all = vec![job];
+                let members = berth_db::job::job_array_member_ids(&state.pool, id)
+                    .await
+                    .map_err(ApiError::from)?;
+                for member in members.into_iter().filter(|m| *m != id) {
+                    match get(member).await {
+                        Ok(Json(task)) => all.push(task),
+                        Err(ApiError::NotFound(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                all
+            } else {
+                vec![job]
+            }
+        }
+    };
     Ok(answer_ok(
         &uri,
         &caller,
-        job_info_payload(vec![job_info(&job)]),
+        job_info_payload(jobs.iter().map(job_info).collect()),
     ))
 }
 
@@ -924,7 +1027,7 @@ mod tests {
     #[test]
     fn fields_berth_does_not_honour_are_refused_by_name() {
         for (body, field) in [
-            (json!({"argv": ["x"]}), "job.argv"),
+            (json!({"licenses": "matlab:1"}), "job.licenses"),
             (
                 json!({"begin_time": {"set": true, "number": 5}}),
                 "job.begin_time",
@@ -941,6 +1044,24 @@ mod tests {
         }
         let e = environment(Some(&vec!["NOEQUALS".into()])).unwrap_err();
         assert_eq!(e.error.source, "job.environment");
+    }
+
+    #[test]
+    fn argv_gives_the_script_its_arguments_after_argv0() {
+        let job = desc(json!({"argv": ["ignored", "a b", "--lr=3"]}));
+        assert_eq!(script_args(job.argv.as_deref()), ["a b", "--lr=3"]);
+        assert!(script_args(None).is_empty());
+        assert!(submission_options(&job).is_ok(), "argv is honoured");
+    }
+
+    #[test]
+    fn job_ids_of_the_path_take_array_tasks() {
+        assert_eq!(array_job_id("12").unwrap(), (12, None));
+        assert_eq!(array_job_id("12_3").unwrap(), (12, Some(3)));
+        for bad in ["12_", "_3", "12_x", "12_-1", "0_1", "x"] {
+            let e = array_job_id(bad).unwrap_err();
+            assert_eq!(e.error.source, "job_id", "{bad}");
+        }
     }
 
     #[test]

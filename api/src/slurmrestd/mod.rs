@@ -28,6 +28,7 @@
 pub(crate) mod auth;
 mod cluster;
 mod jobs;
+mod sinfo;
 mod slurmdb;
 mod types;
 
@@ -141,10 +142,78 @@ async fn unknown_url(method: Method, uri: axum::http::Uri) -> Response {
 
 /// The document Slurm's `squeue --json` prints (data parser v0.0.44,
 /// `v0.0.44_openapi_job_info_resp`, as `GET /slurm/v0.0.44/jobs` answers) for `jobs`,
-/// asked by `user`: what the CLI prints for `squeue --json`/`--yaml`.
+/// asked by `user`: what the CLI prints for `squeue --json`/`--yaml`, and for
+/// `scontrol show job --json`/`--yaml` (slurmrestd's `job/{job_id}` answers in the same
+/// shape).
 pub fn squeue_document(jobs: &[berth_core::wire::Job], user: &str) -> serde_json::Value {
     let payload = jobs::job_info_payload(jobs.iter().map(jobs::job_info).collect());
     document("/slurm/v0.0.44/jobs", user, payload)
+}
+
+/// The document Slurm's `sinfo --json` prints (Slurm 23.02 and later: `{"sinfo": [...],
+/// "meta", "errors", "warnings"}`, data parser v0.0.44's `SINFO_DATA`; see [`sinfo`] for
+/// the fields and how nodes are grouped) for `partitions` over `nodes`, asked by `user`.
+/// `all_nodes` names every node (a partition with no member list holds them all);
+/// `node_oriented` is sinfo's `-N` (one entry per node and partition); `filtered` says
+/// that a node filter (`-n`, `-t`, `-r`, `-d`, `-R`) chose `nodes`, so that a partition
+/// with none of them is left out rather than shown empty.
+pub fn sinfo_document(
+    partitions: &[berth_core::wire::Partition],
+    nodes: &[berth_core::wire::Node],
+    all_nodes: &[String],
+    node_oriented: bool,
+    filtered: bool,
+    user: &str,
+) -> serde_json::Value {
+    let list = sinfo::entries(partitions, nodes, all_nodes, node_oriented, filtered);
+    document("/slurm/v0.0.44/sinfo", user, json!({ "sinfo": list }))
+}
+
+/// The document `scontrol show node --json` prints (`v0.0.44_openapi_nodes_resp`, as
+/// `GET /slurm/v0.0.44/nodes` answers) for `nodes`, asked by `user`.
+pub fn nodes_document(nodes: &[berth_core::wire::Node], user: &str) -> serde_json::Value {
+    let list: Vec<types::NodeInfo> = nodes.iter().map(cluster::node_info).collect();
+    document(
+        "/slurm/v0.0.44/nodes",
+        user,
+        json!({ "nodes": list, "last_update": now() }),
+    )
+}
+
+/// The document `scontrol show partition --json` prints
+/// (`v0.0.44_openapi_partition_resp`, as `GET /slurm/v0.0.44/partitions` answers) for
+/// `partitions`, asked by `user`; `all_nodes` names every node (a partition with no
+/// member list holds them all).
+pub fn partitions_document(
+    partitions: &[berth_core::wire::Partition],
+    all_nodes: &[String],
+    user: &str,
+) -> serde_json::Value {
+    let list: Vec<Value> = partitions
+        .iter()
+        .map(|p| cluster::partition_info(p, all_nodes))
+        .collect();
+    document(
+        "/slurm/v0.0.44/partitions",
+        user,
+        json!({ "partitions": list, "last_update": now() }),
+    )
+}
+
+/// The document `scontrol show reservation --json` prints
+/// (`v0.0.44_openapi_reservation_resp`, as `GET /slurm/v0.0.44/reservations` answers)
+/// for `reservations`, asked by `user`.
+pub fn reservations_document(
+    reservations: &[berth_core::wire::Reservation],
+    user: &str,
+) -> serde_json::Value {
+    let list: Vec<types::ReservationInfo> =
+        reservations.iter().map(cluster::reservation_info).collect();
+    document(
+        "/slurm/v0.0.44/reservations",
+        user,
+        json!({ "reservations": list, "last_update": now() }),
+    )
 }
 
 /// The document Slurm's `sacct --json` prints (`v0.0.44_openapi_slurmdbd_jobs_resp`, as

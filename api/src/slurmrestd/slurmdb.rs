@@ -1,4 +1,5 @@
-//! `/slurmdb/v0.0.44/`: `jobs/`, `job/{job_id}` (sacct, from `GET /v1/accounting/jobs`),
+//! `/slurmdb/v0.0.44/`: `jobs/`, `job/{job_id}` (sacct, from `GET /v1/accounting/jobs`,
+//! each run with its steps: `batch`, `0`, `1` …, unless `skip_steps`),
 //! `accounts/`, `users/` and `qos/` (sacctmgr show), in slurmdbd's shapes, each with the
 //! visibility of its `/v1` counterpart.
 //!
@@ -15,13 +16,14 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, Uri};
 use axum::response::Response;
 use axum::Json;
-use berth_core::accounting::{AcctJob, AcctJobQuery};
+use berth_core::accounting::{AcctJob, AcctJobQuery, AcctStep};
 use berth_core::identity::{User, UserRole};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// Parameters accepted and not acted on: they shape slurmdbd's answer in ways Berth's
-/// answer already has (no steps, no scripts or environments, no usage truncation).
+/// answer already has (no scripts or environments, no usage truncation); `skip_steps`
+/// is acted on where steps are listed.
 const PRESENTATION: &[&str] = &[
     "skip_steps",
     "disable_truncate_usage_time",
@@ -118,10 +120,35 @@ fn live(state: &str) -> bool {
     matches!(state, "PENDING" | "RUNNING" | "SUSPENDED" | "COMPLETING")
 }
 
-/// One run as slurmdbd's `job`.
+/// One step of run `j` as slurmdbd's `step`: `step.id` is `JOB.STEP` (`12.batch`,
+/// `12.0`), times in seconds since the epoch, `nodes.list` the step's hosts.
+fn step(j: &AcctJob, s: &AcctStep) -> Value {
+    let hosts: Vec<String> = if s.nodelist.is_empty() || s.nodelist == "None assigned" {
+        Vec::new()
+    } else {
+        berth_core::hostlist::expand(&s.nodelist).unwrap_or_else(|_| vec![s.nodelist.clone()])
+    };
+    json!({
+        "step": { "id": format!("{}.{}", j.job_id, s.step), "name": s.name },
+        "state": [s.state],
+        "exit_code": exit_code(!live(&s.state), s.exit_code, s.exit_signal),
+        "time": {
+            "start": super::time(s.start_time),
+            "end": super::time(s.end_time),
+            "elapsed": s.elapsed,
+        },
+        "nodes": { "count": hosts.len(), "range": s.nodelist, "list": hosts },
+        "tasks": { "count": s.ntasks },
+        "tres": { "allocated": tres_list(&s.alloc_tres) },
+    })
+}
+
+/// One run as slurmdbd's `job`, with its steps when the run has them listed.
 pub(super) fn job(j: &AcctJob) -> Value {
     let ts = |t: Option<chrono::DateTime<chrono::Utc>>| t.map_or(0, |t| t.timestamp());
+    let steps: Vec<Value> = j.steps.iter().map(|s| step(j, s)).collect();
     json!({
+        "steps": steps,
         "job_id": j.job_id,
         "name": j.name,
         "user": j.user,
@@ -156,6 +183,12 @@ pub(super) fn job(j: &AcctJob) -> Value {
         },
         "tres": { "requested": tres_list(&j.req_tres), "allocated": tres_list(&j.alloc_tres) },
     })
+}
+
+/// Whether `skip_steps` asks to leave the steps out (present and not `false`/`0`).
+fn skips_steps(q: &HashMap<String, String>) -> bool {
+    q.get("skip_steps")
+        .is_some_and(|v| !matches!(v.to_ascii_lowercase().as_str(), "false" | "0" | "no"))
 }
 
 /// The most runs one answer holds.
@@ -219,6 +252,7 @@ pub(super) async fn jobs(
         qos: non_empty(&q, "qos"),
         node: non_empty(&q, "node"),
         duplicates: q.contains_key("show_duplicates").then_some(true),
+        steps: Some(!skips_steps(&q)),
         ..AcctJobQuery::default()
     };
     let (mut found, truncated) = runs(&state, &caller, filter).await?;
@@ -261,6 +295,7 @@ pub(super) async fn job_get(
         &caller,
         AcctJobQuery {
             job: Some(id.to_string()),
+            steps: Some(true),
             ..AcctJobQuery::default()
         },
     )
