@@ -550,3 +550,78 @@ echo missing=$?
         "{out}"
     );
 }
+
+/// The `SLURM_*` variables a command printed with `env | grep ^SLURM_`.
+fn slurm_lines(text: &str) -> std::collections::BTreeMap<String, String> {
+    text.lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| l.starts_with("SLURM_"))
+        .filter_map(|l| l.split_once('='))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A step's tasks under salloc have the job's Slurm variables as the batch shell of a job
+/// with the same options has them (`SLURM_JOB_USER`, `SLURM_CPUS_ON_NODE`,
+/// `SLURM_JOB_CPUS_PER_NODE`, `SLURM_MEM_PER_NODE`, `SLURM_JOB_START_TIME` …), not only
+/// what salloc's shell was given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_tasks_under_salloc_have_the_batch_jobs_variables() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    c.slurm_command("srun", &c.token, &["--help"]);
+    let options = ["-n", "2", "-c", "2", "--mem=1G", "-t", "5"];
+    let batch = c
+        .submit(
+            "#!/bin/bash\necho BEGIN; env | grep ^SLURM_ | sort; echo END\n",
+            &options,
+        )
+        .await;
+    let job = c.wait_ended(batch, 60).await;
+    let out = c.output(batch).await;
+    assert_eq!(job.state, JobState::Completed, "{out}");
+    let batch_vars = slurm_lines(&out);
+
+    let (code, screen) = salloc_on_a_terminal(
+        &c,
+        &options,
+        "srun -n 1 bash -c 'echo BEGIN; env | grep ^SLURM_ | sort; echo END' > step-env.txt; exit 0\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    let step_text = std::fs::read_to_string(c.dir.join("step-env.txt")).unwrap();
+    let step_vars = slurm_lines(&step_text);
+    let id: i64 = step_vars["SLURM_JOB_ID"].parse().unwrap();
+    let salloc_job = c.job(id).await;
+
+    // Every variable of the batch job's own processes is there (the batch shell's own
+    // pid aside).
+    let missing: Vec<&String> = batch_vars
+        .keys()
+        .filter(|n| *n != "SLURM_TASK_PID" && !step_vars.contains_key(*n))
+        .collect();
+    assert!(missing.is_empty(), "missing {missing:?}:\n{step_text}");
+    assert_eq!(step_vars["SLURM_JOB_USER"], salloc_job.user, "{step_text}");
+    for same in [
+        "SLURM_CPUS_ON_NODE",
+        "SLURM_JOB_CPUS_PER_NODE",
+        "SLURM_MEM_PER_NODE",
+        "SLURM_TASKS_PER_NODE",
+        "SLURM_JOB_NUM_NODES",
+        "SLURM_CLUSTER_NAME",
+        "SLURM_JOB_PARTITION",
+    ] {
+        assert_eq!(
+            step_vars.get(same),
+            batch_vars.get(same),
+            "{same}:\n{step_text}\n{out}"
+        );
+    }
+    assert_eq!(
+        step_vars["SLURM_JOB_START_TIME"],
+        salloc_job.start_time.unwrap().timestamp().to_string()
+    );
+    assert_eq!(step_vars["SLURM_STEP_ID"], "0", "{step_text}");
+}

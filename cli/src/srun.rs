@@ -824,7 +824,9 @@ pub async fn run(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
 /// The variables of the allocation `job` that salloc's command and the tasks of a step
 /// that srun made a job for get (Slurm's salloc and srun set them; inside a batch job the
 /// worker does): `SLURM_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_JOB_USER`, the node list and
-/// counts, partition, account, QOS, cluster name and `SLURM_SUBMIT_DIR`.
+/// counts, partition, account, QOS, cluster name, `SLURM_SUBMIT_DIR` and
+/// `SLURM_SUBMIT_HOST` (this machine). The api adds the rest of the job's variables to
+/// each step task.
 pub fn allocation_environment(
     job: &berth_core::wire::Job,
     submit_dir: &std::path::Path,
@@ -845,6 +847,7 @@ pub fn allocation_environment(
         ("SLURM_JOB_PARTITION", job.partition.clone()),
         ("SLURM_CLUSTER_NAME", "berth".to_string()),
         ("SLURM_SUBMIT_DIR", submit_dir.display().to_string()),
+        ("SLURM_SUBMIT_HOST", crate::server::host_name()),
     ];
     if let Some(account) = &job.account {
         env.push(("SLURM_JOB_ACCOUNT", account.clone()));
