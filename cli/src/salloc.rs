@@ -7,12 +7,14 @@
 //! machine with `SLURM_JOB_ID` and the allocation's variables set, so that `srun` in it
 //! creates steps of that job. When the command exits the job is cancelled ("Relinquishing
 //! job allocation"); when the job ends first (time limit, scancel) the command gets
-//! SIGHUP, as Slurm's salloc does.
+//! SIGHUP, as Slurm's salloc does. While it runs salloc keeps the allocation alive
+//! ([`crate::srun::KeepAlive`]): killed without relinquishing it, its job ends after the
+//! cluster's inactive limit (Slurm's `InactiveLimit`).
 
 use crate::client::{Client, ClientError};
 use crate::srun::{
     allocation_environment, allocation_options, follow_step, holder_script, wait_for_allocation,
-    AllocationArgs, SrunArgs,
+    AllocationArgs, KeepAlive, SrunArgs,
 };
 use anyhow::{bail, Context};
 use berth_core::state::JobState;
@@ -82,6 +84,10 @@ pub async fn run(client: &Client, args: &SallocArgs) -> anyhow::Result<i32> {
         .await
         .map_err(|e| anyhow::anyhow!("salloc: error: {e}"))?;
     let id = created.id;
+    // While salloc runs, its allocation is kept alive; killed without a chance to
+    // relinquish it (SIGKILL, a lost machine), the job ends after the cluster's inactive
+    // limit. `--no-shell` leaves the job to run until cancelled or out of time.
+    let _alive = (!args.no_shell).then(|| KeepAlive::start(client, id));
     let say = |text: String| {
         if !args.quiet {
             eprintln!("{text}");

@@ -1125,6 +1125,55 @@ async fn hold_for_step(client: &Client, step: u32) -> anyhow::Result<i32> {
     }
 }
 
+/// The longest time between two keep-alives of an allocation's client.
+const KEEPALIVE_EVERY: Duration = Duration::from_secs(30);
+
+/// The keep-alives of an allocation this process made (salloc's, srun's outside an
+/// allocation): while it lives, a task tells the api every quarter of the cluster's
+/// inactive limit (Slurm's `InactiveLimit`; at most every 30 s, at least every second)
+/// that the client is still there, so the job outlives it by at most that limit when it
+/// is killed without a chance to cancel the job (SIGKILL, a lost machine). Dropping it
+/// stops them.
+pub struct KeepAlive(tokio::task::JoinHandle<()>);
+
+impl KeepAlive {
+    /// Starts keeping job `id` alive (the first keep-alive goes at once). It stops by
+    /// itself once the api says the job has ended (409), is unknown or not this user's.
+    pub fn start(client: &Client, id: i64) -> KeepAlive {
+        let client = client.clone();
+        KeepAlive(tokio::spawn(async move {
+            let path = format!("/v1/jobs/{id}/keepalive");
+            let mut every = KEEPALIVE_EVERY;
+            loop {
+                let sent: Result<berth_core::wire::JobKeepalive, ClientError> =
+                    client.post_json(&path, &serde_json::json!({})).await;
+                let wait = match sent {
+                    Ok(answer) => {
+                        if answer.inactive_limit > 0 {
+                            every = Duration::from_secs(answer.inactive_limit / 4)
+                                .clamp(Duration::from_secs(1), KEEPALIVE_EVERY);
+                        }
+                        every
+                    }
+                    Err(ClientError::Problem {
+                        status: 403 | 404 | 409,
+                        ..
+                    }) => return,
+                    // The api is unreachable for now: try again soon.
+                    Err(_) => every.min(Duration::from_secs(2)),
+                };
+                tokio::time::sleep(wait).await;
+            }
+        }))
+    }
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Waits until job `id` runs, saying so as Slurm's srun and salloc do (`prefix`: `srun`
 /// or `salloc`); returns the job, or an error when it ended first.
 pub async fn wait_for_allocation(
@@ -1181,6 +1230,9 @@ async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32>
         .await
         .map_err(|e| anyhow::anyhow!("srun: error: {e}"))?;
     let id = created.id;
+    // Until srun ends, its job is kept alive; once it is gone, the job ends after the
+    // cluster's inactive limit (the step's tasks with it).
+    let _alive = KeepAlive::start(client, id);
     let allocated = tokio::select! {
         job = wait_for_allocation(client, id, "srun") => job,
         _ = tokio::signal::ctrl_c() => {

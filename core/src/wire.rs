@@ -72,6 +72,22 @@ pub struct JobCreated {
     pub id: i64,
 }
 
+/// `POST /v1/jobs/{id}/keepalive` answer: the allocation's client (salloc, srun outside
+/// an allocation) is alive, and until when the job lasts without another keep-alive
+/// (Slurm's `InactiveLimit`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobKeepalive {
+    /// The job.
+    pub job_id: i64,
+    /// The cluster's inactive limit, seconds (`[scheduler] inactive_limit_seconds`; 0:
+    /// none, the job is never ended for its client's silence). A client sends its next
+    /// keep-alive well within it (salloc and srun: every quarter of it, at most 30 s).
+    pub inactive_limit: u64,
+    /// When the job ends (a running one TIMEOUT, a pending one CANCELLED, reason
+    /// `InactiveLimit`) unless another keep-alive comes first; `None` without a limit.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
 /// One node's share of a job's allocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct JobAllocation {
