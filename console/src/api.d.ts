@@ -3327,6 +3327,17 @@ export interface components {
             pool?: string | null;
             /** @description Why it is drained or down. */
             reason?: string | null;
+            /**
+             * Format: date-time
+             * @description When the reason was set (sinfo's `%H`).
+             */
+            reason_time?: string | null;
+            /**
+             * @description Who set the reason (Slurm's `REASON_UID`, sinfo's `%u`): the operator who drained
+             *     the node, or `slurm` for the reasons Berth sets itself (`Not responding`, `Kill task
+             *     failed`, a GPU fault …).
+             */
+            reason_user?: string | null;
             /** @description The state (IDLE/MIXED/ALLOCATED are derived from its allocations). */
             state: components["schemas"]["NodeState"];
             /**

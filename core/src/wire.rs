@@ -509,6 +509,14 @@ pub struct Node {
     pub state: NodeState,
     /// Why it is drained or down.
     pub reason: Option<String>,
+    /// Who set the reason (Slurm's `REASON_UID`, sinfo's `%u`): the operator who drained
+    /// the node, or `slurm` for the reasons Berth sets itself (`Not responding`, `Kill task
+    /// failed`, a GPU fault …).
+    #[serde(default)]
+    pub reason_user: Option<String>,
+    /// When the reason was set (sinfo's `%H`).
+    #[serde(default)]
+    pub reason_time: Option<DateTime<Utc>>,
     /// CPUs (Slurm's CPUTot): the configured value, else what the worker reported.
     pub cpus: u32,
     /// Memory (Slurm's RealMemory), MiB: the configured value, else what the worker
