@@ -115,6 +115,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "job_release",
         "job_top",
         "job_requeue",
+        "job_keepalive",
         "job_task_cancel",
         "job_signal",
         "job_priority",
@@ -266,6 +267,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_release"
             | "job_top"
             | "job_requeue"
+            | "job_keepalive"
             | "job_task_cancel"
             | "job_signal"
             | "step_create"
@@ -350,6 +352,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "job_release"
             | "job_top"
             | "job_requeue"
+            | "job_keepalive"
             | "job_task_cancel"
             | "job_signal"
             | "job_priority"
@@ -366,6 +369,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
             | "reservation_get"
     ) || webhook_of_owner;
     Some(match who {
+        // Only the owner's salloc or srun keeps an allocation alive (not staff's).
+        Admin | Operator if op == "job_keepalive" => 403,
         // The fixture's job is pending, never placed: its output is no one's to upload.
         Admin if op == "job_output_upload" => 404,
         Admin => success(op),
@@ -481,6 +486,8 @@ async fn prepare(
             fresh(HELD).await
         }
         "job_hold_batch" => fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await,
+        // Kept alive, it would end once its keep-alive expires: never the shared job.
+        "job_keepalive" => fresh("#!/bin/bash\n#SBATCH --begin=now+1hour\ntrue\n").await,
         "job_task_cancel" => {
             fresh("#!/bin/bash\n#SBATCH --hold\n#SBATCH --array=0-3\ntrue\n").await
         }

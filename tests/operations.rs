@@ -49,6 +49,22 @@ async fn operators_drain_and_resume_nodes() {
     let n = node(&c, &busy).await;
     assert_eq!(n.state, NodeState::Draining, "its job still runs: {n:?}");
     assert_eq!(n.reason.as_deref(), Some("bad fan"));
+    // Who drained it and when: sinfo -R's USER and TIMESTAMP.
+    assert_eq!(n.reason_user.as_deref(), Some("olga"), "{n:?}");
+    let since = chrono::Utc::now() - n.reason_time.expect("a drain time");
+    assert!(since < chrono::Duration::minutes(2), "{n:?}");
+    let (code, out, err) = c.slurm_command("sinfo", &c.token, &["-R", "-n", &busy]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("bad fan"))
+        .unwrap_or_else(|| panic!("{out}"));
+    // `%20E %9u %19H %N`: the reason, who, when (local time), the nodes.
+    assert_eq!(line[21..30].trim_end(), "olga", "{out}");
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(&line[31..50], "%Y-%m-%dT%H:%M:%S").is_ok(),
+        "{out}"
+    );
     let (s, drained) = c
         .call(
             Method::POST,
@@ -147,7 +163,10 @@ async fn operators_drain_and_resume_nodes() {
     assert_eq!(done.state, JobState::Completed, "{done:?}");
     assert_eq!(done.allocations[0].node, busy, "only {busy} was in service");
     let n = node(&c, &busy).await;
-    assert_eq!((n.state, n.reason), (NodeState::Idle, None));
+    assert_eq!(
+        (n.state, n.reason, n.reason_user, n.reason_time),
+        (NodeState::Idle, None, None, None)
+    );
     let (code, _, err) = c.cli(
         &olga,
         &[

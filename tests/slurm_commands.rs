@@ -187,12 +187,20 @@ async fn sinfo_views_and_scontrol_nodes() {
     );
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = slurm(&c, "sinfo", &t, &["-R"], "");
+    let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
-        out.lines().collect::<Vec<_>>(),
-        vec![
-            "REASON               USER      TIMESTAMP           NODELIST",
-            "fan check            Unknown   Unknown             node-1",
-        ]
+        lines[0], "REASON               USER      TIMESTAMP           NODELIST",
+        "{out}"
+    );
+    // Who drained it (the token's user) and when, in local time.
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[1].starts_with("fan check            alice     ") && lines[1].ends_with(" node-1"),
+        "{out}"
+    );
+    assert!(
+        chrono::NaiveDateTime::parse_from_str(&lines[1][31..50], "%Y-%m-%dT%H:%M:%S").is_ok(),
+        "{out}"
     );
     let (_, out, _) = slurm(&c, "sinfo", &t, &["-h", "-t", "drain", "-o", "%N %t"], "");
     assert_eq!(out, "node-1 drain\n");
@@ -224,7 +232,7 @@ async fn sinfo_views_and_scontrol_nodes() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("NodeName=node-1 "), "{out}");
     assert!(out.contains("   State=IDLE+DRAIN "), "{out}");
-    assert!(out.contains("   Reason=fan check\n"), "{out}");
+    assert!(out.contains("   Reason=fan check [alice@"), "{out}");
     let (code, _, err) = slurm(&c, "scontrol", &t, &["show", "node", "node-9"], "");
     assert_eq!(code, 1);
     assert!(err.contains("node-9"), "{err}");

@@ -553,3 +553,249 @@ echo missing=$?
         "{out}"
     );
 }
+
+/// Starts `name ARGS` (salloc, srun) as the cluster's admin in a process group of its own,
+/// its stdout and stderr to files under the cluster's directory; returns the child and
+/// its stderr file.
+fn spawn_slurm(
+    c: &TestCluster,
+    name: &str,
+    args: &[&str],
+) -> (std::process::Child, std::path::PathBuf) {
+    use std::os::unix::process::CommandExt;
+    let bin = c.dir.join("slurm-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join(name);
+    if !link.exists() {
+        std::os::unix::fs::symlink(crate::cluster::berth_bin(), &link).unwrap();
+    }
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let err = c.dir.join(format!("{name}-{stamp}.err"));
+    let child = std::process::Command::new(&link)
+        .args(args)
+        .current_dir(&c.dir)
+        .env("BERTH_URL", &c.url)
+        .env("BERTH_TOKEN", &c.token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .env_remove("SLURM_JOB_ID")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(c.dir.join(format!("{name}-{stamp}.out"))).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    (child, err)
+}
+
+/// Waits (up to 90 s) until `file` holds `text`; returns the file's text.
+async fn wait_for_text(file: &std::path::Path, text: &str) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let now = std::fs::read_to_string(file).unwrap_or_default();
+        if now.contains(text) {
+            return now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {text:?} in {}:\n{now}",
+            file.display()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+/// SIGKILLs a child's whole process group (what it started too) and reaps it.
+fn kill_group(child: &mut std::process::Child) {
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    let _ = child.wait();
+}
+
+/// Slurm's `InactiveLimit`: a salloc, or an srun outside an allocation, killed with SIGKILL
+/// (no chance to give its allocation back) leaves a job that ends once the cluster's
+/// inactive limit has passed without a keep-alive: TIMEOUT, reason `InactiveLimit`, its
+/// processes stopped. A live salloc keeps its job well past the limit, and a batch job
+/// running longer than the limit is not affected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_sallocs_or_sruns_job_ends_after_the_inactive_limit() {
+    const LIMIT: u64 = 5;
+    let c = TestCluster::start(Options {
+        workers: 1,
+        scheduler_config: "inactive_limit_seconds = 5\n",
+        ..Default::default()
+    })
+    .await;
+    // A batch job that outlives the limit three times over.
+    let batch = c
+        .submit(
+            "#!/bin/bash\n#SBATCH -t 5\nsleep 16\necho batch-done\n",
+            &[],
+        )
+        .await;
+
+    // salloc, SIGKILLed once its allocation is granted.
+    let (mut salloc, err) = spawn_slurm(&c, "salloc", &["-t", "10", "sleep", "300"]);
+    let said = wait_for_text(&err, "Granted job allocation").await;
+    let id: i64 = said
+        .split("Granted job allocation ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{said}"));
+    // Alive past the limit while salloc runs.
+    tokio::time::sleep(std::time::Duration::from_secs(2 * LIMIT)).await;
+    assert_eq!(c.job(id).await.state, JobState::Running, "{said}");
+    let killed = std::time::Instant::now();
+    salloc.kill().unwrap();
+    let _ = salloc.wait();
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        (job.state, job.reason.as_deref()),
+        (JobState::Timeout, Some("InactiveLimit")),
+        "{job:?}"
+    );
+    let took = killed.elapsed().as_secs();
+    assert!(
+        (LIMIT - 1..LIMIT + 20).contains(&took),
+        "ended {took} s after salloc was killed (limit {LIMIT} s)"
+    );
+    kill_group(&mut salloc);
+
+    // srun outside an allocation, SIGKILLed while its step runs: the job ends, and the
+    // step's task with it.
+    let (mut srun, err) = spawn_slurm(&c, "srun", &["-t", "10", "sleep", "300"]);
+    let said = wait_for_text(&err, "has been allocated resources").await;
+    let id = job_of(&said);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let steps: StepList = c.get(&format!("/v1/jobs/{id}/steps")).await;
+        if steps
+            .items
+            .first()
+            .is_some_and(|s| s.tasks.iter().all(|t| t.started_at.is_some()))
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "no step: {steps:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    srun.kill().unwrap();
+    let _ = srun.wait();
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        (job.state, job.reason.as_deref()),
+        (JobState::Timeout, Some("InactiveLimit")),
+        "{job:?}"
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let step: Step = c.get(&format!("/v1/jobs/{id}/steps/0")).await;
+        if step.state != StepState::Running {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{step:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    }
+    kill_group(&mut srun);
+
+    // A live salloc whose command outlasts the limit keeps its job to the end.
+    let (code, stdout, stderr) = c.slurm_command(
+        "salloc",
+        &c.token,
+        &["-t", "5", "sh", "-c", "sleep 12; echo still=$SLURM_JOB_ID"],
+    );
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let id: i64 = value(&stdout, "still")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}\n{stderr}"));
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        (job.state, job.reason.as_deref()),
+        (JobState::Cancelled, None),
+        "relinquished by salloc, not ended for inactivity: {job:?}"
+    );
+
+    let job = c.wait_ended(batch, 60).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}");
+}
+
+/// The `SLURM_*` variables a command printed with `env | grep ^SLURM_`.
+fn slurm_lines(text: &str) -> std::collections::BTreeMap<String, String> {
+    text.lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .filter(|l| l.starts_with("SLURM_"))
+        .filter_map(|l| l.split_once('='))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A step's tasks under salloc have the job's Slurm variables as the batch shell of a job
+/// with the same options has them (`SLURM_JOB_USER`, `SLURM_CPUS_ON_NODE`,
+/// `SLURM_JOB_CPUS_PER_NODE`, `SLURM_MEM_PER_NODE`, `SLURM_JOB_START_TIME` …), not only
+/// what salloc's shell was given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_tasks_under_salloc_have_the_batch_jobs_variables() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    c.slurm_command("srun", &c.token, &["--help"]);
+    let options = ["-n", "2", "-c", "2", "--mem=1G", "-t", "5"];
+    let batch = c
+        .submit(
+            "#!/bin/bash\necho BEGIN; env | grep ^SLURM_ | sort; echo END\n",
+            &options,
+        )
+        .await;
+    let job = c.wait_ended(batch, 60).await;
+    let out = c.output(batch).await;
+    assert_eq!(job.state, JobState::Completed, "{out}");
+    let batch_vars = slurm_lines(&out);
+
+    let (code, screen) = salloc_on_a_terminal(
+        &c,
+        &options,
+        "srun -n 1 bash -c 'echo BEGIN; env | grep ^SLURM_ | sort; echo END' > step-env.txt; exit 0\n",
+    );
+    assert_eq!(code, 0, "{screen}");
+    let step_text = std::fs::read_to_string(c.dir.join("step-env.txt")).unwrap();
+    let step_vars = slurm_lines(&step_text);
+    let id: i64 = step_vars["SLURM_JOB_ID"].parse().unwrap();
+    let salloc_job = c.job(id).await;
+
+    // Every variable of the batch job's own processes is there (the batch shell's own
+    // pid aside).
+    let missing: Vec<&String> = batch_vars
+        .keys()
+        .filter(|n| *n != "SLURM_TASK_PID" && !step_vars.contains_key(*n))
+        .collect();
+    assert!(missing.is_empty(), "missing {missing:?}:\n{step_text}");
+    assert_eq!(step_vars["SLURM_JOB_USER"], salloc_job.user, "{step_text}");
+    for same in [
+        "SLURM_CPUS_ON_NODE",
+        "SLURM_JOB_CPUS_PER_NODE",
+        "SLURM_MEM_PER_NODE",
+        "SLURM_TASKS_PER_NODE",
+        "SLURM_JOB_NUM_NODES",
+        "SLURM_CLUSTER_NAME",
+        "SLURM_JOB_PARTITION",
+    ] {
+        assert_eq!(
+            step_vars.get(same),
+            batch_vars.get(same),
+            "{same}:\n{step_text}\n{out}"
+        );
+    }
+    assert_eq!(
+        step_vars["SLURM_JOB_START_TIME"],
+        salloc_job.start_time.unwrap().timestamp().to_string()
+    );
+    assert_eq!(step_vars["SLURM_STEP_ID"], "0", "{step_text}");
+}

@@ -6,6 +6,7 @@
 //! * [`job_control`]: hold, release and update of pending jobs;
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
 //! * [`requeue`]: `scontrol requeue`;
+//! * [`keepalive`]: keep-alives of salloc's and srun's allocations (`InactiveLimit`);
 //! * [`stats`]: GPU usage per job;
 //! * [`steps`]: job steps (`srun` inside an allocation) and their output;
 //! * [`node_sync`]: the worker protocol (registration, long-poll sync, reports);
@@ -37,6 +38,7 @@ pub mod fairshare;
 pub mod identity;
 pub mod job_control;
 pub mod job_signal;
+pub mod keepalive;
 pub mod limits;
 pub mod metrics;
 pub mod node_credentials;
@@ -254,6 +256,7 @@ pub fn router(state: AppState) -> Router {
         .route("/v1/jobs/{id}/cancel", post(routes::job_cancel))
         .route("/v1/jobs/{id}/requeue", post(requeue::job_requeue))
         .route("/v1/jobs/{id}/signal", post(job_signal::job_signal))
+        .route("/v1/jobs/{id}/keepalive", post(keepalive::job_keepalive))
         .route("/v1/jobs/{id}/stats", get(stats::job_stats))
         .route("/v1/jobs/{id}/gpu-samples", get(stats::job_gpu_samples))
         .route("/v1/oidc/issuers", get(oidc::oidc_issuer_list))

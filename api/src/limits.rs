@@ -49,7 +49,14 @@ pub struct Limits {
     /// The most output bytes the database keeps per job run and stream (`None`: no cap);
     /// the rest is dropped and the stream marked truncated. The node's files are whole.
     pub output_cap_bytes: Option<u64>,
+    /// Slurm's `InactiveLimit`: how long a job whose client sends keep-alives (salloc,
+    /// srun outside an allocation) lasts after the last one (`[scheduler]
+    /// inactive_limit_seconds`); zero: no limit. See [`crate::keepalive`].
+    pub inactive_limit: Duration,
 }
+
+/// The default [`Limits::inactive_limit`]: 120 s.
+pub const DEFAULT_INACTIVE_LIMIT: Duration = Duration::from_secs(120);
 
 /// The default [`Limits::output_cap_bytes`]: 64 MiB per run and stream.
 pub const DEFAULT_OUTPUT_CAP_BYTES: u64 = 64 * 1024 * 1024;
@@ -64,6 +71,7 @@ impl Default for Limits {
             max_header_bytes: 16 * 1024,
             request_timeout: Duration::from_secs(90),
             output_cap_bytes: Some(DEFAULT_OUTPUT_CAP_BYTES),
+            inactive_limit: DEFAULT_INACTIVE_LIMIT,
         }
     }
 }

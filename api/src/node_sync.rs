@@ -1268,6 +1268,27 @@ async fn desired_step_tasks(
             ),
             None => (None, None),
         };
+        // The job's own variables, as its batch shell has them (under salloc, srun's
+        // environment holds only what salloc set).
+        if let Some(job_row) = &job_row {
+            let (facts, defaults) = crate::slurm_variables::step_job_variables(
+                job_row,
+                &spec,
+                &row.job_nodes,
+                cpu_limit,
+            );
+            for (name, value) in facts {
+                match value {
+                    Some(value) => environment.insert(name.to_string(), value),
+                    None => environment.remove(name),
+                };
+            }
+            for (name, value) in defaults {
+                if let Some(value) = value {
+                    environment.entry(name.to_string()).or_insert(value);
+                }
+            }
+        }
         launches.push(StepTaskLaunch {
             memory_limit_mib,
             cpu_limit,

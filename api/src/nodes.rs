@@ -108,6 +108,7 @@ pub async fn node_drain(
         ));
     }
     let mut tx = berth_db::begin(&state.pool).await?;
+    node::node_reason_user_set_in_tx(&mut tx, &caller.name).await?;
     let change = node::node_admin_drain_in_tx(&mut tx, &name, reason).await?;
     outcome(&name, change)?;
     tx.commit().await.map_err(DbError::from)?;

@@ -4,8 +4,9 @@
 
 use crate::usage_report;
 use crate::{
-    accounting, audit, events, fairshare, identity, job_control, job_signal, node_credentials,
-    nodes, oidc, partitions, pools, requeue, reservations, routes, stats, steps, tokens, webhooks,
+    accounting, audit, events, fairshare, identity, job_control, job_signal, keepalive,
+    node_credentials, nodes, oidc, partitions, pools, requeue, reservations, routes, stats, steps,
+    tokens, webhooks,
 };
 use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -133,6 +134,7 @@ impl Modify for ProblemResponses {
         fairshare::qos_get,
         fairshare::qos_put,
         requeue::job_requeue,
+        keepalive::job_keepalive,
         stats::job_stats,
         stats::job_gpu_samples,
         routes::job_script,

@@ -104,6 +104,96 @@ pub fn slurm_variables(job: &JobRow, spec: &JobSpec, nodes: &[String]) -> BTreeM
     out
 }
 
+/// A job variable for a step task: set to the value, or removed (`None`) even when
+/// srun's environment has it.
+pub type StepVariable = (&'static str, Option<String>);
+
+/// The job's own variables for a task of one of its steps on a node where the job holds
+/// `cpus_here` CPUs (`nodes`: the job's nodes in node-index order), as the job's batch
+/// shell has them (`SLURM_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_JOB_USER`, account,
+/// partition, node list and count, `SLURM_CPUS_ON_NODE`, `SLURM_JOB_CPUS_PER_NODE`,
+/// submit directory and host, restart count, cluster name, array ids, and every one of
+/// [`berth_core::wire::API_SLURM_VARIABLES`] from [`slurm_variables`]): they win over
+/// srun's environment, which under salloc holds only what salloc set. The first list is
+/// the job's facts; the second (`SLURM_NTASKS_PER_NODE`, `SLURM_GPUS_PER_TASK`) only
+/// fills in what srun's environment lacks, since srun's own options may set them. The
+/// worker sets the task's and step's own (`SLURM_PROCID`, `SLURM_STEP_*`,
+/// `SLURM_NTASKS`, GPUs) over all of them.
+pub fn step_job_variables(
+    job: &JobRow,
+    spec: &JobSpec,
+    nodes: &[String],
+    cpus_here: Option<u32>,
+) -> (Vec<StepVariable>, Vec<StepVariable>) {
+    let id = job.id.to_string();
+    let nodelist = berth_core::hostlist::compress(nodes);
+    let num_nodes = nodes.len().max(1);
+    let submit_host = job
+        .environment
+        .get("HOSTNAME")
+        .and_then(|h| h.as_str())
+        .map(str::to_string);
+    let mut facts: Vec<StepVariable> = vec![
+        ("SLURM_JOB_ID", Some(id.clone())),
+        ("SLURM_JOBID", Some(id)),
+        ("SLURM_JOB_NAME", Some(job.name.clone())),
+        ("SLURM_JOB_USER", Some(job.user_name.clone())),
+        ("SLURM_JOB_ACCOUNT", job.account.clone()),
+        ("SLURM_JOB_PARTITION", Some(job.partition.clone())),
+        ("SLURM_JOB_NODELIST", Some(nodelist.clone())),
+        ("SLURM_NODELIST", Some(nodelist)),
+        ("SLURM_JOB_NUM_NODES", Some(num_nodes.to_string())),
+        ("SLURM_NNODES", Some(num_nodes.to_string())),
+        ("SLURM_CPUS_ON_NODE", cpus_here.map(|n| n.to_string())),
+        (
+            "SLURM_JOB_CPUS_PER_NODE",
+            cpus_here.map(|n| {
+                if num_nodes > 1 {
+                    format!("{n}(x{num_nodes})")
+                } else {
+                    n.to_string()
+                }
+            }),
+        ),
+        ("SLURM_RESTART_COUNT", Some(job.restart_count.to_string())),
+        ("SLURM_CLUSTER_NAME", Some("berth".to_string())),
+        (
+            "SLURM_ARRAY_JOB_ID",
+            job.array_job_id.map(|n| n.to_string()),
+        ),
+        (
+            "SLURM_ARRAY_TASK_ID",
+            job.array_task_id.map(|n| n.to_string()),
+        ),
+        (
+            "SLURM_ARRAY_TASK_COUNT",
+            job.array_task_count.map(|n| n.to_string()),
+        ),
+    ];
+    // Where the job's record does not say, srun's environment keeps its own.
+    if let Some(dir) = &job.submit_dir {
+        facts.push(("SLURM_SUBMIT_DIR", Some(dir.clone())));
+    }
+    if let Some(host) = submit_host {
+        facts.push(("SLURM_SUBMIT_HOST", Some(host)));
+    }
+    let mut api = slurm_variables(job, spec, nodes);
+    for name in berth_core::wire::API_SLURM_VARIABLES {
+        facts.push((name, api.remove(*name)));
+    }
+    let defaults = vec![
+        (
+            "SLURM_NTASKS_PER_NODE",
+            spec.ntasks_per_node.map(|n| n.to_string()),
+        ),
+        (
+            "SLURM_GPUS_PER_TASK",
+            spec.gpus_per_task.map(|n| n.to_string()),
+        ),
+    ];
+    (facts, defaults)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -241,6 +241,8 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
         name: row.name.clone(),
         state,
         reason: row.reason.clone(),
+        reason_user: row.reason_user.clone(),
+        reason_time: row.reason_time,
         cpus: to_u32(row.cpus),
         memory_mib: to_u64(row.memory_mib),
         features: row.features.clone(),

@@ -189,13 +189,18 @@ pub fn apply_partition_assignments(
     Ok(())
 }
 
-/// `scontrol show partition`'s `Key=Value` lines.
+/// `scontrol show partition`'s `Key=Value` lines, the keys Berth has in the order and on
+/// the lines of Slurm's (`slurm_sprint_partition_info`): `PartitionName`; `AllowGroups`
+/// (always `ALL`: Berth has no groups), `AllowAccounts`, `AllowQos`; `Default`;
+/// `DefaultTime` (`NONE` when unset); `MaxNodes`, `MaxTime`; `Nodes`; `PriorityTier`;
+/// `TotalNodes` (and Berth's `TotalGPUs`); `JobDefaults` (`DefCpuPerGPU`, `DefMemPerGPU`,
+/// or `(null)`); `DefMemPerCPU` (or `DefMemPerNode=UNLIMITED`), `MaxMemPerNode`.
 pub fn format_partition(p: &Partition) -> String {
-    let time = |t: Option<u64>| match t {
+    let time = |t: Option<u64>, none: &str| match t {
         Some(s) => format::scontrol_duration(s),
-        None => "UNLIMITED".to_string(),
+        None => none.to_string(),
     };
-    let mem = |m: Option<u64>| m.map_or_else(|| "UNLIMITED".to_string(), |m| m.to_string());
+    let unlimited = |v: Option<String>| v.unwrap_or_else(|| "UNLIMITED".to_string());
     let all = |v: &[String]| {
         if v.is_empty() {
             "ALL".to_string()
@@ -203,30 +208,55 @@ pub fn format_partition(p: &Partition) -> String {
             v.join(",")
         }
     };
-    format!(
-        "PartitionName={}\n   AllowAccounts={} AllowQos={}\n   Default={} DefaultTime={} MaxTime={} MaxNodes={} PriorityTier={}\n   Nodes={}\n   TotalNodes={} TotalGPUs={}\n   DefCpuPerGPU={} DefMemPerGPU={} DefMemPerCPU={} MaxMemPerNode={}\n",
-        p.name,
-        all(&p.allowed_accounts),
-        all(&p.allowed_qos),
-        if p.is_default { "YES" } else { "NO" },
-        time(p.default_time),
-        time(p.max_time),
-        p.max_nodes
-            .map_or_else(|| "UNLIMITED".to_string(), |n| n.to_string()),
-        p.priority_tier,
-        if p.nodes.is_empty() {
-            "ALL".to_string()
-        } else {
-            hostlist::compress(&p.nodes)
-        },
-        p.total_nodes,
-        p.total_gpus,
-        p.def_cpu_per_gpu
-            .map_or_else(|| "UNLIMITED".to_string(), |n| n.to_string()),
-        mem(p.def_mem_per_gpu),
-        mem(p.def_mem_per_cpu),
-        mem(p.max_mem_per_node),
-    )
+    let mut job_defaults = Vec::new();
+    if let Some(n) = p.def_cpu_per_gpu {
+        job_defaults.push(format!("DefCpuPerGPU={n}"));
+    }
+    if let Some(m) = p.def_mem_per_gpu {
+        job_defaults.push(format!("DefMemPerGPU={m}"));
+    }
+    let job_defaults = if job_defaults.is_empty() {
+        "(null)".to_string()
+    } else {
+        job_defaults.join(",")
+    };
+    let def_mem = match p.def_mem_per_cpu {
+        Some(m) => format!("DefMemPerCPU={m}"),
+        None => "DefMemPerNode=UNLIMITED".to_string(),
+    };
+    let lines = [
+        format!("PartitionName={}", p.name),
+        format!(
+            "AllowGroups=ALL AllowAccounts={} AllowQos={}",
+            all(&p.allowed_accounts),
+            all(&p.allowed_qos)
+        ),
+        format!("Default={}", if p.is_default { "YES" } else { "NO" }),
+        format!("DefaultTime={}", time(p.default_time, "NONE")),
+        format!(
+            "MaxNodes={} MaxTime={}",
+            unlimited(p.max_nodes.map(|n| n.to_string())),
+            time(p.max_time, "UNLIMITED")
+        ),
+        format!(
+            "Nodes={}",
+            if p.nodes.is_empty() {
+                "ALL".to_string()
+            } else {
+                hostlist::compress(&p.nodes)
+            }
+        ),
+        format!("PriorityTier={}", p.priority_tier),
+        format!("TotalNodes={} TotalGPUs={}", p.total_nodes, p.total_gpus),
+        format!("JobDefaults={job_defaults}"),
+        format!(
+            "{def_mem} MaxMemPerNode={}",
+            unlimited(p.max_mem_per_node.map(|m| m.to_string()))
+        ),
+    ];
+    let mut out = lines.join("\n   ");
+    out.push('\n');
+    out
 }
 
 /// `berth node show NAME`.
@@ -645,19 +675,37 @@ mod tests {
             def_mem_per_cpu: None,
             max_mem_per_node: Some(65536),
         };
+        // Slurm's keys, in its order and on its lines.
+        assert_eq!(
+            format_partition(&p),
+            "PartitionName=debug\n   \
+             AllowGroups=ALL AllowAccounts=ALL AllowQos=normal\n   \
+             Default=NO\n   \
+             DefaultTime=00:30:00\n   \
+             MaxNodes=UNLIMITED MaxTime=UNLIMITED\n   \
+             Nodes=node-[1-2]\n   \
+             PriorityTier=2\n   \
+             TotalNodes=2 TotalGPUs=16\n   \
+             JobDefaults=DefCpuPerGPU=4\n   \
+             DefMemPerNode=UNLIMITED MaxMemPerNode=65536\n"
+        );
+        let p = Partition {
+            is_default: true,
+            default_time: None,
+            max_nodes: Some(4),
+            def_cpu_per_gpu: None,
+            def_mem_per_cpu: Some(2048),
+            ..p
+        };
         let text = format_partition(&p);
-        assert!(text.starts_with("PartitionName=debug\n"), "{text}");
-        assert!(text.contains("AllowAccounts=ALL AllowQos=normal"), "{text}");
-        assert!(
-            text.contains(
-                "DefCpuPerGPU=4 DefMemPerGPU=UNLIMITED DefMemPerCPU=UNLIMITED MaxMemPerNode=65536"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("Default=NO DefaultTime=00:30:00 MaxTime=UNLIMITED MaxNodes=UNLIMITED PriorityTier=2"),
-            "{text}"
-        );
-        assert!(text.contains("Nodes=node-[1-2]"), "{text}");
+        for line in [
+            "   Default=YES\n",
+            "   DefaultTime=NONE\n",
+            "   MaxNodes=4 MaxTime=UNLIMITED\n",
+            "   JobDefaults=(null)\n",
+            "   DefMemPerCPU=2048 MaxMemPerNode=65536\n",
+        ] {
+            assert!(text.contains(line), "{line:?}: {text}");
+        }
     }
 }

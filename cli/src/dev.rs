@@ -205,7 +205,11 @@ async fn run_cluster(
         jwt_public_key_pem: None,
         max_connections: 16,
         db_timeouts: berth_db::Timeouts::default(),
-        limits: options.limits.clone(),
+        limits: berth_api::limits::Limits {
+            // `[scheduler] inactive_limit_seconds` of --config (salloc's keep-alives).
+            inactive_limit: std::time::Duration::from_secs(file.scheduler.inactive_limit_seconds),
+            ..options.limits.clone()
+        },
         // `[[api.oidc]]` of --config: issuers whose tokens are taken (and the console logs
         // in through, with a `console_client_id`).
         oidc: file.api.oidc.clone(),

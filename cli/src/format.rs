@@ -795,6 +795,8 @@ pub(crate) mod tests {
             name: name.into(),
             state,
             reason: None,
+            reason_user: None,
+            reason_time: None,
             cpus: 32,
             memory_mib: 1024,
             features: vec![],

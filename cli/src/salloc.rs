@@ -7,87 +7,26 @@
 //! machine with `SLURM_JOB_ID` and the allocation's variables set, so that `srun` in it
 //! creates steps of that job. When the command exits the job is cancelled ("Relinquishing
 //! job allocation"); when the job ends first (time limit, scancel) the command gets
-//! SIGHUP, as Slurm's salloc does.
+//! SIGHUP, as Slurm's salloc does. While it runs salloc keeps the allocation alive
+//! ([`crate::srun::KeepAlive`]): killed without relinquishing it, its job ends after the
+//! cluster's inactive limit (Slurm's `InactiveLimit`).
 
 use crate::client::{Client, ClientError};
 use crate::srun::{
     allocation_environment, allocation_options, follow_step, holder_script, wait_for_allocation,
-    SrunArgs,
+    AllocationArgs, KeepAlive, SrunArgs,
 };
 use anyhow::{bail, Context};
 use berth_core::state::JobState;
 use berth_core::step::Step;
 use std::time::Duration;
 
-/// salloc's options (the allocation ones; Slurm's names).
+/// salloc's options (the allocation ones are srun's: [`AllocationArgs`]).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct SallocArgs {
-    /// -N/--nodes.
-    #[arg(short = 'N', long)]
-    pub nodes: Option<u32>,
-    /// -n/--ntasks.
-    #[arg(short = 'n', long)]
-    pub ntasks: Option<u32>,
-    /// --ntasks-per-node.
-    #[arg(long)]
-    pub ntasks_per_node: Option<u32>,
-    /// -c/--cpus-per-task.
-    #[arg(short = 'c', long)]
-    pub cpus_per_task: Option<u32>,
-    /// --gpus-per-task.
-    #[arg(long)]
-    pub gpus_per_task: Option<u32>,
-    /// -t/--time: the allocation's time limit.
-    #[arg(short = 't', long)]
-    pub time: Option<String>,
-    /// -J/--job-name (default: the command's name, `interactive` for a shell).
-    #[arg(short = 'J', long)]
-    pub job_name: Option<String>,
-    /// -p/--partition.
-    #[arg(short = 'p', long)]
-    pub partition: Option<String>,
-    /// -A/--account.
-    #[arg(short = 'A', long)]
-    pub account: Option<String>,
-    /// -q/--qos.
-    #[arg(short = 'q', long)]
-    pub qos: Option<String>,
-    /// --gres (`gpu[:type]:N`).
-    #[arg(long)]
-    pub gres: Option<String>,
-    /// -G/--gpus.
-    #[arg(short = 'G', long)]
-    pub gpus: Option<String>,
-    /// --gpus-per-node.
-    #[arg(long)]
-    pub gpus_per_node: Option<String>,
-    /// --cpus-per-gpu.
-    #[arg(long)]
-    pub cpus_per_gpu: Option<u32>,
-    /// --mem: MiB per node, or with K/M/G/T.
-    #[arg(long)]
-    pub mem: Option<String>,
-    /// --mem-per-cpu.
-    #[arg(long)]
-    pub mem_per_cpu: Option<String>,
-    /// --mem-per-gpu.
-    #[arg(long)]
-    pub mem_per_gpu: Option<String>,
-    /// -C/--constraint.
-    #[arg(short = 'C', long)]
-    pub constraint: Option<String>,
-    /// -w/--nodelist.
-    #[arg(short = 'w', long)]
-    pub nodelist: Option<String>,
-    /// -x/--exclude.
-    #[arg(short = 'x', long)]
-    pub exclude: Option<String>,
-    /// --reservation.
-    #[arg(long)]
-    pub reservation: Option<String>,
-    /// --exclusive: whole nodes.
-    #[arg(long)]
-    pub exclusive: bool,
+    /// The allocation options.
+    #[command(flatten)]
+    pub allocation: AllocationArgs,
     /// --no-shell: make the allocation, print its id and exit, leaving it to run until
     /// cancelled or out of time.
     #[arg(long)]
@@ -104,28 +43,7 @@ impl SallocArgs {
     /// The same allocation as srun outside an allocation would make.
     fn as_srun(&self, command: &[String]) -> SrunArgs {
         SrunArgs {
-            nodes: self.nodes,
-            ntasks: self.ntasks,
-            ntasks_per_node: self.ntasks_per_node,
-            cpus_per_task: self.cpus_per_task,
-            gpus_per_task: self.gpus_per_task,
-            time: self.time.clone(),
-            job_name: self.job_name.clone(),
-            partition: self.partition.clone(),
-            account: self.account.clone(),
-            qos: self.qos.clone(),
-            gres: self.gres.clone(),
-            gpus: self.gpus.clone(),
-            gpus_per_node: self.gpus_per_node.clone(),
-            cpus_per_gpu: self.cpus_per_gpu,
-            mem: self.mem.clone(),
-            mem_per_cpu: self.mem_per_cpu.clone(),
-            mem_per_gpu: self.mem_per_gpu.clone(),
-            constraint: self.constraint.clone(),
-            nodelist: self.nodelist.clone(),
-            exclude: self.exclude.clone(),
-            reservation: self.reservation.clone(),
-            exclusive: self.exclusive,
+            allocation: self.allocation.clone(),
             command: command.to_vec(),
             ..Default::default()
         }
@@ -148,8 +66,8 @@ pub async fn run(client: &Client, args: &SallocArgs) -> anyhow::Result<i32> {
         args.command.clone()
     };
     let mut srun_args = args.as_srun(&command);
-    if args.command.is_empty() && args.job_name.is_none() {
-        srun_args.job_name = Some("interactive".to_string());
+    if args.command.is_empty() && args.allocation.job_name.is_none() {
+        srun_args.allocation.job_name = Some("interactive".to_string());
     }
     let submit_dir = std::env::current_dir().context("reading the current directory")?;
     let job = berth_core::wire::JobCreate {
@@ -166,6 +84,10 @@ pub async fn run(client: &Client, args: &SallocArgs) -> anyhow::Result<i32> {
         .await
         .map_err(|e| anyhow::anyhow!("salloc: error: {e}"))?;
     let id = created.id;
+    // While salloc runs, its allocation is kept alive; killed without a chance to
+    // relinquish it (SIGKILL, a lost machine), the job ends after the cluster's inactive
+    // limit. `--no-shell` leaves the job to run until cancelled or out of time.
+    let _alive = (!args.no_shell).then(|| KeepAlive::start(client, id));
     let say = |text: String| {
         if !args.quiet {
             eprintln!("{text}");

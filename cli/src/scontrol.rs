@@ -173,7 +173,14 @@ pub fn show_node(node: &berth_core::wire::Node) -> String {
     lines.push(format!("CfgTRES={cfg}"));
     lines.push(format!("AllocTRES={}", alloc.join(",")));
     if let Some(reason) = &node.reason {
-        lines.push(format!("Reason={reason}"));
+        // Slurm's `Reason=… [user@time]`, when Berth knows who set it and when.
+        match (&node.reason_user, node.reason_time) {
+            (Some(user), Some(at)) => lines.push(format!(
+                "Reason={reason} [{user}@{}]",
+                crate::format::scontrol_time(Some(at))
+            )),
+            _ => lines.push(format!("Reason={reason}")),
+        }
     }
     crate::format::key_value_lines(&lines)
 }

@@ -46,6 +46,7 @@
 //! node_timeout_seconds = 30
 //! return_to_service = 1
 //! completing_timeout_seconds = 120
+//! inactive_limit_seconds = 120  # salloc/srun allocations whose client went silent end (0: never)
 //! instance_id = "sched-a"      # default: <hostname>-<pid>
 //! priority_type = "multifactor" # or "fifo" (submit order)
 //! backfill = true
@@ -494,6 +495,11 @@ pub struct SchedulerSection {
     /// How long an ended job's allocation may stay live before the node is drained and
     /// the allocation released, seconds (default 120).
     pub completing_timeout_seconds: u64,
+    /// Slurm's `InactiveLimit`, seconds (default 120; 0: none): a job made by salloc, or
+    /// by srun outside an allocation, ends when its client has sent no keep-alive for
+    /// this long (SIGKILLed, its machine lost). The api, which records the keep-alives,
+    /// reads it from here; sbatch's jobs are never affected.
+    pub inactive_limit_seconds: u64,
     /// This scheduler's identity in the lease (default `<hostname>-<pid>`).
     pub instance_id: Option<String>,
     /// `PriorityType`: `multifactor` (default) or `fifo` (submit order).
@@ -538,6 +544,7 @@ impl Default for SchedulerSection {
             node_timeout_seconds: 30,
             return_to_service: 1,
             completing_timeout_seconds: 120,
+            inactive_limit_seconds: 120,
             instance_id: None,
             priority_type: PriorityType::Multifactor,
             backfill: planner.backfill,
@@ -730,7 +737,10 @@ impl ServerConfig {
             listen,
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             db_timeouts,
-            limits: api_limits(&file.api, &from)?,
+            limits: berth_api::limits::Limits {
+                inactive_limit: Duration::from_secs(s.inactive_limit_seconds),
+                ..api_limits(&file.api, &from)?
+            },
             oidc: file.api.oidc.clone(),
             jwt_public_key: file.api.jwt_public_key.clone(),
             tls: match (&file.api.tls_cert, &file.api.tls_key) {
@@ -799,6 +809,8 @@ fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits:
         max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
         max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
         request_timeout: Duration::from_secs(timeout),
+        // `[scheduler] inactive_limit_seconds`, set by the caller.
+        inactive_limit: d.inactive_limit,
         output_cap_bytes: match api.output_cap_mib {
             None => d.output_cap_bytes,
             Some(0) => None,
@@ -1043,6 +1055,7 @@ cycle_interval_seconds = 1
 node_timeout_seconds = 45
 return_to_service = 2
 completing_timeout_seconds = 90
+inactive_limit_seconds = 300
 instance_id = "sched-a"
 "#;
         let file = parse_server_config(text, Path::new("b.toml")).unwrap();
@@ -1062,6 +1075,7 @@ instance_id = "sched-a"
             berth_scheduler::reconcile::ReturnToService::Any
         );
         assert_eq!(c.scheduler.completing_timeout, Duration::from_secs(90));
+        assert_eq!(c.limits.inactive_limit, Duration::from_secs(300));
         let bad = parse_server_config("[scheduler]\nreturn_to_service = 3\n", Path::new("b.toml"))
             .unwrap();
         let err = ServerConfig::resolve(
@@ -1245,6 +1259,7 @@ role_claim = "berth_role"
         assert_eq!(c.scheduler.renew_interval, Duration::from_secs(1));
         assert_eq!(c.scheduler.node_timeout, Duration::from_secs(30));
         assert_eq!(c.scheduler.cycle_interval, Duration::from_secs(2));
+        assert_eq!(c.limits.inactive_limit, Duration::from_secs(120));
         assert!(c
             .scheduler
             .instance_id

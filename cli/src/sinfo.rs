@@ -14,8 +14,9 @@
 //! select (`-p`, `-n`, `-t`, `-r`, `-d`, `-R`; `-N` one entry per node); the formats do
 //! not apply to it.
 //!
-//! Berth records no user or time for a node's reason: `%u`, `%U` and `%H` print
-//! `Unknown`. Berth knows no sockets, threads or local disk: `%z` prints what Slurm
+//! `%u` and `%U` print who set a node's reason (the operator who drained it, `slurm` for
+//! the reasons Berth sets itself; Berth knows no uids, so `%U` has no `(uid)`), `%H` when
+//! (local time); `Unknown` for a reason older than Berth's record of them. Berth knows no sockets, threads or local disk: `%z` prints what Slurm
 //! prints for a node configured with CPUs alone (`CPUS:1:1`), `%d` (TMP_DISK) `0`.
 
 use crate::client::Client;
@@ -344,7 +345,8 @@ fn value(kind: char, partition: Option<&Partition>, node: Option<&Node>) -> Stri
             }
         }
         ('E', _, Some(n)) => n.reason.clone().unwrap_or_else(|| "none".into()),
-        ('u' | 'U' | 'H', _, Some(_)) => "Unknown".into(),
+        ('u' | 'U', _, Some(n)) => n.reason_user.clone().unwrap_or_else(|| "Unknown".into()),
+        ('H', _, Some(n)) => crate::format::scontrol_time(n.reason_time),
         (_, _, None) => String::new(),
         _ => String::new(),
     }
@@ -660,11 +662,18 @@ mod tests {
         <P as clap::Parser>::try_parse_from(v).unwrap().a
     }
 
+    /// When node-5 was drained.
+    fn reason_time() -> chrono::DateTime<chrono::Utc> {
+        "2026-12-01T10:20:30Z".parse().unwrap()
+    }
+
     fn cluster() -> (Vec<Partition>, Vec<Node>) {
         let mut n2 = node("node-2", NodeState::Mixed, 8, 2);
         n2.cpus_allocated = 4;
         let mut n5 = node("node-5", NodeState::Drained, 8, 0);
         n5.reason = Some("bad fan".into());
+        n5.reason_user = Some("olga".into());
+        n5.reason_time = Some(reason_time());
         let nodes = vec![
             node("node-1", NodeState::Idle, 8, 0),
             n2,
@@ -731,8 +740,30 @@ mod tests {
             view(&["-R"]),
             vec![
                 "REASON               USER      TIMESTAMP           NODELIST",
-                "bad fan              Unknown   Unknown             node-5",
+                format!(
+                    "bad fan              olga      {} node-5",
+                    crate::format::scontrol_time(Some(reason_time()))
+                )
+                .as_str(),
             ]
+        );
+        // A reason from before Berth recorded who set it and when.
+        let (p, mut n) = cluster();
+        n[4].reason_user = None;
+        n[4].reason_time = None;
+        let a = args(&["-R"]);
+        let text = render(
+            &a.view_format().unwrap(),
+            &p,
+            &n,
+            a.node,
+            a.list_reasons,
+            !a.noheader,
+        )
+        .unwrap();
+        assert_eq!(
+            text.lines().nth(1),
+            Some("bad fan              Unknown   Unknown             node-5")
         );
         assert_eq!(
             view(&["-R", "-l"])[0],

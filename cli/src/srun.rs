@@ -17,29 +17,127 @@ use std::time::{Duration, Instant};
 /// How often a running step's output and state are read.
 const POLL: Duration = Duration::from_millis(200);
 
-/// `srun`'s options. Inside an allocation (`SLURM_JOB_ID`, or `--jobid`) they shape a
-/// step; outside one, the allocation options (`-N -n -c -t -p -A -q --gres --gpus* --mem*
-/// -C -w -x -J --reservation --exclusive`) make a job first and the step runs in it.
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct SrunArgs {
-    /// -n/--ntasks: tasks to run (default: the job's).
+/// The allocation options `srun` (outside an allocation) and `salloc` share, with
+/// Slurm's names and letters: they make the job. The help here is salloc's; srun words
+/// those that shape a step or only apply outside an allocation its own way
+/// ([`srun_help`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, clap::Args)]
+pub struct AllocationArgs {
+    /// -N/--nodes.
+    #[arg(short = 'N', long)]
+    pub nodes: Option<u32>,
+    /// -n/--ntasks.
     #[arg(short = 'n', long)]
     pub ntasks: Option<u32>,
     /// --ntasks-per-node.
     #[arg(long)]
     pub ntasks_per_node: Option<u32>,
-    /// -N/--nodes: use the first N nodes of the allocation.
-    #[arg(short = 'N', long)]
-    pub nodes: Option<u32>,
-    /// -w/--nodelist: these nodes of the allocation (`node-[1-2]`).
-    #[arg(short = 'w', long)]
-    pub nodelist: Option<String>,
-    /// --gpus-per-task: each task gets its own GPUs.
-    #[arg(long)]
-    pub gpus_per_task: Option<u32>,
     /// -c/--cpus-per-task.
     #[arg(short = 'c', long)]
     pub cpus_per_task: Option<u32>,
+    /// --gpus-per-task.
+    #[arg(long)]
+    pub gpus_per_task: Option<u32>,
+    /// -t/--time: the allocation's time limit.
+    #[arg(short = 't', long)]
+    pub time: Option<String>,
+    /// -J/--job-name (default: the command's name, `interactive` for a shell).
+    #[arg(short = 'J', long)]
+    pub job_name: Option<String>,
+    /// -p/--partition.
+    #[arg(short = 'p', long)]
+    pub partition: Option<String>,
+    /// -A/--account.
+    #[arg(short = 'A', long)]
+    pub account: Option<String>,
+    /// -q/--qos.
+    #[arg(short = 'q', long)]
+    pub qos: Option<String>,
+    /// --gres (`gpu[:type]:N`).
+    #[arg(long)]
+    pub gres: Option<String>,
+    /// -G/--gpus.
+    #[arg(short = 'G', long)]
+    pub gpus: Option<String>,
+    /// --gpus-per-node.
+    #[arg(long)]
+    pub gpus_per_node: Option<String>,
+    /// --cpus-per-gpu.
+    #[arg(long)]
+    pub cpus_per_gpu: Option<u32>,
+    /// --mem: MiB per node, or with K/M/G/T.
+    #[arg(long)]
+    pub mem: Option<String>,
+    /// --mem-per-cpu.
+    #[arg(long)]
+    pub mem_per_cpu: Option<String>,
+    /// --mem-per-gpu.
+    #[arg(long)]
+    pub mem_per_gpu: Option<String>,
+    /// -C/--constraint.
+    #[arg(short = 'C', long)]
+    pub constraint: Option<String>,
+    /// -w/--nodelist.
+    #[arg(short = 'w', long)]
+    pub nodelist: Option<String>,
+    /// -x/--exclude.
+    #[arg(short = 'x', long)]
+    pub exclude: Option<String>,
+    /// --reservation.
+    #[arg(long)]
+    pub reservation: Option<String>,
+    /// --exclusive: whole nodes.
+    #[arg(long)]
+    pub exclusive: bool,
+}
+
+/// srun's help for the [`AllocationArgs`] that shape a step inside an allocation or only
+/// apply outside one (the others read as salloc's); without a final period, as clap's
+/// derive writes a one-line doc comment.
+pub fn srun_help(arg: clap::Arg) -> clap::Arg {
+    let help = match arg.get_id().as_str() {
+        "nodes" => "-N/--nodes: use the first N nodes of the allocation",
+        "ntasks" => "-n/--ntasks: tasks to run (default: the job's)",
+        "nodelist" => "-w/--nodelist: these nodes of the allocation (`node-[1-2]`)",
+        "gpus_per_task" => "--gpus-per-task: each task gets its own GPUs",
+        "time" => {
+            "-t/--time: the step's time limit (Slurm's formats: minutes, MM:SS, HH:MM:SS, \
+             D-HH…); srun stops the step when it runs out. Outside an allocation, the job's"
+        }
+        "exclusive" => {
+            "--exclusive: the step's GPUs are its own (the default for steps without \
+             --overlap). Outside an allocation, also the job's whole nodes"
+        }
+        "job_name" => "-J/--job-name: outside an allocation, the job's name (steps take the job's)",
+        "partition" => "-p/--partition (outside an allocation; inside, the job's)",
+        "account" => "-A/--account (outside an allocation)",
+        "qos" => "-q/--qos (outside an allocation)",
+        "gres" => "--gres (outside an allocation): `gpu[:type]:N`",
+        "gpus" => "-G/--gpus (outside an allocation)",
+        "gpus_per_node" => "--gpus-per-node (outside an allocation)",
+        "cpus_per_gpu" => "--cpus-per-gpu (outside an allocation)",
+        "mem" => "--mem (outside an allocation): MiB per node, or with K/M/G/T",
+        "mem_per_cpu" => "--mem-per-cpu (outside an allocation)",
+        "mem_per_gpu" => "--mem-per-gpu (outside an allocation)",
+        "constraint" => "-C/--constraint (outside an allocation)",
+        "exclude" => "-x/--exclude (outside an allocation)",
+        "reservation" => "--reservation (outside an allocation)",
+        _ => return arg,
+    };
+    arg.help(help)
+}
+
+/// `srun`'s options. Inside an allocation (`SLURM_JOB_ID`, or `--jobid`) they shape a
+/// step; outside one, the allocation options ([`AllocationArgs`]: `-N -n -c -t -p -A -q
+/// --gres --gpus* --mem* -C -w -x -J --reservation --exclusive`) make a job first and the
+/// step runs in it.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[command(mut_args(srun_help))]
+pub struct SrunArgs {
+    /// The allocation options (inside an allocation, `-n -N -w -c --gpus-per-task -t
+    /// --ntasks-per-node --exclusive` shape the step).
+    #[command(flatten)]
+    pub allocation: AllocationArgs,
     /// -K/--kill-on-bad-exit[=0|1]: a failing task stops the others.
     #[arg(short = 'K', long, num_args = 0..=1, require_equals = true, default_missing_value = "1")]
     pub kill_on_bad_exit: Option<u8>,
@@ -47,10 +145,6 @@ pub struct SrunArgs {
     /// seconds (0: wait for them however long they run; the default).
     #[arg(short = 'W', long, value_name = "SECONDS")]
     pub wait: Option<u64>,
-    /// -t/--time: the step's time limit (Slurm's formats: minutes, MM:SS, HH:MM:SS,
-    /// D-HH…); srun stops the step when it runs out. Outside an allocation, the job's.
-    #[arg(short = 't', long)]
-    pub time: Option<String>,
     /// -l/--label: prefix each output line with its task id.
     #[arg(short = 'l', long)]
     pub label: bool,
@@ -76,12 +170,8 @@ pub struct SrunArgs {
     #[arg(long)]
     pub open_mode: Option<String>,
     /// --overlap: share resources with other steps.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "exclusive")]
     pub overlap: bool,
-    /// --exclusive: the step's GPUs are its own (the default for steps without
-    /// --overlap). Outside an allocation, also the job's whole nodes.
-    #[arg(long, conflicts_with = "overlap")]
-    pub exclusive: bool,
     /// --gpu-bind=none|single:N|closest: which GPUs each task sees.
     #[arg(long)]
     pub gpu_bind: Option<String>,
@@ -112,48 +202,6 @@ pub struct SrunArgs {
     /// --jobid: the job (default: $SLURM_JOB_ID).
     #[arg(long)]
     pub jobid: Option<i64>,
-    /// -J/--job-name: outside an allocation, the job's name (steps take the job's).
-    #[arg(short = 'J', long)]
-    pub job_name: Option<String>,
-    /// -p/--partition (outside an allocation; inside, the job's).
-    #[arg(short = 'p', long)]
-    pub partition: Option<String>,
-    /// -A/--account (outside an allocation).
-    #[arg(short = 'A', long)]
-    pub account: Option<String>,
-    /// -q/--qos (outside an allocation).
-    #[arg(short = 'q', long)]
-    pub qos: Option<String>,
-    /// --gres (outside an allocation): `gpu[:type]:N`.
-    #[arg(long)]
-    pub gres: Option<String>,
-    /// -G/--gpus (outside an allocation).
-    #[arg(short = 'G', long)]
-    pub gpus: Option<String>,
-    /// --gpus-per-node (outside an allocation).
-    #[arg(long)]
-    pub gpus_per_node: Option<String>,
-    /// --cpus-per-gpu (outside an allocation).
-    #[arg(long)]
-    pub cpus_per_gpu: Option<u32>,
-    /// --mem (outside an allocation): MiB per node, or with K/M/G/T.
-    #[arg(long)]
-    pub mem: Option<String>,
-    /// --mem-per-cpu (outside an allocation).
-    #[arg(long)]
-    pub mem_per_cpu: Option<String>,
-    /// --mem-per-gpu (outside an allocation).
-    #[arg(long)]
-    pub mem_per_gpu: Option<String>,
-    /// -C/--constraint (outside an allocation).
-    #[arg(short = 'C', long)]
-    pub constraint: Option<String>,
-    /// -x/--exclude (outside an allocation).
-    #[arg(short = 'x', long)]
-    pub exclude: Option<String>,
-    /// --reservation (outside an allocation).
-    #[arg(long)]
-    pub reservation: Option<String>,
     /// --het-group: refused (Berth has no heterogeneous jobs).
     #[arg(long)]
     pub het_group: Option<String>,
@@ -586,12 +634,12 @@ pub fn step_request(
     };
     Ok(StepCreate {
         command,
-        ntasks: args.ntasks,
-        ntasks_per_node: args.ntasks_per_node,
-        nodes: args.nodes,
-        nodelist: args.nodelist.clone(),
-        gpus_per_task: args.gpus_per_task,
-        cpus_per_task: args.cpus_per_task,
+        ntasks: args.allocation.ntasks,
+        ntasks_per_node: args.allocation.ntasks_per_node,
+        nodes: args.allocation.nodes,
+        nodelist: args.allocation.nodelist.clone(),
+        gpus_per_task: args.allocation.gpus_per_task,
+        cpus_per_task: args.allocation.cpus_per_task,
         kill_on_bad_exit: args.kill_on_bad_exit.is_some_and(|v| v != 0),
         overlap: args.overlap,
         gpu_bind: args.gpu_bind.clone(),
@@ -751,7 +799,7 @@ fn allocation(args: &SrunArgs) -> Option<i64> {
 
 /// `-t/--time` in seconds (`None`: no limit).
 fn time_limit(args: &SrunArgs) -> anyhow::Result<Option<u64>> {
-    match &args.time {
+    match &args.allocation.time {
         None => Ok(None),
         Some(value) => berth_core::duration::parse_duration(value)
             .map(|limit| limit.filter(|&s| s > 0))
@@ -806,7 +854,9 @@ async fn follow_own(
 /// The variables of the allocation `job` that salloc's command and the tasks of a step
 /// that srun made a job for get (Slurm's salloc and srun set them; inside a batch job the
 /// worker does): `SLURM_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_JOB_USER`, the node list and
-/// counts, partition, account, QOS, cluster name and `SLURM_SUBMIT_DIR`.
+/// counts, partition, account, QOS, cluster name, `SLURM_SUBMIT_DIR` and
+/// `SLURM_SUBMIT_HOST` (this machine). The api adds the rest of the job's variables to
+/// each step task.
 pub fn allocation_environment(
     job: &berth_core::wire::Job,
     submit_dir: &std::path::Path,
@@ -827,6 +877,7 @@ pub fn allocation_environment(
         ("SLURM_JOB_PARTITION", job.partition.clone()),
         ("SLURM_CLUSTER_NAME", "berth".to_string()),
         ("SLURM_SUBMIT_DIR", submit_dir.display().to_string()),
+        ("SLURM_SUBMIT_HOST", crate::server::host_name()),
     ];
     if let Some(account) = &job.account {
         env.push(("SLURM_JOB_ACCOUNT", account.clone()));
@@ -1080,22 +1131,20 @@ async fn cancel_step(client: &Client, path: &str) {
 
 /// The `sbatch` options of srun's allocation options (outside an allocation).
 pub fn allocation_options(args: &SrunArgs) -> Vec<String> {
+    let a = &args.allocation;
     let mut out = Vec::new();
     let mut push = |name: &str, value: Option<String>| {
         if let Some(value) = value {
             out.push(format!("--{name}={value}"));
         }
     };
-    push("nodes", args.nodes.map(|n| n.to_string()));
-    push("ntasks", args.ntasks.map(|n| n.to_string()));
-    push(
-        "ntasks-per-node",
-        args.ntasks_per_node.map(|n| n.to_string()),
-    );
-    push("cpus-per-task", args.cpus_per_task.map(|n| n.to_string()));
-    push("gpus-per-task", args.gpus_per_task.map(|n| n.to_string()));
-    push("time", args.time.clone());
-    let name = args.job_name.clone().or_else(|| {
+    push("nodes", a.nodes.map(|n| n.to_string()));
+    push("ntasks", a.ntasks.map(|n| n.to_string()));
+    push("ntasks-per-node", a.ntasks_per_node.map(|n| n.to_string()));
+    push("cpus-per-task", a.cpus_per_task.map(|n| n.to_string()));
+    push("gpus-per-task", a.gpus_per_task.map(|n| n.to_string()));
+    push("time", a.time.clone());
+    let name = a.job_name.clone().or_else(|| {
         args.command.first().map(|c| {
             std::path::Path::new(c)
                 .file_name()
@@ -1104,22 +1153,22 @@ pub fn allocation_options(args: &SrunArgs) -> Vec<String> {
         })
     });
     push("job-name", name);
-    push("partition", args.partition.clone());
-    push("account", args.account.clone());
-    push("qos", args.qos.clone());
-    push("gres", args.gres.clone());
-    push("gpus", args.gpus.clone());
-    push("gpus-per-node", args.gpus_per_node.clone());
-    push("cpus-per-gpu", args.cpus_per_gpu.map(|n| n.to_string()));
-    push("mem", args.mem.clone());
-    push("mem-per-cpu", args.mem_per_cpu.clone());
-    push("mem-per-gpu", args.mem_per_gpu.clone());
-    push("constraint", args.constraint.clone());
-    push("nodelist", args.nodelist.clone());
-    push("exclude", args.exclude.clone());
-    push("reservation", args.reservation.clone());
+    push("partition", a.partition.clone());
+    push("account", a.account.clone());
+    push("qos", a.qos.clone());
+    push("gres", a.gres.clone());
+    push("gpus", a.gpus.clone());
+    push("gpus-per-node", a.gpus_per_node.clone());
+    push("cpus-per-gpu", a.cpus_per_gpu.map(|n| n.to_string()));
+    push("mem", a.mem.clone());
+    push("mem-per-cpu", a.mem_per_cpu.clone());
+    push("mem-per-gpu", a.mem_per_gpu.clone());
+    push("constraint", a.constraint.clone());
+    push("nodelist", a.nodelist.clone());
+    push("exclude", a.exclude.clone());
+    push("reservation", a.reservation.clone());
     push("chdir", args.chdir.clone());
-    if args.exclusive {
+    if a.exclusive {
         out.push("--exclusive".to_string());
     }
     // The job's own output is only the holder's: nothing to keep.
@@ -1160,6 +1209,55 @@ async fn hold_for_step(client: &Client, step: u32) -> anyhow::Result<i32> {
             Err(_) => {}
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// The longest time between two keep-alives of an allocation's client.
+const KEEPALIVE_EVERY: Duration = Duration::from_secs(30);
+
+/// The keep-alives of an allocation this process made (salloc's, srun's outside an
+/// allocation): while it lives, a task tells the api every quarter of the cluster's
+/// inactive limit (Slurm's `InactiveLimit`; at most every 30 s, at least every second)
+/// that the client is still there, so the job outlives it by at most that limit when it
+/// is killed without a chance to cancel the job (SIGKILL, a lost machine). Dropping it
+/// stops them.
+pub struct KeepAlive(tokio::task::JoinHandle<()>);
+
+impl KeepAlive {
+    /// Starts keeping job `id` alive (the first keep-alive goes at once). It stops by
+    /// itself once the api says the job has ended (409), is unknown or not this user's.
+    pub fn start(client: &Client, id: i64) -> KeepAlive {
+        let client = client.clone();
+        KeepAlive(tokio::spawn(async move {
+            let path = format!("/v1/jobs/{id}/keepalive");
+            let mut every = KEEPALIVE_EVERY;
+            loop {
+                let sent: Result<berth_core::wire::JobKeepalive, ClientError> =
+                    client.post_json(&path, &serde_json::json!({})).await;
+                let wait = match sent {
+                    Ok(answer) => {
+                        if answer.inactive_limit > 0 {
+                            every = Duration::from_secs(answer.inactive_limit / 4)
+                                .clamp(Duration::from_secs(1), KEEPALIVE_EVERY);
+                        }
+                        every
+                    }
+                    Err(ClientError::Problem {
+                        status: 403 | 404 | 409,
+                        ..
+                    }) => return,
+                    // The api is unreachable for now: try again soon.
+                    Err(_) => every.min(Duration::from_secs(2)),
+                };
+                tokio::time::sleep(wait).await;
+            }
+        }))
+    }
+}
+
+impl Drop for KeepAlive {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -1219,6 +1317,9 @@ async fn run_in_new_job(client: &Client, args: &SrunArgs) -> anyhow::Result<i32>
         .await
         .map_err(|e| anyhow::anyhow!("srun: error: {e}"))?;
     let id = created.id;
+    // Until srun ends, its job is kept alive; once it is gone, the job ends after the
+    // cluster's inactive limit (the step's tasks with it).
+    let _alive = KeepAlive::start(client, id);
     let allocated = tokio::select! {
         job = wait_for_allocation(client, id, "srun") => job,
         _ = tokio::signal::ctrl_c() => {
@@ -1267,11 +1368,14 @@ mod tests {
     #[test]
     fn options_glued_to_their_values_and_the_programs_own_flags() {
         let a = parse(&["srun", "-n1", "-l", "python", "-u", "train.py", "--lr", "3"]);
-        assert_eq!(a.ntasks, Some(1));
+        assert_eq!(a.allocation.ntasks, Some(1));
         assert!(a.label);
         assert_eq!(a.command, ["python", "-u", "train.py", "--lr", "3"]);
         let a = parse(&["srun", "-N2", "--gpus-per-task=1", "--", "bash", "-c", "x"]);
-        assert_eq!((a.nodes, a.gpus_per_task), (Some(2), Some(1)));
+        assert_eq!(
+            (a.allocation.nodes, a.allocation.gpus_per_task),
+            (Some(2), Some(1))
+        );
         assert_eq!(a.command, ["bash", "-c", "x"]);
     }
 
@@ -1504,6 +1608,125 @@ mod tests {
         }
         let job = berth_core::sbatch::parse_batch(&holder_script(Some(0)), &options).unwrap();
         assert_eq!(job.spec.nodes, Some(2));
+    }
+
+    /// srun and salloc read the allocation options alike (one declaration), each with
+    /// its own help, and they make the same job options.
+    #[test]
+    fn srun_and_salloc_share_the_allocation_options() {
+        #[derive(clap::Parser)]
+        struct Salloc {
+            #[command(flatten)]
+            args: crate::salloc::SallocArgs,
+        }
+        let words = [
+            "-N2",
+            "-n",
+            "4",
+            "--ntasks-per-node=2",
+            "-c3",
+            "--gpus-per-task=1",
+            "-t",
+            "5",
+            "-J",
+            "x",
+            "-p",
+            "gpu",
+            "-A",
+            "ml",
+            "-q",
+            "high",
+            "--gres=gpu:1",
+            "-G",
+            "2",
+            "--gpus-per-node=1",
+            "--cpus-per-gpu=4",
+            "--mem=1G",
+            "--mem-per-cpu=512",
+            "--mem-per-gpu=2G",
+            "-C",
+            "h100",
+            "-w",
+            "node-1",
+            "-x",
+            "node-2",
+            "--reservation=r",
+            "--exclusive",
+        ];
+        let line = |first: &'static str| {
+            let mut line = vec![first];
+            line.extend(words);
+            line.push("true");
+            line
+        };
+        let srun = parse(&line("srun"));
+        let salloc = <Salloc as clap::Parser>::try_parse_from(line("salloc"))
+            .unwrap()
+            .args;
+        assert_eq!(srun.allocation, salloc.allocation);
+        assert_eq!(salloc.command, ["true"]);
+        let options = allocation_options(&srun);
+        for expected in [
+            "--nodes=2",
+            "--ntasks=4",
+            "--ntasks-per-node=2",
+            "--cpus-per-task=3",
+            "--gpus-per-task=1",
+            "--time=5",
+            "--job-name=x",
+            "--partition=gpu",
+            "--account=ml",
+            "--qos=high",
+            "--gres=gpu:1",
+            "--gpus=2",
+            "--gpus-per-node=1",
+            "--cpus-per-gpu=4",
+            "--mem=1G",
+            "--mem-per-cpu=512",
+            "--mem-per-gpu=2G",
+            "--constraint=h100",
+            "--nodelist=node-1",
+            "--exclude=node-2",
+            "--reservation=r",
+            "--exclusive",
+        ] {
+            assert!(
+                options.contains(&expected.to_string()),
+                "{expected}: {options:?}"
+            );
+        }
+        // Each command's own help for the same option.
+        let help = |cmd: clap::Command, id: &str| {
+            cmd.get_arguments()
+                .find(|a| a.get_id().as_str() == id)
+                .and_then(|a| a.get_help())
+                .map(|h| h.to_string())
+                .unwrap()
+        };
+        let srun_cmd = <Srun as clap::CommandFactory>::command();
+        let salloc_cmd = <Salloc as clap::CommandFactory>::command();
+        assert_eq!(
+            help(srun_cmd.clone(), "nodes"),
+            "-N/--nodes: use the first N nodes of the allocation"
+        );
+        assert_eq!(help(salloc_cmd.clone(), "nodes"), "-N/--nodes");
+        assert_eq!(
+            help(srun_cmd.clone(), "account"),
+            "-A/--account (outside an allocation)"
+        );
+        assert_eq!(
+            help(salloc_cmd, "time"),
+            "-t/--time: the allocation's time limit"
+        );
+        assert_eq!(help(srun_cmd, "ntasks_per_node"), "--ntasks-per-node");
+        // A step is either --overlap or --exclusive.
+        assert!(<Srun as clap::Parser>::try_parse_from([
+            "srun",
+            "--overlap",
+            "--exclusive",
+            "true"
+        ])
+        .is_err());
     }
 
     #[test]

@@ -414,6 +414,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/jobs/{id}/keepalive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Keep a job's allocation alive.
+         * @description Says that the allocation's client (salloc, srun outside an allocation) is still there:
+         *     the job ends (a running one TIMEOUT, a pending one CANCELLED, reason `InactiveLimit`)
+         *     when no keep-alive came for the cluster's inactive limit (`[scheduler]
+         *     inactive_limit_seconds`, 120 s by default; 0 turns it off). A job that never had one
+         *     (sbatch's) is never ended this way. Only the job's owner may send it.
+         */
+        post: operations["job_keepalive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}/output": {
         parameters: {
             query?: never;
@@ -2745,6 +2769,31 @@ export interface components {
              */
             step_seconds: number;
         };
+        /**
+         * @description `POST /v1/jobs/{id}/keepalive` answer: the allocation's client (salloc, srun outside
+         *     an allocation) is alive, and until when the job lasts without another keep-alive
+         *     (Slurm's `InactiveLimit`).
+         */
+        JobKeepalive: {
+            /**
+             * Format: date-time
+             * @description When the job ends (a running one TIMEOUT, a pending one CANCELLED, reason
+             *     `InactiveLimit`) unless another keep-alive comes first; `None` without a limit.
+             */
+            expires_at?: string | null;
+            /**
+             * Format: int64
+             * @description The cluster's inactive limit, seconds (`[scheduler] inactive_limit_seconds`; 0:
+             *     none, the job is never ended for its client's silence). A client sends its next
+             *     keep-alive well within it (salloc and srun: every quarter of it, at most 30 s).
+             */
+            inactive_limit: number;
+            /**
+             * Format: int64
+             * @description The job.
+             */
+            job_id: number;
+        };
         /** @description A page of jobs. */
         JobList: {
             /** @description The jobs, by ascending id. */
@@ -3377,6 +3426,17 @@ export interface components {
             pool?: string | null;
             /** @description Why it is drained or down. */
             reason?: string | null;
+            /**
+             * Format: date-time
+             * @description When the reason was set (sinfo's `%H`).
+             */
+            reason_time?: string | null;
+            /**
+             * @description Who set the reason (Slurm's `REASON_UID`, sinfo's `%u`): the operator who drained
+             *     the node, or `slurm` for the reasons Berth sets itself (`Not responding`, `Kill task
+             *     failed`, a GPU fault …).
+             */
+            reason_user?: string | null;
             /** @description The state (IDLE/MIXED/ALLOCATED are derived from its allocations). */
             state: components["schemas"]["NodeState"];
             /**
@@ -7005,6 +7065,92 @@ export interface operations {
                 };
             };
             /** @description The job is not pending */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    job_keepalive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Job id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Recorded: the limit, and when the job ends without another */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobKeepalive"];
+                };
+            };
+            /** @description A parameter that does not parse, naming it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not the job's owner (or a job's token) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such job (or not yours) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The job has ended */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -72,6 +72,22 @@ pub struct JobCreated {
     pub id: i64,
 }
 
+/// `POST /v1/jobs/{id}/keepalive` answer: the allocation's client (salloc, srun outside
+/// an allocation) is alive, and until when the job lasts without another keep-alive
+/// (Slurm's `InactiveLimit`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct JobKeepalive {
+    /// The job.
+    pub job_id: i64,
+    /// The cluster's inactive limit, seconds (`[scheduler] inactive_limit_seconds`; 0:
+    /// none, the job is never ended for its client's silence). A client sends its next
+    /// keep-alive well within it (salloc and srun: every quarter of it, at most 30 s).
+    pub inactive_limit: u64,
+    /// When the job ends (a running one TIMEOUT, a pending one CANCELLED, reason
+    /// `InactiveLimit`) unless another keep-alive comes first; `None` without a limit.
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
 /// One node's share of a job's allocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct JobAllocation {
@@ -493,6 +509,14 @@ pub struct Node {
     pub state: NodeState,
     /// Why it is drained or down.
     pub reason: Option<String>,
+    /// Who set the reason (Slurm's `REASON_UID`, sinfo's `%u`): the operator who drained
+    /// the node, or `slurm` for the reasons Berth sets itself (`Not responding`, `Kill task
+    /// failed`, a GPU fault …).
+    #[serde(default)]
+    pub reason_user: Option<String>,
+    /// When the reason was set (sinfo's `%H`).
+    #[serde(default)]
+    pub reason_time: Option<DateTime<Utc>>,
     /// CPUs (Slurm's CPUTot): the configured value, else what the worker reported.
     pub cpus: u32,
     /// Memory (Slurm's RealMemory), MiB: the configured value, else what the worker

@@ -18,6 +18,7 @@ pub mod event;
 pub mod gpu_stats;
 pub mod idempotency;
 pub mod job;
+pub mod job_keepalive;
 pub mod job_priority;
 pub mod lease;
 pub mod membership;

@@ -18,6 +18,11 @@ pub struct NodeRow {
     pub state: String,
     /// Why drained or down.
     pub reason: Option<String>,
+    /// Who set the reason: the operator who drained the node, or `slurm` for the reasons
+    /// Berth sets itself (see [`node_reason_user_set_in_tx`]).
+    pub reason_user: Option<String>,
+    /// When the reason was set.
+    pub reason_time: Option<DateTime<Utc>>,
     /// CPUs (effective: configured, else reported).
     pub cpus: i32,
     /// Memory (Slurm's RealMemory), MiB (effective: configured, else reported).
@@ -61,7 +66,8 @@ macro_rules! select_nodes {
     ($tail:tt $(, $arg:expr)* $(,)?) => {
         sqlx::query_as!(
             NodeRow,
-            r#"SELECT n.id, n.name, n.hostname, n.state, n.reason, n.cpus, n.memory_mib,
+            r#"SELECT n.id, n.name, n.hostname, n.state, n.reason, n.reason_user,
+                      n.reason_time, n.cpus, n.memory_mib,
                       n.features, n.last_heartbeat, n.weight, n.core_spec_count,
                       n.mem_spec_limit_mib, n.usable_cpus, n.usable_memory_mib,
                       n.pool, n.instance_id, n.instance_type, n.market, n.zone,
@@ -606,6 +612,25 @@ async fn admin_change_outcome(
         None => AdminChange::Missing,
         Some(s) => AdminChange::PowerState(s),
     })
+}
+
+/// Names `user` as who sets the node reasons this transaction changes (`sinfo -R`'s USER;
+/// a trigger stamps them, `slurm` when no one is named).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(conn), err)]
+pub async fn node_reason_user_set_in_tx(
+    conn: &mut PgConnection,
+    user: &str,
+) -> Result<(), DbError> {
+    sqlx::query_scalar!(
+        r#"SELECT set_config('berth.reason_user', $1, true) AS "set!""#,
+        user
+    )
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(())
 }
 
 /// An operator drains node `name` (scontrol's `State=DRAIN Reason=…`): an UP or DRAINING

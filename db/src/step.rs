@@ -288,6 +288,8 @@ pub struct StepTaskLaunchRow {
     pub tasks_on_node: i64,
     /// The step's nodes by node index.
     pub step_nodes: Vec<String>,
+    /// The job's nodes in this run, by node index (`SLURM_JOB_NODELIST`).
+    pub job_nodes: Vec<String>,
     /// The job's current start.
     pub job_start_time: Option<DateTime<Utc>>,
     /// The job's time limit, seconds.
@@ -335,6 +337,9 @@ pub async fn step_task_launch_list_for_node(
                   ARRAY(SELECT n.name FROM nodes n JOIN step_tasks o ON o.node_id = n.id
                         WHERE o.job_id = t.job_id AND o.run = t.run AND o.step_id = t.step_id
                         GROUP BY n.name, o.node_index ORDER BY o.node_index) AS "step_nodes!",
+                  ARRAY(SELECT n.name FROM allocations a JOIN nodes n ON n.id = a.node_id
+                        WHERE a.job_id = t.job_id AND a.run = t.run
+                        ORDER BY a.node_index) AS "job_nodes!",
                   j.start_time AS job_start_time, j.time_limit AS job_time_limit,
                   j.spec AS job_spec, j.user_name AS job_user, s.pty
            FROM step_tasks t

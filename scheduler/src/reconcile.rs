@@ -17,11 +17,17 @@
 //!   longer than the bound after its job ended (its node never reported the processes
 //!   gone) is released, its node drained with reason `Kill task failed`, and a job still
 //!   COMPLETING ends FAILED.
+//! * **Inactive allocations** (Slurm's `InactiveLimit`): a job whose client (salloc, srun
+//!   outside an allocation) sends keep-alives ends once the last one has expired (the api
+//!   sets the expiry from `inactive_limit_seconds` when it records one): a running job
+//!   becomes TIMEOUT, a pending one CANCELLED, reason `InactiveLimit`; its nodes' long
+//!   polls are woken so the workers stop it at once. Jobs without keep-alives (sbatch's)
+//!   are never touched.
 
 use crate::LEASE_ROLE;
 use berth_db::allocation::{self, LiveRunRow};
 use berth_db::job::{self, NodeFailOutcome};
-use berth_db::{lease, node, notify, DbError, Pool};
+use berth_db::{job_keepalive, lease, node, notify, DbError, Pool};
 use std::collections::BTreeSet;
 use std::time::Duration;
 use tracing::instrument;
@@ -63,6 +69,8 @@ pub struct Report {
     pub node_failed: Vec<i64>,
     /// Stuck allocations released (job ids).
     pub stuck_released: Vec<i64>,
+    /// Jobs ended because their client's keep-alive expired (Slurm's `InactiveLimit`).
+    pub inactive: Vec<i64>,
     /// The term was stale: nothing more was written.
     pub deposed: bool,
 }
@@ -150,7 +158,41 @@ pub async fn reconcile(
         tx.commit().await?;
         report.stuck_released.push(stuck.job_id);
     }
+    if !job_keepalive::job_keepalive_expired_list(pool)
+        .await?
+        .is_empty()
+    {
+        let mut tx = berth_db::begin(pool).await?;
+        if !lease::lease_check_in_tx(&mut tx, LEASE_ROLE, term).await? {
+            report.deposed = true;
+            return Ok(report);
+        }
+        report.inactive = end_inactive_in_tx(&mut tx, term).await?;
+        tx.commit().await?;
+    }
     Ok(report)
+}
+
+/// Ends the jobs whose client's keep-alive expired and wakes their nodes' long polls
+/// (see the module's *Inactive allocations*). Returns their ids.
+async fn end_inactive_in_tx(tx: &mut sqlx::PgConnection, term: i64) -> Result<Vec<i64>, DbError> {
+    let ended = job_keepalive::job_keepalive_expired_end_in_tx(&mut *tx).await?;
+    let ids: Vec<i64> = ended.iter().map(|e| e.job_id).collect();
+    if ids.is_empty() {
+        return Ok(ids);
+    }
+    let mut woken = BTreeSet::new();
+    for a in allocation::allocation_list_for_jobs(&mut *tx, &ids).await? {
+        if woken.insert(a.node_name.clone()) {
+            notify::notify(&mut *tx, notify::NODE_CHANNEL, &a.node_name).await?;
+        }
+    }
+    notify::notify(&mut *tx, notify::JOBS_CHANNEL, "inactive").await?;
+    for end in &ended {
+        tracing::info!(job.id = end.job_id, state = %end.state, term,
+            "inactivity time limit reached: the allocation's client sent no keep-alive");
+    }
+    Ok(ids)
 }
 
 /// Slurm's reason for a node that could not end a job's processes.
