@@ -1734,7 +1734,16 @@ fn check_signal(v: &str) -> Result<(), String> {
         None => (rest, None),
     };
     let sig_ok = if is_number(sig) {
-        sig.parse::<u32>().is_ok_and(|n| (1..=64).contains(&n))
+        match sig.parse::<i32>() {
+            Ok(n) if n > crate::signal::MAX_SENT_SIGNAL && n <= crate::signal::MAX_SIGNAL => {
+                return Err(bad(&format!(
+                    "{n} is a real-time signal; Berth's workers send the standard signals, 1 to {}",
+                    crate::signal::MAX_SENT_SIGNAL
+                )));
+            }
+            Ok(n) => (1..=crate::signal::MAX_SENT_SIGNAL).contains(&n),
+            Err(_) => false,
+        }
     } else {
         let upper = sig.to_ascii_uppercase();
         let name = upper.strip_prefix("SIG").unwrap_or(&upper);
@@ -2064,6 +2073,12 @@ mod tests {
                 parse_args(&argv(&[&format!("--signal={bad}")])).is_err(),
                 "{bad}"
             );
+        }
+        // The real-time signals are refused by name, not accepted and then never sent.
+        for rt in ["34", "B:40@60", "64"] {
+            let e = parse_args(&argv(&[&format!("--signal={rt}")])).unwrap_err();
+            assert!(e.to_string().contains("real-time signal"), "{rt}: {e}");
+            assert!(e.to_string().contains("--signal"), "{rt}: {e}");
         }
     }
 
