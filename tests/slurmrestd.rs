@@ -822,6 +822,81 @@ async fn json_documents_of_the_slurm_commands_and_the_slurmrestd_gaps() {
     // Another user sees none of them.
     let (s, _) = get_as(&c, "bob", &bob, &format!("{SLURM}/job/{array}_2")).await;
     assert_eq!(s, 404);
+    // POST and DELETE take array tasks too: updating task 2 splits it out of the array
+    // into its own pending job; DELETE of task 1 cancels that task alone.
+    let alice = c.token.clone();
+    let (s, body) = slurm(
+        &c,
+        Method::POST,
+        &format!("{SLURM}/job/{held}_2"),
+        Some("alice"),
+        Some(&alice),
+        Some(json!({"time_limit": {"set": true, "number": 7}})),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert_valid("v0.0.44_openapi_job_post_response", &body);
+    let (_, body) = get_as(&c, "alice", &alice, &format!("{SLURM}/job/{held}_2")).await;
+    let task2 = &body["jobs"][0];
+    assert_ne!(
+        task2["job_id"], held,
+        "task 2 has its own job now: {body:#}"
+    );
+    assert_eq!(task2["array_task_id"]["number"], 2, "{body:#}");
+    assert_eq!(task2["time_limit"]["number"], 7, "{body:#}");
+    let (_, body) = get_as(&c, "alice", &alice, &format!("{SLURM}/job/{held}")).await;
+    let master = body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job_id"] == held)
+        .unwrap();
+    assert_eq!(master["array_task_string"], "0-1,3", "{body:#}");
+    assert_ne!(
+        master["time_limit"]["number"], 7,
+        "the rest keep theirs: {body:#}"
+    );
+    for (user, token, status) in [("bob", &bob, 404), ("alice", &alice, 200)] {
+        let (s, body) = slurm(
+            &c,
+            Method::DELETE,
+            &format!("{SLURM}/job/{held}_1"),
+            Some(user),
+            Some(token),
+            None,
+        )
+        .await;
+        assert_eq!(s, status, "{user}: {body}");
+        assert_valid("v0.0.44_openapi_kill_job_resp", &body);
+    }
+    let (_, body) = get_as(&c, "alice", &alice, &format!("{SLURM}/job/{held}_1")).await;
+    assert_eq!(
+        body["jobs"][0]["job_state"],
+        json!(["CANCELLED"]),
+        "{body:#}"
+    );
+    let (_, body) = get_as(&c, "alice", &alice, &format!("{SLURM}/job/{held}")).await;
+    let states: std::collections::BTreeMap<i64, String> = body["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["array_task_id"]["number"].as_i64().unwrap_or(-1),
+                j["job_state"][0].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states.get(&1).map(String::as_str),
+        Some("CANCELLED"),
+        "{body:#}"
+    );
+    assert_eq!(
+        states.get(&2).map(String::as_str),
+        Some("PENDING"),
+        "{body:#}"
+    );
 
     // Typed GRES: the simulated H100s as Slurm's AutoDetect=nvml names them.
     let (_, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/nodes/")).await;
@@ -958,4 +1033,27 @@ async fn json_documents_of_the_slurm_commands_and_the_slurmrestd_gaps() {
     let (code, _, err) = c.slurm_command("scontrol", &t, &["requeue", "5", "--json"]);
     assert_ne!(code, 0);
     assert!(err.contains("--json"), "{err}");
+
+    // A drained node's reason says who set it and when, in sinfo's JSON and slurmrestd's.
+    let before = chrono::Utc::now().timestamp();
+    let (code, _, err) = c.slurm_command(
+        "scontrol",
+        &t,
+        &["update", "NodeName=node-1", "State=DRAIN", "Reason=bad fan"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = c.slurm_command("sinfo", &t, &["--json", "-R"]);
+    assert_eq!(code, 0, "{err}");
+    let body: Value = serde_json::from_str(&out).unwrap();
+    assert!(violations_of(sinfo_schema(), &body).is_empty(), "{body:#}");
+    let reason = &body["sinfo"][0]["reason"];
+    assert_eq!(reason["description"], "bad fan", "{body:#}");
+    assert_eq!(reason["user"], "alice", "{body:#}");
+    let at = reason["time"].as_i64().unwrap();
+    assert!((before - 1..=before + 60).contains(&at), "{at} vs {before}");
+    let (s, body) = get_as(&c, "alice", &t, "/slurm/v0.0.44/node/node-1").await;
+    assert_eq!(s, 200, "{body}");
+    assert_valid("v0.0.44_openapi_nodes_resp", &body);
+    assert_eq!(body["nodes"][0]["reason_set_by_user"], "alice", "{body:#}");
+    assert_eq!(body["nodes"][0]["reason_changed_at"]["number"], at);
 }

@@ -196,6 +196,8 @@ pub(super) fn node_info(node: &Node) -> NodeInfo {
         cluster_name: CLUSTER.into(),
         state: node_state(node),
         reason: node.reason.clone().unwrap_or_default(),
+        reason_changed_at: time(node.reason_time),
+        reason_set_by_user: node.reason_user.clone().unwrap_or_default(),
         cpus: i64::from(node.cpus),
         effective_cpus: i64::from(node.cpus_effective),
         alloc_cpus: i64::from(node.cpus_allocated),

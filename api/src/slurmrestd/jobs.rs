@@ -811,6 +811,28 @@ pub(super) async fn get_one(
     ))
 }
 
+/// The job of task `task` of array `array` (which the caller may see): the task's own job
+/// once it has one; a task still pending in the array's record is split out into its own
+/// pending job first. 404 (`Invalid job id specified`) for no such task.
+async fn array_task_job(state: &AppState, array: i64, task: i32) -> Result<i64, SlurmError> {
+    let missing = || job_error(ApiError::NotFound(format!("no job {array}_{task}")));
+    if let Some(own) = berth_db::job::job_array_task_get(&state.pool, array, task)
+        .await
+        .map_err(ApiError::from)?
+    {
+        return Ok(own);
+    }
+    let mut tx = berth_db::begin(&state.pool).await.map_err(ApiError::from)?;
+    let split = berth_db::job::job_array_split_in_tx(&mut tx, array, task)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(missing)?;
+    tx.commit()
+        .await
+        .map_err(|e| ApiError::from(berth_db::DbError::from(e)))?;
+    Ok(split)
+}
+
 /// The `job_desc_msg` fields a job update honours (`scontrol update job`).
 #[derive(Debug, Deserialize)]
 pub(super) struct UpdateDesc {
@@ -824,7 +846,9 @@ pub(super) struct UpdateDesc {
 
 /// `POST /slurm/v0.0.44/job/{job_id}`: changes a job's time limit, nice or hold, as
 /// `PATCH /v1/jobs/{id}` and `POST /v1/jobs/{id}/hold|release` do (with their rules:
-/// only admins raise a time limit or lower nice below 0 …).
+/// only admins raise a time limit or lower nice below 0 …). `job_id` may name an array
+/// task (`12_3`): a task not started yet is first split out of the array into its own
+/// pending job, as Slurm's update of one task does; `12` changes the array's record.
 pub(super) async fn update(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -832,16 +856,16 @@ pub(super) async fn update(
     Path(raw): Path<String>,
     body: Result<Json<UpdateDesc>, JsonRejection>,
 ) -> Result<Response, SlurmError> {
-    let id = job_id(&raw)?;
+    let (path_id, task) = array_job_id(&raw)?;
     let Json(desc) = body.map_err(|e| body_error(&e))?;
     refuse_other(
         &desc.other,
         "in an update (Berth updates time_limit, nice and hold)",
     )?;
-    if desc.job_id.is_some_and(|j| j != id && j != 0) {
+    if desc.job_id.is_some_and(|j| j != path_id && j != 0) {
         return Err(SlurmError::bad_field(
             "job.job_id",
-            format!("names another job than the path's {id}"),
+            format!("names another job than the path's {path_id}"),
         ));
     }
     let time_limit = match desc.time_limit.as_ref().map(NoValIn::value) {
@@ -860,7 +884,7 @@ pub(super) async fn update(
         .transpose()?;
     if desc.hold.is_some()
         && caller.job_id.is_some()
-        && !crate::auth::job_token_allows(&Method::POST, &format!("/v1/jobs/{id}/hold"))
+        && !crate::auth::job_token_allows(&Method::POST, &format!("/v1/jobs/{path_id}/hold"))
     {
         return Err(
             ApiError::Forbidden("a job's token may not hold or release jobs".into()).into(),
@@ -873,9 +897,15 @@ pub(super) async fn update(
         ));
     }
     // Checked first, so that a refused hold changes nothing else.
-    crate::routes::visible_job(&state, &caller, id)
+    crate::routes::visible_job(&state, &caller, path_id)
         .await
         .map_err(job_error)?;
+    // `12_3`: the task's own job; a task not started yet is split out of its array
+    // first (its own pending job, as Slurm's update of one task makes it).
+    let id = match task {
+        None => path_id,
+        Some(task) => array_task_job(&state, path_id, task).await?,
+    };
     if time_limit.is_some() || nice.is_some() {
         let _updated = crate::job_control::job_update(
             State(state.clone()),
@@ -926,7 +956,8 @@ pub(super) struct CancelQuery {
 /// every step with `FULL_JOB` (`FULL_STEPS_ONLY`, `VERBOSE` and `HURRY` change nothing;
 /// other flags, comma-separated or not, are refused). `status` lists no job on success
 /// (slurmrestd's entries for signalled jobs cannot validate against its own document); a
-/// failure is in `errors`.
+/// failure is in `errors`. `12_3` cancels or signals task 3 of array 12 alone, `12` the
+/// whole array.
 pub(super) async fn cancel(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -935,7 +966,8 @@ pub(super) async fn cancel(
     q: Result<Query<CancelQuery>, QueryRejection>,
 ) -> Result<Response, SlurmError> {
     let Query(q) = q.map_err(|e| SlurmError::bad_field("query", e.body_text()))?;
-    let id = job_id(&raw)?;
+    let (id, task) = array_job_id(&raw)?;
+    let task = task.map(|t| t.unsigned_abs());
     let signal = match q.signal.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         Some(text) => Some(berth_core::signal::parse_signal(text).ok_or_else(|| {
             SlurmError::bad_field("signal", "not a signal: a name (USR1, SIGUSR1) or a number")
@@ -963,17 +995,24 @@ pub(super) async fn cancel(
                 batch,
                 full,
                 step: None,
-                array_task: None,
+                array_task: task,
             };
             crate::job_signal::signal_one(&state, &caller, id, &request)
                 .await
                 .map_err(job_error)?;
         }
-        _ => {
-            crate::routes::cancel_one(&state, &caller, id)
-                .await
-                .map_err(job_error)?;
-        }
+        _ => match task {
+            Some(task) => {
+                crate::job_control::task_cancel_one(&state, &caller, id, task)
+                    .await
+                    .map_err(job_error)?;
+            }
+            None => {
+                crate::routes::cancel_one(&state, &caller, id)
+                    .await
+                    .map_err(job_error)?;
+            }
+        },
     }
     Ok(answer_ok(&uri, &caller, json!({ "status": [] })))
 }

@@ -14,8 +14,10 @@
 //!
 //! Berth knows no sockets, threads, local disk or CPU load: `sockets` are the CPUs,
 //! `cores` and `threads` 1 (what Slurm shows for a node configured with CPUs alone),
-//! `disk` and `cpus.load` 0. Berth records no user or time for a node's reason
-//! (`reason.user` empty, `reason.time` 0), and runs no slurmd (`port` 0).
+//! `disk` and `cpus.load` 0. `reason.user` and `reason.time` (Unix seconds) say who set
+//! a node's reason and when (empty and 0 for a reason older than Berth's record of them,
+//! or none); nodes whose reasons differ in either are grouped apart, as `sinfo -R` lists
+//! them. Berth runs no slurmd (`port` 0).
 
 use super::cluster::{node_gres, node_state, partition_info};
 use super::types::NoVal;
@@ -78,6 +80,8 @@ fn group_key(node: &Node) -> Value {
         gres,
         gres_used,
         node.reason,
+        node.reason_user,
+        node.reason_time.map(|t| t.timestamp()),
         node.weight,
         node.core_spec_count,
         node.mem_spec_limit_mib,
@@ -167,8 +171,8 @@ fn entry(partition: &Partition, all_nodes: &[String], group: &[&Node]) -> Value 
         "extra": "",
         "reason": {
             "description": first.and_then(|n| n.reason.clone()).unwrap_or_default(),
-            "time": 0,
-            "user": "",
+            "time": first.and_then(|n| n.reason_time).map_or(0, |t| t.timestamp()),
+            "user": first.and_then(|n| n.reason_user.clone()).unwrap_or_default(),
         },
         "reservation": "",
         "resource_spec": {

@@ -349,6 +349,10 @@ pub struct NodeInfo {
     pub cluster_name: String,
     pub state: Vec<String>,
     pub reason: String,
+    /// When the reason was set (Unix seconds; unset without one or before Berth kept it).
+    pub reason_changed_at: NoVal<i64>,
+    /// Who set the reason (`slurm` for Berth's own); empty when unknown.
+    pub reason_set_by_user: String,
     pub cpus: i64,
     pub effective_cpus: i64,
     pub alloc_cpus: i64,
