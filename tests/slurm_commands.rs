@@ -335,6 +335,15 @@ async fn sprio_sshare_and_sstat_links_take_slurms_options() {
             "FairShare"
         ]
     );
+    // The association tree: root's row first, then the accounts (indented) above the
+    // users' rows, as Slurm's sshare prints it.
+    let rows: Vec<&str> = out.lines().skip(2).collect();
+    assert!(rows[0].starts_with("root "), "{out}");
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with(' ') && r.split_whitespace().nth(1) == Some("alice")),
+        "{out}"
+    );
     let (code, _, err) = slurm(&c, "sshare", &t, &["-m"], "");
     assert_eq!(code, 1);
     assert!(err.contains("-m/--partition"), "{err}");

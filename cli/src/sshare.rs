@@ -8,15 +8,19 @@
 //! association tree with `ASSOCIATION` rows for the accounts and `USER` rows (`-U`: the
 //! `USER` rows only).
 //!
-//! Rows: your own associations (and the accounts' rows) by default, every user's with
-//! `-a`, those of `-u USERS` / `-A ACCOUNTS`; `-U` users' rows only. Berth keeps
-//! normalized shares, not raw ones: `RawShares` is blank. `EffectvUsage` and `NormUsage`
-//! are both Berth's decayed usage over the cluster's (the classic algorithm's effective
-//! usage).
+//! The text listing reads the same document: the association tree in Slurm's order, an
+//! account's row (its name indented one space per level below `root`, `User` blank) before
+//! its users' rows (the account's name one level deeper, then the user) and its
+//! sub-accounts. Rows: your own associations and the accounts above them by default,
+//! every user's with `-a`, those of `-u USERS` / `-A ACCOUNTS`; `-U` users' rows only.
+//! `RawShares` is an account's shares in its parent (blank for `root` and for users: Berth
+//! keeps a user's normalized share only); `FairShare` is blank on account rows, as Slurm
+//! prints it. `EffectvUsage` and `NormUsage` are both Berth's decayed usage over the
+//! cluster's (the classic algorithm's effective usage).
 
 use crate::acct::{print_fields, Style};
 use crate::client::Client;
-use berth_core::priority::FairshareRow;
+use serde_json::Value;
 
 /// sshare's options (Slurm's names; `-h` is help, `-n` leaves the header out).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -141,38 +145,93 @@ pub fn parse_fields(
         .collect()
 }
 
-fn value(name: &str, row: &FairshareRow) -> String {
-    match name {
-        "Account" => row.account.clone(),
-        "User" => row.user.clone(),
-        "RawShares" => String::new(),
-        "NormShares" => format!("{:.6}", row.norm_shares),
-        "RawUsage" => format!("{:.0}", row.raw_usage),
-        "NormUsage" | "EffectvUsage" => format!("{:.6}", row.norm_usage),
-        "FairShare" => format!("{:.6}", row.fairshare),
-        _ => String::new(),
-    }
+/// One line of sshare's listing, read from a slurmrestd `shares` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareLine {
+    /// The account, indented one space per level below `root`.
+    pub account: String,
+    /// The user; empty on an account's row.
+    pub user: String,
+    /// An account's shares in its parent; `None` for `root` and users.
+    pub raw_shares: Option<i64>,
+    /// Normalized shares, 0..=1.
+    pub norm_shares: f64,
+    /// Decayed usage (billing-seconds).
+    pub raw_usage: i64,
+    /// Normalized (and effective) usage, 0..=1.
+    pub norm_usage: f64,
+    /// The fairshare factor (users' rows only).
+    pub fairshare: Option<f64>,
 }
 
-/// The rows `args` selects of `rows`, for the caller `me`.
-pub fn select<'a>(args: &SshareArgs, rows: &'a [FairshareRow], me: &str) -> Vec<&'a FairshareRow> {
-    let list = |l: &Option<String>| -> Option<Vec<String>> {
-        l.as_ref()
-            .map(|s| s.split(',').map(|x| x.trim().to_string()).collect())
+/// The lines of a slurmrestd `shares` document (`v0.0.44_openapi_shares_resp`), in its
+/// order (the association tree's, an account before its users and sub-accounts), with
+/// accounts indented by their depth below `root`; `users_only` keeps the users' rows.
+pub fn share_lines(document: &Value, users_only: bool) -> Vec<ShareLine> {
+    let rows = document["shares"]["shares"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let number = |v: &Value| v.as_f64().unwrap_or(0.0);
+    let float = |v: &Value| {
+        if v["set"].as_bool().unwrap_or(false) {
+            v["number"].as_f64().unwrap_or(0.0)
+        } else {
+            0.0
+        }
     };
-    let users = list(&args.users);
-    let accounts = list(&args.accounts);
-    rows.iter()
-        .filter(|r| {
-            let user_ok = match &users {
-                Some(u) => r.user.is_empty() || u.contains(&r.user),
-                None => args.all || r.user.is_empty() || r.user == me,
-            };
-            user_ok
-                && accounts.as_ref().is_none_or(|a| a.contains(&r.account))
-                && (!args.users_only || !r.user.is_empty())
-        })
-        .collect()
+    // An account's depth below root, from the rows' own parents.
+    let mut depth: std::collections::HashMap<&str, usize> = Default::default();
+    let mut lines = Vec::new();
+    for row in rows {
+        let name = row["name"].as_str().unwrap_or_default();
+        let parent = row["parent"].as_str().unwrap_or_default();
+        let is_user = row["type"][0] == "USER";
+        let level = if parent.is_empty() {
+            0
+        } else {
+            depth.get(parent).map_or(1, |d| d + 1)
+        };
+        if !is_user {
+            depth.insert(name, level);
+        }
+        if users_only && !is_user {
+            continue;
+        }
+        let account = if is_user { parent } else { name };
+        lines.push(ShareLine {
+            account: format!("{}{account}", " ".repeat(level)),
+            user: if is_user {
+                name.to_string()
+            } else {
+                String::new()
+            },
+            raw_shares: (!is_user && !parent.is_empty())
+                .then(|| row["shares"]["number"].as_i64())
+                .flatten(),
+            norm_shares: float(&row["shares_normalized"]),
+            raw_usage: row["usage"].as_i64().unwrap_or(0),
+            norm_usage: float(&row["usage_normalized"]),
+            fairshare: is_user.then(|| number(&row["fairshare"]["factor"]["number"])),
+        });
+    }
+    lines
+}
+
+fn value(name: &str, line: &ShareLine) -> String {
+    match name {
+        "Account" => line.account.clone(),
+        "User" => line.user.clone(),
+        "RawShares" => line.raw_shares.map(|n| n.to_string()).unwrap_or_default(),
+        "NormShares" => format!("{:.6}", line.norm_shares),
+        "RawUsage" => line.raw_usage.to_string(),
+        "NormUsage" | "EffectvUsage" => format!("{:.6}", line.norm_usage),
+        "FairShare" => line
+            .fairshare
+            .map(|f| format!("{f:.6}"))
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
 }
 
 /// The slurmrestd `shares` query of sshare's selection, for the caller `me`: `-u`'s
@@ -223,10 +282,10 @@ pub async fn run(client: &Client, args: &SshareArgs) -> anyhow::Result<i32> {
         .as_deref()
         .unwrap_or(if args.long { LONG } else { DEFAULT });
     let columns = parse_fields("-o/--format", spec, FIELDS).map_err(anyhow::Error::msg)?;
-    let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+    let who: Value = client.get_json("/v1/whoami").await?;
     let me = who["user"].as_str().unwrap_or_default();
+    let mut document: Value = client.get_json(&shares_path(args, me)).await?;
     if args.json || args.yaml {
-        let mut document: serde_json::Value = client.get_json(&shares_path(args, me)).await?;
         if args.users_only {
             if let Some(rows) = document["shares"]["shares"].as_array_mut() {
                 rows.retain(|r| r["type"][0] == "USER");
@@ -235,10 +294,9 @@ pub async fn run(client: &Client, args: &SshareArgs) -> anyhow::Result<i32> {
         crate::format::print_document(&document, args.yaml)?;
         return Ok(0);
     }
-    let list = client.fairshare_list().await?;
-    let rows: Vec<Vec<String>> = select(args, &list.associations, me)
-        .into_iter()
-        .map(|r| columns.iter().map(|c| value(c.0, r)).collect())
+    let rows: Vec<Vec<String>> = share_lines(&document, args.users_only)
+        .iter()
+        .map(|line| columns.iter().map(|c| value(c.0, line)).collect())
         .collect();
     let style = Style::from_flags(args.parsable, args.parsable2);
     print!("{}", print_fields(&columns, &rows, style, !args.noheader));
@@ -249,52 +307,51 @@ pub async fn run(client: &Client, args: &SshareArgs) -> anyhow::Result<i32> {
 mod tests {
     use super::*;
 
-    fn row(account: &str, user: &str) -> FairshareRow {
-        FairshareRow {
-            account: account.into(),
-            user: user.into(),
-            norm_shares: 0.5,
-            raw_usage: 3600.0,
-            norm_usage: 0.25,
-            fairshare: 0.75,
-        }
+    /// A slurmrestd shares row.
+    fn row(kind: &str, name: &str, parent: &str, shares: Option<i64>) -> Value {
+        let f = |x: f64| serde_json::json!({"set": true, "infinite": false, "number": x});
+        serde_json::json!({
+            "name": name, "parent": parent, "type": [kind],
+            "shares": match shares {
+                Some(n) => serde_json::json!({"set": true, "infinite": false, "number": n}),
+                None => serde_json::json!({"set": false, "infinite": false, "number": 0}),
+            },
+            "shares_normalized": f(0.5), "usage": 3600, "usage_normalized": f(0.25),
+            "effective_usage": f(0.25), "fairshare": {"factor": f(0.75), "level": f(0.75)},
+        })
     }
 
     #[test]
-    fn default_layout_is_sshares() {
-        let rows = [row("ml", ""), row("ml", "bob"), row("ml", "eve")];
-        let args = SshareArgs::default();
+    fn default_layout_is_sshares_tree() {
+        let document = serde_json::json!({"shares": {"shares": [
+            row("ASSOCIATION", "root", "", Some(1)),
+            row("ASSOCIATION", "ml", "root", Some(40)),
+            row("USER", "bob", "ml", None),
+            row("ASSOCIATION", "vision", "ml", Some(2)),
+            row("USER", "eve", "vision", None),
+        ]}});
         let cols = parse_fields("-o", DEFAULT, FIELDS).unwrap();
-        let cells: Vec<Vec<String>> = select(&args, &rows, "bob")
-            .into_iter()
-            .map(|r| cols.iter().map(|c| value(c.0, r)).collect())
-            .collect();
-        let text = print_fields(&cols, &cells, Style::Plain, true);
+        let cells = |users_only: bool| -> Vec<Vec<String>> {
+            share_lines(&document, users_only)
+                .iter()
+                .map(|line| cols.iter().map(|c| value(c.0, line)).collect())
+                .collect()
+        };
+        let text = print_fields(&cols, &cells(false), Style::Plain, true);
         assert_eq!(
             text.lines().collect::<Vec<_>>(),
             vec![
                 "             Account       User  RawShares  NormShares    RawUsage  EffectvUsage  FairShare ",
                 "-------------------- ---------- ---------- ----------- ----------- ------------- ---------- ",
-                "ml                                            0.500000        3600      0.250000   0.750000 ",
-                "ml                          bob               0.500000        3600      0.250000   0.750000 ",
+                "root                                          0.500000        3600      0.250000            ",
+                " ml                                     40    0.500000        3600      0.250000            ",
+                "  ml                        bob               0.500000        3600      0.250000   0.750000 ",
+                "  vision                                 2    0.500000        3600      0.250000            ",
+                "   vision                   eve               0.500000        3600      0.250000   0.750000 ",
             ]
         );
-        let all = SshareArgs {
-            all: true,
-            users_only: true,
-            ..Default::default()
-        };
-        assert_eq!(select(&all, &rows, "bob").len(), 2);
-        let eve = SshareArgs {
-            users: Some("eve".into()),
-            accounts: Some("ml".into()),
-            ..Default::default()
-        };
-        let users: Vec<&str> = select(&eve, &rows, "bob")
-            .iter()
-            .map(|r| r.user.as_str())
-            .collect();
-        assert_eq!(users, ["", "eve"]);
+        let users: Vec<String> = cells(true).into_iter().map(|r| r[1].clone()).collect();
+        assert_eq!(users, ["bob", "eve"]);
         assert_eq!(
             shares_path(&SshareArgs::default(), "bob"),
             "/slurm/v0.0.44/shares?users=bob"
