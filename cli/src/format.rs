@@ -224,35 +224,72 @@ pub const SQUEUE_HEADER: &str =
 /// TIME is the elapsed run time; the last column is the node list once placed,
 /// `(Reason)` while pending.
 pub fn squeue_line(job: &QueueJob, now: DateTime<Utc>) -> String {
-    let last = match (&job.nodelist, job.state) {
-        (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => nodes.clone(),
-        _ => format!("({})", job.reason.as_deref().unwrap_or("None")),
-    };
-    format!(
-        "{} {} {} {} {} {} {} {}",
-        field(&crate::squeue::job_id_display(job), 18, true),
-        field(&job.partition, 9, true),
-        field(&job.name, 8, true),
-        field(&job.user, 8, true),
-        field(job.state.compact(), 2, true),
-        field(
-            &format_duration(crate::squeue::run_seconds(job, now)),
-            10,
-            true
-        ),
-        field(&job.num_nodes.to_string(), 6, true),
-        last
-    )
+    let mut out = String::with_capacity(96);
+    push_squeue_line(&mut out, job, now);
+    out
+}
+
+/// Appends `value` to `out` padded or truncated to `width` characters, right-aligned:
+/// [`field`] without a `String` of its own (squeue prints 10,000 lines of them).
+fn push_field(out: &mut String, value: &str, width: usize) {
+    let chars = value.chars().count();
+    if chars >= width {
+        out.extend(value.chars().take(width));
+    } else {
+        out.extend(std::iter::repeat_n(' ', width - chars));
+        out.push_str(value);
+    }
+}
+
+/// [`squeue_line`] appended to `out` (no newline).
+fn push_squeue_line(out: &mut String, job: &QueueJob, now: DateTime<Utc>) {
+    use std::fmt::Write;
+    let mut scratch = String::new();
+    if job.array_job_id.is_some() {
+        scratch = crate::squeue::job_id_display(job);
+    } else {
+        let _ = write!(scratch, "{}", job.id);
+    }
+    push_field(out, &scratch, 18);
+    out.push(' ');
+    push_field(out, &job.partition, 9);
+    out.push(' ');
+    push_field(out, &job.name, 8);
+    out.push(' ');
+    push_field(out, &job.user, 8);
+    out.push(' ');
+    push_field(out, job.state.compact(), 2);
+    out.push(' ');
+    push_field(
+        out,
+        &format_duration(crate::squeue::run_seconds(job, now)),
+        10,
+    );
+    out.push(' ');
+    scratch.clear();
+    let _ = write!(scratch, "{}", job.num_nodes);
+    push_field(out, &scratch, 6);
+    out.push(' ');
+    match (&job.nodelist, job.state) {
+        (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => {
+            out.push_str(nodes)
+        }
+        _ => {
+            out.push('(');
+            out.push_str(job.reason.as_deref().unwrap_or("None"));
+            out.push(')');
+        }
+    }
 }
 
 /// The whole `squeue` table: the header, then one line per job, each line ending in a
 /// newline.
 pub fn squeue_table(jobs: &[QueueJob], now: DateTime<Utc>) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity((jobs.len() + 1) * 96);
     out.push_str(SQUEUE_HEADER);
     out.push('\n');
     for job in jobs {
-        out.push_str(&squeue_line(job, now));
+        push_squeue_line(&mut out, job, now);
         out.push('\n');
     }
     out

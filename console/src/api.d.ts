@@ -4128,7 +4128,9 @@ export interface components {
          * @description A job as `squeue` lists it (`GET /v1/queue`): the fields squeue's formats show, and
          *     none of [`Job`]'s submitted spec, environment or per-node allocation detail, so that a
          *     queue of 10,000 jobs is a small answer. Each field means what [`Job`]'s field of the
-         *     same name means.
+         *     same name means. A field with no value (a pending job's `start_time` …) is left out
+         *     rather than sent as `null`: a queue is mostly pending jobs, and those fields are most
+         *     of its bytes.
          */
         QueueJob: {
             /** @description The account charged. */

@@ -246,7 +246,9 @@ pub struct JobList {
 /// A job as `squeue` lists it (`GET /v1/queue`): the fields squeue's formats show, and
 /// none of [`Job`]'s submitted spec, environment or per-node allocation detail, so that a
 /// queue of 10,000 jobs is a small answer. Each field means what [`Job`]'s field of the
-/// same name means.
+/// same name means. A field with no value (a pending job's `start_time` …) is left out
+/// rather than sent as `null`: a queue is mostly pending jobs, and those fields are most
+/// of its bytes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct QueueJob {
     /// The job id.
@@ -256,22 +258,28 @@ pub struct QueueJob {
     /// The submitting user.
     pub user: String,
     /// The account charged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub account: Option<String>,
     /// The partition (while pending, every partition it may start in, `a,b`).
     pub partition: String,
     /// The QOS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qos: Option<String>,
     /// The state.
     pub state: JobState,
     /// Why a pending job waits, or why a job ended as it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// When it was submitted.
     pub submit_time: DateTime<Utc>,
     /// When its current run started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<DateTime<Utc>>,
     /// When it ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<DateTime<Utc>>,
     /// The time limit in seconds; `None` is unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_limit: Option<u64>,
     /// Nodes asked for.
     pub num_nodes: u32,
@@ -282,28 +290,38 @@ pub struct QueueJob {
     /// GPUs on each node.
     pub gpus_per_node: u32,
     /// The allocated nodes as a compressed host list (`node-[1-2]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodelist: Option<String>,
     /// The working directory of the batch script.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_dir: Option<String>,
     /// How many times the job was requeued.
     pub restart_count: u32,
     /// The batch script's exit code, once ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// The signal that ended the batch script, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_signal: Option<i32>,
     /// A pending job's planned start (`squeue --start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_start: Option<DateTime<Utc>>,
     /// A pending job's multifactor priority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i64>,
     /// `--nice`.
     pub nice: i32,
     /// The array's id, for an array task or master.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_job_id: Option<i64>,
     /// The array task index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_task_id: Option<u32>,
     /// For an array master: the task indices not started yet (`4-9`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_tasks_pending: Option<String>,
     /// For an array master: the most tasks that may run at once (`%N`), if limited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_max_running: Option<u32>,
 }
 

@@ -452,14 +452,37 @@ pub struct JobQueueRow {
     pub array_max_running: Option<i32>,
 }
 
+/// The job states of the `jobs_active` index (jobs not ended).
+const ACTIVE_STATES: [&str; 4] = ["PENDING", "RUNNING", "SUSPENDED", "COMPLETING"];
+
 /// The jobs matching `filter` with squeue's columns only, by ascending id: the same
-/// selection as [`job_list`] (each state read along the `(state, id)` index), without
-/// reading the script, environment or spec that `squeue` never shows.
+/// selection as [`job_list`], without reading the script, environment or spec that
+/// `squeue` never shows. When every state asked for is one of a job not ended (squeue's
+/// default, `PENDING,RUNNING`), the jobs are read along the `jobs_active` index, in id
+/// order, never touching ended jobs; otherwise each state along the `(state, id)` index.
+/// The query is planned for its own values each time (`plan_cache_mode =
+/// force_custom_plan`, in a read-only transaction of its own): a plan cached for the
+/// whole queue would read every active job to find a plain user's fifty, and one cached
+/// for a user would not serve the whole queue.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn job_queue_list(
-    ex: impl PgExecutor<'_>,
+    pool: &crate::Pool,
+    filter: &JobFilter,
+) -> Result<Vec<JobQueueRow>, DbError> {
+    let mut tx = crate::begin(pool).await?;
+    sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan")
+        .execute(&mut *tx)
+        .await?;
+    let rows = queue_rows(&mut tx, filter).await?;
+    tx.commit().await?;
+    Ok(rows)
+}
+
+/// [`job_queue_list`]'s query, on `conn`.
+async fn queue_rows(
+    conn: &mut PgConnection,
     filter: &JobFilter,
 ) -> Result<Vec<JobQueueRow>, DbError> {
     let every: Vec<String>;
@@ -473,6 +496,39 @@ pub async fn job_queue_list(
             &every
         }
     };
+    if !states.is_empty() && states.iter().all(|s| ACTIVE_STATES.contains(&s.as_str())) {
+        return Ok(sqlx::query_as!(
+            JobQueueRow,
+            r#"SELECT id, name, user_name, account, partition, partitions, qos, state, reason,
+                      num_nodes, num_tasks, cpus_per_task, gpus_per_node, whole_node,
+                      time_limit, work_dir, array_job_id, array_task_id, restart_count,
+                      submit_time, start_time, end_time, exit_code, exit_signal, nice,
+                      priority, expected_start, array_pending, array_max_running
+               FROM jobs
+               WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')
+                 AND state = ANY($2) AND id > $1
+                 AND ($3::text IS NULL OR user_name = $3)
+                 AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
+                 AND ($5::text IS NULL OR name = $5)
+                 AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
+                 AND ($9::text[] IS NULL OR account = ANY($9))
+                 AND ($10::text[] IS NULL OR qos = ANY($10))
+               ORDER BY id
+               LIMIT $6"#,
+            filter.after_id,
+            states,
+            filter.user_name,
+            filter.partition,
+            filter.name,
+            filter.limit,
+            filter.viewer,
+            &filter.viewer_accounts,
+            filter.accounts.as_deref(),
+            filter.qos.as_deref(),
+        )
+        .fetch_all(&mut *conn)
+        .await?);
+    }
     Ok(sqlx::query_as!(
         JobQueueRow,
         r#"SELECT j.id AS "id!", j.name AS "name!", j.user_name AS "user_name!", j.account,
@@ -515,7 +571,7 @@ pub async fn job_queue_list(
         filter.accounts.as_deref(),
         filter.qos.as_deref(),
     )
-    .fetch_all(ex)
+    .fetch_all(&mut *conn)
     .await?)
 }
 
