@@ -8,20 +8,41 @@ use berth_core::state::JobState;
 use berth_core::step::{StepList, StepState};
 use reqwest::Method;
 use serde_json::json;
+use std::path::PathBuf;
 use std::time::Duration;
 
-/// Plays `conversation` with `srun ARGS` on a pseudo-terminal: each entry waits (up to
-/// 60 s) until the screen shows `expect` after what the previous entries saw, then
-/// resizes the terminal (`resize`: rows, columns) and/or types `send`. Returns (srun's
-/// exit code, the screen, whether srun gave the terminal its settings back).
-fn srun_on_a_terminal(
-    c: &TestCluster,
+/// Where a terminal's commands run: the cluster's directory, api and (admin) token.
+#[derive(Clone)]
+struct Terminal {
+    dir: PathBuf,
+    url: String,
+    token: String,
+}
+
+impl Terminal {
+    fn of(c: &TestCluster) -> Terminal {
+        Terminal {
+            dir: c.dir.clone(),
+            url: c.url.clone(),
+            token: c.token.clone(),
+        }
+    }
+}
+
+/// Plays `conversation` with `COMMAND ARGS` (`srun`, `sattach`: the binary through a link
+/// of that name) on a pseudo-terminal: each entry waits (up to 60 s) until the screen
+/// shows `expect` after what the previous entries saw, then resizes the terminal
+/// (`resize`: rows, columns) and/or types `send`. Returns (the command's exit code, the
+/// screen, whether it gave the terminal its settings back).
+fn on_a_terminal(
+    c: &Terminal,
+    command: &str,
     args: &[&str],
     conversation: serde_json::Value,
 ) -> (i32, String, bool) {
     let bin = c.dir.join("slurm-bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let link = bin.join("srun");
+    let link = bin.join(command);
     if !link.exists() {
         std::os::unix::fs::symlink(crate::cluster::berth_bin(), &link).unwrap();
     }
@@ -111,8 +132,9 @@ async fn srun_pty_gives_an_interactive_shell_on_a_node() {
         ..Default::default()
     })
     .await;
-    let (code, screen, restored) = srun_on_a_terminal(
-        &c,
+    let (code, screen, restored) = on_a_terminal(
+        &Terminal::of(&c),
+        "srun",
         &["--pty", "-t", "5", "bash", "--norc", "--noprofile", "-i"],
         json!([
             // bash's own prompt, then one the test knows (typed split, so that its echo
@@ -172,6 +194,98 @@ async fn srun_pty_gives_an_interactive_shell_on_a_node() {
         "{stderr}"
     );
     assert_eq!(stdout.trim(), "plain");
+}
+
+/// `sattach --pty JOB.STEP`: a second terminal attached to an `srun --pty` shell types
+/// into it and sees its screen (from its start); both end with the shell's code.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sattach_pty_attaches_a_second_terminal_to_an_srun_pty_shell() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let first = Terminal::of(&c);
+    let srun = tokio::task::spawn_blocking(move || {
+        on_a_terminal(
+            &first,
+            "srun",
+            &["--pty", "-t", "5", "bash", "--norc", "--noprofile", "-i"],
+            // The prompt is typed split, so that its echo does not show it.
+            json!([
+                {"expect": "bash", "send": "PS1='p''ty$ '\r"},
+                {"expect": "from-5-sattach"},
+            ]),
+        )
+    });
+    // The job srun made, and its --pty step, once running.
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    let (id, step) = loop {
+        let jobs: serde_json::Value = c.get("/v1/jobs?state=RUNNING").await;
+        if let Some(id) = jobs["items"][0]["id"].as_i64() {
+            let steps: StepList = c.get(&format!("/v1/jobs/{id}/steps")).await;
+            if let Some(s) = steps
+                .items
+                .iter()
+                .find(|s| s.pty && s.state == StepState::Running)
+            {
+                break (id, s.step_id);
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no running --pty step"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let second = Terminal::of(&c);
+    let target = format!("{id}.{step}");
+    let (code, screen, restored) = tokio::task::spawn_blocking(move || {
+        on_a_terminal(
+            &second,
+            "sattach",
+            &["--pty", &target],
+            json!([
+                {"expect": "pty$ ", "send": "echo from-$((2+3))-sattach\r"},
+                {"expect": "from-5-sattach", "send": "exit 4\r"},
+            ]),
+        )
+    })
+    .await
+    .unwrap();
+    assert!(!screen.contains("DRIVER: never saw"), "{screen}");
+    assert_eq!(code, 4, "sattach exits with the shell's code:\n{screen}");
+    assert!(restored, "sattach left the terminal in raw mode:\n{screen}");
+    let (code, screen, restored) = srun.await.unwrap();
+    assert_eq!(code, 4, "srun ends with the same shell:\n{screen}");
+    assert!(screen.contains("from-5-sattach"), "{screen}");
+    assert!(restored, "{screen}");
+
+    // The step has ended: nothing to attach to; a step without --pty has no terminal.
+    let (code, _, stderr) =
+        c.slurm_command("sattach", &c.token, &["--pty", &format!("{id}.{step}")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("has ended"), "{stderr}");
+    let plain = c.submit("#!/bin/bash\nsrun sleep 60\n", &[]).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let steps: StepList = c.get(&format!("/v1/jobs/{plain}/steps")).await;
+        if steps.items.iter().any(|s| s.state == StepState::Running) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the step never ran");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (code, _, stderr) = c.slurm_command("sattach", &c.token, &["--pty", &format!("{plain}.0")]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("was not started with --pty"), "{stderr}");
+    let (code, _, stderr) = c.slurm_command(
+        "sattach",
+        &c.token,
+        &["--pty", "--output-filter=0", &format!("{plain}.0")],
+    );
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not compatible"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -18,7 +18,7 @@ use crate::srun::{
 };
 use anyhow::{bail, Context};
 use berth_core::state::JobState;
-use berth_core::step::Step;
+use berth_core::step::{Step, StepState};
 use std::time::Duration;
 
 /// salloc's options (the allocation ones are srun's: [`AllocationArgs`]).
@@ -171,7 +171,8 @@ pub struct SattachArgs {
     /// -Q/--quiet.
     #[arg(short = 'Q', long)]
     pub quiet: bool,
-    /// -u/--pty: refused (no terminal relay).
+    /// -u/--pty: this terminal becomes task 0's, of a step started with `srun --pty`:
+    /// what is typed goes to it, its screen comes here, until it ends.
     #[arg(short = 'u', long)]
     pub pty: bool,
     /// --input-filter: refused (standard input is not forwarded to tasks).
@@ -189,13 +190,17 @@ pub struct SattachArgs {
 }
 
 /// Runs sattach: prints the step's output (from its start) until it ends; Ctrl-C detaches
-/// and leaves the step running. Returns the step's exit code.
+/// and leaves the step running. With `--pty`, on a step started with `srun --pty`, this
+/// terminal becomes task 0's (raw mode: keys, Ctrl-C included, go to the remote terminal)
+/// until the step ends. Returns the step's exit code.
 ///
 /// # Errors
 /// A step id that is not `JOB.STEP`, an unknown step, refused options.
 pub async fn sattach(client: &Client, args: &SattachArgs) -> anyhow::Result<i32> {
-    if args.pty {
-        bail!("sattach: -u/--pty: Berth's workers relay no terminal");
+    let filtered =
+        args.input_filter.is_some() || args.output_filter.is_some() || args.error_filter.is_some();
+    if args.pty && filtered {
+        bail!("sattach: error: --pty is not compatible with --input-filter, --output-filter or --error-filter");
     }
     if args.input_filter.is_some() {
         bail!("sattach: --input-filter: standard input is not forwarded to tasks here");
@@ -216,6 +221,20 @@ pub async fn sattach(client: &Client, args: &SattachArgs) -> anyhow::Result<i32>
         }
         Err(e) => return Err(e.into()),
     };
+    if args.pty && !args.layout {
+        if !found.pty {
+            bail!(
+                "sattach: error: --pty: step {job}.{step} was not started with --pty (srun --pty)"
+            );
+        }
+        if found.state != StepState::Running {
+            bail!("sattach: error: step {job}.{step} has ended");
+        }
+        if !crate::pty::stdin_is_terminal() {
+            bail!("sattach: error: --pty: standard input is not a terminal");
+        }
+        return crate::pty::attach(client, job, &found).await;
+    }
     if args.layout {
         println!("Job step layout:");
         println!(
