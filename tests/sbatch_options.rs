@@ -547,6 +547,17 @@ async fn test_only_prints_the_expected_start_and_creates_nothing() {
     );
     assert_eq!(job_rows(&c).await, 1, "only the busy job");
 
+    // A later --begin: no earlier than that (the node frees in 10 minutes, begin is in
+    // an hour).
+    let (code, _, err) = sbatch(&c, &["--test-only", "--begin=now+1hour", script]);
+    assert_eq!(code, 0, "{err}");
+    let (_, at, _, nodes, _) = will_run_line(&err).unwrap_or_else(|| panic!("{err:?}"));
+    assert_eq!(nodes, "node-1");
+    let begin = chrono::Utc::now() + chrono::Duration::seconds(3600);
+    assert!(
+        (at - begin).num_seconds().abs() <= 5,
+        "expected about {begin}, got {err}"
+    );
     // A held job is given no start.
     let (code, _, err) = sbatch(&c, &["--test-only", "--hold", script]);
     assert_eq!(code, 0, "{err}");

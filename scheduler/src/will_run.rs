@@ -10,7 +10,9 @@
 //! is the reservation the plan makes for it, which counts the pending jobs ahead of it in
 //! priority order and the running jobs' time limits (as squeue `--start` shows for pending
 //! jobs). A job the plan gives no start (behind more than `backfill_depth` blocked jobs,
-//! held by a limit or a dependency …) gets its pending reason and no time.
+//! held by a limit or a dependency …) gets its pending reason and no time. A `--begin` in
+//! the future is planned as if the job could start now, and its start is then the later
+//! of the plan's and the begin time.
 //!
 //! Cloud node pools are not counted: a job that only a node still to be launched could
 //! hold gets no start here.
@@ -35,6 +37,14 @@ pub async fn will_run(
     now: DateTime<Utc>,
 ) -> Result<JobWillRun, DbError> {
     let (id, partition, held) = (job.id, job.partition.clone(), job.hold);
+    // A future `--begin`: planned as if it could start now, then no earlier than then
+    // (Slurm's will-run starts its test at the later of now and the begin time).
+    let begin = job.begin_time.filter(|b| *b > now).map(|b| b.timestamp());
+    let job = SchedJobRow {
+        begin_time: None,
+        ..job
+    };
+    let not_before = |start: i64| begin.map_or(start, |b| start.max(b));
     let input = SnapshotCache::read_with(pool, now, config, job).await?;
     let snapshot = &input.snapshot;
     let plan = planner::plan(snapshot, config);
@@ -59,7 +69,11 @@ pub async fn will_run(
         }
     };
     if let Some(start) = plan.starts.iter().find(|s| s.job_id == id) {
-        return Ok(answer(Some(snapshot.now), &start.placements, None));
+        return Ok(answer(
+            Some(not_before(snapshot.now)),
+            &start.placements,
+            None,
+        ));
     }
     let reason = plan
         .pending
@@ -69,7 +83,7 @@ pub async fn will_run(
         // A held job (`--hold`) is not planned at all.
         .or_else(|| held.then(|| "JobHeldUser".to_string()));
     Ok(match plan.reservations.iter().find(|r| r.job_id == id) {
-        Some(r) => answer(Some(r.start), &r.placements, reason),
+        Some(r) => answer(Some(not_before(r.start)), &r.placements, reason),
         None => answer(None, &[], reason),
     })
 }
