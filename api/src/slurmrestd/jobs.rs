@@ -723,19 +723,42 @@ pub(super) async fn list(
         let ended = berth_db::job::job_ended_since_ids(&state.pool, since, MAX_LISTED as i64)
             .await
             .map_err(ApiError::from)?;
+        let ended: std::collections::BTreeSet<i64> = ended.into_iter().collect();
+        // Read in pages as `GET /v1/jobs` lists ended jobs from the first of them (so a
+        // job the caller may not see is left out), keeping those that ended recently.
+        let ended_states = JobState::ALL
+            .iter()
+            .filter(|s| s.is_terminal())
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(",");
         let mut more = Vec::new();
-        for id in ended {
-            if jobs.len() + more.len() >= MAX_LISTED {
-                break;
-            }
-            // Each read as `GET /v1/jobs/{id}` reads it: one the caller may not see is
-            // left out.
-            match crate::routes::job_get(State(state.clone()), caller.clone(), Path(id)).await {
-                Ok(Json(job)) => more.push(job_info(&job)),
-                Err(ApiError::NotFound(_)) => {}
-                Err(e) => return Err(e.into()),
+        let mut cursor = ended.first().map(|first| (first - 1).to_string());
+        let last = ended.last().copied().unwrap_or(0);
+        while let Some(after) = cursor.take() {
+            let Json(page) = crate::routes::job_list(
+                State(state.clone()),
+                caller.clone(),
+                Ok(Query(JobListQuery {
+                    state: Some(ended_states.clone()),
+                    limit: Some(1000),
+                    cursor: Some(after),
+                    ..JobListQuery::default()
+                })),
+            )
+            .await?;
+            more.extend(
+                page.items
+                    .iter()
+                    .filter(|j| ended.contains(&j.id))
+                    .map(job_info),
+            );
+            let past_last = page.items.last().is_none_or(|j| j.id >= last);
+            if !past_last && jobs.len() + more.len() < MAX_LISTED {
+                cursor = page.next_cursor;
             }
         }
+        more.truncate(MAX_LISTED.saturating_sub(jobs.len()));
         jobs.extend(more);
         jobs.sort_by_key(|j| j.job_id);
         // A job that ended between the two reads is listed once.
