@@ -897,6 +897,31 @@ async fn json_documents_of_the_slurm_commands_and_the_slurmrestd_gaps() {
         Some("PENDING"),
         "{body:#}"
     );
+    // A refused update of a task splits nothing: bob may not raise his array's limit.
+    let bobs = c
+        .submit_as(
+            "bob",
+            "#!/bin/bash\ntrue\n",
+            &["--array=0-2", "-H", "-t", "10"],
+            &[],
+        )
+        .await;
+    let (s, body) = slurm(
+        &c,
+        Method::POST,
+        &format!("{SLURM}/job/{bobs}_1"),
+        Some("bob"),
+        Some(&bob),
+        Some(json!({"time_limit": {"set": true, "number": 600}})),
+    )
+    .await;
+    assert_eq!(s, 403, "{body}");
+    let (_, body) = get_as(&c, "bob", &bob, &format!("{SLURM}/job/{bobs}_1")).await;
+    assert_eq!(
+        body["jobs"][0]["job_id"], bobs,
+        "still the array's: {body:#}"
+    );
+    assert_eq!(body["jobs"][0]["array_task_string"], "0-2", "{body:#}");
 
     // Typed GRES: the simulated H100s as Slurm's AutoDetect=nvml names them.
     let (_, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/nodes/")).await;

@@ -920,14 +920,39 @@ pub(super) async fn update(
         ));
     }
     // Checked first, so that a refused hold changes nothing else.
-    crate::routes::visible_job(&state, &caller, path_id)
+    let master = crate::routes::visible_job(&state, &caller, path_id)
         .await
         .map_err(job_error)?;
     // `12_3`: the task's own job; a task not started yet is split out of its array
-    // first (its own pending job, as Slurm's update of one task makes it).
+    // first (its own pending job, as Slurm's update of one task makes it), once the
+    // update is known to be allowed (the task has the array's limits), so that a refused
+    // update splits nothing.
     let id = match task {
         None => path_id,
-        Some(task) => array_task_job(&state, path_id, task).await?,
+        Some(task) => match berth_db::job::job_array_task_get(&state.pool, path_id, task)
+            .await
+            .map_err(ApiError::from)?
+        {
+            Some(own) => own,
+            None => {
+                let raises = time_limit
+                    .as_deref()
+                    .and_then(|t| berth_core::duration::parse_duration(t).ok().flatten())
+                    .is_some_and(|secs| {
+                        master
+                            .time_limit
+                            .is_none_or(|cur| i64::try_from(secs).unwrap_or(i64::MAX) > cur)
+                    });
+                if !caller.sees_all_jobs() && (raises || nice.is_some_and(|n| n < 0)) {
+                    return Err(ApiError::Forbidden(
+                        "only admins and operators may raise a time limit or set a negative nice"
+                            .into(),
+                    )
+                    .into());
+                }
+                array_task_job(&state, path_id, task).await?
+            }
+        },
     };
     if time_limit.is_some() || nice.is_some() {
         let _updated = crate::job_control::job_update(
