@@ -194,11 +194,20 @@ pub fn escape_strings(value: &mut serde_json::Value) {
 /// Pads or truncates `value` to `width` characters, right-aligned when `right`
 /// (squeue's `%.N` fields) and left-aligned otherwise.
 pub(crate) fn field(value: &str, width: usize, right: bool) -> String {
-    let truncated: String = value.chars().take(width).collect();
+    let mut out = String::with_capacity(width);
+    push_field(&mut out, value, width, right);
+    out
+}
+
+/// [`field`] appended to `out` (squeue writes 10,000 lines of them into one buffer).
+fn push_field(out: &mut String, value: &str, width: usize, right: bool) {
+    let pad = width.saturating_sub(value.chars().count());
     if right {
-        format!("{truncated:>width$}")
-    } else {
-        format!("{truncated:<width$}")
+        out.extend(std::iter::repeat_n(' ', pad));
+    }
+    out.extend(value.chars().take(width));
+    if !right {
+        out.extend(std::iter::repeat_n(' ', pad));
     }
 }
 
@@ -229,47 +238,26 @@ pub fn squeue_line(job: &QueueJob, now: DateTime<Utc>) -> String {
     out
 }
 
-/// Appends `value` to `out` padded or truncated to `width` characters, right-aligned:
-/// [`field`] without a `String` of its own (squeue prints 10,000 lines of them).
-fn push_field(out: &mut String, value: &str, width: usize) {
-    let chars = value.chars().count();
-    if chars >= width {
-        out.extend(value.chars().take(width));
-    } else {
-        out.extend(std::iter::repeat_n(' ', width - chars));
-        out.push_str(value);
-    }
-}
-
 /// [`squeue_line`] appended to `out` (no newline).
 fn push_squeue_line(out: &mut String, job: &QueueJob, now: DateTime<Utc>) {
-    use std::fmt::Write;
-    let mut scratch = String::new();
-    if job.array_job_id.is_some() {
-        scratch = crate::squeue::job_id_display(job);
-    } else {
-        let _ = write!(scratch, "{}", job.id);
-    }
-    push_field(out, &scratch, 18);
-    out.push(' ');
-    push_field(out, &job.partition, 9);
-    out.push(' ');
-    push_field(out, &job.name, 8);
-    out.push(' ');
-    push_field(out, &job.user, 8);
-    out.push(' ');
-    push_field(out, job.state.compact(), 2);
-    out.push(' ');
-    push_field(
-        out,
-        &format_duration(crate::squeue::run_seconds(job, now)),
-        10,
+    let (id, time, nodes) = (
+        crate::squeue::job_id_display(job),
+        format_duration(crate::squeue::run_seconds(job, now)),
+        job.num_nodes.to_string(),
     );
-    out.push(' ');
-    scratch.clear();
-    let _ = write!(scratch, "{}", job.num_nodes);
-    push_field(out, &scratch, 6);
-    out.push(' ');
+    let fields = [
+        (id.as_str(), 18),
+        (job.partition.as_str(), 9),
+        (job.name.as_str(), 8),
+        (job.user.as_str(), 8),
+        (job.state.compact(), 2),
+        (time.as_str(), 10),
+        (nodes.as_str(), 6),
+    ];
+    for (value, width) in fields {
+        push_field(out, value, width, true);
+        out.push(' ');
+    }
     match (&job.nodelist, job.state) {
         (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => {
             out.push_str(nodes)

@@ -121,29 +121,9 @@ pub fn launch_task(
     reports: mpsc::UnboundedSender<StepTaskReport>,
     launch: StepTaskLaunch,
 ) -> TaskHandle {
-    let cancel = Arc::new(Notify::new());
-    let (signals, signals_rx) = mpsc::unbounded_channel();
-    let (key, gpus) = (launch.key, launch.gpus.clone());
-    let pty = launch
-        .pty
-        .then(|| PtyFiles::new(&task_record_dir(&settings, key)));
-    let supervisor = TaskSupervisor {
-        settings,
-        uploader,
-        reports,
-        cancel: cancel.clone(),
-        signals: signals_rx,
-    };
-    let task = tokio::spawn(supervisor.supervise(launch).instrument(task_span(key)));
-    TaskHandle {
-        key,
-        gpus,
-        pty,
-        cancel,
-        cancelled: std::sync::atomic::AtomicBool::new(false),
-        signals,
-        task,
-    }
+    supervised(settings, uploader, reports, launch, |supervisor, launch| {
+        supervisor.supervise(launch)
+    })
 }
 
 /// Supervises again a step task that a previous worker process started (found by
@@ -156,6 +136,24 @@ pub fn adopt_task(
     record: TaskRecord,
     launch: StepTaskLaunch,
 ) -> TaskHandle {
+    supervised(settings, uploader, reports, launch, |supervisor, launch| {
+        supervisor.adopt(record, launch)
+    })
+}
+
+/// A new supervisor of task `launch`, running `run` on it (launching or adopting), and
+/// the handle to it.
+fn supervised<F, Fut>(
+    settings: Arc<LaunchSettings>,
+    uploader: Option<OutputUploader>,
+    reports: mpsc::UnboundedSender<StepTaskReport>,
+    launch: StepTaskLaunch,
+    run: F,
+) -> TaskHandle
+where
+    F: FnOnce(TaskSupervisor, StepTaskLaunch) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let cancel = Arc::new(Notify::new());
     let (signals, signals_rx) = mpsc::unbounded_channel();
     let (key, gpus) = (launch.key, launch.gpus.clone());
@@ -169,7 +167,7 @@ pub fn adopt_task(
         cancel: cancel.clone(),
         signals: signals_rx,
     };
-    let task = tokio::spawn(supervisor.adopt(record, launch).instrument(task_span(key)));
+    let task = tokio::spawn(run(supervisor, launch).instrument(task_span(key)));
     TaskHandle {
         key,
         gpus,

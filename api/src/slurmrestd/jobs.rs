@@ -834,22 +834,15 @@ pub(super) async fn get_one(
     ))
 }
 
-/// The job of task `task` of array `array` (which the caller may see): the task's own job
-/// once it has one; a task still pending in the array's record is split out into its own
-/// pending job first. 404 (`Invalid job id specified`) for no such task.
-async fn array_task_job(state: &AppState, array: i64, task: i32) -> Result<i64, SlurmError> {
-    let missing = || job_error(ApiError::NotFound(format!("no job {array}_{task}")));
-    if let Some(own) = berth_db::job::job_array_task_get(&state.pool, array, task)
-        .await
-        .map_err(ApiError::from)?
-    {
-        return Ok(own);
-    }
+/// Splits task `task` of array `array` (which the caller may see), still pending in the
+/// array's record, out into its own pending job; its id. 404 (`Invalid job id
+/// specified`) for no such pending task.
+async fn split_array_task(state: &AppState, array: i64, task: i32) -> Result<i64, SlurmError> {
     let mut tx = berth_db::begin(&state.pool).await.map_err(ApiError::from)?;
     let split = berth_db::job::job_array_split_in_tx(&mut tx, array, task)
         .await
         .map_err(ApiError::from)?
-        .ok_or_else(missing)?;
+        .ok_or_else(|| job_error(ApiError::NotFound(format!("no job {array}_{task}"))))?;
     tx.commit()
         .await
         .map_err(|e| ApiError::from(berth_db::DbError::from(e)))?;
@@ -950,7 +943,7 @@ pub(super) async fn update(
                     )
                     .into());
                 }
-                array_task_job(&state, path_id, task).await?
+                split_array_task(&state, path_id, task).await?
             }
         },
     };
