@@ -19,8 +19,9 @@
 //! sees their own 51 jobs): `squeue` (the binary at `BERTH_BIN`, else `release/berth`
 //! beside this example, run through a link named `squeue` with `BERTH_URL`/`BERTH_TOKEN`),
 //! and the api's lists on their own, read by this process: every page of
-//! `GET /v1/queue?state=PENDING,RUNNING` (what `squeue` asks for since issue 15) and of
-//! `GET /v1/jobs?state=PENDING,RUNNING&limit=1000` (what it asked for before). Prints the
+//! `GET /v1/queue?state=PENDING,RUNNING` as JSON pages and as one `application/x-ndjson`
+//! stream (what `squeue` reads), and of `GET /v1/jobs?state=PENDING,RUNNING&limit=1000`
+//! (what it read before issue 15). Prints the
 //! median, the fastest and the slowest of each, and the bytes the api sent.
 
 #[path = "scratch.rs"]
@@ -107,6 +108,31 @@ async fn list_pages(
             None => return (jobs, bytes),
         }
     }
+}
+
+/// `GET /v1/queue?{query}` as `application/x-ndjson`, read to its end; the lines and
+/// the bytes received.
+async fn stream_lines(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    query: &str,
+) -> (usize, usize) {
+    let mut response = http
+        .get(format!("{url}/v1/queue?{query}"))
+        .header("accept", "application/x-ndjson")
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .error_for_status()
+        .unwrap();
+    let (mut lines, mut bytes) = (0, 0);
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        bytes += chunk.len();
+        lines += chunk.iter().filter(|b| **b == b'\n').count();
+    }
+    (lines, bytes)
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -306,6 +332,20 @@ async fn main() {
                 summary(&times[3..])
             );
         }
+        let query = "state=PENDING,RUNNING";
+        let mut times = Vec::new();
+        let mut sent = (0, 0);
+        for _ in 0..runs + 3 {
+            let t = Instant::now();
+            sent = stream_lines(&http, &url, token, query).await;
+            times.push(t.elapsed());
+        }
+        println!(
+            "GET /v1/queue?{query} as application/x-ndjson, to the last line ({} jobs, {} bytes): {}",
+            sent.0,
+            sent.1,
+            summary(&times[3..])
+        );
     }
 
     // Where the queue's time goes: the query, the views, the JSON, the CLI's parse.
@@ -321,7 +361,7 @@ async fn main() {
         let rows = berth_db::job::job_queue_list(&pool, &filter).await.unwrap();
         query.push(t.elapsed());
         let t = Instant::now();
-        let items = berth_api::views::queue_views(&rows, &[]);
+        let items: Vec<_> = rows.into_iter().map(berth_api::views::queue_view).collect();
         views.push(t.elapsed());
         let t = Instant::now();
         let body = serde_json::to_vec(&berth_core::wire::QueueList {

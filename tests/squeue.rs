@@ -233,3 +233,156 @@ async fn squeue_steps_lists_a_running_jobs_steps() {
     assert_ne!(code, 0);
     assert!(err.contains("not a step id"), "{err}");
 }
+
+/// `GET /v1/queue` as `application/x-ndjson` with `token`: the status, the media type and
+/// the body.
+async fn queue_lines(c: &TestCluster, token: &str, query: &str) -> (u16, String, String) {
+    let r = c
+        .http
+        .get(format!("{}/v1/queue?{query}", c.url))
+        .header("accept", "application/x-ndjson")
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let media = r
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, media, r.text().await.unwrap())
+}
+
+fn jobs_of(lines: &str) -> Vec<berth_core::wire::QueueJob> {
+    lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_queue_streams_one_job_a_line_as_its_pages_list_them() {
+    use berth_core::state::JobState;
+    use berth_core::wire::QueueList;
+    let c = TestCluster::start(Options::default()).await;
+    let t = c.token.clone();
+    let running = c
+        .submit(
+            "#!/bin/bash\nsleep 300\n",
+            &["-J", "run", "--gres=gpu:2", "-c", "3"],
+        )
+        .await;
+    c.wait_for(running, 60, |j| j.state == JobState::Running)
+        .await;
+    let script = "#!/bin/bash\ntrue\n";
+    for i in 0..4 {
+        c.submit(script, &["-H", "-J", &format!("held{i}")]).await;
+    }
+    let array = c.submit(script, &["-H", "--array=1-3%2"]).await;
+    let theirs = c.submit_as("olga", script, &["-H"], &[]).await;
+
+    // The JSON pages, two jobs a page.
+    let mut paged = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page: QueueList = c.get(&format!("/v1/queue?limit=2{cursor}")).await;
+        paged.extend(page.items);
+        match page.next_cursor {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(paged.len(), 7, "{paged:?}");
+
+    // The stream: the same jobs, one a line, in the same order.
+    let (status, media, body) = queue_lines(&c, &t, "").await;
+    assert_eq!(
+        (status, media.as_str()),
+        (200, "application/x-ndjson"),
+        "{body}"
+    );
+    assert!(body.ends_with('\n'));
+    let streamed = jobs_of(&body);
+    assert_eq!(streamed, paged);
+    let ids: Vec<i64> = streamed.iter().map(|j| j.id).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    assert!(ids.contains(&array) && ids.contains(&theirs));
+
+    // A running job's line carries what its allocation holds, as GET /v1/jobs/{id} says.
+    let line = streamed.iter().find(|j| j.id == running).unwrap();
+    let job = c.job(running).await;
+    assert!(line.nodelist.is_some());
+    assert_eq!(
+        (
+            &line.nodelist,
+            line.num_cpus,
+            line.gpus_per_node,
+            &line.partition
+        ),
+        (
+            &job.nodelist,
+            job.num_cpus,
+            job.gpus_per_node,
+            &job.partition
+        )
+    );
+    assert_eq!(line.start_time, job.start_time);
+    // A pending array's master: its tasks not started and its limit.
+    let master = streamed.iter().find(|j| j.id == array).unwrap();
+    assert_eq!(
+        (
+            master.array_tasks_pending.as_deref(),
+            master.array_max_running
+        ),
+        (Some("1-3"), Some(2))
+    );
+
+    // `limit` bounds the lines; `cursor` (the last line's id) goes on from there.
+    let (_, _, first) = queue_lines(&c, &t, "limit=3").await;
+    let first = jobs_of(&first);
+    assert_eq!(first, streamed[..3]);
+    let (_, _, rest) = queue_lines(&c, &t, &format!("cursor={}", first[2].id)).await;
+    assert_eq!(jobs_of(&rest), streamed[3..]);
+    // The filters are the list's: the running job alone, and a plain user sees their own.
+    let (_, _, body) = queue_lines(&c, &t, "state=RUNNING").await;
+    assert_eq!(
+        jobs_of(&body).iter().map(|j| j.id).collect::<Vec<_>>(),
+        [running]
+    );
+    let olga = c.token_for("olga", berth_core::auth::Role::User);
+    let (_, _, body) = queue_lines(&c, &olga, "").await;
+    assert_eq!(
+        jobs_of(&body).iter().map(|j| j.id).collect::<Vec<_>>(),
+        [theirs]
+    );
+    // No job: an empty body, not an error.
+    let (status, _, body) = queue_lines(&c, &t, "user=nobody").await;
+    assert_eq!((status, body.as_str()), (200, ""));
+
+    // Bad filters are refused by name, as problem documents, before anything streams.
+    for (query, field) in [
+        ("state=BOGUS", "state"),
+        ("limit=0", "limit"),
+        ("limit=10001", "limit"),
+    ] {
+        let (status, media, body) = queue_lines(&c, &t, query).await;
+        assert_eq!(status, 400, "{query}: {body}");
+        assert_eq!(media, "application/problem+json", "{query}");
+        assert!(body.contains(field), "{query}: {body}");
+    }
+
+    // squeue reads the stream: every job, the array's pending tasks as one line.
+    let (code, out, err) = squeue(&c, &t, &["-h", "-o", "%i %T"]);
+    assert_eq!(code, 0, "{err}");
+    let shown: Vec<&str> = out.lines().collect();
+    assert_eq!(shown.len(), 7, "{out}");
+    assert!(
+        shown.contains(&format!("{running} RUNNING").as_str()),
+        "{out}"
+    );
+    assert!(
+        shown.contains(&format!("{array}_[1-3%2] PENDING").as_str()),
+        "{out}"
+    );
+}

@@ -180,6 +180,18 @@ pub struct AppState {
     pub metrics: std::sync::Arc<metrics::Metrics>,
     /// The planner for will-run tests ([`ApiConfig::will_run`]).
     pub will_run: Option<WillRunPlanner>,
+    /// Permits to stream `GET /v1/queue` from an open query ([`queue_streams`] of
+    /// them): a stream without one reads its rows first, so that clients reading slowly
+    /// cannot hold every database connection.
+    pub queue_streams: std::sync::Arc<tokio::sync::Semaphore>,
+}
+
+/// How many `GET /v1/queue` streams may each hold a database connection while their
+/// client reads: a quarter of the pool's `max_connections`, at least one.
+pub fn queue_streams(max_connections: u32) -> std::sync::Arc<tokio::sync::Semaphore> {
+    std::sync::Arc::new(tokio::sync::Semaphore::new(
+        (max_connections as usize / 4).max(1),
+    ))
 }
 
 /// The lease a worker gets with each successful sync when the scheduler declares a node
@@ -500,6 +512,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         events,
         metrics,
         will_run: config.will_run.clone(),
+        queue_streams: queue_streams(config.max_connections),
     })
 }
 
@@ -523,6 +536,14 @@ pub async fn serve(
         return tls::serve(listener, router(state), tls, shutdown).await;
     }
     tracing::info!(addr = ?listener.local_addr().ok(), "api listening");
+    // Each write goes out at once: a streamed answer's last piece (`GET /v1/queue` as
+    // NDJSON, a job's output) otherwise waits on Nagle's algorithm for the client's
+    // delayed acknowledgement (40 ms on Linux).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY could not be set");
+        }
+    });
     axum::serve(
         listener,
         router(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),

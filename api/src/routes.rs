@@ -13,8 +13,8 @@ use axum::Json;
 use berth_core::state::JobState;
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, NodeList, NodeRegister,
-    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueList, SyncRequest,
-    SyncResponse,
+    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueJob, QueueList,
+    SyncRequest, SyncResponse,
 };
 use berth_db::job::{JobFilter, JobRow};
 use berth_db::{allocation, job, node, notify, output, partition, DbError};
@@ -298,44 +298,225 @@ pub async fn job_list(
 ///
 /// The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
 /// the fields squeue's formats show: no spec, environment or allocation detail, and no
-/// queue position, so that 10,000 pending jobs come in one small page (up to 10,000 per
-/// page, the default). Pages follow `next_cursor`.
+/// queue position, by ascending id.
+///
+/// Two shapes, by `Accept`:
+/// * `application/json` (the default): a page of up to `limit` jobs (1..=10000, default
+///   10000); pages follow `next_cursor`.
+/// * `application/x-ndjson`: one job a line (a [`QueueJob`] document), sent as the
+///   database returns them, so that a client reads the first while the last are still
+///   being read: every matching job, or the first `limit` (1..=10000) when it is given
+///   (ask for the rest with `cursor` set to the last line's id). A stream cut short (the
+///   database failed mid-way, the client took nothing for 5 s, or the whole took over
+///   60 s) ends the connection without the chunked body's last chunk, never as a shorter
+///   list that looks whole.
 #[utoipa::path(get, path = "/v1/queue", tag = "jobs", operation_id = "queue_list",
     params(JobListQuery),
-    responses((status = 200, description = "A page of the queue", body = QueueList),
+    responses((status = 200, description = "A page of the queue, or (`Accept: application/x-ndjson`) its jobs one a line",
+                content((QueueList = "application/json"), (QueueJob = "application/x-ndjson"))),
               (status = 400, description = "A bad filter", body = Problem),
               (status = 401, description = "No or bad credentials", body = Problem)),
     security(("bearer" = [])))]
 pub async fn queue_list(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     q: Result<Query<JobListQuery>, QueryRejection>,
-) -> Result<Json<QueueList>, ApiError> {
+) -> Result<Response, ApiError> {
     caller.require_person()?;
     let q = query(q)?;
+    if accepts_ndjson(&headers) {
+        let limit = if q.limit.is_some() { 10_000 } else { u32::MAX };
+        let filter = job_filter(&state, &caller, &q, limit, limit).await?;
+        return queue_stream(&state, filter).await;
+    }
     let filter = job_filter(&state, &caller, &q, 10_000, 10_000).await?;
     let limit = (filter.limit - 1) as usize;
-    let rows = job::job_queue_list(&state.pool, &filter).await?;
+    let mut rows = job::job_queue_list(&state.pool, &filter).await?;
     let more = rows.len() > limit;
-    let rows = &rows[..rows.len().min(limit)];
-    // A pending job holds no allocation of its current run (a requeue starts a new run),
-    // so only the others' are looked up.
-    let placed: Vec<i64> = rows
-        .iter()
-        .filter(|r| r.state != "PENDING")
-        .map(|r| r.id)
-        .collect();
-    let allocations = if placed.is_empty() {
-        Vec::new()
-    } else {
-        allocation::allocation_list_for_jobs(&state.pool, &placed).await?
-    };
+    rows.truncate(limit);
+    let next_cursor = more
+        .then(|| rows.last().map(|r| r.id.to_string()))
+        .flatten();
     Ok(Json(QueueList {
-        items: views::queue_views(rows, &allocations),
-        next_cursor: more
-            .then(|| rows.last().map(|r| r.id.to_string()))
-            .flatten(),
-    }))
+        items: rows.into_iter().map(views::queue_view).collect(),
+        next_cursor,
+    })
+    .into_response())
+}
+
+/// The media type of newline-delimited JSON (one document a line).
+const NDJSON: &str = "application/x-ndjson";
+
+/// The longest a `GET /v1/queue` stream may take from its first row to its last: past it
+/// the stream is cut short.
+pub const QUEUE_STREAM_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The longest a `GET /v1/queue` stream waits for its client to take the next piece
+/// before it is cut short (a client that stops reading does not keep its database
+/// connection).
+pub const QUEUE_STREAM_STALL: Duration = Duration::from_secs(5);
+
+/// Whether `Accept` names `application/x-ndjson`.
+fn accepts_ndjson(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|media| {
+            media
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case(NDJSON))
+        })
+}
+
+/// What the task reading the queue hands the response body.
+enum QueuePiece {
+    /// Lines of jobs.
+    Lines(bytes::Bytes),
+    /// Every job was sent.
+    Done,
+}
+
+/// `GET /v1/queue` as `application/x-ndjson`: a task reads the rows and writes them in
+/// pieces of about 64 KiB, which the body sends as they come. Holding one of the
+/// [`AppState::queue_streams`] permits, it reads them from the open query (in a read-only
+/// transaction of its own) while the client reads; without one it reads every row first
+/// and frees the connection. The answer starts once the first row (or the end) has
+/// arrived, so that a database that cannot be reached is a 503 problem, not a broken
+/// stream.
+async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, ApiError> {
+    use futures_util::StreamExt;
+    let (started_tx, started) = tokio::sync::oneshot::channel::<Result<(), DbError>>();
+    let (pieces_tx, pieces) = tokio::sync::mpsc::channel::<QueuePiece>(4);
+    let pool = state.pool.clone();
+    let permit = state.queue_streams.clone().try_acquire_owned().ok();
+    // The query asks for one row more than a page, to tell whether there are more.
+    let take = usize::try_from(filter.limit - 1).unwrap_or(usize::MAX);
+    let work = async move {
+        let mut started = Some(started_tx);
+        let sent = match permit {
+            Some(_permit) => {
+                let mut tx = match job::job_queue_begin(&pool).await {
+                    Ok(tx) => tx,
+                    Err(e) => {
+                        let _ = started.take().map(|s| s.send(Err(e)));
+                        return;
+                    }
+                };
+                let sent = send_queue_lines(
+                    job::job_queue_rows(&mut tx, &filter).take(take).boxed(),
+                    &mut started,
+                    &pieces_tx,
+                )
+                .await;
+                // Read only: the commit only ends it.
+                let _ = tx.commit().await;
+                sent
+            }
+            None => match job::job_queue_list(&pool, &filter).await {
+                Ok(rows) => {
+                    let rows = futures_util::stream::iter(rows.into_iter().take(take).map(Ok));
+                    let rows = rows.boxed();
+                    send_queue_lines(rows, &mut started, &pieces_tx).await
+                }
+                Err(e) => {
+                    let _ = started.take().map(|s| s.send(Err(e)));
+                    return;
+                }
+            },
+        };
+        if sent {
+            let _ = pieces_tx.send(QueuePiece::Done).await;
+        }
+    };
+    tokio::spawn(async move {
+        if tokio::time::timeout(QUEUE_STREAM_DEADLINE, work)
+            .await
+            .is_err()
+        {
+            tracing::warn!("the queue's stream was cut short: not read within its deadline");
+        }
+    });
+    match started.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e.into()),
+        Err(_) => return Err(ApiError::Timeout),
+    }
+    let body = futures_util::stream::unfold(Some(pieces), |pieces| async move {
+        let mut pieces = pieces?;
+        match pieces.recv().await {
+            Some(QueuePiece::Lines(lines)) => Some((Ok(lines), Some(pieces))),
+            Some(QueuePiece::Done) => None,
+            None => Some((
+                Err(std::io::Error::other("the queue's stream was cut short")),
+                None,
+            )),
+        }
+    });
+    Ok(([(header::CONTENT_TYPE, NDJSON)], Body::from_stream(body)).into_response())
+}
+
+/// Writes `rows` (at most `filter.limit - 1` of them are asked for) as lines of
+/// [`QueueJob`]s into pieces of about 64 KiB on `pieces`, telling `started` once the first
+/// row or the end has come (or the error before any). Whether every row was sent: false
+/// when the rows failed part-way, the client went away, or it took no piece for
+/// [`QUEUE_STREAM_STALL`].
+async fn send_queue_lines(
+    rows: futures_util::stream::BoxStream<'_, Result<berth_db::job::JobQueueRow, DbError>>,
+    started: &mut Option<tokio::sync::oneshot::Sender<Result<(), DbError>>>,
+    pieces: &tokio::sync::mpsc::Sender<QueuePiece>,
+) -> bool {
+    use futures_util::StreamExt;
+    const PIECE: usize = 64 * 1024;
+    let send = |lines: Vec<u8>| async move {
+        matches!(
+            tokio::time::timeout(
+                QUEUE_STREAM_STALL,
+                pieces.send(QueuePiece::Lines(lines.into()))
+            )
+            .await,
+            Ok(Ok(()))
+        )
+    };
+    let mut rows = rows;
+    let mut buf: Vec<u8> = Vec::with_capacity(PIECE + 4096);
+    while let Some(row) = rows.next().await {
+        let row = match row {
+            Ok(row) => row,
+            Err(e) => {
+                match started.take() {
+                    Some(s) => drop(s.send(Err(e))),
+                    None => tracing::warn!(error = %e, "the queue's stream was cut short"),
+                }
+                return false;
+            }
+        };
+        if let Some(s) = started.take() {
+            if s.send(Ok(())).is_err() {
+                return false;
+            }
+        }
+        // A `QueueJob` always serializes (strings, numbers, times).
+        if serde_json::to_writer(&mut buf, &views::queue_view(row)).is_err() {
+            return false;
+        }
+        buf.push(b'\n');
+        if buf.len() >= PIECE {
+            let piece = std::mem::replace(&mut buf, Vec::with_capacity(PIECE + 4096));
+            if !send(piece).await {
+                return false;
+            }
+        }
+    }
+    if let Some(s) = started.take() {
+        if s.send(Ok(())).is_err() {
+            return false;
+        }
+    }
+    buf.is_empty() || send(buf).await
 }
 
 /// Show one job.

@@ -103,6 +103,10 @@ pub async fn serve(
         let app = app.clone();
         let builder = builder.clone();
         let watcher = graceful.watcher();
+        // As `serve` does: a streamed answer's last piece is not held back by Nagle.
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(peer = %addr, error = %e, "TCP_NODELAY could not be set");
+        }
         tokio::spawn(async move {
             let stream = match acceptor.accept(tcp).await {
                 Ok(stream) => stream,

@@ -175,52 +175,51 @@ pub fn job_views(rows: &[JobRow], allocations: &[JobAllocationRow]) -> Vec<Job> 
         .collect()
 }
 
-/// Queue views (squeue's columns) for rows, with their allocations looked up from
-/// `allocations` (sorted by job id then node index); the same values [`job_view`] gives
-/// those fields.
-pub fn queue_views(rows: &[JobQueueRow], allocations: &[JobAllocationRow]) -> Vec<QueueJob> {
-    let by_job = allocations_by_job(allocations);
-    rows.iter()
-        .map(|row| {
-            let mine = by_job.get(&row.id).map_or(&[][..], Vec::as_slice);
-            let state = row.state.parse::<JobState>().unwrap_or(JobState::Failed);
-            let allocated_cpus: u32 = mine.iter().map(|a| a.cpu_ids.len() as u32).sum();
-            let nodes: Vec<String> = mine.iter().map(|a| a.node_name.clone()).collect();
-            QueueJob {
-                id: row.id,
-                name: row.name.clone(),
-                user: row.user_name.clone(),
-                account: row.account.clone(),
-                partition: shown_partition(state, &row.partition, &row.partitions),
-                qos: row.qos.clone(),
-                state,
-                reason: row.reason.clone(),
-                submit_time: row.submit_time,
-                start_time: row.start_time,
-                end_time: row.end_time,
-                time_limit: row.time_limit.map(to_u64),
-                num_nodes: to_u32(row.num_nodes),
-                num_tasks: to_u32(row.num_tasks),
-                num_cpus: num_cpus(allocated_cpus, row.num_tasks, row.cpus_per_task),
-                gpus_per_node: match mine.first() {
-                    Some(a) if row.whole_node => a.gpu_indices.len() as u32,
-                    _ => to_u32(row.gpus_per_node),
-                },
-                nodelist: (!nodes.is_empty()).then(|| hostlist::compress(&nodes)),
-                work_dir: row.work_dir.clone(),
-                restart_count: to_u32(row.restart_count),
-                exit_code: row.exit_code,
-                exit_signal: row.exit_signal,
-                expected_start: row.expected_start.filter(|_| state == JobState::Pending),
-                priority: row.priority.filter(|_| state == JobState::Pending),
-                nice: row.nice,
-                array_job_id: row.array_job_id,
-                array_task_id: row.array_task_id.map(to_u32),
-                array_tasks_pending: row.array_pending.clone(),
-                array_max_running: row.array_max_running.map(to_u32),
-            }
-        })
-        .collect()
+/// The queue view (squeue's columns) of a row of [`berth_db::job::job_queue_rows`]: the
+/// same values [`job_view`] gives those fields, the allocation's from the row's `alloc_*`
+/// columns.
+pub fn queue_view(row: JobQueueRow) -> QueueJob {
+    let state = row.state.parse::<JobState>().unwrap_or(JobState::Failed);
+    let allocated_cpus = row
+        .alloc_cpus
+        .map_or(0, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
+    let partition = shown_partition(state, &row.partition, &row.partitions);
+    QueueJob {
+        id: row.id,
+        name: row.name,
+        user: row.user_name,
+        account: row.account,
+        partition,
+        qos: row.qos,
+        state,
+        reason: row.reason,
+        submit_time: row.submit_time,
+        start_time: row.start_time,
+        end_time: row.end_time,
+        time_limit: row.time_limit.map(to_u64),
+        num_nodes: to_u32(row.num_nodes),
+        num_tasks: to_u32(row.num_tasks),
+        num_cpus: num_cpus(allocated_cpus, row.num_tasks, row.cpus_per_task),
+        gpus_per_node: match row.alloc_node_gpus {
+            Some(gpus) if row.whole_node => to_u32(gpus),
+            _ => to_u32(row.gpus_per_node),
+        },
+        nodelist: row
+            .alloc_nodes
+            .filter(|nodes| !nodes.is_empty())
+            .map(|nodes| hostlist::compress(&nodes)),
+        work_dir: row.work_dir,
+        restart_count: to_u32(row.restart_count),
+        exit_code: row.exit_code,
+        exit_signal: row.exit_signal,
+        expected_start: row.expected_start.filter(|_| state == JobState::Pending),
+        priority: row.priority.filter(|_| state == JobState::Pending),
+        nice: row.nice,
+        array_job_id: row.array_job_id,
+        array_task_id: row.array_task_id.map(to_u32),
+        array_tasks_pending: row.array_pending,
+        array_max_running: row.array_max_running.map(to_u32),
+    }
 }
 
 /// A node view from its row, its GPUs and the partitions it belongs to. `busy`: the node

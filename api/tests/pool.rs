@@ -9,16 +9,11 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use std::time::Duration;
 use tower::ServiceExt;
 
-#[sqlx::test(migrator = "berth_db::MIGRATOR")]
-async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnectOptions) {
-    let pool = options
-        .max_connections(1)
-        .acquire_timeout(Duration::from_millis(300))
-        .connect_with(connect)
-        .await
-        .unwrap();
-    let state = AppState {
-        pool: pool.clone(),
+/// The api's state on `pool`, with default limits and `queue_streams(max_connections)`
+/// (a quarter of it) stream permits.
+fn app_state(pool: sqlx::PgPool, max_connections: u32) -> AppState {
+    AppState {
+        pool,
         keys: auth::Keys::from_secret("pool-test-secret"),
         node_events: tokio::sync::broadcast::channel(16).0,
         limiters: limits::RateLimiters::new(limits::Limits::default()),
@@ -27,7 +22,19 @@ async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnec
         events: Default::default(),
         metrics: Default::default(),
         will_run: None,
-    };
+        queue_streams: berth_api::queue_streams(max_connections),
+    }
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn an_exhausted_pool_answers_503(options: PgPoolOptions, connect: PgConnectOptions) {
+    let pool = options
+        .max_connections(1)
+        .acquire_timeout(Duration::from_millis(300))
+        .connect_with(connect)
+        .await
+        .unwrap();
+    let state = app_state(pool.clone(), 1);
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);
     let get = |app: axum::Router| {
@@ -84,17 +91,7 @@ async fn a_front_that_accepts_and_closes_answers_503() {
         .max_connections(2)
         .acquire_timeout(Duration::from_secs(2))
         .connect_lazy_with(connect);
-    let state = AppState {
-        pool,
-        keys: auth::Keys::from_secret("pool-test-secret"),
-        node_events: tokio::sync::broadcast::channel(16).0,
-        limiters: limits::RateLimiters::new(limits::Limits::default()),
-        oidc: oidc::OidcVerifier::default(),
-        node_lease: None,
-        events: Default::default(),
-        metrics: Default::default(),
-        will_run: None,
-    };
+    let state = app_state(pool, 1);
     let app = berth_api::router(state);
     let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);
     for (method, path, body) in [
@@ -126,4 +123,89 @@ async fn a_front_that_accepts_and_closes_answers_503() {
         accepted.load(std::sync::atomic::Ordering::SeqCst) >= 3,
         "the api did try the front"
     );
+}
+
+/// `GET /v1/queue` as `application/x-ndjson` through `app`: the response, unread.
+async fn queue_stream(app: &axum::Router, token: &str) -> axum::response::Response {
+    let request = Request::get("/v1/queue")
+        .header("authorization", format!("Bearer {token}"))
+        .header("accept", "application/x-ndjson")
+        .body(Body::empty())
+        .unwrap();
+    app.clone().oneshot(request).await.unwrap()
+}
+
+/// The ids of a queue stream's lines.
+fn ids(body: &[u8]) -> Vec<i64> {
+    body.split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            serde_json::from_slice::<serde_json::Value>(l).unwrap()["id"]
+                .as_i64()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// A queue stream holds a database connection while its client reads only with one of
+/// the api's permits; without one it reads every row first. A client that stops reading
+/// is cut off after `QUEUE_STREAM_STALL` (its body ends in an error, not as a shorter
+/// list), and its connection is free again.
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn queue_streams_hold_a_connection_only_with_a_permit(
+    options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let pool = options
+        .max_connections(2)
+        .acquire_timeout(Duration::from_secs(1))
+        .connect_with(connect)
+        .await
+        .unwrap();
+    // Enough jobs for many more 64 KiB pieces than the stream buffers.
+    let expected: Vec<i64> = sqlx::query_scalar(
+        "INSERT INTO jobs (name, user_name, partition, state, num_nodes, num_tasks, script,
+                           stdout_pattern, spec)
+         SELECT 'queued-' || i, 'alice', 'gpu', 'PENDING', 1, 1, '#!/bin/sh\n', '/dev/null', '{}'
+         FROM generate_series(1, 3000) AS i
+         RETURNING id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    // One stream permit.
+    let state = app_state(pool.clone(), 4);
+    let app = berth_api::router(state);
+    let token = berth_api::mint_token("pool-test-secret", "alice", Role::Admin, 60);
+
+    // The first stream takes the permit and, unread, holds its connection.
+    let first = queue_stream(&app, &token).await;
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["content-type"], "application/x-ndjson");
+    // The second has none: it reads every row on the other connection, frees it, and
+    // is whole.
+    let second = queue_stream(&app, &token).await;
+    assert_eq!(second.status(), 200);
+    let body = axum::body::to_bytes(second.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    assert_eq!(ids(&body), expected);
+    // The first, read now, is whole too.
+    let body = axum::body::to_bytes(first.into_body(), 1 << 24)
+        .await
+        .unwrap();
+    assert_eq!(ids(&body), expected);
+
+    // A stream whose client stops reading is cut off, and gives its connection back.
+    let stalled = queue_stream(&app, &token).await;
+    assert_eq!(stalled.status(), 200);
+    tokio::time::sleep(berth_api::routes::QUEUE_STREAM_STALL + Duration::from_secs(1)).await;
+    assert!(
+        axum::body::to_bytes(stalled.into_body(), 1 << 24)
+            .await
+            .is_err(),
+        "a stream cut short must not end as if whole"
+    );
+    let (a, b) = (pool.acquire().await, pool.acquire().await);
+    assert!(a.is_ok() && b.is_ok(), "both connections are free");
 }

@@ -9,7 +9,7 @@
 
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, OutputStream, PartitionList,
-    Problem, QueueJob, QueueList,
+    Problem, QueueJob,
 };
 use futures_util::StreamExt;
 use std::fmt;
@@ -383,51 +383,74 @@ impl Client {
             .await
     }
 
-    /// `GET /v1/queue` (squeue's columns of the jobs `GET /v1/jobs` would list),
-    /// following `next_cursor` until the last page: every matching job, by ascending id,
-    /// in pages of 10,000.
+    /// `GET /v1/queue` as `application/x-ndjson` (squeue's columns of the jobs `GET
+    /// /v1/jobs` would list): every matching job, by ascending id, each read as its line
+    /// arrives (while the api is still sending the rest), with every string made printable
+    /// as [`Client::json`] does.
+    ///
+    /// # Errors
+    /// [`ClientError`]: the request failed or was refused, a line is not a job, or the
+    /// stream was cut short (it does not end with a whole line).
     pub async fn queue_list_all(&self, query: &JobListQuery) -> Result<Vec<QueueJob>, ClientError> {
         let url = self.url("/v1/queue");
-        let mut query = JobListQuery {
-            limit: Some(10_000),
+        let query = JobListQuery {
+            limit: None,
+            cursor: None,
             ..query.clone()
         };
+        let params = Self::job_list_params(&query);
+        let what = format!("GET {url}");
+        let mut response = self
+            .send(
+                self.http
+                    .get(&url)
+                    .header(reqwest::header::ACCEPT, "application/x-ndjson")
+                    .query(&params),
+                what.clone(),
+            )
+            .await?;
+        let unreadable = |e: String| ClientError::Status {
+            status: 200,
+            body: format!("{what}: an answer this client cannot read: {e}"),
+        };
         let mut jobs = Vec::new();
+        // The bytes after the last whole line so far.
+        let mut rest: Vec<u8> = Vec::new();
         loop {
-            let params = Self::job_list_params(&query);
-            let what = format!("GET {url}");
-            let response = self
-                .send(self.http.get(&url).query(&params), what.clone())
-                .await?;
-            let body = response.bytes().await.map_err(|source| ClientError::Http {
+            let chunk = response.chunk().await.map_err(|source| ClientError::Http {
                 request: what.clone(),
                 source,
             })?;
-            // Straight to the type (reading 10,000 jobs through `serde_json::Value` took
-            // five times as long), then every string made printable, as `json` does.
-            let page: QueueList =
-                serde_json::from_slice(&body).map_err(|e| ClientError::Status {
-                    status: 200,
-                    body: format!("{what}: an answer this client cannot read: {e}"),
-                })?;
-            // Escaped in place (the same allocation: a page is 10,000 jobs).
-            let items: Vec<QueueJob> = page
-                .items
-                .into_iter()
-                .map(crate::format::escape_queue_job)
-                .collect();
-            if jobs.is_empty() {
-                jobs = items;
-            } else {
-                jobs.extend(items);
-            }
-            match page.next_cursor {
-                Some(cursor) if query.cursor.as_deref() != Some(cursor.as_str()) => {
-                    query.cursor = Some(cursor)
+            let Some(chunk) = chunk else { break };
+            let mut read_lines = |lines: &[u8]| -> Result<(), ClientError> {
+                for line in lines.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+                    // Straight to the type (reading 10,000 jobs through
+                    // `serde_json::Value` took five times as long).
+                    let job: QueueJob =
+                        serde_json::from_slice(line).map_err(|e| unreadable(e.to_string()))?;
+                    jobs.push(crate::format::escape_queue_job(job));
                 }
-                _ => return Ok(jobs),
+                Ok(())
+            };
+            let Some(last) = chunk.iter().rposition(|b| *b == b'\n') else {
+                rest.extend_from_slice(&chunk);
+                continue;
+            };
+            if rest.is_empty() {
+                read_lines(&chunk[..last])?;
+            } else {
+                rest.extend_from_slice(&chunk[..last]);
+                read_lines(&rest)?;
+                rest.clear();
             }
+            rest.extend_from_slice(&chunk[last + 1..]);
         }
+        if !rest.is_empty() {
+            return Err(unreadable(
+                "the list ends in the middle of a job".to_string(),
+            ));
+        }
+        Ok(jobs)
     }
 
     /// `GET /v1/jobs`, following `next_cursor` until the last page: every matching job,

@@ -1174,8 +1174,18 @@ export interface paths {
          * List the queue as squeue shows it.
          * @description The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
          *     the fields squeue's formats show: no spec, environment or allocation detail, and no
-         *     queue position, so that 10,000 pending jobs come in one small page (up to 10,000 per
-         *     page, the default). Pages follow `next_cursor`.
+         *     queue position, by ascending id.
+         *
+         *     Two shapes, by `Accept`:
+         *     * `application/json` (the default): a page of up to `limit` jobs (1..=10000, default
+         *       10000); pages follow `next_cursor`.
+         *     * `application/x-ndjson`: one job a line (a [`QueueJob`] document), sent as the
+         *       database returns them, so that a client reads the first while the last are still
+         *       being read: every matching job, or the first `limit` (1..=10000) when it is given
+         *       (ask for the rest with `cursor` set to the last line's id). A stream cut short (the
+         *       database failed mid-way, the client took nothing for 5 s, or the whole took over
+         *       60 s) ends the connection without the chunked body's last chunk, never as a shorter
+         *       list that looks whole.
          */
         get: operations["queue_list"];
         put?: never;
@@ -6226,7 +6236,7 @@ export interface operations {
                 qos?: string;
                 /**
                  * @description Page size: `GET /v1/jobs` 1..=1000 (default 100); `GET /v1/queue` 1..=10000
-                 *     (default 10000).
+                 *     (default 10000; as `application/x-ndjson`, every job unless given).
                  */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
@@ -10270,7 +10280,7 @@ export interface operations {
                 qos?: string;
                 /**
                  * @description Page size: `GET /v1/jobs` 1..=1000 (default 100); `GET /v1/queue` 1..=10000
-                 *     (default 10000).
+                 *     (default 10000; as `application/x-ndjson`, every job unless given).
                  */
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
@@ -10282,13 +10292,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of the queue */
+            /** @description A page of the queue, or (`Accept: application/x-ndjson`) its jobs one a line */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["QueueList"];
+                    "application/x-ndjson": components["schemas"]["QueueJob"];
                 };
             };
             /** @description A bad filter */

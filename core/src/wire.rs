@@ -386,7 +386,7 @@ pub struct JobListQuery {
     /// Only jobs of these QOS (comma-separated, as `squeue -q`).
     pub qos: Option<String>,
     /// Page size: `GET /v1/jobs` 1..=1000 (default 100); `GET /v1/queue` 1..=10000
-    /// (default 10000).
+    /// (default 10000; as `application/x-ndjson`, every job unless given).
     pub limit: Option<u32>,
     /// The `next_cursor` of the previous page.
     pub cursor: Option<String>,

@@ -450,6 +450,15 @@ pub struct JobQueueRow {
     pub array_pending: Option<String>,
     /// An array's `%N` limit.
     pub array_max_running: Option<i32>,
+    /// The nodes its current run holds, by node index (`None` while pending or when it
+    /// holds none).
+    pub alloc_nodes: Option<Vec<String>>,
+    /// The CPUs its current run holds on all its nodes (`None` while pending or when it
+    /// holds none).
+    pub alloc_cpus: Option<i64>,
+    /// For a whole-node job (`whole_node`), the GPUs its current run holds on its first
+    /// node; else `None`.
+    pub alloc_node_gpus: Option<i32>,
 }
 
 /// The job states of the `jobs_active` index (jobs not ended).
@@ -457,13 +466,8 @@ const ACTIVE_STATES: [&str; 4] = ["PENDING", "RUNNING", "SUSPENDED", "COMPLETING
 
 /// The jobs matching `filter` with squeue's columns only, by ascending id: the same
 /// selection as [`job_list`], without reading the script, environment or spec that
-/// `squeue` never shows. When every state asked for is one of a job not ended (squeue's
-/// default, `PENDING,RUNNING`), the jobs are read along the `jobs_active` index, in id
-/// order, never touching ended jobs; otherwise each state along the `(state, id)` index.
-/// The query is planned for its own values each time (`plan_cache_mode =
-/// force_custom_plan`, in a read-only transaction of its own): a plan cached for the
-/// whole queue would read every active job to find a plain user's fifty, and one cached
-/// for a user would not serve the whole queue.
+/// `squeue` never shows, with what the current run of each job not pending holds
+/// (`alloc_*`). Collects [`job_queue_rows`] in a transaction of [`job_queue_begin`].
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -471,39 +475,76 @@ pub async fn job_queue_list(
     pool: &crate::Pool,
     filter: &JobFilter,
 ) -> Result<Vec<JobQueueRow>, DbError> {
-    let mut tx = crate::begin(pool).await?;
-    sqlx::query("SET LOCAL plan_cache_mode = force_custom_plan")
-        .execute(&mut *tx)
-        .await?;
-    let rows = queue_rows(&mut tx, filter).await?;
+    use futures_util::TryStreamExt;
+    let mut tx = job_queue_begin(pool).await?;
+    let rows = job_queue_rows(&mut tx, filter).try_collect().await?;
     tx.commit().await?;
     Ok(rows)
 }
 
-/// [`job_queue_list`]'s query, on `conn`.
-async fn queue_rows(
-    conn: &mut PgConnection,
+/// A transaction for [`job_queue_rows`]: read only, with each query planned for its own
+/// values (`plan_cache_mode = force_custom_plan`: a plan cached for the whole queue would
+/// read every active job to find a plain user's fifty, and one cached for a user would
+/// not serve the whole queue) and never JIT-compiled (`jit = off`: the allocation
+/// subqueries' estimates cross `jit_above_cost`, and compiling took 19 ms of a 55 ms
+/// read of 10,200 jobs).
+///
+/// # Errors
+/// [`DbError`] from the driver (no connection to be had: [`DbError::Unavailable`]).
+pub async fn job_queue_begin(pool: &crate::Pool) -> Result<crate::Tx, DbError> {
+    let mut tx = crate::begin(pool).await?;
+    // One round trip: `set_config(.., true)` is `SET LOCAL`.
+    sqlx::query(
+        "SELECT set_config('transaction_read_only', 'on', true),
+                set_config('plan_cache_mode', 'force_custom_plan', true),
+                set_config('jit', 'off', true)",
+    )
+    .execute(&mut *tx)
+    .await?;
+    Ok(tx)
+}
+
+/// [`job_queue_list`]'s rows as PostgreSQL sends them (on `conn`, a transaction of
+/// [`job_queue_begin`]), by ascending id, so that a caller can pass each on before the
+/// last has arrived. When every state asked for is one of a job not ended (squeue's
+/// default, `PENDING,RUNNING`), the jobs are read along the `jobs_active` index, in id
+/// order, never touching ended jobs; otherwise each state along the `(state, id)` index.
+/// The allocation columns are read for jobs not pending only (a pending job holds
+/// nothing of its current run: a requeue starts a new one).
+pub fn job_queue_rows<'c>(
+    conn: &'c mut PgConnection,
     filter: &JobFilter,
-) -> Result<Vec<JobQueueRow>, DbError> {
-    let every: Vec<String>;
-    let states = match filter.states.as_deref() {
-        Some(states) => states,
-        None => {
-            every = berth_core::state::JobState::ALL
-                .iter()
-                .map(|s| s.as_str().to_string())
-                .collect();
-            &every
-        }
+) -> futures_util::stream::BoxStream<'c, Result<JobQueueRow, DbError>> {
+    use futures_util::{StreamExt, TryStreamExt};
+    let states: Vec<String> = match filter.states.as_deref() {
+        Some(states) => states.to_vec(),
+        None => berth_core::state::JobState::ALL
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect(),
     };
     if !states.is_empty() && states.iter().all(|s| ACTIVE_STATES.contains(&s.as_str())) {
-        return Ok(sqlx::query_as!(
+        return sqlx::query_as!(
             JobQueueRow,
             r#"SELECT id, name, user_name, account, partition, partitions, qos, state, reason,
                       num_nodes, num_tasks, cpus_per_task, gpus_per_node, whole_node,
                       time_limit, work_dir, array_job_id, array_task_id, restart_count,
                       submit_time, start_time, end_time, exit_code, exit_signal, nice,
-                      priority, expected_start, array_pending, array_max_running
+                      priority, expected_start, array_pending, array_max_running,
+                      CASE WHEN state <> 'PENDING' THEN
+                          (SELECT array_agg(n.name ORDER BY a.node_index)
+                           FROM allocations a JOIN nodes n ON n.id = a.node_id
+                           WHERE a.job_id = jobs.id AND a.run = jobs.restart_count)
+                      END AS "alloc_nodes?",
+                      CASE WHEN state <> 'PENDING' THEN
+                          (SELECT sum(cardinality(a.cpu_ids))::bigint FROM allocations a
+                           WHERE a.job_id = jobs.id AND a.run = jobs.restart_count)
+                      END AS "alloc_cpus?",
+                      CASE WHEN state <> 'PENDING' AND whole_node THEN
+                          (SELECT cardinality(a.gpu_indices) FROM allocations a
+                           WHERE a.job_id = jobs.id AND a.run = jobs.restart_count
+                           ORDER BY a.node_index LIMIT 1)
+                      END AS "alloc_node_gpus?"
                FROM jobs
                WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')
                  AND state = ANY($2) AND id > $1
@@ -516,7 +557,7 @@ async fn queue_rows(
                ORDER BY id
                LIMIT $6"#,
             filter.after_id,
-            states,
+            &states,
             filter.user_name,
             filter.partition,
             filter.name,
@@ -526,10 +567,11 @@ async fn queue_rows(
             filter.accounts.as_deref(),
             filter.qos.as_deref(),
         )
-        .fetch_all(&mut *conn)
-        .await?);
+        .fetch(conn)
+        .map_err(DbError::from)
+        .boxed();
     }
-    Ok(sqlx::query_as!(
+    sqlx::query_as!(
         JobQueueRow,
         r#"SELECT j.id AS "id!", j.name AS "name!", j.user_name AS "user_name!", j.account,
                   j.partition AS "partition!", j.partitions AS "partitions!", j.qos,
@@ -540,7 +582,21 @@ async fn queue_rows(
                   j.restart_count AS "restart_count!", j.submit_time AS "submit_time!",
                   j.start_time, j.end_time, j.exit_code, j.exit_signal, j.nice AS "nice!",
                   j.priority,
-                  j.expected_start, j.array_pending, j.array_max_running
+                  j.expected_start, j.array_pending, j.array_max_running,
+                  CASE WHEN j.state <> 'PENDING' THEN
+                      (SELECT array_agg(n.name ORDER BY a.node_index)
+                       FROM allocations a JOIN nodes n ON n.id = a.node_id
+                       WHERE a.job_id = j.id AND a.run = j.restart_count)
+                  END AS "alloc_nodes?",
+                  CASE WHEN j.state <> 'PENDING' THEN
+                      (SELECT sum(cardinality(a.cpu_ids))::bigint FROM allocations a
+                       WHERE a.job_id = j.id AND a.run = j.restart_count)
+                  END AS "alloc_cpus?",
+                  CASE WHEN j.state <> 'PENDING' AND j.whole_node THEN
+                      (SELECT cardinality(a.gpu_indices) FROM allocations a
+                       WHERE a.job_id = j.id AND a.run = j.restart_count
+                       ORDER BY a.node_index LIMIT 1)
+                  END AS "alloc_node_gpus?"
            FROM unnest($2::text[]) AS s(state)
            CROSS JOIN LATERAL (
                SELECT id, name, user_name, account, partition, partitions, qos, state, reason,
@@ -561,7 +617,7 @@ async fn queue_rows(
            ORDER BY j.id
            LIMIT $6"#,
         filter.after_id,
-        states,
+        &states,
         filter.user_name,
         filter.partition,
         filter.name,
@@ -571,8 +627,9 @@ async fn queue_rows(
         filter.accounts.as_deref(),
         filter.qos.as_deref(),
     )
-    .fetch_all(&mut *conn)
-    .await?)
+    .fetch(conn)
+    .map_err(DbError::from)
+    .boxed()
 }
 
 /// The queue positions of those of jobs `ids` that are pending and not held: 1 for the

@@ -97,3 +97,90 @@ async fn the_queue_lists_the_states_asked_for_by_id_in_pages(pool: PgPool) {
     };
     assert_eq!(ids(&pool, &every).await.len(), by_state.len());
 }
+
+/// Adds an allocation of `job`'s run `run` on node `node` at `index`.
+async fn allocate(
+    pool: &PgPool,
+    job: i64,
+    run: i32,
+    node: i64,
+    index: i32,
+    gpus: &[i32],
+    cpus: &[i32],
+) {
+    sqlx::query(
+        "INSERT INTO allocations (job_id, run, node_id, node_index, gpu_indices, cpu_ids, term)
+         VALUES ($1, $2, $3, $4, $5, $6, 1)",
+    )
+    .bind(job)
+    .bind(run)
+    .bind(node)
+    .bind(index)
+    .bind(gpus)
+    .bind(cpus)
+    .execute(pool)
+    .await
+    .unwrap();
+}
+
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_job_not_pending_carries_what_its_current_run_holds(pool: PgPool) {
+    let mut nodes = Vec::new();
+    for name in ["n-b", "n-a"] {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO nodes (name, hostname, cpus, memory_mib) VALUES ($1, $1, 8, 1024)
+             RETURNING id",
+        )
+        .bind(name)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        nodes.push(id);
+    }
+    let whole = insert(&pool, "alice", "RUNNING").await;
+    sqlx::query("UPDATE jobs SET whole_node = true WHERE id = $1")
+        .bind(whole)
+        .execute(&pool)
+        .await
+        .unwrap();
+    allocate(&pool, whole, 0, nodes[0], 0, &[0, 1, 2], &[0, 1]).await;
+    allocate(&pool, whole, 0, nodes[1], 1, &[0], &[2, 3, 4]).await;
+    // Requeued once: its first run's allocation is not its current one.
+    let requeued = insert(&pool, "alice", "RUNNING").await;
+    allocate(&pool, requeued, 0, nodes[1], 0, &[3], &[5]).await;
+    sqlx::query("UPDATE jobs SET restart_count = 1 WHERE id = $1")
+        .bind(requeued)
+        .execute(&pool)
+        .await
+        .unwrap();
+    let shared = insert(&pool, "alice", "RUNNING").await;
+    allocate(&pool, shared, 0, nodes[1], 0, &[4, 5], &[6]).await;
+    // A pending job is never looked up, whatever rows it has.
+    let pending = insert(&pool, "alice", "PENDING").await;
+    allocate(&pool, pending, 0, nodes[0], 0, &[6], &[7]).await;
+
+    let rows = job_queue_list(&pool, &filter(&["PENDING", "RUNNING"], 0, 100))
+        .await
+        .unwrap();
+    let of = |id: i64| {
+        let r = rows.iter().find(|r| r.id == id).unwrap();
+        (r.alloc_nodes.clone(), r.alloc_cpus, r.alloc_node_gpus)
+    };
+    let names = |n: &[&str]| Some(n.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    // By node index; every node's CPUs; the first node's GPUs for a whole-node job.
+    assert_eq!(of(whole), (names(&["n-b", "n-a"]), Some(5), Some(3)));
+    assert_eq!(of(requeued), (None, None, None));
+    assert_eq!(of(shared), (names(&["n-a"]), Some(1), None));
+    assert_eq!(of(pending), (None, None, None));
+    // The same through the read of every state (the other query).
+    let every = JobFilter {
+        states: None,
+        ..filter(&[], 0, 100)
+    };
+    let all = job_queue_list(&pool, &every).await.unwrap();
+    let w = all.iter().find(|r| r.id == whole).unwrap();
+    assert_eq!(
+        (w.alloc_nodes.clone(), w.alloc_cpus, w.alloc_node_gpus),
+        (names(&["n-b", "n-a"]), Some(5), Some(3))
+    );
+}
