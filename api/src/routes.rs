@@ -398,38 +398,28 @@ async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, A
     let work = async move {
         let mut started = Some(started_tx);
         let sent = match permit {
-            Some(_permit) => {
-                let mut tx = match job::job_queue_begin(&pool).await {
-                    Ok(tx) => tx,
-                    Err(e) => {
-                        let _ = started.take().map(|s| s.send(Err(e)));
-                        return;
-                    }
-                };
-                let sent = send_queue_lines(
-                    job::job_queue_rows(&mut tx, &filter).take(take).boxed(),
-                    &mut started,
-                    &pieces_tx,
-                )
-                .await;
-                // Read only: the commit only ends it.
-                let _ = tx.commit().await;
-                sent
-            }
+            Some(_permit) => match job::job_queue_begin(&pool).await {
+                Ok(mut tx) => {
+                    let rows = job::job_queue_rows(&mut tx, &filter).take(take).boxed();
+                    let sent = send_queue_lines(rows, &mut started, &pieces_tx).await;
+                    // Read only: the commit only ends it.
+                    let _ = tx.commit().await;
+                    Ok(sent)
+                }
+                Err(e) => Err(e),
+            },
             None => match job::job_queue_list(&pool, &filter).await {
                 Ok(rows) => {
                     let rows = futures_util::stream::iter(rows.into_iter().take(take).map(Ok));
-                    let rows = rows.boxed();
-                    send_queue_lines(rows, &mut started, &pieces_tx).await
+                    Ok(send_queue_lines(rows.boxed(), &mut started, &pieces_tx).await)
                 }
-                Err(e) => {
-                    let _ = started.take().map(|s| s.send(Err(e)));
-                    return;
-                }
+                Err(e) => Err(e),
             },
         };
-        if sent {
-            let _ = pieces_tx.send(QueuePiece::Done).await;
+        match sent {
+            Ok(true) => drop(pieces_tx.send(QueuePiece::Done).await),
+            Ok(false) => {}
+            Err(e) => drop(started.take().map(|s| s.send(Err(e)))),
         }
     };
     tokio::spawn(async move {
@@ -459,13 +449,12 @@ async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, A
     Ok(([(header::CONTENT_TYPE, NDJSON)], Body::from_stream(body)).into_response())
 }
 
-/// Writes `rows` (at most `filter.limit - 1` of them are asked for) as lines of
-/// [`QueueJob`]s into pieces of about 64 KiB on `pieces`, telling `started` once the first
-/// row or the end has come (or the error before any). Whether every row was sent: false
+/// Writes `rows` as lines of [`QueueJob`]s into pieces of about 64 KiB on `pieces`,
+/// telling `started` once the first row or the end has come (or the error before any). Whether every row was sent: false
 /// when the rows failed part-way, the client went away, or it took no piece for
 /// [`QUEUE_STREAM_STALL`].
 async fn send_queue_lines(
-    rows: futures_util::stream::BoxStream<'_, Result<berth_db::job::JobQueueRow, DbError>>,
+    mut rows: futures_util::stream::BoxStream<'_, Result<berth_db::job::JobQueueRow, DbError>>,
     started: &mut Option<tokio::sync::oneshot::Sender<Result<(), DbError>>>,
     pieces: &tokio::sync::mpsc::Sender<QueuePiece>,
 ) -> bool {
@@ -481,7 +470,6 @@ async fn send_queue_lines(
             Ok(Ok(()))
         )
     };
-    let mut rows = rows;
     let mut buf: Vec<u8> = Vec::with_capacity(PIECE + 4096);
     while let Some(row) = rows.next().await {
         let row = match row {
