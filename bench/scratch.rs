@@ -28,7 +28,8 @@ pub fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// A scratch database on `DATABASE_URL`'s server (default: PostgreSQL on
-/// 127.0.0.1:5432), dropped and created again, with Berth's migrations.
+/// 127.0.0.1:5432) with its parameters, dropped and created again, with Berth's
+/// migrations.
 pub struct Scratch {
     /// Connections to it, without a statement timeout (fills take long).
     pub pool: PgPool,
@@ -54,12 +55,19 @@ impl Scratch {
         )
         .await;
         exec(&admin, &format!("CREATE DATABASE {name}")).await;
-        let base = url.rsplit_once('/').map_or(url.as_str(), |(b, _)| b);
+        // The same server and parameters (`?sslmode=disable` …), another database.
+        let (path, params) = url
+            .split_once('?')
+            .map_or((url.as_str(), ""), |(p, q)| (p, q));
+        let base = path.rsplit_once('/').map_or(path, |(b, _)| b);
         let timeouts = berth_db::Timeouts {
             statement: Duration::ZERO,
             ..Default::default()
         };
-        let url = format!("{base}/{name}");
+        let url = match params {
+            "" => format!("{base}/{name}"),
+            params => format!("{base}/{name}?{params}"),
+        };
         let pool = berth_db::connect_with(&url, connections, &timeouts)
             .await
             .unwrap();
