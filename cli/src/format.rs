@@ -201,11 +201,21 @@ pub(crate) fn field(value: &str, width: usize, right: bool) -> String {
 
 /// [`field`] appended to `out` (squeue writes 10,000 lines of them into one buffer).
 fn push_field(out: &mut String, value: &str, width: usize, right: bool) {
-    let pad = width.saturating_sub(value.chars().count());
+    // The first `width` characters, and how many they are (ASCII, nearly always: bytes).
+    let (shown, count) = if value.is_ascii() {
+        let n = value.len().min(width);
+        (&value[..n], n)
+    } else {
+        match value.char_indices().nth(width) {
+            Some((cut, _)) => (&value[..cut], width),
+            None => (value, value.chars().count()),
+        }
+    };
+    let pad = width.saturating_sub(count);
     if right {
         out.extend(std::iter::repeat_n(' ', pad));
     }
-    out.extend(value.chars().take(width));
+    out.push_str(shown);
     if !right {
         out.extend(std::iter::repeat_n(' ', pad));
     }
