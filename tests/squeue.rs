@@ -360,16 +360,98 @@ async fn the_queue_streams_one_job_a_line_as_its_pages_list_them() {
     let (status, _, body) = queue_lines(&c, &t, "user=nobody").await;
     assert_eq!((status, body.as_str()), (200, ""));
 
+    // `fields`: each line carries id, state and the fields named, with their values.
+    let (status, _, body) = queue_lines(&c, &t, "fields=name,nodelist").await;
+    assert_eq!(status, 200, "{body}");
+    for (line, whole) in body.lines().zip(&streamed) {
+        let sparse: serde_json::Value = serde_json::from_str(line).unwrap();
+        let keys: Vec<&str> = sparse
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut expected = vec!["id", "name", "state"];
+        if whole.nodelist.is_some() {
+            expected.push("nodelist");
+        }
+        let mut sorted = keys.clone();
+        sorted.sort();
+        expected.sort();
+        assert_eq!(sorted, expected, "{line}");
+        let read: berth_core::wire::QueueJob = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            (read.id, read.state, &read.name, &read.nodelist),
+            (whole.id, whole.state, &whole.name, &whole.nodelist)
+        );
+    }
+    assert_eq!(body.lines().count(), streamed.len());
+    // The JSON pages take it too.
+    let page: serde_json::Value = c.get("/v1/queue?fields=user").await;
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 7);
+    for item in items {
+        let mut keys: Vec<&String> = item.as_object().unwrap().keys().collect();
+        keys.sort();
+        assert_eq!(keys, ["id", "state", "user"], "{item}");
+    }
+
     // Bad filters are refused by name, as problem documents, before anything streams.
     for (query, field) in [
         ("state=BOGUS", "state"),
         ("limit=0", "limit"),
         ("limit=10001", "limit"),
+        ("fields=name,script", "fields"),
     ] {
         let (status, media, body) = queue_lines(&c, &t, query).await;
         assert_eq!(status, 400, "{query}: {body}");
         assert_eq!(media, "application/problem+json", "{query}");
         assert!(body.contains(field), "{query}: {body}");
+    }
+    let r = c
+        .http
+        .get(format!("{}/v1/queue?fields=script", c.url))
+        .bearer_auth(&t)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let problem: serde_json::Value = r.json().await.unwrap();
+    assert_eq!(problem["field"], "fields", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("\"script\" is not a field"),
+        "{problem}"
+    );
+
+    // squeue's default table asks for its fields only; what it prints is what it prints
+    // from whole jobs (an explicit `-S` of the default order reads every field), but for
+    // the running job's TIME, which may tick between the two.
+    let without_time = |out: &str| -> Vec<String> {
+        out.lines()
+            .map(|l| {
+                let chars: Vec<char> = l.chars().collect();
+                let time = 50..60;
+                chars
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| !time.contains(i))
+                    .map(|(_, c)| *c)
+                    .collect()
+            })
+            .collect()
+    };
+    for extra in [&[][..], &["-r"], &["-t", "all"]] {
+        let (code, sparse, err) = squeue(&c, &t, extra);
+        assert_eq!(code, 0, "{err}");
+        let whole_args: Vec<&str> = extra.iter().copied().chain(["-S", "P,t,-p"]).collect();
+        let (code, whole, err) = squeue(&c, &t, &whole_args);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(without_time(&sparse), without_time(&whole), "{extra:?}");
+        assert!(sparse.lines().count() >= 8, "{sparse}");
+        assert!(sparse.contains(&format!(" {running} ")), "{sparse}");
     }
 
     // squeue reads the stream: every job, the array's pending tasks as one line.

@@ -13,8 +13,8 @@ use axum::Json;
 use berth_core::state::JobState;
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, NodeList, NodeRegister,
-    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueJob, QueueList,
-    SyncRequest, SyncResponse,
+    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueFields, QueueJob,
+    QueueList, QueueQuery, SparseQueueJob, SyncRequest, SyncResponse,
 };
 use berth_db::job::{JobFilter, JobRow};
 use berth_db::{allocation, job, node, notify, output, partition, DbError};
@@ -310,8 +310,11 @@ pub async fn job_list(
 ///   database failed mid-way, the client took nothing for 5 s, or the whole took over
 ///   60 s) ends the connection without the chunked body's last chunk, never as a shorter
 ///   list that looks whole.
+///
+/// `fields` (`name,user,partition`) keeps only those fields of each job, beside `id` and
+/// `state`, in either shape; a name that is no field of `QueueJob` is a 400 naming it.
 #[utoipa::path(get, path = "/v1/queue", tag = "jobs", operation_id = "queue_list",
-    params(JobListQuery),
+    params(JobListQuery, QueueQuery),
     responses((status = 200, description = "A page of the queue, or (`Accept: application/x-ndjson`) its jobs one a line",
                 content((QueueList = "application/json"), (QueueJob = "application/x-ndjson"))),
               (status = 400, description = "A bad filter", body = Problem),
@@ -322,13 +325,18 @@ pub async fn queue_list(
     caller: Caller,
     headers: HeaderMap,
     q: Result<Query<JobListQuery>, QueryRejection>,
+    own: Result<Query<QueueQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     caller.require_person()?;
     let q = query(q)?;
+    let fields = match query(own)?.fields {
+        Some(list) => QueueFields::parse(&list).map_err(|e| ApiError::bad_field("fields", e))?,
+        None => QueueFields::ALL,
+    };
     if accepts_ndjson(&headers) {
         let limit = if q.limit.is_some() { 10_000 } else { u32::MAX };
         let filter = job_filter(&state, &caller, &q, limit, limit).await?;
-        return queue_stream(&state, filter).await;
+        return queue_stream(&state, filter, fields).await;
     }
     let filter = job_filter(&state, &caller, &q, 10_000, 10_000).await?;
     let limit = (filter.limit - 1) as usize;
@@ -338,11 +346,21 @@ pub async fn queue_list(
     let next_cursor = more
         .then(|| rows.last().map(|r| r.id.to_string()))
         .flatten();
-    Ok(Json(QueueList {
-        items: rows.into_iter().map(views::queue_view).collect(),
-        next_cursor,
-    })
-    .into_response())
+    let items: Vec<QueueJob> = rows.into_iter().map(views::queue_view).collect();
+    if fields == QueueFields::ALL {
+        return Ok(Json(QueueList { items, next_cursor }).into_response());
+    }
+    /// [`QueueList`] with only some fields of each job.
+    #[derive(serde::Serialize)]
+    struct SparseQueueList<'a> {
+        items: Vec<SparseQueueJob<'a>>,
+        next_cursor: Option<String>,
+    }
+    let items = items
+        .iter()
+        .map(|job| SparseQueueJob { job, fields })
+        .collect();
+    Ok(Json(SparseQueueList { items, next_cursor }).into_response())
 }
 
 /// The media type of newline-delimited JSON (one document a line).
@@ -387,7 +405,11 @@ enum QueuePiece {
 /// and frees the connection. The answer starts once the first row (or the end) has
 /// arrived, so that a database that cannot be reached is a 503 problem, not a broken
 /// stream.
-async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, ApiError> {
+async fn queue_stream(
+    state: &AppState,
+    filter: JobFilter,
+    fields: QueueFields,
+) -> Result<Response, ApiError> {
     use futures_util::StreamExt;
     let (started_tx, started) = tokio::sync::oneshot::channel::<Result<(), DbError>>();
     let (pieces_tx, pieces) = tokio::sync::mpsc::channel::<QueuePiece>(4);
@@ -401,7 +423,7 @@ async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, A
             Some(_permit) => match job::job_queue_begin(&pool).await {
                 Ok(mut tx) => {
                     let rows = job::job_queue_rows(&mut tx, &filter).take(take).boxed();
-                    let sent = send_queue_lines(rows, &mut started, &pieces_tx).await;
+                    let sent = send_queue_lines(rows, fields, &mut started, &pieces_tx).await;
                     // Read only: the commit only ends it.
                     let _ = tx.commit().await;
                     Ok(sent)
@@ -411,7 +433,7 @@ async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, A
             None => match job::job_queue_list(&pool, &filter).await {
                 Ok(rows) => {
                     let rows = futures_util::stream::iter(rows.into_iter().take(take).map(Ok));
-                    Ok(send_queue_lines(rows.boxed(), &mut started, &pieces_tx).await)
+                    Ok(send_queue_lines(rows.boxed(), fields, &mut started, &pieces_tx).await)
                 }
                 Err(e) => Err(e),
             },
@@ -449,12 +471,13 @@ async fn queue_stream(state: &AppState, filter: JobFilter) -> Result<Response, A
     Ok(([(header::CONTENT_TYPE, NDJSON)], Body::from_stream(body)).into_response())
 }
 
-/// Writes `rows` as lines of [`QueueJob`]s into pieces of about 64 KiB on `pieces`,
-/// telling `started` once the first row or the end has come (or the error before any). Whether every row was sent: false
-/// when the rows failed part-way, the client went away, or it took no piece for
-/// [`QUEUE_STREAM_STALL`].
+/// Writes `rows` as lines of [`QueueJob`]s (their `fields`) into pieces of about 64 KiB
+/// on `pieces`, telling `started` once the first row or the end has come (or the error
+/// before any). Whether every row was sent: false when the rows failed part-way, the
+/// client went away, or it took no piece for [`QUEUE_STREAM_STALL`].
 async fn send_queue_lines(
     mut rows: futures_util::stream::BoxStream<'_, Result<berth_db::job::JobQueueRow, DbError>>,
+    fields: QueueFields,
     started: &mut Option<tokio::sync::oneshot::Sender<Result<(), DbError>>>,
     pieces: &tokio::sync::mpsc::Sender<QueuePiece>,
 ) -> bool {
@@ -488,7 +511,8 @@ async fn send_queue_lines(
             }
         }
         // A `QueueJob` always serializes (strings, numbers, times).
-        if serde_json::to_writer(&mut buf, &views::queue_view(row)).is_err() {
+        let job = views::queue_view(row);
+        if serde_json::to_writer(&mut buf, &SparseQueueJob { job: &job, fields }).is_err() {
             return false;
         }
         buf.push(b'\n');

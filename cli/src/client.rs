@@ -386,19 +386,28 @@ impl Client {
     /// `GET /v1/queue` as `application/x-ndjson` (squeue's columns of the jobs `GET
     /// /v1/jobs` would list): every matching job, by ascending id, each read as its line
     /// arrives (while the api is still sending the rest), with every string made printable
-    /// as [`Client::json`] does.
+    /// as [`Client::json`] does. `fields` (`name,user`, as the api's `fields` takes them)
+    /// asks for only those fields beside `id` and `state` (the others read as their
+    /// defaults: see [`QueueJob`]); `None` for every field.
     ///
     /// # Errors
     /// [`ClientError`]: the request failed or was refused, a line is not a job, or the
     /// stream was cut short (it does not end with a whole line).
-    pub async fn queue_list_all(&self, query: &JobListQuery) -> Result<Vec<QueueJob>, ClientError> {
+    pub async fn queue_list_all(
+        &self,
+        query: &JobListQuery,
+        fields: Option<&str>,
+    ) -> Result<Vec<QueueJob>, ClientError> {
         let url = self.url("/v1/queue");
         let query = JobListQuery {
             limit: None,
             cursor: None,
             ..query.clone()
         };
-        let params = Self::job_list_params(&query);
+        let mut params = Self::job_list_params(&query);
+        if let Some(fields) = fields {
+            params.push(("fields", fields.to_string()));
+        }
         let what = format!("GET {url}");
         let mut response = self
             .send(

@@ -398,6 +398,13 @@ pub struct SortKey {
     pub descending: bool,
 }
 
+/// The fields of `GET /v1/queue` (beside `id` and `state`) that squeue's default table
+/// ([`crate::format::squeue_table`]) prints and its default order ([`DEFAULT_SORT`]) and
+/// `-r`, `-w` read: the id's array parts, partition, name, user, the run time's start and
+/// end, nodes, node list or reason, priority.
+pub const DEFAULT_FIELDS: &str = "name,user,partition,reason,start_time,end_time,num_nodes,\
+     nodelist,priority,array_job_id,array_task_id,array_tasks_pending,array_max_running";
+
 /// squeue's default order, `P,t,-p`: by partition, then state (pending first), then
 /// priority, highest first.
 pub const DEFAULT_SORT: &str = "P,t,-p";
@@ -441,10 +448,10 @@ fn state_rank(state: JobState) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Compares two jobs on one field: numbers and times as such, states in Slurm's order,
-/// the rest as their printed text.
-fn compare(field: char, a: &QueueJob, b: &QueueJob, now: DateTime<Utc>) -> Ordering {
-    match field {
+/// Compares two jobs on one field: numbers and times as such, states in Slurm's order;
+/// `None` for the fields compared as their text ([`sort_text`]).
+fn compare(field: char, a: &QueueJob, b: &QueueJob, now: DateTime<Utc>) -> Option<Ordering> {
+    Some(match field {
         'A' => a.id.cmp(&b.id),
         'i' | 'F' => (a.array_job_id.unwrap_or(a.id), a.array_task_id, a.id).cmp(&(
             b.array_job_id.unwrap_or(b.id),
@@ -452,9 +459,6 @@ fn compare(field: char, a: &QueueJob, b: &QueueJob, now: DateTime<Utc>) -> Order
             b.id,
         )),
         'K' => a.array_task_id.cmp(&b.array_task_id),
-        'j' => a.name.cmp(&b.name),
-        'u' => a.user.cmp(&b.user),
-        'P' => a.partition.cmp(&b.partition),
         'T' | 't' => state_rank(a.state).cmp(&state_rank(b.state)),
         'M' => run_seconds(a, now).cmp(&run_seconds(b, now)),
         'l' => a
@@ -479,17 +483,78 @@ fn compare(field: char, a: &QueueJob, b: &QueueJob, now: DateTime<Utc>) -> Order
         'e' => a.end_time.cmp(&b.end_time),
         'p' | 'Q' => a.priority.unwrap_or(0).cmp(&b.priority.unwrap_or(0)),
         'y' => a.nice.cmp(&b.nice),
-        other => value(other, a, now).cmp(&value(other, b, now)),
+        _ => return None,
+    })
+}
+
+/// The text a job is sorted by on `field` where [`compare`] has no order of its own:
+/// the name, user or partition, or the field as squeue prints it.
+fn sort_text(field: char, job: &QueueJob, now: DateTime<Utc>) -> std::borrow::Cow<'_, str> {
+    match field {
+        'j' => job.name.as_str().into(),
+        'u' => job.user.as_str().into(),
+        'P' => job.partition.as_str().into(),
+        other => value(other, job, now).into(),
     }
 }
 
+/// Each job's place among the distinct texts of `field` (equal texts, equal places):
+/// each distinct text is looked up once and only those are sorted (a queue has a few
+/// partitions, users or names for thousands of jobs).
+fn text_ranks(field: char, jobs: &[QueueJob], now: DateTime<Utc>) -> Vec<i64> {
+    let texts: Vec<std::borrow::Cow<'_, str>> =
+        jobs.iter().map(|j| sort_text(field, j, now)).collect();
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let first_seen: Vec<usize> = texts
+        .iter()
+        .map(|t| {
+            let next = seen.len();
+            *seen.entry(t.as_ref()).or_insert(next)
+        })
+        .collect();
+    let mut distinct: Vec<(&str, usize)> = seen.into_iter().collect();
+    distinct.sort_unstable();
+    let mut place = vec![0; distinct.len()];
+    for (rank, (_, seen)) in distinct.iter().enumerate() {
+        place[*seen] = i64::try_from(rank).unwrap_or(i64::MAX);
+    }
+    first_seen.into_iter().map(|s| place[s]).collect()
+}
+
+/// Each job's value on `field` as a number that orders as [`compare`] does (texts by
+/// their [`text_ranks`]), where one is cheap to have; `None` for the fields [`compare`]
+/// orders pair by pair.
+fn key_ranks(field: char, jobs: &[QueueJob], now: DateTime<Utc>) -> Option<Vec<i64>> {
+    let first = jobs.first()?;
+    if compare(field, first, first, now).is_none() {
+        return Some(text_ranks(field, jobs, now));
+    }
+    let value: fn(&QueueJob) -> i64 = match field {
+        'A' => |j| j.id,
+        'T' | 't' => |j| i64::try_from(state_rank(j.state)).unwrap_or(i64::MAX),
+        'p' | 'Q' => |j| j.priority.unwrap_or(0),
+        'y' => |j| i64::from(j.nice),
+        _ => return None,
+    };
+    Some(jobs.iter().map(value).collect())
+}
+
 /// Sorts `jobs` by `keys` (the first key first; jobs equal on every key keep their
-/// order).
+/// order). Each job's value on a key is worked out once where it can be ([`key_ranks`])
+/// and the jobs' places are sorted, not the jobs themselves: sorting 10,000 jobs by
+/// squeue's default keys compared partition names some 140,000 times and moved whole
+/// jobs as often, a fifth of squeue's time.
 pub fn sort_jobs(jobs: &mut [QueueJob], keys: &[SortKey], now: DateTime<Utc>) {
-    jobs.sort_by(|a, b| {
+    let ranks: Vec<Option<Vec<i64>>> = keys.iter().map(|k| key_ranks(k.field, jobs, now)).collect();
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by(|&a, &b| {
         keys.iter()
-            .map(|k| {
-                let o = compare(k.field, a, b, now);
+            .zip(&ranks)
+            .map(|(k, ranks)| {
+                let o = match ranks {
+                    Some(ranks) => ranks[a].cmp(&ranks[b]),
+                    None => compare(k.field, &jobs[a], &jobs[b], now).unwrap_or(Ordering::Equal),
+                };
                 if k.descending {
                     o.reverse()
                 } else {
@@ -499,6 +564,20 @@ pub fn sort_jobs(jobs: &mut [QueueJob], keys: &[SortKey], now: DateTime<Utc>) {
             .find(|o| o.is_ne())
             .unwrap_or(Ordering::Equal)
     });
+    // In place, one cycle of the permutation at a time (place `k` takes the job at
+    // `order[k]`; a place done is marked `order[k] == k`): no second list of jobs.
+    for start in 0..order.len() {
+        let mut k = start;
+        loop {
+            let from = order[k];
+            order[k] = k;
+            if from == start {
+                break;
+            }
+            jobs.swap(k, from);
+            k = from;
+        }
+    }
 }
 
 /// The header of [`steps_table`], squeue `-s`'s default format
@@ -675,6 +754,56 @@ mod tests {
         );
         let err = parse_long_format("Name:99999").unwrap_err();
         assert!(err.contains("not a number up to 1024"), "{err}");
+    }
+
+    #[test]
+    fn sorting_many_jobs_agrees_with_comparing_each_pair() {
+        let now = "2026-12-01T11:00:00Z".parse().unwrap();
+        let states = [JobState::Pending, JobState::Running, JobState::Suspended];
+        let jobs: Vec<QueueJob> = (0..500)
+            .map(|i| {
+                let mut j = job(i);
+                j.partition = ["gpu", "cpu", "a100", "gpu-long"][(i * 7 % 4) as usize].into();
+                j.name = format!("n{}", i * 13 % 17);
+                j.user = format!("u{}", i * 5 % 11);
+                j.state = states[(i % 3) as usize];
+                j.reason = Some(format!("r{}", i % 5));
+                j.priority = Some(i * 7919 % 97);
+                j
+            })
+            .collect();
+        let ids = |jobs: &[QueueJob]| jobs.iter().map(|j| j.id).collect::<Vec<_>>();
+        for spec in [
+            DEFAULT_SORT,
+            "-j,u",
+            "u,-p,i",
+            "r,-i",
+            "-P,j,-u,t",
+            "-A",
+            "y,-T,Q",
+        ] {
+            let keys = parse_sort(spec).unwrap();
+            let mut expected = jobs.clone();
+            expected.sort_by(|a, b| {
+                keys.iter()
+                    .map(|k| {
+                        let o = compare(k.field, a, b, now).unwrap_or_else(|| {
+                            sort_text(k.field, a, now).cmp(&sort_text(k.field, b, now))
+                        });
+                        if k.descending {
+                            o.reverse()
+                        } else {
+                            o
+                        }
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            });
+            let mut sorted = jobs.clone();
+            sort_jobs(&mut sorted, &keys, now);
+            assert_eq!(ids(&sorted), ids(&expected), "{spec}");
+            assert_ne!(ids(&sorted), ids(&jobs), "{spec}");
+        }
     }
 
     #[test]

@@ -1186,6 +1186,9 @@ export interface paths {
          *       database failed mid-way, the client took nothing for 5 s, or the whole took over
          *       60 s) ends the connection without the chunked body's last chunk, never as a shorter
          *       list that looks whole.
+         *
+         *     `fields` (`name,user,partition`) keeps only those fields of each job, beside `id` and
+         *     `state`, in either shape; a name that is no field of `QueueJob` is a 400 naming it.
          */
         get: operations["queue_list"];
         put?: never;
@@ -4140,7 +4143,9 @@ export interface components {
          *     queue of 10,000 jobs is a small answer. Each field means what [`Job`]'s field of the
          *     same name means. A field with no value (a pending job's `start_time` …) is left out
          *     rather than sent as `null`: a queue is mostly pending jobs, and those fields are most
-         *     of its bytes.
+         *     of its bytes. `GET /v1/queue?fields=…` leaves out every field it does not name but
+         *     `id` and `state` ([`QueueFields`]); a field left out reads as its default here (an
+         *     empty string, 0, 1970-01-01T00:00:00Z, none).
          */
         QueueJob: {
             /** @description The account charged. */
@@ -4186,38 +4191,38 @@ export interface components {
              * Format: int32
              * @description GPUs on each node.
              */
-            gpus_per_node: number;
+            gpus_per_node?: number;
             /**
              * Format: int64
              * @description The job id.
              */
             id: number;
             /** @description The job name. */
-            name: string;
+            name?: string;
             /**
              * Format: int32
              * @description `--nice`.
              */
-            nice: number;
+            nice?: number;
             /** @description The allocated nodes as a compressed host list (`node-[1-2]`). */
             nodelist?: string | null;
             /**
              * Format: int32
              * @description CPUs: allocated once placed by CPU, else asked for.
              */
-            num_cpus: number;
+            num_cpus?: number;
             /**
              * Format: int32
              * @description Nodes asked for.
              */
-            num_nodes: number;
+            num_nodes?: number;
             /**
              * Format: int32
              * @description Tasks asked for.
              */
-            num_tasks: number;
+            num_tasks?: number;
             /** @description The partition (while pending, every partition it may start in, `a,b`). */
-            partition: string;
+            partition?: string;
             /**
              * Format: int64
              * @description A pending job's multifactor priority.
@@ -4231,7 +4236,7 @@ export interface components {
              * Format: int32
              * @description How many times the job was requeued.
              */
-            restart_count: number;
+            restart_count?: number;
             /**
              * Format: date-time
              * @description When its current run started.
@@ -4243,14 +4248,14 @@ export interface components {
              * Format: date-time
              * @description When it was submitted.
              */
-            submit_time: string;
+            submit_time?: string;
             /**
              * Format: int64
              * @description The time limit in seconds; `None` is unlimited.
              */
             time_limit?: number | null;
             /** @description The submitting user. */
-            user: string;
+            user?: string;
             /** @description The working directory of the batch script. */
             work_dir?: string | null;
         };
@@ -10285,6 +10290,11 @@ export interface operations {
                 limit?: number;
                 /** @description The `next_cursor` of the previous page. */
                 cursor?: string;
+                /**
+                 * @description Only these fields of each job (comma-separated names of `QueueJob`'s fields:
+                 *     `name,user,partition`); `id` and `state` are always sent. Every field when absent.
+                 */
+                fields?: string;
             };
             header?: never;
             path?: never;
