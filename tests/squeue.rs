@@ -41,6 +41,35 @@ async fn squeue_takes_slurms_job_selection_format_and_array_options() {
     assert_eq!(out, format!("{array}_[1-3]\n"));
     let (_, out, _) = squeue(&c, &t, &["-h", "-r", "-j", &array.to_string(), "-o", "%i"]);
     assert_eq!(out, format!("{array}_1\n{array}_2\n{array}_3\n"));
+    // One pending task the master still holds, named alone or beside another job.
+    let task = format!("{array}_2");
+    let (code, out, err) = squeue(&c, &t, &["-h", "-j", &task, "-o", "%i"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, format!("{task}\n").as_str()),
+        "{err}"
+    );
+    let (_, out, _) = squeue(&c, &t, &["-h", "-j", &format!("{task},{one}"), "-o", "%i"]);
+    let mut listed: Vec<&str> = out.lines().collect();
+    listed.sort();
+    let mut expected = vec![one.to_string(), task.clone()];
+    expected.sort();
+    assert_eq!(listed, expected);
+    let (code, _, err) = squeue(&c, &t, &["-h", "-j", &format!("{array}_7")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Invalid job id specified"), "{err}");
+    // scontrol shows such a task as Slurm does: the master's record, which holds it.
+    let (code, out, err) = c.slurm_command("scontrol", &t, &["show", "job", &task]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with(&format!(
+            "JobId={array} ArrayJobId={array} ArrayTaskId=1-3 JobName=sweep"
+        )),
+        "{out}"
+    );
+    let (code, _, err) = c.slurm_command("scontrol", &t, &["show", "job", &format!("{array}_7")]);
+    assert_eq!(code, 1);
+    assert!(err.contains("Invalid job id specified"), "{err}");
     // The default columns show them so too.
     let (_, out, _) = squeue(&c, &t, &["-h", "-j", &array.to_string()]);
     assert!(

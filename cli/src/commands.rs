@@ -411,7 +411,8 @@ async fn queue_jobs_with(
     if found.iter().any(|j| j.array_job_id.is_some()) {
         found = client.queue_list_all(&query, None).await?;
     }
-    found.retain(|j| crate::squeue::job_matches(j, ids) && job_passes(j, &query));
+    found = crate::squeue::select_jobs(found, ids);
+    found.retain(|j| job_passes(j, &query));
     Ok((!found.is_empty()).then_some(found))
 }
 

@@ -640,7 +640,24 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
         v.as_deref().filter(|s| !s.is_empty()).unwrap_or("(null)")
     }
     let mut lines: Vec<String> = Vec::new();
-    lines.push(format!("JobId={} JobName={}", job.id, job.name));
+    // An array's job says which array and which task(s), as Slurm's first line does:
+    // `ArrayTaskId=4-9` (and `ArrayTaskThrottle=2` for `%2`) on the master that still
+    // holds pending tasks.
+    let array = match (
+        job.array_job_id,
+        job.array_task_id,
+        &job.array_tasks_pending,
+    ) {
+        (Some(array), Some(task), _) => format!(" ArrayJobId={array} ArrayTaskId={task}"),
+        (Some(array), None, Some(pending)) => format!(
+            " ArrayJobId={array} ArrayTaskId={pending}{}",
+            job.array_max_running
+                .map(|n| format!(" ArrayTaskThrottle={n}"))
+                .unwrap_or_default()
+        ),
+        _ => String::new(),
+    };
+    lines.push(format!("JobId={}{array} JobName={}", job.id, job.name));
     lines.push(format!(
         "UserId={} Account={} QOS={}",
         job.user,
@@ -1023,6 +1040,23 @@ pub(crate) mod tests {
         }];
         let text = scontrol_job(&j, at(100_000));
         assert!(text.starts_with("JobId=7 JobName=train\n   UserId=alice Account=(null)"));
+        // An array's master holding pending tasks, and one task.
+        let mut master = j.clone();
+        master.array_job_id = Some(5);
+        master.array_tasks_pending = Some("4-9".into());
+        master.array_max_running = Some(2);
+        let shown = scontrol_job(&master, at(100_000));
+        assert!(
+            shown.starts_with("JobId=7 ArrayJobId=5 ArrayTaskId=4-9 ArrayTaskThrottle=2 JobName="),
+            "{shown}"
+        );
+        let mut task = master;
+        task.array_task_id = Some(3);
+        let shown = scontrol_job(&task, at(100_000));
+        assert!(
+            shown.starts_with("JobId=7 ArrayJobId=5 ArrayTaskId=3 JobName="),
+            "{shown}"
+        );
         assert!(text.contains("JobState=FAILED Reason=None"), "{text}");
         assert!(text.contains("ExitCode=3:0"), "{text}");
         assert!(

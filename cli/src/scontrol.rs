@@ -194,6 +194,23 @@ pub fn hostnames(list: &str) -> anyhow::Result<String> {
     Ok(hosts.iter().map(|h| format!("{h}\n")).collect())
 }
 
+/// The job that holds array task `raw` (`5_3`): the task's own job once it has one, else
+/// the array's master while it holds the task pending (Slurm shows the master's record
+/// then); `None` when there is no such task the caller may see. Resolved by the api, as
+/// slurmrestd's `GET job/{job_id}` resolves it.
+///
+/// # Errors
+/// `raw` is not `JOB_TASK`, or the api failed.
+async fn array_task_job(client: &Client, raw: &str) -> anyhow::Result<Option<i64>> {
+    let task: crate::job_control::JobRef = raw.parse().map_err(anyhow::Error::msg)?;
+    let path = format!("/slurm/{}/job/{task}", berth_api::slurmrestd::VERSION);
+    match client.get_json::<serde_json::Value>(&path).await {
+        Ok(document) => Ok(document["jobs"][0]["job_id"].as_i64()),
+        Err(e) if matches!(e.status(), Some(400 | 404)) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
 fn job_id_arg(arg: Option<&String>) -> anyhow::Result<i64> {
     match arg {
         Some(id) => id
@@ -364,8 +381,18 @@ pub async fn run(
             Ok(0)
         }
         ["show", "job" | "jobid", ..] => {
-            let id = job_id_arg(args.get(2))?;
-            commands::show_job(&client()?, id, false).await
+            let client = client()?;
+            let id = match args.get(2).map(|a| a.trim()) {
+                Some(raw) if raw.contains('_') => match array_task_job(&client, raw).await? {
+                    Some(id) => id,
+                    None => {
+                        eprintln!("slurm_load_jobs error: Invalid job id specified");
+                        return Ok(1);
+                    }
+                },
+                _ => job_id_arg(args.get(2))?,
+            };
+            commands::show_job(&client, id, false).await
         }
         [verb @ ("hold" | "release" | "top"), ..] => {
             let Some(list) = args.get(1) else {

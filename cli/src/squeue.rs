@@ -128,6 +128,45 @@ pub fn job_matches(job: &QueueJob, ids: &[JobIdSpec]) -> bool {
     })
 }
 
+/// squeue `-j`: the jobs of `jobs` that `ids` name, in their order; a pending task named
+/// as `5_3` that its array's master still holds (`5_[3-9]`) comes out of it as a line of
+/// its own, `5_3`, as Slurm prints it.
+pub fn select_jobs(jobs: Vec<QueueJob>, ids: &[JobIdSpec]) -> Vec<QueueJob> {
+    let mut out = Vec::new();
+    for job in jobs {
+        if job_matches(&job, ids) {
+            out.push(job);
+            continue;
+        }
+        let (Some(array), None, Some(pending)) = (
+            job.array_job_id,
+            job.array_task_id,
+            job.array_tasks_pending.as_deref(),
+        ) else {
+            continue;
+        };
+        let named: Vec<u32> = ids
+            .iter()
+            .filter_map(|id| match *id {
+                JobIdSpec::Task(a, t) if a == array => Some(t),
+                _ => None,
+            })
+            .collect();
+        if named.is_empty() {
+            continue;
+        }
+        for t in task_indices(pending).unwrap_or_default() {
+            if named.contains(&t) {
+                let mut task = job.clone();
+                task.array_task_id = Some(t);
+                task.array_tasks_pending = None;
+                out.push(task);
+            }
+        }
+    }
+    out
+}
+
 /// The `squeue -o` letters Berth shows, with their headers (Slurm's).
 const FIELDS: [(char, &str); 27] = [
     ('i', "JOBID"),
@@ -695,6 +734,21 @@ mod tests {
         assert!(!job_matches(&job(8), &ids));
         // `10` names the whole array.
         assert!(job_matches(&task, &parse_job_ids("10").unwrap()));
+        // A task its master still holds: `10_4` is a line of its own, `10` the master's.
+        let mut master = job(10);
+        master.array_job_id = Some(10);
+        master.array_tasks_pending = Some("3-5".into());
+        let shown = |list: &str| -> Vec<String> {
+            let jobs = vec![job(7), master.clone(), task.clone()];
+            select_jobs(jobs, &parse_job_ids(list).unwrap())
+                .iter()
+                .map(job_id_display)
+                .collect()
+        };
+        assert_eq!(shown("10_4"), ["10_4"]);
+        assert_eq!(shown("10_5,7,10_2,10_3"), ["7", "10_3", "10_5", "10_2"]);
+        assert_eq!(shown("10"), ["10_[3-5]", "10_2"]);
+        assert!(shown("10_6").is_empty());
         let err = parse_job_ids("7,x").unwrap_err();
         assert!(
             err.contains("\"x\"") && err.contains("not a job id"),
