@@ -29,21 +29,23 @@ pub const POOL_EVENTS_SHOWN: i64 = 50;
 
 /// The view of pool `row`: its nodes (as `GET /v1/nodes` shows them), counts, launches
 /// in flight, cooldowns, spend and latest events (with the jobs they were for only when
-/// `staff`: admins and operators).
+/// `staff`: admins and operators), read on `conn`: a [`berth_db::begin_snapshot`]
+/// transaction that also read `row`, so that the row's error and back-off agree with the
+/// nodes and events the scheduler wrote beside them.
 ///
 /// # Errors
 /// 503 when the database is unreachable.
 pub(crate) async fn pool_view(
-    state: &AppState,
+    conn: &mut sqlx::PgConnection,
     row: PoolRow,
     with_events: bool,
     staff: bool,
 ) -> Result<Pool, ApiError> {
     let now = chrono::Utc::now();
-    let rows = node::node_list_in_pool(&state.pool, &row.name).await?;
-    let gpus = node::gpu_list(&state.pool, None).await?;
-    let partitions = partition::partition_list(&state.pool).await?;
-    let busy = allocation::allocation_busy_nodes(&state.pool).await?;
+    let rows = node::node_list_in_pool(&mut *conn, &row.name).await?;
+    let gpus = node::gpu_list(&mut *conn, None).await?;
+    let partitions = partition::partition_list(&mut *conn).await?;
+    let busy = allocation::allocation_busy_nodes(&mut *conn).await?;
     let mut nodes_by_state = BTreeMap::new();
     let mut nodes = Vec::new();
     let mut nodes_active = 0;
@@ -70,13 +72,13 @@ pub(crate) async fn pool_view(
             reason: view.reason,
         });
     }
-    let in_flight = cloud::pool_launches_in_flight(&state.pool, &row.name).await?;
-    let cooldowns = cloud::pool_cooldowns_active(&state.pool, &row.name, now).await?;
-    let spend = cloud::pool_hourly_spend(&state.pool, &row.name).await?;
+    let in_flight = cloud::pool_launches_in_flight(&mut *conn, &row.name).await?;
+    let cooldowns = cloud::pool_cooldowns_active(&mut *conn, &row.name, now).await?;
+    let spend = cloud::pool_hourly_spend(&mut *conn, &row.name).await?;
     let events = if with_events {
-        cloud::cloud_event_list(&state.pool, &row.name, POOL_EVENTS_SHOWN).await?
+        cloud::cloud_event_list(&mut *conn, &row.name, POOL_EVENTS_SHOWN).await?
     } else {
-        cloud::cloud_event_list(&state.pool, &row.name, 1).await?
+        cloud::cloud_event_list(&mut *conn, &row.name, 1).await?
     };
     Ok(Pool {
         name: row.name,
@@ -128,8 +130,9 @@ pub async fn pool_list(
     caller.require_person()?;
     caller.require_unscoped()?;
     let mut items = Vec::new();
-    for row in cloud::pool_list(&state.pool).await? {
-        items.push(pool_view(&state, row, false, caller.sees_all_jobs()).await?);
+    let mut tx = berth_db::begin_snapshot(&state.pool).await?;
+    for row in cloud::pool_list(&mut *tx).await? {
+        items.push(pool_view(&mut tx, row, false, caller.sees_all_jobs()).await?);
     }
     Ok(Json(PoolList { items }))
 }
@@ -151,11 +154,12 @@ pub async fn pool_get(
 ) -> Result<Json<Pool>, ApiError> {
     caller.require_person()?;
     caller.require_unscoped()?;
-    let row = cloud::pool_get(&state.pool, &name)
+    let mut tx = berth_db::begin_snapshot(&state.pool).await?;
+    let row = cloud::pool_get(&mut *tx, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no pool {name}")))?;
     Ok(Json(
-        pool_view(&state, row, true, caller.sees_all_jobs()).await?,
+        pool_view(&mut tx, row, true, caller.sees_all_jobs()).await?,
     ))
 }
 
@@ -240,7 +244,8 @@ pub async fn pool_put(
     notify::notify(&mut *tx, notify::JOBS_CHANNEL, "pool").await?;
     tx.commit().await.map_err(DbError::from)?;
     tracing::info!(pool = %name, created, slots_kept = ?kept, by = %caller.name, "pool declared");
-    let row = cloud::pool_get(&state.pool, &name)
+    let mut tx = berth_db::begin_snapshot(&state.pool).await?;
+    let row = cloud::pool_get(&mut *tx, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no pool {name}")))?;
     let status = if created {
@@ -250,7 +255,7 @@ pub async fn pool_put(
     };
     Ok((
         status,
-        Json(pool_view(&state, row, true, caller.sees_all_jobs()).await?),
+        Json(pool_view(&mut tx, row, true, caller.sees_all_jobs()).await?),
     ))
 }
 

@@ -181,6 +181,23 @@ pub async fn begin(pool: &Pool) -> Result<Tx, DbError> {
     }
 }
 
+/// A read-only transaction whose reads all see one snapshot (`REPEATABLE READ, READ
+/// ONLY`), for a view assembled from several queries that must agree with each other
+/// (a pool's row, nodes and events written by one transaction of the scheduler's).
+///
+/// # Errors
+/// As [`begin`].
+pub async fn begin_snapshot(pool: &Pool) -> Result<Tx, DbError> {
+    let mut tx = begin(pool).await?;
+    // Before any query takes the snapshot.
+    sqlx::Executor::execute(
+        &mut *tx,
+        "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+    )
+    .await?;
+    Ok(tx)
+}
+
 /// Runs the migrations on one connection with the statement and lock timeouts off: a
 /// migration may rewrite a large table, and a process starting beside another waits for
 /// its migrations (an advisory lock) as long as they take.
