@@ -347,10 +347,8 @@ pub async fn queue_list(
         .then(|| rows.last().map(|r| r.id.to_string()))
         .flatten();
     let items: Vec<QueueJob> = rows.into_iter().map(views::queue_view).collect();
-    if fields == QueueFields::ALL {
-        return Ok(Json(QueueList { items, next_cursor }).into_response());
-    }
-    /// [`QueueList`] with only some fields of each job.
+    /// [`QueueList`] with only `fields` of each job (with every field, the same document:
+    /// `berth_core::wire`'s tests hold the two serializations equal).
     #[derive(serde::Serialize)]
     struct SparseQueueList<'a> {
         items: Vec<SparseQueueJob<'a>>,

@@ -78,16 +78,19 @@ pub fn expand_array_tasks(jobs: Vec<QueueJob>) -> Vec<QueueJob> {
             _ => None,
         };
         match tasks {
-            Some(tasks) => out.extend(tasks.into_iter().map(|t| {
-                let mut task = job.clone();
-                task.array_task_id = Some(t);
-                task.array_tasks_pending = None;
-                task
-            })),
+            Some(tasks) => out.extend(tasks.into_iter().map(|t| pending_task(&job, t))),
             None => out.push(job),
         }
     }
     out
+}
+
+/// Pending task `task` of `master` (an array master holding it) as a line of its own.
+fn pending_task(master: &QueueJob, task: u32) -> QueueJob {
+    let mut line = master.clone();
+    line.array_task_id = Some(task);
+    line.array_tasks_pending = None;
+    line
 }
 
 /// One item of squeue's `-j` list: a job (or a whole array) or one array task.
@@ -155,14 +158,13 @@ pub fn select_jobs(jobs: Vec<QueueJob>, ids: &[JobIdSpec]) -> Vec<QueueJob> {
         if named.is_empty() {
             continue;
         }
-        for t in task_indices(pending).unwrap_or_default() {
-            if named.contains(&t) {
-                let mut task = job.clone();
-                task.array_task_id = Some(t);
-                task.array_tasks_pending = None;
-                out.push(task);
-            }
-        }
+        let tasks = task_indices(pending).unwrap_or_default();
+        out.extend(
+            tasks
+                .into_iter()
+                .filter(|t| named.contains(t))
+                .map(|t| pending_task(&job, t)),
+        );
     }
     out
 }
