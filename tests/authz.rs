@@ -62,6 +62,7 @@ fn jwt(secret: &str, sub: &str, role: Role, aud: &str, exp_offset: i64) -> Strin
         exp: now + exp_offset,
         job_id: None,
         run: None,
+        inc: None,
     };
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
@@ -820,6 +821,7 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
         .await;
     assert_eq!(s, 201, "{running}");
     let running = running["id"].as_i64().unwrap();
+    let job_token = c.job_token("ursula", running, 0).await;
     let token = |who: Who| -> Option<String> {
         Some(match who {
             Who::NoToken => return None,
@@ -834,7 +836,7 @@ async fn every_operation_answers_every_caller_as_the_rules_say() {
             Who::Node => c.token_for("node:node-x", Role::Node),
             Who::ReadOnlyToken => scoped["read-only"].clone(),
             Who::SubmitToken => scoped["submit"].clone(),
-            Who::JobToken => berth_api::auth::mint_job_token(SECRET, "ursula", running, 0, 3600),
+            Who::JobToken => job_token.clone(),
         })
     };
     c.wait_for(running, 60, |j| {

@@ -742,6 +742,29 @@ impl TestCluster {
     pub async fn db(&self) -> sqlx::PgPool {
         sqlx::PgPool::connect(&self.db_url).await.unwrap()
     }
+
+    /// The token run `run` of job `id` of `user` receives (`BERTH_TOKEN`), as the api
+    /// mints it: with the job's incarnation, read from the database.
+    pub async fn job_token(&self, user: &str, id: i64, run: u32) -> String {
+        let db = self.db().await;
+        let incarnation: berth_core::wire::Incarnation =
+            sqlx::query_scalar("SELECT incarnation FROM jobs WHERE id = $1")
+                .bind(id)
+                .fetch_one(&db)
+                .await
+                .unwrap();
+        db.close().await;
+        berth_api::auth::mint_job_token(
+            SECRET,
+            user,
+            berth_api::auth::JobRun {
+                job_id: id,
+                run,
+                incarnation,
+            },
+            3600,
+        )
+    }
 }
 
 fn uuid_like() -> String {

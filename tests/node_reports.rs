@@ -327,3 +327,121 @@ async fn after_a_failover_a_running_run_is_taken_back_not_cancelled() {
     .unwrap();
     assert_eq!(adopted, 1);
 }
+
+/// Issue 27: after a failover to a standby that lost the last commits, a new job takes the
+/// id of a job that ran here (the promoted server hands its id out again). Emulated by
+/// rewriting job `id`'s row into a new submission (a new incarnation, its own
+/// script, PENDING, nothing of the old run left) and forgetting the node's reports. The
+/// worker's journal sends the old run's reports again; the api refuses each (409: another
+/// job that had this id) and the new job runs its own script and gets its own end; the
+/// old run's job token no longer authenticates; and the api moves the job id sequence past
+/// the ids the worker remembers, so that the next submission takes a fresh id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_takes_the_id_of_a_job_the_database_lost_never_gets_its_ending() {
+    let mut c = TestCluster::start(Options {
+        workers: 1,
+        poll_wait: Some(1),
+        ..Default::default()
+    })
+    .await;
+    let old = format!(
+        "#!/bin/bash\necho old >> {}/ran-$SLURM_JOB_ID\nexit 3\n",
+        c.dir.display()
+    );
+    let id = c.submit(&old, &["--gres=gpu:1"]).await;
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!((job.state, job.exit_code), (JobState::Failed, Some(3)));
+    let old_token = c.job_token("alice", id, 0).await;
+
+    // The promoted server: job `id` is a new submission (of the same user: only the
+    // incarnation tells them apart), never run; the node's
+    // reports since the old run's start are forgotten, and so is the highest job id it
+    // remembers; the sequence hands out `id` next.
+    c.stop("scheduler-0");
+    let new = format!(
+        "#!/bin/bash\necho new >> {}/ran-$SLURM_JOB_ID\nsleep 3\n",
+        c.dir.display()
+    );
+    let db = c.db().await;
+    let started_seq: i64 = sqlx::query_scalar(
+        "SELECT (detail->>'seq')::bigint FROM job_events WHERE job_id = $1 AND kind = 'started'",
+    )
+    .bind(id)
+    .fetch_one(&db)
+    .await
+    .unwrap();
+    let mut tx = berth_db::begin(&db).await.unwrap();
+    for sql in [
+        "DELETE FROM job_events WHERE job_id = $1",
+        "DELETE FROM usage_charges WHERE job_id = $1",
+        "DELETE FROM job_output WHERE job_id = $1",
+        "DELETE FROM allocations WHERE job_id = $1",
+    ] {
+        sqlx::query(sql).bind(id).execute(&mut *tx).await.unwrap();
+    }
+    sqlx::query(
+        "UPDATE jobs SET incarnation = gen_random_uuid(), script = $2,
+                state = 'PENDING', start_time = NULL, end_time = NULL, exit_code = NULL,
+                exit_signal = NULL, reason = NULL WHERE id = $1",
+    )
+    .bind(id)
+    .bind(&new)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    sqlx::query("UPDATE node_report_state SET report_seq = $1, job_id_seen = 0")
+        .bind(started_seq - 1)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    sqlx::query("SELECT setval('jobs_id_seq', $1, false)")
+        .bind(id)
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+
+    // The worker's next sync tells the api the ids it remembers: the sequence moves past.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (last, called): (i64, bool) =
+            sqlx::query_as("SELECT last_value, is_called FROM jobs_id_seq")
+                .fetch_one(&db)
+                .await
+                .unwrap();
+        if last >= id && called {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{}", c.log("api"));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    c.restart("scheduler-0");
+    c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    // The old run's token is not the new job's.
+    let (status, body) = c
+        .call(
+            reqwest::Method::GET,
+            &format!("/v1/jobs/{id}"),
+            Some(&old_token),
+            None,
+        )
+        .await;
+    assert_eq!(status, 401, "{body}");
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(
+        (job.state, job.exit_code),
+        (JobState::Completed, Some(0)),
+        "the new job got the old one's ending:\n{}",
+        c.log("node-1")
+    );
+    assert_eq!(marker(&c, id), vec!["old", "new"], "each script ran once");
+    assert!(
+        c.log("api").contains("another job that had this id"),
+        "{}",
+        c.log("api")
+    );
+    // The next submission does not take an id the worker remembers.
+    let next = c.submit("#!/bin/bash\ntrue\n", &["--gres=gpu:1"]).await;
+    assert!(next > id, "{next} after {id}");
+    db.close().await;
+}

@@ -486,7 +486,7 @@ async fn tokens_get_nothing_here_they_lack_on_v1() {
         j.state == berth_core::state::JobState::Running
     })
     .await;
-    let job_token = berth_api::auth::mint_job_token(crate::cluster::SECRET, "bob", running, 0, 600);
+    let job_token = c.job_token("bob", running, 0).await;
     let (s, body) = get_as(&c, "bob", &job_token, &format!("{SLURM}/job/{running}")).await;
     assert_eq!(s, 200, "{body}");
     assert_eq!(body["jobs"][0]["job_state"], json!(["RUNNING"]), "{body}");

@@ -210,18 +210,12 @@ impl Keys {
         self.hs256.is_none() && self.asymmetric.is_none()
     }
 
-    /// Mints a token scoped to run `run` of job `job_id` of `user` (see
-    /// [`mint_job_token`]); `None` when no HS256 secret is configured.
-    pub fn mint_job_token(
-        &self,
-        user: &str,
-        job_id: i64,
-        run: u32,
-        ttl_seconds: i64,
-    ) -> Option<String> {
+    /// Mints a token scoped to run `run` of job `job_id` (of `incarnation`) of `user`
+    /// (see [`mint_job_token`]); `None` when no HS256 secret is configured.
+    pub fn mint_job_token(&self, user: &str, job: JobRun, ttl_seconds: i64) -> Option<String> {
         self.secret
             .as_deref()
-            .map(|secret| mint_job_token(secret, user, job_id, run, ttl_seconds))
+            .map(|secret| mint_job_token(secret, user, job, ttl_seconds))
     }
 
     /// The HS256 secret, when one is configured (it also signs run grants,
@@ -318,6 +312,7 @@ pub fn mint_token_with_key(
         exp: now.saturating_add(ttl_seconds),
         job_id: None,
         run: None,
+        inc: None,
     };
     jsonwebtoken::encode(&Header::new(alg), &claims, &key).map_err(|e| e.to_string())
 }
@@ -328,14 +323,25 @@ pub fn mint_token(secret: &str, sub: &str, role: Role, ttl_seconds: i64) -> Stri
     mint(secret, sub, role, ttl_seconds, None)
 }
 
-/// Mints the token a running job receives (`BERTH_TOKEN`): user role for the job's
-/// `user`, scoped to run `run` of job `job_id`, valid for at most `ttl_seconds` (and
-/// only while that run is RUNNING, see the module).
-pub fn mint_job_token(secret: &str, user: &str, job_id: i64, run: u32, ttl_seconds: i64) -> String {
-    mint(secret, user, Role::User, ttl_seconds, Some((job_id, run)))
+/// The job run a job's token is minted for: its id, run and incarnation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobRun {
+    /// The job.
+    pub job_id: i64,
+    /// The run (its restart count).
+    pub run: u32,
+    /// The job's incarnation ([`berth_core::wire::Incarnation`]).
+    pub incarnation: berth_core::wire::Incarnation,
 }
 
-fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job: Option<(i64, u32)>) -> String {
+/// Mints the token a running job receives (`BERTH_TOKEN`): user role for the job's
+/// `user`, scoped to one run of one incarnation of the job, valid for at most
+/// `ttl_seconds` (and only while that run is RUNNING, see the module).
+pub fn mint_job_token(secret: &str, user: &str, job: JobRun, ttl_seconds: i64) -> String {
+    mint(secret, user, Role::User, ttl_seconds, Some(job))
+}
+
+fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job: Option<JobRun>) -> String {
     let now = chrono::Utc::now().timestamp();
     let claims = Claims {
         sub: sub.to_string(),
@@ -344,8 +350,9 @@ fn mint(secret: &str, sub: &str, role: Role, ttl_seconds: i64, job: Option<(i64,
         aud: AUDIENCE.to_string(),
         iat: now,
         exp: now.saturating_add(ttl_seconds),
-        job_id: job.map(|(id, _)| id),
-        run: job.map(|(_, run)| run),
+        job_id: job.map(|j| j.job_id),
+        run: job.map(|j| j.run),
+        inc: job.map(|j| j.incarnation),
     };
     jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
@@ -434,15 +441,27 @@ async fn api_token_caller(state: &AppState, token: &str) -> Result<Caller, ApiEr
 
 /// Refuses a job's token whose run is over: the job must be RUNNING in the run the token
 /// was minted for.
-async fn require_live_run(state: &AppState, job_id: i64, run: Option<u32>) -> Result<(), ApiError> {
-    let Some(run) = run.and_then(|r| i32::try_from(r).ok()) else {
+async fn require_live_run(state: &AppState, claims: &Claims, job_id: i64) -> Result<(), ApiError> {
+    let Some(run) = claims.run.and_then(|r| i32::try_from(r).ok()) else {
         return Err(ApiError::Unauthorized(format!(
             "this token of job {job_id} names no run (minted by an older api); it is not accepted"
         )));
     };
-    let live = berth_db::job::job_get(&state.pool, job_id)
-        .await?
-        .is_some_and(|row| row.state == "RUNNING" && row.restart_count == run);
+    let row = berth_db::job::job_get(&state.pool, job_id).await?;
+    // Another job that took this id (a database failover handed it out again) is not the
+    // token's: its incarnation differs.
+    if let Some(row) = &row {
+        if !berth_core::wire::same_incarnation(claims.inc, Some(row.incarnation)) {
+            tracing::warn!(job.id = job_id, job.run = run, user = %claims.sub,
+                "a job token of another incarnation of this job id refused");
+            return Err(ApiError::Unauthorized(format!(
+                "this token belonged to another job {job_id} (before a database failover), which has ended"
+            )));
+        }
+    }
+    let live = row.is_some_and(|row| {
+        row.state == "RUNNING" && row.restart_count == run && row.user_name == claims.sub
+    });
     if live {
         Ok(())
     } else {
@@ -515,7 +534,7 @@ pub async fn authenticate(
     } else {
         let claims = state.keys.verify(token)?;
         if let Some(job_id) = claims.job_id {
-            require_live_run(state, job_id, claims.run).await?;
+            require_live_run(state, &claims, job_id).await?;
         }
         Caller {
             name: claims.sub,

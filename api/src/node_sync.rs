@@ -246,6 +246,33 @@ fn not_placed(job_id: i64, run: i32, node: &str) -> ReportFailure {
     )
 }
 
+/// Refuses (409) a message of incarnation `theirs` about job `job_id`, whose record is of
+/// incarnation `ours`: another job had this id (a failover to a standby that lost the last
+/// commits handed it out again). Logged with the node: it is never applied.
+fn other_incarnation(
+    node: &str,
+    what: &str,
+    job_id: i64,
+    run: i32,
+    theirs: Option<berth_core::wire::Incarnation>,
+    ours: uuid::Uuid,
+) -> Result<(), ReportFailure> {
+    if berth_core::wire::same_incarnation(theirs, Some(ours)) {
+        return Ok(());
+    }
+    let theirs = theirs.map(|t| t.to_string()).unwrap_or_default();
+    tracing::warn!(node.name = %node, job.id = job_id, job.run = run, report.incarnation = %theirs,
+        job.incarnation = %ours, what,
+        "a report of another job that had this id (before a database failover) refused");
+    Err(refused(
+        409,
+        format!(
+            "{what} of job {job_id} run {run} is of another job that had this id (incarnation \
+             {theirs}; the job's is {ours}): a database failover handed the id out again"
+        ),
+    ))
+}
+
 /// How a report's run is known to be the reporting node's.
 enum Authority {
     /// The node holds (or held) the batch allocation of the run.
@@ -269,6 +296,7 @@ async fn authorize(
     node_row: &NodeRow,
     job_id: i64,
     run: i32,
+    incarnation: Option<berth_core::wire::Incarnation>,
     grant: Option<&str>,
 ) -> Result<Authority, ReportFailure> {
     match allocation::allocation_run_on_node(pool, job_id, run, node_row.id).await? {
@@ -286,7 +314,9 @@ async fn authorize(
             ),
         )),
         None => grant
-            .and_then(|g| crate::run_grant::verify(keys, g, job_id, run, &node_row.name))
+            .and_then(|g| {
+                crate::run_grant::verify(keys, g, job_id, run, incarnation, &node_row.name)
+            })
             .map(Authority::Granted)
             .ok_or_else(|| not_placed(job_id, run, &node_row.name)),
     }
@@ -326,6 +356,7 @@ pub async fn apply_report(
         node_row,
         report.job_id,
         run,
+        report.incarnation,
         report.grant.as_deref(),
     )
     .await?;
@@ -333,6 +364,26 @@ pub async fn apply_report(
     let Some(current) = job::job_lock_in_tx(&mut tx, report.job_id).await? else {
         return Err(not_placed(report.job_id, run, &node_row.name));
     };
+    // Another job's report, before anything of it is written (its event would otherwise
+    // stand for this job's own report of the same kind).
+    other_incarnation(
+        &node_row.name,
+        "a report",
+        report.job_id,
+        run,
+        report.incarnation,
+        current.incarnation,
+    )?;
+    if let Authority::Granted(grant) = &authority {
+        other_incarnation(
+            &node_row.name,
+            "a run grant",
+            report.job_id,
+            run,
+            grant.inc,
+            current.incarnation,
+        )?;
+    }
     // The grant is the worker's to keep, not part of the job's history; usage figures
     // no kernel reports (negative CPU time, a peak beyond 2^40 MiB) are left out, so that
     // accounting reads only what fits its columns.
@@ -705,6 +756,43 @@ pub async fn reports_remembered(pool: &Pool, node_row: &NodeRow) -> Result<u64, 
     Ok(u64::try_from(node_report::node_report_seq(pool, node_row.id).await?).unwrap_or(0))
 }
 
+/// What the database remembers of `node_row`'s report stream: the highest report
+/// sequence number applied and the highest job id its worker said it remembers.
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub async fn report_state(
+    pool: &Pool,
+    node_row: &NodeRow,
+) -> Result<node_report::NodeReportState, ApiError> {
+    Ok(node_report::node_report_state(pool, node_row.id).await?)
+}
+
+/// When the worker remembers a job id (`req.max_job_id`) above what the database has
+/// recorded for its node (`seen`), records it and moves the job id sequence past it: after
+/// a failover to a standby that lost the last commits, the promoted server's sequence is
+/// behind the ids the lost primary gave out, and a new job must not take the id of a run a
+/// worker remembers (its incarnation would still tell them apart).
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub async fn note_job_ids_seen(
+    pool: &Pool,
+    node_row: &NodeRow,
+    req: &SyncRequest,
+    seen: i64,
+) -> Result<(), ApiError> {
+    let Some(max) = req.max_job_id.filter(|&max| max > seen) else {
+        return Ok(());
+    };
+    let mut conn = pool.acquire().await.map_err(DbError::from)?;
+    if let Some(moved) = node_report::node_job_id_seen_raise(&mut conn, node_row.id, max).await? {
+        tracing::warn!(node.name = %node_row.name, job_id_seen = max, sequence = moved,
+            "the node remembers job ids this database had not given out (a failover lost the last commits?): the job id sequence moved past them");
+    }
+    Ok(())
+}
+
 /// When the database remembers (`remembered`, [`reports_remembered`]) fewer of this node's
 /// reports than the worker was told it took (`req.acked_seq` above it: a failover lost the
 /// last commits), the sequence number it remembers up to: the worker must send the
@@ -859,6 +947,14 @@ pub async fn record_time_limit(
     let Some(current) = job::job_lock_in_tx(&mut tx, expired.job_id).await? else {
         return Err(not_placed(expired.job_id, run, &node_row.name));
     };
+    other_incarnation(
+        &node_row.name,
+        "a time-limit notice",
+        expired.job_id,
+        run,
+        expired.incarnation,
+        current.incarnation,
+    )?;
     if current.restart_count == run
         && current.state == "RUNNING"
         && !job::job_event_exists(&mut *tx, expired.job_id, run, "time_limit").await?
@@ -894,6 +990,11 @@ fn assignment(
     node: &str,
 ) -> Assignment {
     let (run, gpus) = (row.run, &row.gpu_indices);
+    let job_run = crate::auth::JobRun {
+        job_id: job.id,
+        run: run as u32,
+        incarnation: job.incarnation,
+    };
     let environment: BTreeMap<String, String> =
         serde_json::from_value(job.environment.clone()).unwrap_or_default();
     let spec: berth_core::spec::JobSpec =
@@ -935,11 +1036,11 @@ fn assignment(
             .signal
             .as_deref()
             .and_then(berth_core::signal::parse_warning_signal),
-        job_token: keys.mint_job_token(&job.user_name, job.id, run as u32, job_token_ttl(job)),
+        job_token: keys.mint_job_token(&job.user_name, job_run, job_token_ttl(job)),
+        incarnation: Some(job.incarnation),
         grant: crate::run_grant::mint(
             keys,
-            job.id,
-            run,
+            job_run,
             node,
             crate::run_grant::Share {
                 gpus,
@@ -965,7 +1066,8 @@ pub async fn apply_step_report(
     report: &StepTaskReport,
 ) -> Result<(), ReportFailure> {
     let key = step_key(&report.key).map_err(|e| refused(400, e.to_string()))?;
-    if step::step_task_node(pool, key).await? != Some(node_row.id) {
+    let placement = step::step_task_placement(pool, key).await?;
+    if placement.map(|(node, _)| node) != Some(node_row.id) {
         return Err(refused(
             403,
             format!(
@@ -973,6 +1075,16 @@ pub async fn apply_step_report(
                 key.3, key.0, key.2, key.1, node_row.name
             ),
         ));
+    }
+    if let Some((_, incarnation)) = placement {
+        other_incarnation(
+            &node_row.name,
+            "a step task report",
+            key.0,
+            key.1,
+            report.incarnation,
+            incarnation,
+        )?;
     }
     match report.kind {
         ReportKind::Started => step::step_task_started(pool, key, report.at).await?,
@@ -1029,17 +1141,29 @@ pub async fn desired(
     node_row: &NodeRow,
     req: &SyncRequest,
 ) -> Result<SyncResponse, ApiError> {
-    let running: HashSet<(i64, u32)> = req.running.iter().map(|r| (r.job_id, r.run)).collect();
-    let reported_ended: HashSet<(i64, u32)> = req
+    use berth_core::wire::same_incarnation;
+    // What the node runs, and what it reported ended, with their incarnations: a run of
+    // another job that had the same id is not this job's (this one is assigned, that one
+    // stopped).
+    let running: HashMap<(i64, u32), Option<berth_core::wire::Incarnation>> = req
+        .running
+        .iter()
+        .map(|r| ((r.job_id, r.run), r.incarnation))
+        .collect();
+    let reported_ended: HashMap<(i64, u32), Option<berth_core::wire::Incarnation>> = req
         .reports
         .iter()
         .filter(|r| r.kind != ReportKind::Started)
-        .map(|r| (r.job_id, r.run))
+        .map(|r| ((r.job_id, r.run), r.incarnation))
         .collect();
     let mut assignments = Vec::new();
     for row in allocation::allocation_batch_list_for_node(pool, node_row.id).await? {
         let key = (row.job_id, row.run as u32);
-        if running.contains(&key) || reported_ended.contains(&key) {
+        let known = |seen: &HashMap<_, Option<berth_core::wire::Incarnation>>| {
+            seen.get(&key)
+                .is_some_and(|&inc| same_incarnation(inc, Some(row.incarnation)))
+        };
+        if known(&running) || known(&reported_ended) {
             continue;
         }
         if let Some(job_row) = job::job_get(pool, row.job_id).await? {
@@ -1048,8 +1172,20 @@ pub async fn desired(
     }
     let job_ids: Vec<i64> = req.running.iter().map(|r| r.job_id).collect();
     let runs: Vec<i32> = req.running.iter().map(|r| r.run as i32).collect();
-    let stale =
-        allocation::allocation_stale_runs_for_node(pool, node_row.id, &job_ids, &runs).await?;
+    let incarnations: Vec<uuid::Uuid> = req
+        .running
+        .iter()
+        .map(|r| r.incarnation.unwrap_or_default())
+        .collect();
+    let stale = allocation::allocation_stale_runs_for_node(
+        pool,
+        node_row.id,
+        &job_ids,
+        &runs,
+        &incarnations,
+    )
+    .await?;
+    let stale_keys: HashSet<(i64, u32)> = stale.iter().map(|&(j, r)| (j, r as u32)).collect();
     let cancellations = if stale.is_empty() {
         Vec::new()
     } else {
@@ -1071,22 +1207,27 @@ pub async fn desired(
         let seconds = |s: i64| u32::try_from(s.max(0)).unwrap_or(u32::MAX);
         stale
             .into_iter()
-            .map(|(job_id, run)| match reclaimed.get(&(job_id, run)) {
-                Some(&left) => Cancellation {
-                    job_id,
-                    run: run as u32,
-                    preempted: false,
-                    grace_seconds: Some(seconds(left)),
-                    reclaimed: true,
-                },
-                None => {
-                    let grace_seconds = grace.get(&(job_id, run)).map(|&s| seconds(s));
-                    Cancellation {
+            .map(|(job_id, run)| {
+                let incarnation = running.get(&(job_id, run as u32)).copied().flatten();
+                match reclaimed.get(&(job_id, run)) {
+                    Some(&left) => Cancellation {
                         job_id,
                         run: run as u32,
-                        preempted: grace_seconds.is_some(),
-                        grace_seconds,
-                        reclaimed: false,
+                        preempted: false,
+                        grace_seconds: Some(seconds(left)),
+                        reclaimed: true,
+                        incarnation,
+                    },
+                    None => {
+                        let grace_seconds = grace.get(&(job_id, run)).map(|&s| seconds(s));
+                        Cancellation {
+                            job_id,
+                            run: run as u32,
+                            preempted: grace_seconds.is_some(),
+                            grace_seconds,
+                            reclaimed: false,
+                            incarnation,
+                        }
                     }
                 }
             })
@@ -1100,6 +1241,8 @@ pub async fn desired(
             run: l.run as u32,
             time_limit: l.time_limit.map(|t| t.max(0) as u64),
         })
+        // A run being stopped (another job that had this id among them) keeps its own.
+        .filter(|l| !stale_keys.contains(&(l.job_id, l.run)))
         .collect();
     let (step_tasks, step_cancellations) = desired_step_tasks(pool, keys, node_row, req).await?;
     let pty_input = pty_input(pool, node_row, req).await?;
@@ -1177,6 +1320,7 @@ async fn pending_signals(
                 signal: row.signal,
                 target: SignalTarget::from_stored(&row.target)?,
                 step: row.step_id.and_then(|s| u32::try_from(s).ok()),
+                incarnation: Some(row.incarnation),
             })
         })
         .collect())
@@ -1210,11 +1354,13 @@ async fn desired_step_tasks(
     node_row: &NodeRow,
     req: &SyncRequest,
 ) -> Result<(Vec<StepTaskLaunch>, Vec<StepTaskKey>), ApiError> {
-    let known: HashSet<StepTaskKey> = req
+    // The tasks the node runs or reported ended, with their incarnations: a task of
+    // another job that had the same id does not stand for this job's.
+    let known: HashMap<StepTaskKey, Option<berth_core::wire::Incarnation>> = req
         .running_tasks
         .iter()
-        .copied()
-        .chain(req.step_reports.iter().map(|r| r.key))
+        .map(|t| (t.key, t.incarnation))
+        .chain(req.step_reports.iter().map(|r| (r.key, r.incarnation)))
         .collect();
     let mut launches = Vec::new();
     for row in step::step_task_launch_list_for_node(pool, node_row.id).await? {
@@ -1224,7 +1370,10 @@ async fn desired_step_tasks(
             step_id: row.step_id as u32,
             task_id: row.task_id as u32,
         };
-        if known.contains(&key) {
+        if known
+            .get(&key)
+            .is_some_and(|&inc| berth_core::wire::same_incarnation(inc, Some(row.job_incarnation)))
+        {
             continue;
         }
         let mut environment: BTreeMap<String, String> =
@@ -1251,8 +1400,11 @@ async fn desired_step_tasks(
         let token = job_row.as_ref().and_then(|job_row| {
             keys.mint_job_token(
                 &job_row.user_name,
-                job_row.id,
-                row.run as u32,
+                crate::auth::JobRun {
+                    job_id: job_row.id,
+                    run: row.run as u32,
+                    incarnation: job_row.incarnation,
+                },
                 job_token_ttl(job_row),
             )
         });
@@ -1310,16 +1462,27 @@ async fn desired_step_tasks(
             step_nodes: row.step_nodes,
             cpus_per_task: row.cpus_per_task.map(|c| c as u32),
             pty: row.pty && row.task_id == 0,
+            incarnation: Some(row.job_incarnation),
         });
     }
     let running = &req.running_tasks;
     let stale = step::step_task_stale_for_node(
         pool,
         node_row.id,
-        &running.iter().map(|k| k.job_id).collect::<Vec<_>>(),
-        &running.iter().map(|k| k.run as i32).collect::<Vec<_>>(),
-        &running.iter().map(|k| k.step_id as i32).collect::<Vec<_>>(),
-        &running.iter().map(|k| k.task_id as i32).collect::<Vec<_>>(),
+        &running.iter().map(|t| t.key.job_id).collect::<Vec<_>>(),
+        &running.iter().map(|t| t.key.run as i32).collect::<Vec<_>>(),
+        &running
+            .iter()
+            .map(|t| t.key.step_id as i32)
+            .collect::<Vec<_>>(),
+        &running
+            .iter()
+            .map(|t| t.key.task_id as i32)
+            .collect::<Vec<_>>(),
+        &running
+            .iter()
+            .map(|t| t.incarnation.unwrap_or_default())
+            .collect::<Vec<_>>(),
     )
     .await?;
     let cancellations = stale

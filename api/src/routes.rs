@@ -883,7 +883,9 @@ pub async fn node_sync(
     let node_row = node::node_get_by_name(&state.pool, &name)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("node {name} is not registered")))?;
-    let remembered = node_sync::reports_remembered(&state.pool, &node_row).await?;
+    let memory = node_sync::report_state(&state.pool, &node_row).await?;
+    node_sync::note_job_ids_seen(&state.pool, &node_row, &req, memory.job_id_seen).await?;
+    let remembered = u64::try_from(memory.report_seq).unwrap_or(0);
     if let Some(remembered) = node_sync::forgotten_reports(&node_row, &req, remembered) {
         // The database forgot reports it had acknowledged: nothing is decided on its older
         // memory until the worker has sent them again.
@@ -1015,6 +1017,25 @@ pub async fn job_output_upload(
             .map(|node| format!(" on node {node}"))
             .unwrap_or_default();
         return Err(ApiError::NotFound(format!("no run {run} of job {id}{on}")));
+    }
+    if chunk.incarnation.is_some() {
+        // Output of another job that had this id (a failover handed it out again) is not
+        // this job's.
+        let ours = berth_db::job::job_get(&state.pool, id)
+            .await?
+            .map(|job| job.incarnation);
+        if !ours
+            .is_some_and(|ours| berth_core::wire::same_incarnation(chunk.incarnation, Some(ours)))
+        {
+            tracing::warn!(
+                job.id = id,
+                job.run = run,
+                "output of another job that had this id refused"
+            );
+            return Err(ApiError::NotFound(format!(
+                "no run {run} of job {id} of this incarnation"
+            )));
+        }
     }
     if chunk.data.len() > MAX_OUTPUT_CHUNK_BYTES {
         return Err(ApiError::bad_field(

@@ -37,6 +37,10 @@ pub struct RunGrant {
     /// Memory on that node, MiB (0: not placed by memory).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub mem_mib: i64,
+    /// The job's incarnation ([`berth_core::wire::Incarnation`]); absent from grants of
+    /// apis older than incarnations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inc: Option<berth_core::wire::Incarnation>,
     /// Audience: [`GRANT_AUDIENCE`].
     pub aud: String,
     /// Expiry, seconds since the epoch.
@@ -60,20 +64,20 @@ pub struct Share<'a> {
     pub exclusive: bool,
 }
 
-/// Signs a grant for run `run` of job `job_id` on node `node` holding `share` there,
-/// valid `ttl_seconds`; `None` when the server has no HS256 secret.
+/// Signs a grant for run `run` of job `job_id` (of `incarnation`) on node `node` holding
+/// `share` there, valid `ttl_seconds`; `None` when the server has no HS256 secret.
 pub fn mint(
     keys: &Keys,
-    job_id: i64,
-    run: i32,
+    job: crate::auth::JobRun,
     node: &str,
     share: Share<'_>,
     ttl_seconds: i64,
 ) -> Option<String> {
     let secret = keys.hs256_secret()?;
     let grant = RunGrant {
-        job_id,
-        run,
+        job_id: job.job_id,
+        run: i32::try_from(job.run).ok()?,
+        inc: Some(job.incarnation),
         sub: node.to_string(),
         gpus: share.gpus.to_vec(),
         exclusive: share.exclusive,
@@ -91,9 +95,16 @@ pub fn mint(
 }
 
 /// The grant `token` names, when it is one the server signed, unexpired, for run `run` of
-/// job `job_id` on node `node`; `None` otherwise (no secret, a bad signature, another run
-/// or node).
-pub fn verify(keys: &Keys, token: &str, job_id: i64, run: i32, node: &str) -> Option<RunGrant> {
+/// job `job_id` of `incarnation` on node `node`; `None` otherwise (no secret, a bad
+/// signature, another run, node or incarnation).
+pub fn verify(
+    keys: &Keys,
+    token: &str,
+    job_id: i64,
+    run: i32,
+    incarnation: Option<berth_core::wire::Incarnation>,
+    node: &str,
+) -> Option<RunGrant> {
     let secret = keys.hs256_secret()?;
     let mut validation = Validation::new(Algorithm::HS256);
     validation.algorithms = vec![Algorithm::HS256];
@@ -106,7 +117,11 @@ pub fn verify(keys: &Keys, token: &str, job_id: i64, run: i32, node: &str) -> Op
     )
     .ok()?
     .claims;
-    (grant.job_id == job_id && grant.run == run && grant.sub == node).then_some(grant)
+    (grant.job_id == job_id
+        && grant.run == run
+        && grant.sub == node
+        && berth_core::wire::same_incarnation(grant.inc, incarnation))
+    .then_some(grant)
 }
 
 #[cfg(test)]
@@ -122,28 +137,39 @@ mod tests {
             mem_mib: 2048,
             exclusive: false,
         };
-        let grant = mint(&keys, 7, 1, "node-1", share, 3600).unwrap();
-        let seen = verify(&keys, &grant, 7, 1, "node-1").unwrap();
+        let inc = uuid::Uuid::new_v4();
+        let job = crate::auth::JobRun {
+            job_id: 7,
+            run: 1,
+            incarnation: inc,
+        };
+        let grant = mint(&keys, job, "node-1", share, 3600).unwrap();
+        let seen = verify(&keys, &grant, 7, 1, Some(inc), "node-1").unwrap();
         assert_eq!(seen.gpus, vec![0, 3]);
         assert_eq!((seen.cpu_ids, seen.mem_mib), (vec![4, 5], 2048));
+        assert_eq!(seen.inc, Some(inc));
         assert!(
-            verify(&keys, &grant, 7, 2, "node-1").is_none(),
+            verify(&keys, &grant, 7, 2, Some(inc), "node-1").is_none(),
             "another run"
         );
         assert!(
-            verify(&keys, &grant, 8, 1, "node-1").is_none(),
+            verify(&keys, &grant, 8, 1, Some(inc), "node-1").is_none(),
             "another job"
         );
         assert!(
-            verify(&keys, &grant, 7, 1, "node-2").is_none(),
+            verify(&keys, &grant, 7, 1, Some(inc), "node-2").is_none(),
             "another node"
+        );
+        assert!(
+            verify(&keys, &grant, 7, 1, Some(uuid::Uuid::new_v4()), "node-1").is_none(),
+            "another job that had the same id (another incarnation)"
         );
         let other = Keys::from_secret("another-secret-0123456789abcdefgh");
         assert!(
-            verify(&other, &grant, 7, 1, "node-1").is_none(),
+            verify(&other, &grant, 7, 1, Some(inc), "node-1").is_none(),
             "another key"
         );
         assert!(keys.verify(&grant).is_err(), "not a bearer token");
-        assert!(mint(&Keys::default(), 7, 1, "node-1", Share::default(), 60).is_none());
+        assert!(mint(&Keys::default(), job, "node-1", Share::default(), 60).is_none());
     }
 }

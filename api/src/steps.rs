@@ -534,12 +534,21 @@ pub async fn step_output_upload(
     let offset = i64::try_from(chunk.offset).map_err(|_| too_large("offset"))?;
     let run = i32::try_from(chunk.run).map_err(|_| too_large("run"))?;
     let task = i32::try_from(chunk.task_id).map_err(|_| too_large("task_id"))?;
+    let placed =
+        step::step_task_placement(&state.pool, (id, run, step_number(step_id)?, task)).await?;
+    if let Some((_, ours)) = placed {
+        // Output of another job that had this id (a failover handed it out again) is not
+        // this job's.
+        if !berth_core::wire::same_incarnation(chunk.incarnation, Some(ours)) {
+            return Err(ApiError::NotFound(format!(
+                "no task {task} of step {id}.{step_id} in run {run} of this incarnation"
+            )));
+        }
+    }
     if let Some(node) = caller.own_node() {
         // A node's credential uploads only the output of tasks placed on that node.
-        let placed =
-            step::step_task_node(&state.pool, (id, run, step_number(step_id)?, task)).await?;
         let on_node = match placed {
-            Some(node_id) => node::node_get_by_name(&state.pool, node)
+            Some((node_id, _)) => node::node_get_by_name(&state.pool, node)
                 .await?
                 .is_some_and(|n| n.id == node_id),
             None => false,

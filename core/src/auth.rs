@@ -47,4 +47,9 @@ pub struct Claims {
     /// token without one is refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<u32>,
+    /// For a job's token: its job's incarnation ([`crate::wire::Incarnation`]). The token
+    /// is refused once the job with its id is another job (a database failover handed the
+    /// id out again). Absent from tokens minted before incarnations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inc: Option<crate::wire::Incarnation>,
 }

@@ -236,6 +236,11 @@ pub struct SignalDelivery {
     /// The step, for [`SignalTarget::Step`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<u32>,
+    /// The job's incarnation ([`crate::wire::Incarnation`]): a run of another job that had
+    /// the same id does not get it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<crate::wire::Incarnation>,
 }
 
 #[cfg(test)]

@@ -266,6 +266,11 @@ pub struct StepOutputUpload {
     pub offset: u64,
     /// The bytes, as UTF-8 (invalid sequences replaced).
     pub data: String,
+    /// The job's incarnation ([`crate::wire::Incarnation`]): output of another job that
+    /// had the same id is refused (404). Absent from older workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<crate::wire::Incarnation>,
 }
 
 /// Names one task of one step of one job run.
@@ -336,6 +341,11 @@ pub struct StepTaskLaunch {
     /// [`PtyInput`]s.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pty: bool,
+    /// The job's incarnation ([`crate::wire::Incarnation`]): the worker puts it on the
+    /// task's reports and never takes a task of another incarnation for this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<crate::wire::Incarnation>,
 }
 
 /// What happened to a step task (in a sync request). Applied at most once per task and
@@ -357,6 +367,11 @@ pub struct StepTaskReport {
     /// Why it could not start (`launch_failed`).
     #[serde(default)]
     pub message: Option<String>,
+    /// The job's incarnation, from the task's launch: the api refuses a report of another
+    /// job that had the same id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<crate::wire::Incarnation>,
 }
 
 /// `--gpu-bind`, parsed.

@@ -9,6 +9,24 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::{IntoParams, ToSchema};
 
+/// A job's incarnation: a random id (UUID v4) the database gives each job when it is
+/// written, never changed. Job ids come from a sequence, and a PostgreSQL promoted from an
+/// asynchronous standby that lost the last commits hands out ids the lost primary had
+/// already given to other jobs; the incarnation tells those jobs apart. Every assignment,
+/// run grant, job token, job report (and so every journal entry), output chunk, step task
+/// and cancellation carries its job's, and the api refuses one that differs from the
+/// job's record: another job's ending is never applied to a job that has its id.
+pub type Incarnation = uuid::Uuid;
+
+/// Whether two incarnations may name the same job: equal, or either unknown (a message
+/// from an api or worker older than incarnations).
+pub fn same_incarnation(a: Option<Incarnation>, b: Option<Incarnation>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
 /// `POST /v1/jobs`: a batch script with optional `sbatch` command-line options, or a
 /// structured spec with a script. Exactly one of `script` or `spec.wrap` must give the
 /// commands to run.
@@ -1075,6 +1093,12 @@ pub struct JobReport {
     /// has already moved on.
     #[serde(default)]
     pub node_failed: bool,
+    /// The job's incarnation ([`Assignment::incarnation`]): the api refuses a report whose
+    /// incarnation differs from its job's (another job that had the same id). Absent from
+    /// workers older than incarnations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<Incarnation>,
 }
 
 /// A job run the worker is supervising.
@@ -1084,6 +1108,23 @@ pub struct RunningJob {
     pub job_id: i64,
     /// Its run.
     pub run: u32,
+    /// The job's incarnation, from the run's assignment: a run of another job that had
+    /// the same id (before a database failover) is stopped, not mistaken for this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<Incarnation>,
+}
+
+/// A step task the worker is running, with its job's incarnation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RunningTask {
+    /// Which task.
+    #[serde(flatten)]
+    pub key: crate::step::StepTaskKey,
+    /// Its job's incarnation ([`crate::step::StepTaskLaunch::incarnation`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<Incarnation>,
 }
 
 /// `POST /v1/nodes/{name}/sync`: the worker's long poll. It carries the heartbeat (its
@@ -1106,7 +1147,7 @@ pub struct SyncRequest {
     pub wait_seconds: u32,
     /// Step tasks the worker is running now.
     #[serde(default)]
-    pub running_tasks: Vec<crate::step::StepTaskKey>,
+    pub running_tasks: Vec<RunningTask>,
     /// Step task reports since the last acknowledged sync, oldest first.
     #[serde(default)]
     pub step_reports: Vec<crate::step::StepTaskReport>,
@@ -1136,6 +1177,12 @@ pub struct SyncRequest {
     /// forgets them, so each is sent once. Absent from older workers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signals_delivered: Vec<i64>,
+    /// The highest job id this worker remembers (its runs, step tasks and journal): after
+    /// a database failover that lost the last commits, the api moves the job id sequence
+    /// past it so that no new job takes the id of a run the node remembers. Absent from
+    /// older workers, and when it remembers none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_job_id: Option<i64>,
 }
 
 /// An interruption notice of the node's cloud instance, as EC2's instance metadata
@@ -1237,6 +1284,12 @@ pub struct Assignment {
     /// placement, it proves the run is this node's. It is no bearer token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grant: Option<String>,
+    /// The job's incarnation ([`Incarnation`]): the worker keeps it with the run, puts it
+    /// on the run's reports and output, and never takes a run of another incarnation for
+    /// this one (it stops that one first). Absent from apis older than incarnations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<Incarnation>,
 }
 
 /// The batch environment's Slurm variables that the api works out from the job's record
@@ -1285,6 +1338,12 @@ pub struct Cancellation {
     /// within `grace_seconds`.
     #[serde(default)]
     pub reclaimed: bool,
+    /// The incarnation of the run to stop, as the worker said it runs it
+    /// ([`RunningJob::incarnation`]): a run of another incarnation under the same job id
+    /// and run is not this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<Incarnation>,
 }
 
 /// The current time limit of a job run the node is running, so that a change made while
@@ -1374,7 +1433,8 @@ pub struct RejectedReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<crate::step::StepTaskKey>,
     /// The HTTP status the report alone would have had: 403 for a run not placed on this
-    /// node, 422 for one that can never apply, 400 for a bad field.
+    /// node, 409 for a report of another job that had the same id (its incarnation
+    /// differs from the job's), 422 for one that can never apply, 400 for a bad field.
     pub status: u16,
     /// Why.
     pub detail: String,
@@ -1393,6 +1453,11 @@ pub struct OutputChunk {
     pub offset: u64,
     /// The bytes, as UTF-8 (invalid sequences replaced).
     pub data: String,
+    /// The job's incarnation ([`Assignment::incarnation`]): output of another job that
+    /// had the same id is refused (404). Absent from older workers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, format = Uuid)]
+    pub incarnation: Option<Incarnation>,
 }
 
 /// An RFC 9457 problem document, the body of every error.

@@ -292,6 +292,8 @@ pub struct NodeAssignmentRow {
     pub exclusive: bool,
     /// Every node of the allocation, by node index.
     pub node_names: Vec<String>,
+    /// The job's incarnation.
+    pub incarnation: uuid::Uuid,
 }
 
 /// The batch scripts node `node_id` must be running.
@@ -307,7 +309,7 @@ pub async fn allocation_batch_list_for_node(
         r#"SELECT a.job_id, a.run, a.gpu_indices, a.cpu_ids, a.mem_mib, a.exclusive,
                   ARRAY(SELECT n.name FROM allocations b JOIN nodes n ON n.id = b.node_id
                         WHERE b.job_id = a.job_id AND b.run = a.run
-                        ORDER BY b.node_index) AS "node_names!"
+                        ORDER BY b.node_index) AS "node_names!", j.incarnation
            FROM allocations a JOIN jobs j ON j.id = a.job_id AND j.restart_count = a.run
            WHERE a.node_id = $1 AND a.node_index = 0 AND a.released_at IS NULL
              AND j.state = 'RUNNING'
@@ -318,8 +320,10 @@ pub async fn allocation_batch_list_for_node(
     .await?)
 }
 
-/// Of the job runs a node says it is running, those it must stop: the job is no longer
-/// RUNNING in that run, or the node holds no live allocation for it.
+/// Of the job runs a node says it is running (`job_ids[i]`, `runs[i]`, of incarnation
+/// `incarnations[i]`; the nil UUID: unknown), those it must stop: the job is no longer
+/// RUNNING in that run, the node holds no live allocation for it, or the job with that id
+/// is of another incarnation (a failover handed its id out again).
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -328,17 +332,21 @@ pub async fn allocation_stale_runs_for_node(
     node_id: i64,
     job_ids: &[i64],
     runs: &[i32],
+    incarnations: &[uuid::Uuid],
 ) -> Result<Vec<(i64, i32)>, DbError> {
     let rows = sqlx::query!(
         r#"SELECT r.job_id AS "job_id!", r.run AS "run!"
-           FROM UNNEST($2::bigint[], $3::int[]) AS r(job_id, run)
+           FROM UNNEST($2::bigint[], $3::int[], $4::uuid[]) AS r(job_id, run, incarnation)
            WHERE NOT EXISTS (
                SELECT 1 FROM allocations a JOIN jobs j ON j.id = a.job_id
                WHERE a.job_id = r.job_id AND a.run = r.run AND a.node_id = $1
-                 AND a.released_at IS NULL AND j.state = 'RUNNING' AND j.restart_count = r.run)"#,
+                 AND a.released_at IS NULL AND j.state = 'RUNNING' AND j.restart_count = r.run
+                 AND (r.incarnation = '00000000-0000-0000-0000-000000000000'
+                      OR j.incarnation = r.incarnation))"#,
         node_id,
         job_ids,
-        runs
+        runs,
+        incarnations
     )
     .fetch_all(ex)
     .await?;

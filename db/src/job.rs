@@ -112,6 +112,9 @@ pub struct JobRow {
     pub time_min: Option<i64>,
     /// The batch script's arguments (`sbatch job.sh a b`).
     pub script_args: Vec<String>,
+    /// The job's incarnation: random, given when the row is written, never changed
+    /// ([`berth_core::wire::Incarnation`]).
+    pub incarnation: uuid::Uuid,
 }
 
 /// A new job, ready to store.

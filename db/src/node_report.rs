@@ -21,6 +21,96 @@ pub async fn node_report_seq(ex: impl PgExecutor<'_>, node_id: i64) -> Result<i6
     .unwrap_or(0))
 }
 
+/// What the database remembers of node `node_id`'s report stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeReportState {
+    /// The highest report sequence number applied (0 when none).
+    pub report_seq: i64,
+    /// The highest job id the node's worker said it remembers (0 when none).
+    pub job_id_seen: i64,
+}
+
+/// What the database remembers of node `node_id`'s report stream (zeros when nothing).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn node_report_state(
+    ex: impl PgExecutor<'_>,
+    node_id: i64,
+) -> Result<NodeReportState, DbError> {
+    Ok(sqlx::query_as!(
+        NodeReportState,
+        r#"SELECT report_seq, job_id_seen FROM node_report_state WHERE node_id = $1"#,
+        node_id
+    )
+    .fetch_optional(ex)
+    .await?
+    .unwrap_or_default())
+}
+
+/// Records that node `node_id`'s worker remembers job ids up to `job_id` (kept when
+/// higher already), and moves the job id sequence past `job_id` when it is not yet: no
+/// job written from now on takes the id of a run the worker remembers (after a failover
+/// that lost the last commits, the promoted server's sequence is behind). Returns the
+/// sequence's new value when it moved.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+#[instrument(skip(ex), err)]
+pub async fn node_job_id_seen_raise(
+    ex: &mut PgConnection,
+    node_id: i64,
+    job_id: i64,
+) -> Result<Option<i64>, DbError> {
+    sqlx::query!(
+        r#"INSERT INTO node_report_state (node_id, job_id_seen) VALUES ($1, $2)
+           ON CONFLICT (node_id) DO UPDATE
+               SET job_id_seen = GREATEST(node_report_state.job_id_seen, EXCLUDED.job_id_seen)
+           WHERE node_report_state.job_id_seen < EXCLUDED.job_id_seen"#,
+        node_id,
+        job_id
+    )
+    .execute(&mut *ex)
+    .await?;
+    job_id_sequence_raise(ex, job_id).await
+}
+
+/// Moves the job id sequence past `job_id` when it is not yet (the next job gets a larger
+/// id). Returns the sequence's new value when it moved.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_id_sequence_raise(
+    ex: impl PgExecutor<'_>,
+    job_id: i64,
+) -> Result<Option<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT setval('jobs_id_seq', $1) AS "value!" FROM jobs_id_seq
+           WHERE last_value < $1 OR (NOT is_called AND last_value = $1)"#,
+        job_id
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
+/// Moves the job id sequence past every job id a node's worker said it remembers
+/// ([`node_job_id_seen_raise`]): what the scheduler's leader does when it finds itself on
+/// another database server (a failover). Returns the sequence's new value when it moved.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_id_sequence_raise_past_nodes(
+    ex: impl PgExecutor<'_>,
+) -> Result<Option<i64>, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT setval('jobs_id_seq', m.seen) AS "value!"
+           FROM (SELECT max(job_id_seen) AS seen FROM node_report_state) m, jobs_id_seq s
+           WHERE m.seen > s.last_value OR (m.seen = s.last_value AND NOT s.is_called)"#
+    )
+    .fetch_optional(ex)
+    .await?)
+}
+
 /// Sets node `node_id`'s highest applied report sequence number to `seq` (the worker's
 /// numbering decides: a worker whose journal started again from 1 lowers it), provided it
 /// is still `seen`, the number read before the reports were applied: one that moved

@@ -24,6 +24,8 @@ pub struct JobSignalRow {
     pub target: String,
     /// The step, for target `step`.
     pub step_id: Option<i32>,
+    /// The job's incarnation.
+    pub incarnation: uuid::Uuid,
 }
 
 /// Queues `signal` for run `run` of job `job_id` on the nodes that run its `target`
@@ -83,7 +85,7 @@ pub async fn job_signal_list_for_node(
 ) -> Result<Vec<JobSignalRow>, DbError> {
     Ok(sqlx::query_as!(
         JobSignalRow,
-        r#"SELECT s.id, s.job_id, s.run, s.signal, s.target, s.step_id
+        r#"SELECT s.id, s.job_id, s.run, s.signal, s.target, s.step_id, j.incarnation
            FROM job_signals s
            JOIN jobs j ON j.id = s.job_id AND j.restart_count = s.run AND j.state = 'RUNNING'
            WHERE s.node_id = $1

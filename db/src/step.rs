@@ -300,6 +300,8 @@ pub struct StepTaskLaunchRow {
     pub job_user: String,
     /// The step's `--pty`.
     pub pty: bool,
+    /// The job's incarnation.
+    pub job_incarnation: uuid::Uuid,
 }
 
 /// The step tasks node `node_id` must be running: not ended, in a RUNNING step that is not
@@ -341,7 +343,8 @@ pub async fn step_task_launch_list_for_node(
                         WHERE a.job_id = t.job_id AND a.run = t.run
                         ORDER BY a.node_index) AS "job_nodes!",
                   j.start_time AS job_start_time, j.time_limit AS job_time_limit,
-                  j.spec AS job_spec, j.user_name AS job_user, s.pty
+                  j.spec AS job_spec, j.user_name AS job_user, s.pty,
+                  j.incarnation AS job_incarnation
            FROM step_tasks t
            JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
            JOIN jobs j ON j.id = t.job_id
@@ -355,9 +358,10 @@ pub async fn step_task_launch_list_for_node(
     .await?)
 }
 
-/// Of the step tasks a node says it runs (parallel slices), those it must stop: the task
-/// is unknown or already recorded as ended, its step is ended or being stopped, or its
-/// job is no longer RUNNING in that run.
+/// Of the step tasks a node says it runs (parallel slices; `incarnations[i]` the nil
+/// UUID where unknown), those it must stop: the task is unknown or already recorded as
+/// ended, its step is ended or being stopped, its job is no longer RUNNING in that run,
+/// or the job with that id is of another incarnation.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -368,12 +372,13 @@ pub async fn step_task_stale_for_node(
     runs: &[i32],
     step_ids: &[i32],
     task_ids: &[i32],
+    incarnations: &[uuid::Uuid],
 ) -> Result<Vec<(i64, i32, i32, i32)>, DbError> {
     let rows = sqlx::query!(
         r#"SELECT r.job_id AS "job_id!", r.run AS "run!", r.step_id AS "step_id!",
                   r.task_id AS "task_id!"
-           FROM UNNEST($2::bigint[], $3::int[], $4::int[], $5::int[])
-                AS r(job_id, run, step_id, task_id)
+           FROM UNNEST($2::bigint[], $3::int[], $4::int[], $5::int[], $6::uuid[])
+                AS r(job_id, run, step_id, task_id, incarnation)
            WHERE NOT EXISTS (
                SELECT 1 FROM step_tasks t
                JOIN job_steps s ON s.job_id = t.job_id AND s.run = t.run AND s.step_id = t.step_id
@@ -381,12 +386,15 @@ pub async fn step_task_stale_for_node(
                WHERE t.job_id = r.job_id AND t.run = r.run AND t.step_id = r.step_id
                  AND t.task_id = r.task_id AND t.node_id = $1 AND t.ended_at IS NULL
                  AND s.state = 'RUNNING' AND s.kill_reason IS NULL
-                 AND j.state = 'RUNNING' AND j.restart_count = r.run)"#,
+                 AND j.state = 'RUNNING' AND j.restart_count = r.run
+                 AND (r.incarnation = '00000000-0000-0000-0000-000000000000'
+                      OR j.incarnation = r.incarnation))"#,
         node_id,
         job_ids,
         runs,
         step_ids,
-        task_ids
+        task_ids,
+        incarnations
     )
     .fetch_all(ex)
     .await?;
@@ -417,16 +425,29 @@ pub async fn step_task_node(
     ex: impl PgExecutor<'_>,
     key: (i64, i32, i32, i32),
 ) -> Result<Option<i64>, DbError> {
-    Ok(sqlx::query_scalar!(
-        r#"SELECT node_id FROM step_tasks
-           WHERE job_id = $1 AND run = $2 AND step_id = $3 AND task_id = $4"#,
+    Ok(step_task_placement(ex, key).await?.map(|(node, _)| node))
+}
+
+/// The node step task `key` (job, run, step, task) was placed on, by id, with its job's
+/// incarnation; `None` for a task that does not exist.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn step_task_placement(
+    ex: impl PgExecutor<'_>,
+    key: (i64, i32, i32, i32),
+) -> Result<Option<(i64, uuid::Uuid)>, DbError> {
+    Ok(sqlx::query!(
+        r#"SELECT t.node_id, j.incarnation FROM step_tasks t JOIN jobs j ON j.id = t.job_id
+           WHERE t.job_id = $1 AND t.run = $2 AND t.step_id = $3 AND t.task_id = $4"#,
         key.0,
         key.1,
         key.2,
         key.3
     )
     .fetch_optional(ex)
-    .await?)
+    .await?
+    .map(|r| (r.node_id, r.incarnation)))
 }
 
 /// Records that a task started.

@@ -264,6 +264,19 @@ impl SnapshotCache {
         }
         let deps = Dependencies::load(&mut tx, self).await?;
         tx.commit().await?;
+        if matches!(full, Some(FullRead::ServerChanged | FullRead::XidsWentBack)) {
+            // A promoted standby that lost the last commits hands out job ids the lost
+            // primary gave to jobs that ran: move the sequence past every id a worker
+            // said it remembers (the api also does as each worker syncs).
+            if let Some(value) =
+                berth_db::node_report::job_id_sequence_raise_past_nodes(pool).await?
+            {
+                tracing::warn!(
+                    sequence = value,
+                    "the job id sequence moved past the job ids the workers remember"
+                );
+            }
+        }
         self.since = Some(snapshot);
         self.server = Some(server);
         self.last_full = full;

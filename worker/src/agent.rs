@@ -47,7 +47,8 @@ use crate::task::{launch_task, TaskHandle};
 use crate::{WorkerConfig, WorkerError};
 use berth_core::step::{PtyApplied, StepTaskKey, StepTaskReport};
 use berth_core::wire::{
-    Interruption, JobReport, NodeRegister, ReportKind, RunningJob, SyncRequest, SyncResponse,
+    same_incarnation, Incarnation, Interruption, JobReport, NodeRegister, ReportKind, RunningJob,
+    RunningTask, SyncRequest, SyncResponse,
 };
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -59,6 +60,24 @@ use tracing::Instrument;
 
 /// A job run's key: (job id, run).
 type RunKey = (i64, u32);
+
+/// A job run (or step task) that ended here: whether all its reports are acknowledged,
+/// and its job's incarnation (another job that has the same id since a database failover
+/// is not this one).
+#[derive(Debug, Clone, Copy)]
+struct Finished {
+    acked: bool,
+    incarnation: Option<Incarnation>,
+}
+
+impl Finished {
+    fn new(incarnation: Option<Incarnation>) -> Self {
+        Finished {
+            acked: false,
+            incarnation,
+        }
+    }
+}
 
 /// The longest a worker waits before its next sync after an answer that brought nothing
 /// new (the api answers at once while it lists a cancellation the worker is already
@@ -233,15 +252,15 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         },
     };
     // Runs whose end is journaled but not yet acknowledged are not launched again.
-    let ended: Vec<RunKey> = agent
+    let ended: Vec<(RunKey, Option<Incarnation>)> = agent
         .journal
         .pending()
         .iter()
         .filter(|r| r.kind != ReportKind::Started)
-        .map(|r| (r.job_id, r.run))
+        .map(|r| ((r.job_id, r.run), r.incarnation))
         .collect();
-    for key in ended {
-        agent.finished.insert(key, false);
+    for (key, incarnation) in ended {
+        agent.finished.insert(key, Finished::new(incarnation));
     }
     // Runs a previous worker process left running are supervised again (their
     // shepherds kept them going and record how they end).
@@ -369,7 +388,7 @@ struct Agent {
     running: HashMap<RunKey, JobHandle>,
     /// Job runs that ended, with whether all their reports are acknowledged; kept so
     /// that an assignment still listed is not launched again.
-    finished: HashMap<RunKey, bool>,
+    finished: HashMap<RunKey, Finished>,
     /// Ended runs whose end this worker process sent again because the api assigned them.
     resent_ends: HashSet<RunKey>,
     /// Reports not yet acknowledged, oldest first, on disk (numbered, replayed after a
@@ -476,7 +495,7 @@ struct StepTasks {
     reports_tx: mpsc::UnboundedSender<StepTaskReport>,
     reports: mpsc::UnboundedReceiver<StepTaskReport>,
     running: HashMap<StepTaskKey, TaskHandle>,
-    finished: HashMap<StepTaskKey, bool>,
+    finished: HashMap<StepTaskKey, Finished>,
     pending: Vec<StepTaskReport>,
 }
 
@@ -484,7 +503,8 @@ impl StepTasks {
     fn record(&mut self, report: StepTaskReport) {
         if matches!(report.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
             self.running.remove(&report.key);
-            self.finished.insert(report.key, false);
+            self.finished
+                .insert(report.key, Finished::new(report.incarnation));
         }
         self.pending.push(report);
     }
@@ -494,8 +514,8 @@ impl StepTasks {
     /// anything.
     fn apply(&mut self, response: &SyncResponse, acked_before: &[StepTaskKey]) -> bool {
         let mut acted = false;
-        for (key, acked) in self.finished.iter_mut() {
-            *acked = !self.pending.iter().any(|report| report.key == *key);
+        for (key, finished) in self.finished.iter_mut() {
+            finished.acked = !self.pending.iter().any(|report| report.key == *key);
         }
         let listed: HashSet<StepTaskKey> = response.step_tasks.iter().map(|t| t.key).collect();
         for key in acked_before {
@@ -505,7 +525,24 @@ impl StepTasks {
         }
         for launch in &response.step_tasks {
             let key = launch.key;
-            if self.running.contains_key(&key) || self.finished.contains_key(&key) {
+            if let Some(task) = self.running.get(&key) {
+                if !same_incarnation(task.incarnation(), launch.incarnation) && task.cancel() {
+                    // A task of another job that had this id (before a database failover)
+                    // holds the key: it is stopped, and this one starts once it has ended.
+                    tracing::warn!(job.id = key.job_id, step.id = key.step_id, task = key.task_id,
+                        "a step task of another job that had this id is still running; stopping it first");
+                    acted = true;
+                }
+                continue;
+            }
+            if self
+                .finished
+                .get(&key)
+                .is_some_and(|f| !same_incarnation(f.incarnation, launch.incarnation))
+            {
+                self.finished.remove(&key);
+            }
+            if self.finished.contains_key(&key) {
                 continue;
             }
             tracing::info!(
@@ -616,13 +653,13 @@ impl Agent {
                 .steps
                 .finished
                 .iter()
-                .filter(|(_, acked)| **acked)
+                .filter(|(_, f)| f.acked)
                 .map(|(key, _)| *key)
                 .collect();
             let acked_before: Vec<RunKey> = self
                 .finished
                 .iter()
-                .filter(|(_, acked)| **acked)
+                .filter(|(_, f)| f.acked)
                 .map(|(key, _)| *key)
                 .collect();
             let hold = Duration::from_secs(u64::from(request.wait_seconds));
@@ -760,12 +797,24 @@ impl Agent {
         );
         let mut running: Vec<RunningJob> = self
             .running
-            .keys()
-            .map(|&(job_id, run)| RunningJob { job_id, run })
+            .iter()
+            .map(|(&(job_id, run), job)| RunningJob {
+                job_id,
+                run,
+                incarnation: job.incarnation(),
+            })
             .collect();
         running.sort_by_key(|job| (job.job_id, job.run));
-        let mut running_tasks: Vec<StepTaskKey> = self.steps.running.keys().copied().collect();
-        running_tasks.sort();
+        let mut running_tasks: Vec<RunningTask> = self
+            .steps
+            .running
+            .iter()
+            .map(|(&key, task)| RunningTask {
+                key,
+                incarnation: task.incarnation(),
+            })
+            .collect();
+        running_tasks.sort_by_key(|task| task.key);
         let mut pty_applied: Vec<PtyApplied> = self
             .steps
             .running
@@ -790,6 +839,10 @@ impl Agent {
                 .map(|((job_id, run), _)| RunningJob {
                     job_id: *job_id,
                     run: *run,
+                    incarnation: self
+                        .running
+                        .get(&(*job_id, *run))
+                        .and_then(|job| job.incarnation()),
                 })
                 .collect(),
             wait_seconds: if self.has_news() {
@@ -802,7 +855,21 @@ impl Agent {
             interruption: self.interruption.borrow().clone(),
             pty_applied,
             signals_delivered: self.signals_done.clone(),
+            max_job_id: self.max_job_id(),
         }
+    }
+
+    /// The highest job id this worker remembers: its runs and step tasks, running or
+    /// ended, and its journal's reports.
+    fn max_job_id(&self) -> Option<i64> {
+        self.running
+            .keys()
+            .chain(self.finished.keys())
+            .map(|&(job_id, _)| job_id)
+            .chain(self.steps.running.keys().map(|k| k.job_id))
+            .chain(self.steps.finished.keys().map(|k| k.job_id))
+            .chain(self.journal.max_job_id())
+            .max()
     }
 
     /// Sends the signals of a sync answer (`scancel --signal`) to the processes this
@@ -826,7 +893,9 @@ impl Agent {
             let key = (delivery.job_id, delivery.run);
             let mut batch = false;
             if delivery.target.reaches_batch() {
-                if let Some(job) = self.running.get(&key).filter(|job| !job.is_stopping()) {
+                if let Some(job) = self.running.get(&key).filter(|job| {
+                    !job.is_stopping() && same_incarnation(job.incarnation(), delivery.incarnation)
+                }) {
                     batch = job.signal(crate::launch::BatchSignal {
                         signal: delivery.signal,
                         whole_group: delivery.target == SignalTarget::Full,
@@ -837,6 +906,7 @@ impl Agent {
             for (task_key, task) in &self.steps.running {
                 let aimed = task_key.job_id == delivery.job_id
                     && task_key.run == delivery.run
+                    && same_incarnation(task.incarnation(), delivery.incarnation)
                     && match delivery.target {
                         SignalTarget::Steps | SignalTarget::Full => true,
                         SignalTarget::Step => Some(task_key.step_id) == delivery.step,
@@ -870,7 +940,7 @@ impl Agent {
         if matches!(report.kind, ReportKind::Exited | ReportKind::LaunchFailed) {
             let key = (report.job_id, report.run);
             self.running.remove(&key);
-            self.finished.insert(key, false);
+            self.finished.insert(key, Finished::new(report.incarnation));
         }
         self.journal.append(report);
     }
@@ -984,8 +1054,8 @@ impl Agent {
     /// whether it changed anything.
     fn apply(&mut self, response: SyncResponse, acked_before: &[RunKey]) -> bool {
         let mut acted = false;
-        for (key, acked) in self.finished.iter_mut() {
-            *acked = !self
+        for (key, finished) in self.finished.iter_mut() {
+            finished.acked = !self
                 .journal
                 .pending()
                 .iter()
@@ -1003,7 +1073,11 @@ impl Agent {
         }
         for cancellation in response.cancellations {
             let key = (cancellation.job_id, cancellation.run);
-            match self.running.get(&key) {
+            match self
+                .running
+                .get(&key)
+                .filter(|job| same_incarnation(job.incarnation(), cancellation.incarnation))
+            {
                 Some(job) if job.is_stopping() => {}
                 Some(job) => {
                     acted = true;
@@ -1035,24 +1109,56 @@ impl Agent {
         }
         for assignment in response.assignments {
             let key = (assignment.job_id, assignment.run);
+            let incarnation = assignment.incarnation;
+            // Runs of another job that had this id (before a database failover: the
+            // database has never heard of them) are stopped; this job's run starts once
+            // they have ended. Never two jobs under one id at once.
+            let mut other_alive = false;
+            for (&(job_id, run), job) in &self.running {
+                if job_id == key.0 && !same_incarnation(job.incarnation(), incarnation) {
+                    other_alive = true;
+                    if !job.is_stopping() {
+                        tracing::warn!(job.id = job_id, job.run = run,
+                            "a run of another job that had this id (before a database failover) is still running; stopping it first");
+                        job.cancel();
+                        acted = true;
+                    }
+                }
+            }
+            if other_alive {
+                continue;
+            }
             if self.running.contains_key(&key) {
                 continue;
+            }
+            if self
+                .finished
+                .get(&key)
+                .is_some_and(|f| !same_incarnation(f.incarnation, incarnation))
+            {
+                // What ended here under this key was another job's.
+                self.finished.remove(&key);
+                self.resent_ends.remove(&key);
             }
             // This node never runs a job run twice, whatever the api says (after a
             // database failover it may assign a run that already ran here): it sends the
             // run's end again instead (once per worker process).
-            match self.journal.run_record(key.0, key.1) {
+            match self.journal.run_record(key.0, key.1, incarnation) {
                 crate::journal::RunRecord::Unknown if !self.finished.contains_key(&key) => {}
                 crate::journal::RunRecord::Unknown => continue,
                 crate::journal::RunRecord::Ended(_) => {
-                    if self.resent_ends.insert(key) && self.journal.resend_end(key.0, key.1) {
+                    if self.resent_ends.insert(key)
+                        && self.journal.resend_end(key.0, key.1, incarnation)
+                    {
                         tracing::warn!(
                             job.id = key.0,
                             job.run = key.1,
                             "the api assigns a run that ended here; sending its end again"
                         );
                     }
-                    self.finished.entry(key).or_insert(false);
+                    self.finished
+                        .entry(key)
+                        .or_insert(Finished::new(incarnation));
                     acted = true;
                     continue;
                 }
@@ -1081,6 +1187,7 @@ impl Agent {
                         launch_fault: None,
                         grant: assignment.grant,
                         node_failed: false,
+                        incarnation,
                     };
                     self.record(lost);
                     acted = true;

@@ -174,16 +174,36 @@ impl Journal {
         &self.pending
     }
 
+    /// The highest job id of the reports it keeps, pending or acknowledged (`None` when it
+    /// keeps none).
+    pub fn max_job_id(&self) -> Option<i64> {
+        self.pending
+            .iter()
+            .chain(self.history.values())
+            .map(|r| r.job_id)
+            .max()
+    }
+
     /// The highest sequence number the api acknowledged (0 when none).
     pub fn acked_seq(&self) -> u64 {
         self.acked_seq
     }
 
-    /// What the journal knows of job run (`job_id`, `run`), pending or acknowledged.
-    pub fn run_record(&self, job_id: i64, run: u32) -> RunRecord<'_> {
+    /// What the journal knows of job run (`job_id`, `run`) of `incarnation`, pending or
+    /// acknowledged: reports of another incarnation (another job that had the same id,
+    /// before a database failover) are not this run's.
+    pub fn run_record(
+        &self,
+        job_id: i64,
+        run: u32,
+        incarnation: Option<berth_core::wire::Incarnation>,
+    ) -> RunRecord<'_> {
         let mut started = false;
         for report in self.pending.iter().chain(self.history.values()) {
-            if report.job_id != job_id || report.run != run {
+            if report.job_id != job_id
+                || report.run != run
+                || !berth_core::wire::same_incarnation(report.incarnation, incarnation)
+            {
                 continue;
             }
             if report.kind == ReportKind::Started {
@@ -265,14 +285,24 @@ impl Journal {
         again.len()
     }
 
-    /// Sends the end report of an ended run again (the api assigns the run as if it had
-    /// never ended): it goes back to the pending queue. Returns false when it is pending
-    /// already or unknown.
-    pub fn resend_end(&mut self, job_id: i64, run: u32) -> bool {
+    /// Sends the end report of an ended run (of `incarnation`) again (the api assigns the
+    /// run as if it had never ended): it goes back to the pending queue. Returns false
+    /// when it is pending already or unknown.
+    pub fn resend_end(
+        &mut self,
+        job_id: i64,
+        run: u32,
+        incarnation: Option<berth_core::wire::Incarnation>,
+    ) -> bool {
         let Some(end) = self
             .history
             .values()
-            .find(|r| r.job_id == job_id && r.run == run && r.kind != ReportKind::Started)
+            .find(|r| {
+                r.job_id == job_id
+                    && r.run == run
+                    && r.kind != ReportKind::Started
+                    && berth_core::wire::same_incarnation(r.incarnation, incarnation)
+            })
             .cloned()
         else {
             return false;
@@ -395,6 +425,7 @@ mod tests {
             launch_fault: None,
             grant: None,
             node_failed: false,
+            incarnation: None,
         }
     }
 
@@ -452,10 +483,13 @@ mod tests {
 
         let mut j = Journal::open(&d).unwrap();
         assert_eq!(j.acked_seq(), 3, "the acknowledgements survive a restart");
-        assert!(matches!(j.run_record(1, 0), RunRecord::Ended(r) if r.kind == ReportKind::Exited));
-        assert_eq!(j.run_record(2, 0), RunRecord::Started);
-        assert_eq!(j.run_record(3, 0), RunRecord::Unknown);
-        assert_eq!(j.run_record(1, 1), RunRecord::Unknown, "another run");
+        assert!(
+            matches!(j.run_record(1, 0, None), RunRecord::Ended(r) if r.kind == ReportKind::Exited)
+        );
+        assert_eq!(j.run_record(2, 0, None), RunRecord::Started);
+        assert_eq!(j.run_record(3, 0, None), RunRecord::Unknown);
+        assert_eq!(j.run_record(1, 1, None), RunRecord::Unknown, "another run");
+        assert_eq!(j.max_job_id(), Some(2));
 
         // The api's database remembers up to 1: reports 2 and 3 go out again, in order,
         // before a report made since.
@@ -470,10 +504,10 @@ mod tests {
         assert_eq!(j.acked_seq(), 4);
 
         // An ended run the api assigns again: its end report is sent again, once.
-        assert!(j.resend_end(1, 0));
-        assert!(!j.resend_end(1, 0), "already pending");
+        assert!(j.resend_end(1, 0, None));
+        assert!(!j.resend_end(1, 0, None), "already pending");
         assert_eq!(j.pending()[0].kind, ReportKind::Exited);
-        assert!(!j.resend_end(2, 0), "no end recorded");
+        assert!(!j.resend_end(2, 0, None), "no end recorded");
         // The node's reports and the runs' grants are root's alone.
         use std::os::unix::fs::PermissionsExt;
         for file in ["reports.jsonl", "history.jsonl"] {
@@ -483,6 +517,31 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600, "{file}");
         }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_run_of_another_incarnation_is_not_this_one() {
+        let d = dir("incarnation");
+        let mut j = Journal::open(&d).unwrap();
+        let (old, new) = (
+            berth_core::wire::Incarnation::new_v4(),
+            berth_core::wire::Incarnation::new_v4(),
+        );
+        let with = |kind, inc| JobReport {
+            incarnation: Some(inc),
+            ..report(7, kind)
+        };
+        j.append(with(ReportKind::Started, old));
+        j.append(with(ReportKind::Exited, old));
+        j.ack(2);
+        // Job 7 of the lost primary ended here; job 7 of the promoted server is another
+        // job: it never ran here, and the old end is not sent for it.
+        assert!(matches!(j.run_record(7, 0, Some(old)), RunRecord::Ended(_)));
+        assert_eq!(j.run_record(7, 0, Some(new)), RunRecord::Unknown);
+        assert!(!j.resend_end(7, 0, Some(new)));
+        // An assignment from an api older than incarnations matches any.
+        assert!(matches!(j.run_record(7, 0, None), RunRecord::Ended(_)));
         let _ = std::fs::remove_dir_all(&d);
     }
 
@@ -505,12 +564,12 @@ mod tests {
         let j = Journal::open_keeping(&d, limit).unwrap();
         assert_eq!(j.history.len(), limit);
         assert_eq!(
-            j.run_record(0, 0),
+            j.run_record(0, 0, None),
             RunRecord::Unknown,
             "the oldest are forgotten"
         );
         let newest = (2 * limit + 9) as i64;
-        assert!(matches!(j.run_record(newest, 0), RunRecord::Ended(_)));
+        assert!(matches!(j.run_record(newest, 0, None), RunRecord::Ended(_)));
         assert_eq!(j.acked_seq(), (2 * limit + 10) as u64);
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -391,6 +391,7 @@ pub struct BatchSignal {
 pub struct JobHandle {
     job_id: i64,
     run: u32,
+    incarnation: Option<berth_core::wire::Incarnation>,
     gpus: Vec<u32>,
     stop: watch::Sender<Option<Stop>>,
     time_limit: watch::Sender<Option<u64>>,
@@ -407,6 +408,11 @@ impl JobHandle {
     /// The run.
     pub fn run(&self) -> u32 {
         self.run
+    }
+
+    /// The job's incarnation, from the run's assignment (`None` from an older api).
+    pub fn incarnation(&self) -> Option<berth_core::wire::Incarnation> {
+        self.incarnation
     }
 
     /// The GPU indices it holds on this node.
@@ -529,6 +535,7 @@ impl Launcher {
             node.name = %self.settings.node_name
         );
         let (job_id, run, gpus) = (assignment.job_id, assignment.run, assignment.gpus.clone());
+        let incarnation = assignment.incarnation;
         let supervisor = Supervisor {
             settings: self.settings.clone(),
             uploader: self.uploader.clone(),
@@ -542,6 +549,7 @@ impl Launcher {
         JobHandle {
             job_id,
             run,
+            incarnation,
             gpus,
             stop,
             time_limit,
@@ -564,6 +572,7 @@ impl Launcher {
         );
         let job_id = assignment.job_id;
         let run = assignment.run;
+        let incarnation = assignment.incarnation;
         let gpus = assignment.gpus.clone();
         let supervisor = Supervisor {
             settings: self.settings.clone(),
@@ -578,6 +587,7 @@ impl Launcher {
         JobHandle {
             job_id,
             run,
+            incarnation,
             gpus,
             stop,
             time_limit,
@@ -1128,6 +1138,7 @@ impl Supervisor {
                 let tail = OutputTail {
                     job_id: assignment.job_id,
                     run: assignment.run,
+                    incarnation: assignment.incarnation,
                     step: None,
                     stream,
                     path,
@@ -1479,6 +1490,7 @@ fn report(assignment: &Assignment, kind: ReportKind) -> JobReport {
         launch_fault: None,
         grant: assignment.grant.clone(),
         node_failed: false,
+        incarnation: assignment.incarnation,
     }
 }
 
@@ -1926,6 +1938,7 @@ mod tests {
             warning_signal: None,
             job_token: Some("job-token".to_string()),
             grant: None,
+            incarnation: None,
         }
     }
 

@@ -111,6 +111,8 @@ impl OutputUploader {
 pub(crate) struct OutputTail {
     pub(crate) job_id: i64,
     pub(crate) run: u32,
+    /// The job's incarnation, put on every chunk.
+    pub(crate) incarnation: Option<berth_core::wire::Incarnation>,
     /// A step task's output: (step id, task id), uploaded as [`StepOutputUpload`]s.
     pub(crate) step: Option<(u32, u32)>,
     pub(crate) stream: OutputStream,
@@ -219,6 +221,7 @@ impl OutputTail {
                         stream: self.stream,
                         offset: *sent,
                         data,
+                        incarnation: self.incarnation,
                     };
                     uploader.upload(self.job_id, &chunk).await
                 }
@@ -229,6 +232,7 @@ impl OutputTail {
                         stream: self.stream,
                         offset: *sent,
                         data,
+                        incarnation: self.incarnation,
                     };
                     uploader.upload_step(self.job_id, step_id, &chunk).await
                 }

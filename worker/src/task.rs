@@ -44,6 +44,7 @@ use tracing::Instrument;
 #[derive(Debug)]
 pub struct TaskHandle {
     key: StepTaskKey,
+    incarnation: Option<berth_core::wire::Incarnation>,
     gpus: Vec<u32>,
     /// A `--pty` task's terminal input files.
     pty: Option<PtyFiles>,
@@ -57,6 +58,11 @@ impl TaskHandle {
     /// Which task.
     pub fn key(&self) -> StepTaskKey {
         self.key
+    }
+
+    /// Its job's incarnation, from its launch (`None` from an older api).
+    pub fn incarnation(&self) -> Option<berth_core::wire::Incarnation> {
+        self.incarnation
     }
 
     /// The GPUs it sees.
@@ -156,7 +162,7 @@ where
 {
     let cancel = Arc::new(Notify::new());
     let (signals, signals_rx) = mpsc::unbounded_channel();
-    let (key, gpus) = (launch.key, launch.gpus.clone());
+    let (key, gpus, incarnation) = (launch.key, launch.gpus.clone(), launch.incarnation);
     let pty = launch
         .pty
         .then(|| PtyFiles::new(&task_record_dir(&settings, key)));
@@ -166,10 +172,12 @@ where
         reports,
         cancel: cancel.clone(),
         signals: signals_rx,
+        incarnation,
     };
     let task = tokio::spawn(run(supervisor, launch).instrument(task_span(key)));
     TaskHandle {
         key,
+        incarnation,
         gpus,
         pty,
         cancel,
@@ -186,6 +194,8 @@ struct TaskSupervisor {
     cancel: Arc<Notify>,
     /// Signals to send to the task's process group while it runs.
     signals: mpsc::UnboundedReceiver<i32>,
+    /// The job's incarnation, put on every report.
+    incarnation: Option<berth_core::wire::Incarnation>,
 }
 
 fn report(key: StepTaskKey, kind: ReportKind) -> StepTaskReport {
@@ -196,6 +206,7 @@ fn report(key: StepTaskKey, kind: ReportKind) -> StepTaskReport {
         exit_code: None,
         signal: None,
         message: None,
+        incarnation: None,
     }
 }
 
@@ -205,7 +216,8 @@ fn output_path(task_dir: &std::path::Path, stream: OutputStream) -> PathBuf {
 }
 
 impl TaskSupervisor {
-    fn send(&self, report: StepTaskReport) {
+    fn send(&self, mut report: StepTaskReport) {
+        report.incarnation = self.incarnation;
         if self.reports.send(report).is_err() {
             tracing::debug!("report dropped: the worker is shutting down");
         }
@@ -415,6 +427,7 @@ impl TaskSupervisor {
                 let tail = OutputTail {
                     job_id: key.job_id,
                     run: key.run,
+                    incarnation: launch.incarnation,
                     step: Some((key.step_id, key.task_id)),
                     stream,
                     path: output_path(&task_dir, stream),
@@ -731,6 +744,7 @@ mod tests {
             cpu_limit: None,
             job_cpu_ids: Vec::new(),
             pty: false,
+            incarnation: None,
         }
     }
 
