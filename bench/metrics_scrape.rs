@@ -183,6 +183,7 @@ async fn main() {
         metrics: m.clone(),
         will_run: None,
         queue_streams: berth_api::queue_streams(4),
+        live_queue: Default::default(),
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("bench-secret", "prometheus", Role::Operator, 3600);

@@ -729,13 +729,43 @@ impl TestCluster {
         args: &[&str],
         stdin: &str,
     ) -> (i32, String, String) {
+        let link = self.slurm_link(name);
+        self.run_program(&link, token, args, stdin)
+    }
+
+    /// The link named `name` to the `berth` binary (made once).
+    fn slurm_link(&self, name: &str) -> PathBuf {
         let bin = self.dir.join("slurm-bin");
         std::fs::create_dir_all(&bin).unwrap();
         let link = bin.join(name);
         if !link.exists() {
             std::os::unix::fs::symlink(berth_bin(), &link).unwrap();
         }
-        self.run_program(&link, token, args, stdin)
+        link
+    }
+
+    /// [`Self::slurm_command`] started in the background (no input; its output piped):
+    /// the caller waits for it.
+    pub fn slurm_command_spawn(
+        &self,
+        name: &str,
+        token: &str,
+        args: &[&str],
+    ) -> std::process::Child {
+        use std::process::Stdio;
+        std::process::Command::new(self.slurm_link(name))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("BERTH_URL", &self.url)
+            .env("BERTH_TOKEN", token)
+            .env("HOME", &self.dir)
+            .env("XDG_CONFIG_HOME", self.dir.join("config"))
+            .env_remove("SLURM_JOB_ID")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 
     /// A direct connection to the cluster's database, for checks users cannot make.

@@ -39,6 +39,7 @@ mod pools_ec2;
 mod preemption;
 mod private_pg;
 mod proxy;
+mod queue_limits;
 mod queue_view;
 mod requeue;
 mod reservations;

@@ -74,6 +74,15 @@ pub enum ApiError {
     /// statement timed out.
     #[error("service unavailable")]
     Unavailable(#[source] DbError),
+    /// 503 with `Retry-After`: the live queue holds `MaxJobCount` jobs (Slurm: "Slurm
+    /// temporarily unable to accept job").
+    #[error("Slurm temporarily unable to accept job: the queue holds MaxJobCount ({limit}) jobs; retry after {retry_after} s")]
+    QueueFull {
+        /// `MaxJobCount`.
+        limit: u64,
+        /// Seconds until a submission may be accepted.
+        retry_after: u64,
+    },
     /// 500: a bug or an unexpected failure; details are logged, never returned.
     #[error("internal error")]
     Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
@@ -121,6 +130,11 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
                 "Service unavailable",
+            ),
+            ApiError::QueueFull { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "max_job_count",
+                "Queue full",
             ),
             ApiError::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -222,7 +236,8 @@ impl IntoResponse for ApiError {
             .headers_mut()
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         let retry_after = match &self {
-            ApiError::TooManyRequests { retry_after, .. } => Some(*retry_after),
+            ApiError::TooManyRequests { retry_after, .. }
+            | ApiError::QueueFull { retry_after, .. } => Some(*retry_after),
             // The database away or the request too slow: worth trying again shortly.
             ApiError::Unavailable(_) | ApiError::Timeout => Some(1),
             _ => None,

@@ -40,6 +40,7 @@ pub mod job_control;
 pub mod job_signal;
 pub mod keepalive;
 pub mod limits;
+pub mod live_queue;
 pub mod metrics;
 pub mod node_credentials;
 pub mod node_sync;
@@ -184,6 +185,8 @@ pub struct AppState {
     /// them): a stream without one reads its rows first, so that clients reading slowly
     /// cannot hold every database connection.
     pub queue_streams: std::sync::Arc<tokio::sync::Semaphore>,
+    /// This process's count of the live queue, for `MaxJobCount` ([`live_queue`]).
+    pub live_queue: std::sync::Arc<live_queue::LiveQueueCount>,
 }
 
 /// How many `GET /v1/queue` streams may each hold a database connection while their
@@ -513,6 +516,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         metrics,
         will_run: config.will_run.clone(),
         queue_streams: queue_streams(config.max_connections),
+        live_queue: Default::default(),
     })
 }
 

@@ -53,7 +53,29 @@ pub struct Limits {
     /// srun outside an allocation) lasts after the last one (`[scheduler]
     /// inactive_limit_seconds`); zero: no limit. See [`crate::keepalive`].
     pub inactive_limit: Duration,
+    /// Slurm's `MaxArraySize` (`[scheduler] max_array_size`): an array's task indices must
+    /// be below it (so it has at most this many tasks); default 1001.
+    pub max_array_size: u32,
+    /// Slurm's `MaxJobCount` (`[scheduler] max_job_count`): the most jobs the live queue
+    /// holds (pending, running, and ended within `min_job_age`; a pending array counts
+    /// as one job until its tasks start, each started task as one); a submission beyond
+    /// it is refused, 503 with `Retry-After` (Slurm: "temporarily unable to accept job");
+    /// default 100,000; 0: no limit.
+    pub max_job_count: u64,
+    /// Slurm's `MinJobAge` (`[scheduler] min_job_age_seconds`): how long an ended job
+    /// stays in the live queue (`GET /v1/queue`, `squeue -t all`, slurmrestd's job list);
+    /// accounting keeps it for ever. Default 300 s; zero: ended jobs stay.
+    pub min_job_age: Duration,
 }
+
+/// The default [`Limits::max_array_size`]: Slurm's 1001.
+pub const DEFAULT_MAX_ARRAY_SIZE: u32 = 1001;
+
+/// The default [`Limits::max_job_count`].
+pub const DEFAULT_MAX_JOB_COUNT: u64 = 100_000;
+
+/// The default [`Limits::min_job_age`]: Slurm's 300 s.
+pub const DEFAULT_MIN_JOB_AGE: Duration = Duration::from_secs(300);
 
 /// The default [`Limits::inactive_limit`]: 120 s.
 pub const DEFAULT_INACTIVE_LIMIT: Duration = Duration::from_secs(120);
@@ -72,7 +94,23 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(90),
             output_cap_bytes: Some(DEFAULT_OUTPUT_CAP_BYTES),
             inactive_limit: DEFAULT_INACTIVE_LIMIT,
+            max_array_size: DEFAULT_MAX_ARRAY_SIZE,
+            max_job_count: DEFAULT_MAX_JOB_COUNT,
+            min_job_age: DEFAULT_MIN_JOB_AGE,
         }
+    }
+}
+
+impl Limits {
+    /// Since when an ended job still shows in the live queue at `now` (`None`: ended
+    /// jobs always do, `min_job_age` 0).
+    pub fn live_queue_since(
+        &self,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Option<chrono::DateTime<chrono::Utc>> {
+        (!self.min_job_age.is_zero()).then(|| {
+            now - chrono::Duration::from_std(self.min_job_age).unwrap_or(chrono::Duration::MAX)
+        })
     }
 }
 

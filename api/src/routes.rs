@@ -129,8 +129,7 @@ pub async fn job_create(
         ),
         None => None,
     };
-    let (id, created) =
-        submit::submit_job(&state.pool, &caller.name, caller.role, &req, key).await?;
+    let (id, created) = submit::submit_job(&state, &caller.name, caller.role, &req, key).await?;
     let status = if created {
         StatusCode::CREATED
     } else {
@@ -165,14 +164,7 @@ pub async fn job_will_run(
 ) -> Result<Json<JobWillRun>, ApiError> {
     caller.require_person()?;
     let req = json_body(body)?;
-    let answer = submit::will_run_job(
-        &state.pool,
-        state.will_run.as_ref(),
-        &caller.name,
-        caller.role,
-        &req,
-    )
-    .await?;
+    let answer = submit::will_run_job(&state, &caller.name, caller.role, &req).await?;
     Ok(Json(answer))
 }
 
@@ -240,6 +232,7 @@ async fn job_filter(
         limit: i64::from(limit) + 1,
         viewer,
         viewer_accounts,
+        ended_after: None,
     })
 }
 
@@ -294,7 +287,16 @@ pub async fn job_list(
     }))
 }
 
+/// Since when an ended job still shows in the live queue (Slurm's `MinJobAge`).
+fn live_queue_since(state: &AppState) -> Option<chrono::DateTime<chrono::Utc>> {
+    state.limiters.limits().live_queue_since(chrono::Utc::now())
+}
+
 /// List the queue as squeue shows it.
+///
+/// The live queue, as slurmctld holds it: jobs not ended, and ended jobs for
+/// `[scheduler] min_job_age_seconds` (Slurm's `MinJobAge`, 300 s) after their end; older
+/// ones stay in `GET /v1/jobs` and accounting.
 ///
 /// The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
 /// the fields squeue's formats show: no spec, environment or allocation detail, and no
@@ -335,10 +337,12 @@ pub async fn queue_list(
     };
     if accepts_ndjson(&headers) {
         let limit = if q.limit.is_some() { 10_000 } else { u32::MAX };
-        let filter = job_filter(&state, &caller, &q, limit, limit).await?;
+        let mut filter = job_filter(&state, &caller, &q, limit, limit).await?;
+        filter.ended_after = live_queue_since(&state);
         return queue_stream(&state, filter, fields).await;
     }
-    let filter = job_filter(&state, &caller, &q, 10_000, 10_000).await?;
+    let mut filter = job_filter(&state, &caller, &q, 10_000, 10_000).await?;
+    filter.ended_after = live_queue_since(&state);
     let limit = (filter.limit - 1) as usize;
     let mut rows = job::job_queue_list(&state.pool, &filter).await?;
     let more = rows.len() > limit;

@@ -178,15 +178,19 @@ fn positive_i32(value: u32, field: &str) -> Result<i32, ApiError> {
 /// `Idempotency-Key` and body were seen before, and that job is returned).
 ///
 /// # Errors
-/// 400 for bad options, 409 for an idempotency key reused with another body, 422 for a
-/// request no node could ever satisfy or an `--account` that is not the user's, 503 when the database is unreachable.
+/// 400 for bad options (an `--array` past `MaxArraySize` among them), 409 for an
+/// idempotency key reused with another body, 422 for a request no node could ever
+/// satisfy or an `--account` that is not the user's, 503 when the database is unreachable
+/// or the live queue holds `MaxJobCount` jobs ([`crate::live_queue`]).
 pub async fn submit_job(
-    pool: &Pool,
+    state: &crate::AppState,
     user: &str,
     role: berth_core::auth::Role,
     req: &JobCreate,
     idempotency_key: Option<&str>,
 ) -> Result<(i64, bool), ApiError> {
+    let pool = &state.pool;
+    let limits = state.limiters.limits();
     let hash = request_hash(req);
     if let Some(key) = idempotency_key {
         if key.is_empty() || key.len() > 255 {
@@ -207,7 +211,7 @@ pub async fn submit_job(
         }
     }
 
-    let prepared = prepare(pool, user, role, req).await?;
+    let prepared = prepare(pool, limits, user, role, req).await?;
     if prepared.test_only {
         return Err(ApiError::bad_field(
             "--test-only",
@@ -215,6 +219,8 @@ pub async fn submit_job(
              (sbatch --test-only does)",
         ));
     }
+    // One job record, an array's too until its tasks start (Slurm's count).
+    state.live_queue.admit(pool, limits, 1).await?;
     let mut tx = berth_db::begin(pool).await?;
     let id = insert_in_tx(&mut tx, &prepared).await?;
     if let Some(key) = idempotency_key {
@@ -235,13 +241,13 @@ pub async fn submit_job(
 /// As [`submit_job`] (400, 403, 422 …); 503 when the database is unreachable; 500 when
 /// this api runs without a planner (only an api built without the scheduler).
 pub async fn will_run_job(
-    pool: &Pool,
-    planner: Option<&crate::WillRunPlanner>,
+    state: &crate::AppState,
     user: &str,
     role: berth_core::auth::Role,
     req: &JobCreate,
 ) -> Result<berth_core::wire::JobWillRun, ApiError> {
-    let prepared = prepare(pool, user, role, req).await?;
+    let (pool, planner) = (&state.pool, state.will_run.as_ref());
+    let prepared = prepare(pool, state.limiters.limits(), user, role, req).await?;
     let Some(planner) = planner else {
         // Only an api built without the scheduler (its own tests) has none.
         return Err(ApiError::Internal(
@@ -283,6 +289,7 @@ async fn insert_in_tx(tx: &mut sqlx::PgConnection, prepared: &Prepared) -> Resul
 /// Everything [`submit_job`] checks before storing, and the row it would store.
 async fn prepare(
     pool: &Pool,
+    limits: &crate::limits::Limits,
     user: &str,
     role: berth_core::auth::Role,
     req: &JobCreate,
@@ -369,7 +376,7 @@ async fn prepare(
             berth_db::membership::membership_coordinated_accounts(pool, user).await?,
         ))
     };
-    let scheduling = scheduling_options(pool, &spec, viewer).await?;
+    let scheduling = scheduling_options(pool, &spec, viewer, limits.max_array_size).await?;
 
     let name = spec
         .job_name
@@ -463,7 +470,8 @@ struct Scheduling {
     array: Option<berth_core::array::ArraySpec>,
 }
 
-/// Reads `--nice`, `--begin` and `--array`, and checks that every job `--dependency` names
+/// Reads `--nice`, `--begin` and `--array` (its indices below `max_array_size`, Slurm's
+/// `MaxArraySize`), and checks that every job `--dependency` names
 /// exists and is visible to the submitter (`viewer`: the user and the accounts they
 /// coordinate; `None` for admins and operators). Slurm refuses a dependency on an
 /// unknown job at submission; a job the submitter may not see is unknown to them, with
@@ -475,6 +483,7 @@ async fn scheduling_options(
     pool: &Pool,
     spec: &JobSpec,
     viewer: Option<(&str, Vec<String>)>,
+    max_array_size: u32,
 ) -> Result<Scheduling, ApiError> {
     let begin_time = match &spec.begin {
         Some(b) => Some(
@@ -485,7 +494,11 @@ async fn scheduling_options(
     };
     let array = match &spec.array {
         Some(a) => {
-            Some(berth_core::array::parse_array(a).map_err(|e| ApiError::bad_field("--array", e))?)
+            let array =
+                berth_core::array::parse_array(a).map_err(|e| ApiError::bad_field("--array", e))?;
+            berth_core::array::check_max_array_size(&array, max_array_size)
+                .map_err(|e| ApiError::bad_field("--array", e))?;
+            Some(array)
         }
         None => None,
     };

@@ -23,6 +23,7 @@ fn app_state(pool: sqlx::PgPool, max_connections: u32) -> AppState {
         metrics: Default::default(),
         will_run: None,
         queue_streams: berth_api::queue_streams(max_connections),
+        live_queue: Default::default(),
     }
 }
 

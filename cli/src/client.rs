@@ -5,7 +5,10 @@
 //! A request refused with 429 (rate limited: never processed) is sent again after the
 //! answer's `Retry-After`, with jitter so that parallel clients spread out, up to
 //! [`MAX_RETRIES`] times; so is one answered 503 (database away, timeout) when sending
-//! it again is harmless (not a `POST`, or a `POST` with an `Idempotency-Key`).
+//! it again is harmless (not a `POST`, or a `POST` with an `Idempotency-Key`). A `POST`
+//! with an `Idempotency-Key` (a submission) is also sent again when the api cannot be
+//! reached, and is retried for [`RETRY_FOR`] rather than a number of times; a client
+//! given a retry notice ([`Client::with_retry_notice`]) says so before each wait.
 
 use berth_core::wire::{
     Job, JobCreate, JobCreated, JobList, JobListQuery, NodeList, OutputStream, PartitionList,
@@ -20,6 +23,14 @@ pub const MAX_RETRIES: u32 = 10;
 
 /// The longest wait between two tries, whatever `Retry-After` says.
 pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// How long a `POST` with an `Idempotency-Key` is sent again while the api answers 503
+/// or cannot be reached (a database switch, an api restart).
+pub const RETRY_FOR: Duration = Duration::from_secs(60);
+
+/// Told before each wait for another try: why (`service unavailable`, the connection
+/// error) and how long the wait is.
+pub type RetryNotice = std::sync::Arc<dyn Fn(&str, Duration) + Send + Sync>;
 
 /// The wait `Retry-After` asks for (seconds, or an HTTP date), or a backoff of 0.5 s
 /// doubling per `attempt` (at most 8 s) when there is none; plus up to half of it (at
@@ -142,11 +153,21 @@ impl fmt::Display for ClientError {
 impl std::error::Error for ClientError {}
 
 /// A client of one cluster's api.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Client {
     pub(crate) http: reqwest::Client,
     base: String,
     token: String,
+    retry_notice: Option<RetryNotice>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("retry_notice", &self.retry_notice.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Client {
@@ -175,7 +196,15 @@ impl Client {
             http,
             base: base_url.trim_end_matches('/').to_string(),
             token: token.to_string(),
+            retry_notice: None,
         })
+    }
+
+    /// The same client, telling `notice` before each wait for another try of a request
+    /// (sbatch prints Slurm's "temporarily unable to accept job" line).
+    pub fn with_retry_notice(mut self, notice: RetryNotice) -> Client {
+        self.retry_notice = Some(notice);
+        self
     }
 
     /// The certificates of a PEM file, for [`Client::with_ca`].
@@ -212,39 +241,68 @@ impl Client {
         what: String,
     ) -> Result<reqwest::Response, ClientError> {
         let mut request = request.bearer_auth(&self.token);
-        // A 503 is answered again only where sending twice is harmless.
-        let retry_503 = request
-            .try_clone()
-            .and_then(|r| r.build().ok())
-            .is_some_and(|r| {
-                r.method() != reqwest::Method::POST || r.headers().contains_key("idempotency-key")
-            });
+        // A 503 is answered again only where sending twice is harmless; a submission with
+        // an Idempotency-Key also when the api cannot be reached, for RETRY_FOR.
+        let built = request.try_clone().and_then(|r| r.build().ok());
+        let keyed_post = built.as_ref().is_some_and(|r| {
+            r.method() == reqwest::Method::POST && r.headers().contains_key("idempotency-key")
+        });
+        let retry_503 = keyed_post
+            || built
+                .as_ref()
+                .is_some_and(|r| r.method() != reqwest::Method::POST);
+        let started = std::time::Instant::now();
         let mut attempt = 0;
         let response = loop {
             // A body that streams cannot be sent twice: such a request is not retried.
             let again = request.try_clone();
-            let response = request.send().await.map_err(|source| ClientError::Http {
-                request: what.clone(),
-                source,
-            })?;
-            let status = response.status().as_u16();
-            let retry = status == 429 || (status == 503 && retry_503);
-            match again {
-                Some(next) if retry && attempt < MAX_RETRIES => {
+            let within = |attempt: u32| {
+                if keyed_post {
+                    started.elapsed() < RETRY_FOR
+                } else {
+                    attempt < MAX_RETRIES
+                }
+            };
+            let sent = request.send().await;
+            let why = match &sent {
+                Ok(response) => match response.status().as_u16() {
+                    429 => Some("too many requests".to_string()),
+                    503 if retry_503 => Some("service unavailable".to_string()),
+                    _ => None,
+                },
+                Err(source) if keyed_post && (source.is_connect() || source.is_timeout()) => {
+                    Some(format!("no answer from {}: {source}", self.base))
+                }
+                Err(_) => None,
+            };
+            if let (Some(next), Some(why)) = (again, why) {
+                if within(attempt) {
                     let wait = retry_wait(
-                        response
-                            .headers()
-                            .get(reqwest::header::RETRY_AFTER)
+                        sent.as_ref()
+                            .ok()
+                            .and_then(|r| r.headers().get(reqwest::header::RETRY_AFTER))
                             .and_then(|v| v.to_str().ok()),
                         attempt,
                         chrono::Utc::now(),
                     );
+                    let wait = if keyed_post {
+                        wait.min(RETRY_FOR.saturating_sub(started.elapsed()))
+                    } else {
+                        wait
+                    };
+                    if let Some(notice) = &self.retry_notice {
+                        notice(&why, wait);
+                    }
                     tokio::time::sleep(wait).await;
                     attempt += 1;
                     request = next;
+                    continue;
                 }
-                _ => break response,
             }
+            break sent.map_err(|source| ClientError::Http {
+                request: what.clone(),
+                source,
+            })?;
         };
         let status = response.status();
         if status.is_success() {

@@ -20,7 +20,12 @@ use std::io::Write;
 ///   streaming the job's stdout meanwhile and ending with `Job <id> <STATE>, exit code
 ///   <n>` on standard error.
 ///
-/// A refusal from the api prints as `sbatch: error: Batch job submission failed: …`.
+/// A refusal from the api prints as `sbatch: error: Batch job submission failed: …`. The
+/// submission carries an `Idempotency-Key` of its own, so that while the api answers 503
+/// (a database switch, a full queue) or cannot be reached it is sent again, for a minute
+/// ([`crate::client::RETRY_FOR`]), with Slurm's `sbatch: error: Slurm temporarily unable
+/// to accept job, sleeping and retrying.` before each wait; it makes one job however many
+/// times it is sent.
 pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
     let script = submit::read_script(args)?;
     // `#SBATCH --test-only`, `--wait`, `--parsable` count as on the command line.
@@ -60,7 +65,16 @@ pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
         eprintln!("{}", submit::will_run_line(&answer));
         return Ok(0);
     }
-    let created = match client.job_create(&job, None).await {
+    let key = submission_key();
+    let retrying = client
+        .clone()
+        .with_retry_notice(std::sync::Arc::new(|why: &str, wait: std::time::Duration| {
+            eprintln!(
+                "sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying. ({why}; next try in {:.1} s)",
+                wait.as_secs_f64()
+            );
+        }));
+    let created = match retrying.job_create(&job, Some(&key)).await {
         Ok(created) => created,
         Err(e) => {
             refused(&e);
@@ -86,6 +100,11 @@ pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
     let code = submit::wait_exit_code(&job);
     eprintln!("Job {} {}, exit code {}", job.id, job.state, code);
     Ok(code)
+}
+
+/// A new `Idempotency-Key` for one submission: `sbatch-` and 128 random bits in hex.
+pub fn submission_key() -> String {
+    format!("sbatch-{:032x}", rand::random::<u128>())
 }
 
 /// `berth queue` filters.

@@ -47,6 +47,9 @@
 //! return_to_service = 1
 //! completing_timeout_seconds = 120
 //! inactive_limit_seconds = 120  # salloc/srun allocations whose client went silent end (0: never)
+//! max_array_size = 1001         # Slurm's MaxArraySize: array task indices below it
+//! max_job_count = 100000        # Slurm's MaxJobCount: the most jobs in the live queue (0: none)
+//! min_job_age_seconds = 300     # Slurm's MinJobAge: ended jobs leave squeue after this (0: never)
 //! instance_id = "sched-a"      # default: <hostname>-<pid>
 //! priority_type = "multifactor" # or "fifo" (submit order)
 //! backfill = true
@@ -500,6 +503,17 @@ pub struct SchedulerSection {
     /// this long (SIGKILLed, its machine lost). The api, which records the keep-alives,
     /// reads it from here; sbatch's jobs are never affected.
     pub inactive_limit_seconds: u64,
+    /// Slurm's `MaxArraySize` (default 1001): an array's task indices must be below it.
+    /// Checked by the api at submission.
+    pub max_array_size: u32,
+    /// Slurm's `MaxJobCount` (default 100,000; 0: none): the most jobs the live queue
+    /// holds (a pending array counts as one until its tasks start); the api refuses
+    /// submissions beyond it (503, retried by sbatch).
+    pub max_job_count: u64,
+    /// Slurm's `MinJobAge`, seconds (default 300; 0: ended jobs stay): how long an ended
+    /// job stays in the live queue (`squeue -t all`, `GET /v1/queue`); accounting keeps
+    /// it for ever.
+    pub min_job_age_seconds: u64,
     /// This scheduler's identity in the lease (default `<hostname>-<pid>`).
     pub instance_id: Option<String>,
     /// `PriorityType`: `multifactor` (default) or `fifo` (submit order).
@@ -545,6 +559,9 @@ impl Default for SchedulerSection {
             return_to_service: 1,
             completing_timeout_seconds: 120,
             inactive_limit_seconds: 120,
+            max_array_size: berth_api::limits::DEFAULT_MAX_ARRAY_SIZE,
+            max_job_count: berth_api::limits::DEFAULT_MAX_JOB_COUNT,
+            min_job_age_seconds: berth_api::limits::DEFAULT_MIN_JOB_AGE.as_secs(),
             instance_id: None,
             priority_type: PriorityType::Multifactor,
             backfill: planner.backfill,
@@ -739,6 +756,9 @@ impl ServerConfig {
             db_timeouts,
             limits: berth_api::limits::Limits {
                 inactive_limit: Duration::from_secs(s.inactive_limit_seconds),
+                max_array_size: s.max_array_size,
+                max_job_count: s.max_job_count,
+                min_job_age: Duration::from_secs(s.min_job_age_seconds),
                 ..api_limits(&file.api, &from)?
             },
             oidc: file.api.oidc.clone(),
@@ -809,8 +829,11 @@ fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits:
         max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
         max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
         request_timeout: Duration::from_secs(timeout),
-        // `[scheduler] inactive_limit_seconds`, set by the caller.
+        // `[scheduler] inactive_limit_seconds` and the queue's limits, set by the caller.
         inactive_limit: d.inactive_limit,
+        max_array_size: d.max_array_size,
+        max_job_count: d.max_job_count,
+        min_job_age: d.min_job_age,
         output_cap_bytes: match api.output_cap_mib {
             None => d.output_cap_bytes,
             Some(0) => None,

@@ -74,6 +74,23 @@ pub fn parse_array(v: &str) -> Result<ArraySpec, String> {
     })
 }
 
+/// Checks an array against Slurm's `MaxArraySize` (`max_array_size`): every task index
+/// must be below it (so an array has at most that many tasks). Slurm's words for the
+/// refusal: "Invalid job array specification".
+///
+/// # Errors
+/// A message naming the largest index and the limit.
+pub fn check_max_array_size(array: &ArraySpec, max_array_size: u32) -> Result<(), String> {
+    match array.indices.max() {
+        Some(max) if max >= max_array_size => Err(format!(
+            "Invalid job array specification: task index {max} is not below MaxArraySize \
+             ({max_array_size}): indices go from 0 to {}",
+            max_array_size.saturating_sub(1)
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl IndexSet {
     /// Parses `N`, `N-M`, `N-M:STEP` items separated by commas.
     ///
@@ -245,6 +262,17 @@ mod tests {
         assert!(parse_array("5-1").is_err());
         assert!(parse_array("0-3%0").is_err());
         assert!(parse_array("0-1000000").is_err());
+    }
+
+    #[test]
+    fn max_array_size_bounds_the_task_indices() {
+        let check = |v: &str| check_max_array_size(&parse_array(v).unwrap(), 1001);
+        assert!(check("0-1000").is_ok());
+        assert!(check("1,500,1000%2").is_ok());
+        let refused = check("0-5000").unwrap_err();
+        assert!(refused.contains("MaxArraySize (1001)"), "{refused}");
+        assert!(refused.contains("5000"), "{refused}");
+        assert!(check("1001").is_err());
     }
 
     #[test]

@@ -337,6 +337,10 @@ pub struct JobFilter {
     pub viewer: Option<String>,
     /// The accounts `viewer` coordinates.
     pub viewer_accounts: Vec<String>,
+    /// The live queue's view ([`job_queue_rows`] only; `GET /v1/jobs` lists every job):
+    /// an ended job only when it ended at or after this (Slurm's `MinJobAge`); `None`:
+    /// every ended job.
+    pub ended_after: Option<DateTime<Utc>>,
 }
 
 /// Jobs matching `filter`, by ascending id.
@@ -513,7 +517,8 @@ pub async fn job_queue_begin(pool: &crate::Pool) -> Result<crate::Tx, DbError> {
 /// [`job_queue_begin`]), by ascending id, so that a caller can pass each on before the
 /// last has arrived. When every state asked for is one of a job not ended (squeue's
 /// default, `PENDING,RUNNING`), the jobs are read along the `jobs_active` index, in id
-/// order, never touching ended jobs; otherwise each state along the `(state, id)` index.
+/// order, never touching ended jobs; otherwise each state along the `(state, id)` index
+/// (an ended state along `jobs_ended` when `ended_after` leaves only the last minutes).
 /// The allocation columns are read for jobs not pending only (a pending job holds
 /// nothing of its current run: a requeue starts a new one): on the `jobs_active` path
 /// from one read of the running jobs' allocations before the jobs
@@ -618,6 +623,9 @@ pub fn job_queue_rows<'c>(
                       priority, expected_start, array_pending, array_max_running
                FROM jobs
                WHERE state = s.state AND id > $1
+                 AND ($11::timestamptz IS NULL
+                      OR s.state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING')
+                      OR end_time >= $11)
                  AND ($3::text IS NULL OR user_name = $3)
                  AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
                  AND ($5::text IS NULL OR name = $5)
@@ -638,10 +646,36 @@ pub fn job_queue_rows<'c>(
         &filter.viewer_accounts,
         filter.accounts.as_deref(),
         filter.qos.as_deref(),
+        filter.ended_after,
     )
     .fetch(conn)
     .map_err(DbError::from)
     .boxed()
+}
+
+/// How many jobs the live queue holds (Slurm's job records, counted against
+/// `MaxJobCount`): those not ended, and those that ended at or after `ended_after` (all
+/// ended ones when `None`). A pending array is one row (its master) until its tasks
+/// start. Read along the `jobs_active` and `jobs_ended` indexes.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn job_live_count(
+    ex: impl PgExecutor<'_>,
+    ended_after: Option<DateTime<Utc>>,
+) -> Result<i64, DbError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT (SELECT count(*) FROM jobs
+                   WHERE state IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING'))
+                + (SELECT count(*) FROM jobs
+                   WHERE end_time IS NOT NULL
+                     AND end_time >= COALESCE($1::timestamptz, '-infinity'::timestamptz)
+                     AND state NOT IN ('PENDING', 'RUNNING', 'SUSPENDED', 'COMPLETING'))
+                AS "count!""#,
+        ended_after
+    )
+    .fetch_one(ex)
+    .await?)
 }
 
 /// What the current run of a running job holds, for [`job_queue_rows`].

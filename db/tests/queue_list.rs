@@ -184,3 +184,52 @@ async fn a_job_not_pending_carries_what_its_current_run_holds(pool: PgPool) {
         (names(&["n-b", "n-a"]), Some(5), Some(3))
     );
 }
+
+/// Slurm's `MinJobAge` (issue 27): the live queue shows an ended job only while it ended
+/// less than `min_job_age` ago; jobs not ended always; and `job_live_count` (what
+/// `MaxJobCount` counts) agrees with it.
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn ended_jobs_leave_the_live_queue_after_min_job_age(pool: PgPool) {
+    let pending = insert(&pool, "alice", "PENDING").await;
+    let recent = insert(&pool, "alice", "COMPLETED").await;
+    let old = insert(&pool, "alice", "FAILED").await;
+    let running = insert(&pool, "alice", "RUNNING").await;
+    sqlx::query(
+        "UPDATE jobs SET submit_time = now() - interval '20 minutes',
+                start_time = now() - interval '15 minutes',
+                end_time = now() - interval '10 minutes'
+         WHERE id = $1",
+    )
+    .bind(old)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let since = chrono::Utc::now() - chrono::Duration::seconds(300);
+    let live = JobFilter {
+        states: None,
+        ended_after: Some(since),
+        ..filter(&[], 0, 100)
+    };
+    assert_eq!(ids(&pool, &live).await, vec![pending, recent, running]);
+    let ended = JobFilter {
+        ended_after: Some(since),
+        ..filter(&["COMPLETED", "FAILED"], 0, 100)
+    };
+    assert_eq!(ids(&pool, &ended).await, vec![recent]);
+    // Without the bound (min_job_age 0), every ended job stays.
+    let every = JobFilter {
+        states: None,
+        ..filter(&[], 0, 100)
+    };
+    assert_eq!(
+        ids(&pool, &every).await,
+        vec![pending, recent, old, running]
+    );
+    assert_eq!(
+        berth_db::job::job_live_count(&pool, Some(since))
+            .await
+            .unwrap(),
+        3
+    );
+    assert_eq!(berth_db::job::job_live_count(&pool, None).await.unwrap(), 4);
+}

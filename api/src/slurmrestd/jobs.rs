@@ -438,7 +438,7 @@ pub(super) async fn submit(
         script_name: None,
         script_args: script_args(job.argv.as_deref()),
     };
-    let (id, _) = crate::submit::submit_job(&state.pool, &caller.name, caller.role, &create, None)
+    let (id, _) = crate::submit::submit_job(&state, &caller.name, caller.role, &create, None)
         .await
         .map_err(|e| match e {
             ApiError::BadRequest {
@@ -670,19 +670,17 @@ pub(super) fn info_query(q: Result<Query<InfoQuery>, QueryRejection>) -> Result<
         .map_err(|e| SlurmError::bad_field("query", e.body_text()))
 }
 
-/// The states `GET jobs/` lists besides the jobs ended in the last [`MIN_JOB_AGE`]
-/// seconds (slurmctld's view; older ended jobs are in `slurmdb/…/jobs/`, and each stays
-/// readable at `job/{job_id}`).
+/// The states `GET jobs/` lists besides the jobs ended in the last `[scheduler]
+/// min_job_age_seconds` (Slurm's `MinJobAge`; slurmctld's view; older ended jobs are in
+/// `slurmdb/…/jobs/`, and each stays readable at `job/{job_id}`).
 const ACTIVE_STATES: &str = "PENDING,RUNNING,SUSPENDED,COMPLETING";
-
-/// How long an ended job stays in `GET jobs/`, seconds: Slurm's `MinJobAge` default.
-pub(super) const MIN_JOB_AGE: i64 = 300;
 
 /// The most jobs one `GET jobs/` answers with.
 const MAX_LISTED: usize = 10_000;
 
 /// `GET /slurm/v0.0.44/jobs/`: the jobs the caller may see that have not ended, or
-/// ended in the last [`MIN_JOB_AGE`] seconds (what slurmctld still holds), by id.
+/// ended within `[scheduler] min_job_age_seconds` (Slurm's `MinJobAge`: what slurmctld
+/// still holds), by id.
 pub(super) async fn list(
     State(state): State<AppState>,
     SlurmCaller(caller): SlurmCaller,
@@ -718,8 +716,12 @@ pub(super) async fn list(
             None => break,
         }
     }
+    let since = state
+        .limiters
+        .limits()
+        .live_queue_since(chrono::Utc::now())
+        .unwrap_or(chrono::DateTime::<chrono::Utc>::MIN_UTC);
     if jobs.len() < MAX_LISTED {
-        let since = chrono::Utc::now() - chrono::Duration::seconds(MIN_JOB_AGE);
         let ended = berth_db::job::job_ended_since_ids(&state.pool, since, MAX_LISTED as i64)
             .await
             .map_err(ApiError::from)?;
