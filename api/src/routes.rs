@@ -112,7 +112,7 @@ pub async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiEr
         (status = 401, description = "No or bad credentials", body = Problem),
         (status = 409, description = "Idempotency-Key reused with another body", body = Problem),
         (status = 422, description = "No node could ever satisfy the request", body = Problem),
-        (status = 503, description = "Database unavailable", body = Problem)),
+        (status = 503, description = "Database unavailable, or the live queue holds MaxJobCount jobs (code max_job_count); retry after Retry-After", body = Problem)),
     security(("bearer" = [])))]
 pub async fn job_create(
     State(state): State<AppState>,
