@@ -358,3 +358,57 @@ async fn one_cpu_job(worker_args: &[&str]) {
         "the job may run on CPUs {list}, not on one\n{out}"
     );
 }
+
+/// Issue 27: a node's view shows a plain user the job holding a GPU only when it is a job
+/// they may see; another tenant's shows as allocated, without its id or its GPU use (an
+/// invisible job answers like an absent one, SECURITY.md). Admins see every job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_shows_another_tenants_job_only_as_an_allocated_gpu() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "2xH100",
+        poll_wait: Some(1),
+        ..Default::default()
+    })
+    .await;
+    let id = c
+        .submit_as("ursula", "#!/bin/bash\nsleep 60\n", &["--gres=gpu:1"], &[])
+        .await;
+    c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    let held = |view: &serde_json::Value| -> Vec<serde_json::Value> {
+        view["gpus"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["allocated"] == true)
+            .cloned()
+            .collect()
+    };
+    let as_user = |user: &str| c.token_for(user, Role::User);
+    for (who, token, sees) in [
+        ("the owner", as_user("ursula"), true),
+        ("another tenant", as_user("otto"), false),
+        ("an admin", c.token.clone(), true),
+    ] {
+        let (s, one) = c
+            .call(reqwest::Method::GET, "/v1/nodes/node-1", Some(&token), None)
+            .await;
+        assert_eq!(s, 200, "{one}");
+        let (s, list) = c
+            .call(reqwest::Method::GET, "/v1/nodes", Some(&token), None)
+            .await;
+        assert_eq!(s, 200, "{list}");
+        for view in [&one, &list["items"][0]] {
+            let gpus = held(view);
+            assert_eq!(gpus.len(), 1, "{who}: {view}");
+            assert_eq!(view["gpus_allocated"], 1, "{who}: {view}");
+            if sees {
+                assert_eq!(gpus[0]["job_id"], id, "{who}: {view}");
+            } else {
+                assert!(gpus[0]["job_id"].is_null(), "{who}: {view}");
+                assert!(gpus[0]["utilization_pct"].is_null(), "{who}: {view}");
+                assert!(gpus[0]["memory_used_mib"].is_null(), "{who}: {view}");
+            }
+        }
+    }
+}

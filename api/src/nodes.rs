@@ -18,6 +18,46 @@ use berth_db::{allocation, node, notify, partition, DbError};
 /// The longest drain reason, characters.
 pub const MAX_REASON_CHARS: usize = 256;
 
+/// Leaves out of `nodes` what `caller` may not see of other tenants' jobs: of a GPU held by
+/// a job that is not theirs (nor of an account they coordinate), the job's id and its GPU
+/// use; the GPU still shows as allocated. Admins and operators see everything. An
+/// invisible job answers like an absent one everywhere (SECURITY.md), the node views too.
+///
+/// # Errors
+/// 503 when the database is unreachable.
+pub(crate) async fn hide_invisible_jobs(
+    state: &AppState,
+    caller: &Caller,
+    nodes: &mut [Node],
+) -> Result<(), ApiError> {
+    if caller.sees_all_jobs() {
+        return Ok(());
+    }
+    let mut ids: Vec<i64> = nodes
+        .iter()
+        .flat_map(|n| n.gpus.iter().filter_map(|g| g.job_id))
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let accounts = caller.coordinated_accounts(state).await?;
+    let visible: std::collections::HashSet<i64> =
+        berth_db::job::job_visible_ids(&state.pool, &ids, Some(&caller.name), &accounts)
+            .await?
+            .into_iter()
+            .collect();
+    for gpu in nodes.iter_mut().flat_map(|n| n.gpus.iter_mut()) {
+        if gpu.job_id.is_some_and(|id| !visible.contains(&id)) {
+            gpu.job_id = None;
+            gpu.utilization_pct = None;
+            gpu.memory_used_mib = None;
+        }
+    }
+    Ok(())
+}
+
 async fn node_view(state: &AppState, name: &str) -> Result<Node, ApiError> {
     let row = node::node_get_by_name(&state.pool, name)
         .await?
@@ -40,6 +80,9 @@ pub(crate) async fn row_view(state: &AppState, row: &NodeRow) -> Result<Node, Ap
 }
 
 /// Show one node.
+///
+/// Of a GPU held by a job the caller may not see (another tenant's), the job's id and the
+/// GPU's use are left out; it shows as allocated.
 #[utoipa::path(get, path = "/v1/nodes/{name}", tag = "nodes", operation_id = "node_get",
     params(("name" = String, Path, description = "Node name")),
     responses((status = 200, description = "The node", body = Node),
@@ -53,7 +96,9 @@ pub async fn node_get(
 ) -> Result<Json<Node>, ApiError> {
     caller.require_person()?;
     caller.require_unscoped()?;
-    Ok(Json(node_view(&state, &name).await?))
+    let mut view = node_view(&state, &name).await?;
+    hide_invisible_jobs(&state, &caller, std::slice::from_mut(&mut view)).await?;
+    Ok(Json(view))
 }
 
 fn outcome(name: &str, change: AdminChange) -> Result<(), ApiError> {

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use berth_core::state::JobState;
 use berth_core::wire::{
-    Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, NodeList, NodeRegister,
+    Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, Node, NodeList, NodeRegister,
     OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueFields, QueueJob,
     QueueList, QueueQuery, SparseQueueJob, SyncRequest, SyncResponse,
 };
@@ -769,6 +769,9 @@ pub async fn job_output(
 }
 
 /// List nodes.
+///
+/// Of a GPU held by a job the caller may not see (another tenant's), the job's id and the
+/// GPU's use are left out; it shows as allocated.
 #[utoipa::path(get, path = "/v1/nodes", tag = "nodes", operation_id = "node_list",
     responses((status = 200, description = "Every node", body = NodeList),
               (status = 401, description = "No or bad credentials", body = Problem)),
@@ -791,15 +794,15 @@ pub async fn node_list(
     for g in &gpus {
         by_node.entry(g.node_id).or_default().push(g);
     }
-    Ok(Json(NodeList {
-        items: nodes
-            .iter()
-            .map(|n| {
-                let mine = by_node.remove(&n.id).unwrap_or_default();
-                views::node_view(n, &mine, &partitions, busy.contains(&n.id))
-            })
-            .collect(),
-    }))
+    let mut items: Vec<Node> = nodes
+        .iter()
+        .map(|n| {
+            let mine = by_node.remove(&n.id).unwrap_or_default();
+            views::node_view(n, &mine, &partitions, busy.contains(&n.id))
+        })
+        .collect();
+    crate::nodes::hide_invisible_jobs(&state, &caller, &mut items).await?;
+    Ok(Json(NodeList { items }))
 }
 
 /// List partitions.

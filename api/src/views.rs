@@ -262,6 +262,7 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
                 domain: g.domain.map(to_u32),
                 kind: GpuKind::parse(&g.kind).unwrap_or_default(),
                 parent: g.parent.map(to_u32),
+                allocated: g.job_id.is_some(),
                 job_id: g.job_id,
                 utilization_pct: g.utilization_pct.map(to_u32),
                 memory_used_mib: g.memory_used_mib.map(to_u64),

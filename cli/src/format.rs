@@ -868,6 +868,7 @@ pub(crate) mod tests {
                     domain: None,
                     kind: Default::default(),
                     parent: None,
+                    allocated: i < alloc,
                     job_id: None,
                     utilization_pct: None,
                     memory_used_mib: None,

@@ -200,10 +200,12 @@ function GpuGrid({ gpus }: { gpus: Gpu[] }) {
         const util = g.utilization_pct;
         const bucket = util == null ? "un" : `u${Math.min(10, Math.max(0, Math.floor(util / 10)))}`;
         const memory = g.memory_used_mib == null ? formatMiB(g.memory_mib) : `${formatMiB(g.memory_used_mib)} of ${formatMiB(g.memory_mib)}`;
-        const title = `GPU ${g.index}: ${g.model}, ${memory}${g.job_id != null ? `, job ${g.job_id}` : ", free"}`;
+        // Another tenant's job: allocated, its id and use not shown to this user.
+        const holder = g.job_id != null ? `, job ${g.job_id}` : g.allocated ? ", allocated to another user's job" : ", free";
+        const title = `GPU ${g.index}: ${g.model}, ${memory}${holder}`;
         const label = util == null ? "–" : `${util} %`;
         return (
-          <li key={g.index} class={`gpu ${bucket}${g.job_id != null ? " held" : ""}`} title={title}>
+          <li key={g.index} class={`gpu ${bucket}${g.allocated || g.job_id != null ? " held" : ""}`} title={title}>
             {g.job_id != null ? (
               <a href={`/jobs/${g.job_id}`} aria-label={title}>
                 {label}

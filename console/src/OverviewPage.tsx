@@ -19,7 +19,7 @@ type GpuState = "allocated" | "idle" | "powered down" | "unavailable";
 const GPU_STATES: GpuState[] = ["allocated", "idle", "powered down", "unavailable"];
 
 function gpuState(node: Node, gpu: Gpu): GpuState {
-  if (gpu.job_id != null) return "allocated";
+  if (gpu.allocated || gpu.job_id != null) return "allocated";
   if (node.state === "IDLE" || node.state === "MIXED" || node.state === "ALLOCATED") return "idle";
   if (node.state.startsWith("POWER")) return "powered down";
   return "unavailable";

@@ -779,7 +779,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List nodes. */
+        /**
+         * List nodes.
+         * @description Of a GPU held by a job the caller may not see (another tenant's), the job's id and the
+         *     GPU's use are left out; it shows as allocated.
+         */
         get: operations["node_list"];
         put?: never;
         post?: never;
@@ -864,7 +868,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Show one node. */
+        /**
+         * Show one node.
+         * @description Of a GPU held by a job the caller may not see (another tenant's), the job's id and the
+         *     GPU's use are left out; it shows as allocated.
+         */
         get: operations["node_get"];
         put?: never;
         post?: never;
@@ -1172,7 +1180,11 @@ export interface paths {
         };
         /**
          * List the queue as squeue shows it.
-         * @description The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
+         * @description The live queue, as slurmctld holds it: jobs not ended, and ended jobs for
+         *     `[scheduler] min_job_age_seconds` (Slurm's `MinJobAge`, 300 s) after their end; older
+         *     ones stay in `GET /v1/jobs` and accounting.
+         *
+         *     The jobs `GET /v1/jobs` lists for the same filters (and the same caller), with only
          *     the fields squeue's formats show: no spec, environment or allocation detail, and no
          *     queue position, by ascending id.
          *
@@ -1878,6 +1890,13 @@ export interface components {
              */
             grant?: string | null;
             /**
+             * Format: uuid
+             * @description The job's incarnation ([`Incarnation`]): the worker keeps it with the run, puts it
+             *     on the run's reports and output, and never takes a run of another incarnation for
+             *     this one (it stops that one first). Absent from apis older than incarnations.
+             */
+            incarnation?: string | null;
+            /**
              * Format: int64
              * @description The job id.
              */
@@ -2010,6 +2029,13 @@ export interface components {
              *     the worker's kill wait.
              */
             grace_seconds?: number | null;
+            /**
+             * Format: uuid
+             * @description The incarnation of the run to stop, as the worker said it runs it
+             *     ([`RunningJob::incarnation`]): a run of another incarnation under the same job id
+             *     and run is not this one.
+             */
+            incarnation?: string | null;
             /**
              * Format: int64
              * @description The job.
@@ -2258,6 +2284,8 @@ export interface components {
         };
         /** @description A GPU in a node view, with its latest sample and holder. */
         Gpu: {
+            /** @description A job holds it (whether or not the caller may see which). */
+            allocated?: boolean;
             /**
              * Format: int32
              * @description Topology domain (see [`GpuInfo::domain`]), when the node reports one.
@@ -2270,7 +2298,9 @@ export interface components {
             index: number;
             /**
              * Format: int64
-             * @description The job holding it, if any.
+             * @description The job holding it, when the caller may see that job (admins and operators see
+             *     every job; a user their own and their coordinated accounts'). Another tenant's
+             *     job is left out, as it is everywhere: an invisible job answers like an absent one.
              */
             job_id?: number | null;
             /** @description Whole GPU, MIG instance or shard. */
@@ -2282,7 +2312,7 @@ export interface components {
             memory_mib: number;
             /**
              * Format: int64
-             * @description Latest memory in use, MiB.
+             * @description Latest memory in use, MiB (left out like `utilization_pct`).
              */
             memory_used_mib?: number | null;
             /** @description The model name. */
@@ -2294,7 +2324,8 @@ export interface components {
             parent?: number | null;
             /**
              * Format: int32
-             * @description Latest utilisation, percent.
+             * @description Latest utilisation, percent (left out, like `job_id`, while a job the caller may
+             *     not see holds it).
              */
             utilization_pct?: number | null;
             /** @description The device UUID. */
@@ -2864,6 +2895,13 @@ export interface components {
              *     its database forgot that the run was placed on this node.
              */
             grant?: string | null;
+            /**
+             * Format: uuid
+             * @description The job's incarnation ([`Assignment::incarnation`]): the api refuses a report whose
+             *     incarnation differs from its job's (another job that had the same id). Absent from
+             *     workers older than incarnations.
+             */
+            incarnation?: string | null;
             /**
              * Format: int64
              * @description The job.
@@ -3638,6 +3676,12 @@ export interface components {
             /** @description The bytes, as UTF-8 (invalid sequences replaced). */
             data: string;
             /**
+             * Format: uuid
+             * @description The job's incarnation ([`Assignment::incarnation`]): output of another job that
+             *     had the same id is refused (404). Absent from older workers.
+             */
+            incarnation?: string | null;
+            /**
              * Format: int64
              * @description Byte offset of `data` in this run's stream.
              */
@@ -4290,7 +4334,8 @@ export interface components {
             /**
              * Format: int32
              * @description The HTTP status the report alone would have had: 403 for a run not placed on this
-             *     node, 422 for one that can never apply, 400 for a bad field.
+             *     node, 409 for a report of another job that had the same id (its incarnation
+             *     differs from the job's), 422 for one that can never apply, 400 for a bad field.
              */
             status: number;
             task?: null | components["schemas"]["StepTaskKey"];
@@ -4478,6 +4523,12 @@ export interface components {
         /** @description A job run the worker is supervising. */
         RunningJob: {
             /**
+             * Format: uuid
+             * @description The job's incarnation, from the run's assignment: a run of another job that had
+             *     the same id (before a database failover) is stopped, not mistaken for this one.
+             */
+            incarnation?: string | null;
+            /**
              * Format: int64
              * @description The job.
              */
@@ -4487,6 +4538,14 @@ export interface components {
              * @description Its run.
              */
             run: number;
+        };
+        /** @description A step task the worker is running, with its job's incarnation. */
+        RunningTask: components["schemas"]["StepTaskKey"] & {
+            /**
+             * Format: uuid
+             * @description Its job's incarnation ([`crate::step::StepTaskLaunch::incarnation`]).
+             */
+            incarnation?: string | null;
         };
         /**
          * @description A signal a node must send now (node sync answer): to the processes of one job run
@@ -4500,6 +4559,12 @@ export interface components {
              * @description The delivery's id (one per signal and node).
              */
             id: number;
+            /**
+             * Format: uuid
+             * @description The job's incarnation ([`crate::wire::Incarnation`]): a run of another job that had
+             *     the same id does not get it.
+             */
+            incarnation?: string | null;
             /**
              * Format: int64
              * @description The job.
@@ -4726,6 +4791,12 @@ export interface components {
             /** @description The bytes, as UTF-8 (invalid sequences replaced). */
             data: string;
             /**
+             * Format: uuid
+             * @description The job's incarnation ([`crate::wire::Incarnation`]): output of another job that
+             *     had the same id is refused (404). Absent from older workers.
+             */
+            incarnation?: string | null;
+            /**
              * Format: int64
              * @description Byte offset of `data` in the task's stream.
              */
@@ -4836,6 +4907,12 @@ export interface components {
             /** @description The task's GPUs (`CUDA_VISIBLE_DEVICES`). */
             gpus: number[];
             /**
+             * Format: uuid
+             * @description The job's incarnation ([`crate::wire::Incarnation`]): the worker puts it on the
+             *     task's reports and never takes a task of another incarnation for this one.
+             */
+            incarnation?: string | null;
+            /**
              * @description The job's logical CPU ids on this node (its cpuset, which the step's tasks share);
              *     empty: not placed by CPU.
              */
@@ -4909,6 +4986,12 @@ export interface components {
              * @description The exit code (`exited`).
              */
             exit_code?: number | null;
+            /**
+             * Format: uuid
+             * @description The job's incarnation, from the task's launch: the api refuses a report of another
+             *     job that had the same id.
+             */
+            incarnation?: string | null;
             /** @description Which task. */
             key: components["schemas"]["StepTaskKey"];
             /** @description What happened (`started`, `exited`, `launch_failed`). */
@@ -4936,6 +5019,14 @@ export interface components {
             /** @description GPU faults seen since the last acknowledged sync; each drains the node. */
             gpu_faults?: components["schemas"]["GpuFault"][];
             interruption?: null | components["schemas"]["Interruption"];
+            /**
+             * Format: int64
+             * @description The highest job id this worker remembers (its runs, step tasks and journal): after
+             *     a database failover that lost the last commits, the api moves the job id sequence
+             *     past it so that no new job takes the id of a run the node remembers. Absent from
+             *     older workers, and when it remembers none.
+             */
+            max_job_id?: number | null;
             /** @description How far the worker has applied the terminal input of each `--pty` task it runs. */
             pty_applied?: components["schemas"]["PtyApplied"][];
             /** @description Job reports since the last acknowledged sync, oldest first. */
@@ -4943,7 +5034,7 @@ export interface components {
             /** @description Job runs the worker is supervising now. */
             running?: components["schemas"]["RunningJob"][];
             /** @description Step tasks the worker is running now. */
-            running_tasks?: components["schemas"]["StepTaskKey"][];
+            running_tasks?: components["schemas"]["RunningTask"][];
             /** @description The latest GPU samples. */
             samples?: components["schemas"]["GpuSample"][];
             /**
@@ -6388,7 +6479,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Database unavailable */
+            /** @description Database unavailable, or the live queue holds MaxJobCount jobs (code max_job_count); retry after Retry-After */
             503: {
                 headers: {
                     [name: string]: unknown;

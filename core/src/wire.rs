@@ -690,11 +690,17 @@ pub struct Gpu {
     /// The physical GPU of a MIG instance or shard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<u32>,
-    /// The job holding it, if any.
+    /// A job holds it (whether or not the caller may see which).
+    #[serde(default)]
+    pub allocated: bool,
+    /// The job holding it, when the caller may see that job (admins and operators see
+    /// every job; a user their own and their coordinated accounts'). Another tenant's
+    /// job is left out, as it is everywhere: an invisible job answers like an absent one.
     pub job_id: Option<i64>,
-    /// Latest utilisation, percent.
+    /// Latest utilisation, percent (left out, like `job_id`, while a job the caller may
+    /// not see holds it).
     pub utilization_pct: Option<u32>,
-    /// Latest memory in use, MiB.
+    /// Latest memory in use, MiB (left out like `utilization_pct`).
     pub memory_used_mib: Option<u64>,
 }
 
