@@ -508,6 +508,11 @@ async fn users_cannot_point_webhooks_at_private_addresses() {
         "http://169.254.169.254/latest/meta-data/".to_string(),
         "http://[::1]:9/".to_string(),
         "http://10.0.0.1/".to_string(),
+        // IPv4-translated, NAT64 and 6to4 forms of the metadata service and loopback.
+        "http://[::ffff:0:a9fe:a9fe]/latest/meta-data/".to_string(),
+        "http://[::ffff:0:127.0.0.1]:9/".to_string(),
+        "http://[64:ff9b::a9fe:a9fe]/".to_string(),
+        "http://[2002:7f00:1::1]:9/".to_string(),
     ] {
         let (s, p) = c
             .call(
@@ -803,4 +808,98 @@ async fn a_webhook_follows_its_owners_role_and_stops_with_its_owner() {
     let delivered = endpoint.got().len();
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(endpoint.got().len(), delivered);
+}
+
+/// Issue 27: a webhook is disabled for failing continuously for three days (Stripe's and
+/// Svix's rule), not for a count of failures: a short outage during a burst of job ends
+/// fails thousands of attempts in a row and must not disable it. The failure history is
+/// written into the database (a burst of thousands of failures and three days of them
+/// are too long for a test); the attempts that judge it are real.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_is_disabled_after_three_days_of_failures_not_after_a_burst() {
+    let c = TestCluster::start_with_api_config(
+        Options {
+            workers: 1,
+            ..Default::default()
+        },
+        &format!(
+            "{TEST_API_CONFIG}\n[webhooks]\nallow_private_networks = true\nretry_base_seconds = 1\n\
+             timeout_seconds = 2\n"
+        ),
+    )
+    .await;
+    let ursula = user(&c, "ursula", "tenant-a").await;
+    let broken = Endpoint::start().await;
+    broken.state.fail.store(u32::MAX, Ordering::SeqCst);
+    let (s, hook) = c
+        .call(
+            Method::POST,
+            "/v1/webhooks",
+            Some(&ursula),
+            Some(json!({"url": broken.url, "events": ["berth.webhook.test"]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{hook}");
+    let id = hook["id"].as_i64().unwrap();
+    let db = c.db().await;
+    // One more failure after each history: enabled after 5,000 failures in an hour,
+    // disabled after failing for three days.
+    for (failures, hours, enabled) in [(5000, 1, true), (5001, 73, false)] {
+        sqlx::query(
+            "UPDATE webhooks SET consecutive_failures = $2,
+                    failing_since = now() - make_interval(hours => $3) WHERE id = $1",
+        )
+        .bind(id)
+        .bind(failures)
+        .bind(hours)
+        .execute(&db)
+        .await
+        .unwrap();
+        let before = broken.got().len();
+        let (s, _) = c
+            .call(
+                Method::POST,
+                &format!("/v1/webhooks/{id}/test"),
+                Some(&ursula),
+                None,
+            )
+            .await;
+        assert_eq!(s, 202);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while broken.got().len() == before {
+            assert!(Instant::now() < deadline, "no attempt");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // The attempt's outcome is recorded.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let hook = loop {
+            let (_, hook) = c
+                .call(
+                    Method::GET,
+                    &format!("/v1/webhooks/{id}"),
+                    Some(&ursula),
+                    None,
+                )
+                .await;
+            let recorded: i32 =
+                sqlx::query_scalar("SELECT consecutive_failures FROM webhooks WHERE id = $1")
+                    .bind(id)
+                    .fetch_one(&db)
+                    .await
+                    .unwrap();
+            if recorded > failures || Instant::now() > deadline {
+                break hook;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        assert_eq!(
+            hook["enabled"], enabled,
+            "{failures} failures over {hours} h: {hook}"
+        );
+        if !enabled {
+            let reason = hook["disabled_reason"].as_str().unwrap();
+            assert!(reason.contains("every delivery failed since"), "{reason}");
+        }
+    }
+    db.close().await;
 }

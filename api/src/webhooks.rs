@@ -17,9 +17,11 @@
 //!
 //! Failures are retried with exponential backoff (`[webhooks] retry_base_seconds`, doubling
 //! up to `retry_max_seconds`) until `retry_for_hours` (default 26) after the delivery was
-//! made; a webhook failing without a success for `disable_after_hours` (default 24) or
-//! `disable_after_failures` attempts in a row is disabled (`PATCH {"enabled": true}`
-//! re-enables it).
+//! made; a webhook whose deliveries have all failed, without a success in between, for
+//! `disable_after_hours` (default 72: three days, as Stripe and Svix do) is disabled
+//! (`PATCH {"enabled": true}` re-enables it). A short outage during a burst of events
+//! fails many attempts in a row but never disables it; `disable_after_failures` (default
+//! 0: off) also disables after that many failed attempts in a row.
 //!
 //! Requests to loopback, private, link-local (cloud metadata) and other non-public
 //! addresses are refused for webhooks of users and operators, checked on the addresses
@@ -70,15 +72,17 @@ pub struct WebhookSettings {
     pub retry_for: Duration,
     /// How long one attempt may take.
     pub timeout: Duration,
-    /// Disable a webhook after this many failed attempts in a row (0: not for this).
+    /// Disable a webhook after this many failed attempts in a row (0, the default: never
+    /// for a count alone).
     pub disable_after_failures: u32,
-    /// Disable a webhook that has failed without a success for this long.
+    /// Disable a webhook that has failed continuously (no success in between) for this
+    /// long (default 3 days).
     pub disable_after: Duration,
 }
 
 impl Default for WebhookSettings {
     /// Private networks refused; retries after 5 s, 10 s, … up to 2 h apart for 26 h;
-    /// 10 s per attempt; disabled after 24 h of failures or 1,000 failures in a row.
+    /// 10 s per attempt; disabled after 3 days of failing continuously.
     fn default() -> Self {
         WebhookSettings {
             allow_private_networks: false,
@@ -86,8 +90,8 @@ impl Default for WebhookSettings {
             retry_max: Duration::from_secs(2 * 3600),
             retry_for: Duration::from_secs(26 * 3600),
             timeout: Duration::from_secs(10),
-            disable_after_failures: 1000,
-            disable_after: Duration::from_secs(24 * 3600),
+            disable_after_failures: 0,
+            disable_after: Duration::from_secs(72 * 3600),
         }
     }
 }
@@ -154,9 +158,33 @@ pub fn sign(secret: &str, message_id: &str, timestamp: i64, body: &[u8]) -> Opti
     Some(format!("v1,{}", BASE64.encode(mac.finalize().into_bytes())))
 }
 
+/// The IPv4 address an IPv6 address carries, for every form that embeds one: IPv4-mapped
+/// (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`, RFC 2765), IPv4-compatible
+/// (`::a.b.c.d`), NAT64's well-known prefix (`64:ff9b::a.b.c.d`, RFC 6052), 6to4
+/// (`2002:AABB:CCDD::/48`, RFC 3056) and Teredo (`2001:0::/32`, the client's address in
+/// the last 32 bits, inverted: RFC 4380). Such an address reaches that IPv4 host, so it
+/// is judged as that host.
+pub fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| {
+        std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+    };
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, hi, lo]
+        | [0, 0, 0, 0, 0xffff, 0, hi, lo]
+        | [0, 0, 0, 0, 0, 0, hi, lo]
+        | [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(v4(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        [0x2001, 0, _, _, _, _, hi, lo] => Some(v4(!hi, !lo)),
+        _ => None,
+    }
+}
+
 /// Whether `ip` is a public unicast address: not loopback, private (RFC 1918, unique
 /// local), link-local (169.254.0.0/16 holds cloud metadata services), shared (100.64/10),
-/// unspecified, broadcast, multicast, documentation or reserved.
+/// unspecified, broadcast, multicast, documentation or reserved. An IPv6 address that
+/// embeds an IPv4 address ([`embedded_ipv4`]) is judged as that IPv4 address; NAT64's
+/// local-use prefix (`64:ff9b:1::/48`) is never public.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -174,22 +202,17 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (o[0] == 192 && o[1] == 0 && o[2] == 0))
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_ipv4(v6) {
                 return is_public(IpAddr::V4(v4));
             }
             let s = v6.segments();
-            // ::/96 (IPv4-compatible, `::127.0.0.1`) and Teredo (2001::/32) carry IPv4
-            // addresses too: never public here.
-            !(s[..6].iter().all(|&x| x == 0)
-                || (s[0] == 0x2001 && s[1] == 0)
-                || v6.is_loopback()
+            !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] & 0xffc0) == 0xfe80
                 || (s[0] == 0x2001 && s[1] == 0x0db8)
-                || (s[0] == 0x64 && s[1] == 0xff9b)
-                || s[0] == 0x2002)
+                || (s[0] == 0x64 && s[1] == 0xff9b))
         }
     }
 }
@@ -916,13 +939,38 @@ mod tests {
             "::127.0.0.1",
             "::7f00:1",
             "::a00:1",
-            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            // Every IPv4-embedding form of a loopback, private or metadata address.
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:a9fe:a9fe",
+            "::ffff:0:10.0.0.1",
+            "64:ff9b::127.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b:1::a00:1",
+            "2002:7f00:1::1",
+            "2002:a9fe:a9fe::1",
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo, client 127.0.0.1
+            "2001:0:4136:e378:8000:63bf:5601:5601", // Teredo, client 169.254.169.254
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["93.184.216.34", "2606:4700::1111"] {
+        for ip in [
+            "93.184.216.34",
+            "2606:4700::1111",
+            "::ffff:93.184.216.34",
+            "::ffff:0:93.184.216.34",
+            "64:ff9b::93.184.216.34",
+            "2002:5db8:d822::1",
+        ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
+        assert_eq!(
+            embedded_ipv4("::ffff:0:1.2.3.4".parse().unwrap()),
+            Some("1.2.3.4".parse().unwrap())
+        );
+        assert_eq!(
+            embedded_ipv4("2001:0:4136:e378:8000:63bf:80ff:fffe".parse().unwrap()),
+            Some("127.0.0.1".parse().unwrap())
+        );
     }
 
     #[test]

@@ -241,10 +241,11 @@ pub struct WebhooksSection {
     pub retry_for_hours: Option<u64>,
     /// How long one attempt may take, seconds (default 10).
     pub timeout_seconds: Option<u64>,
-    /// Disable a webhook after this many failed attempts in a row (default 1000; 0:
-    /// never for this alone).
+    /// Disable a webhook after this many failed attempts in a row (default 0: never for a
+    /// count alone; a short outage during a burst fails many attempts).
     pub disable_after_failures: Option<u32>,
-    /// Disable a webhook failing without a success for this long, hours (default 24).
+    /// Disable a webhook failing continuously (no success in between) for this long,
+    /// hours (default 72).
     pub disable_after_hours: Option<u64>,
 }
 

@@ -437,8 +437,8 @@ pub async fn webhook_delivery_finish_in_tx(
                    disabled_reason = CASE
                        WHEN enabled AND (($2 > 0 AND consecutive_failures + 1 >= $2)
                             OR COALESCE(failing_since, now()) <= now() - make_interval(secs => $3))
-                       THEN format('disabled after %s failed attempts in a row since %s',
-                                   consecutive_failures + 1, COALESCE(failing_since, now()))
+                       THEN format('disabled: every delivery failed since %s (%s failed attempts in a row)',
+                                   COALESCE(failing_since, now()), consecutive_failures + 1)
                        ELSE disabled_reason END
                WHERE id = $1"#,
             webhook,
