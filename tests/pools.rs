@@ -401,3 +401,54 @@ memory = "256G"
     );
     assert!(out.contains("run=1"), "{out}");
 }
+
+/// Issue 27: while every instance type of a pool answers capacity errors, the job's
+/// reason names the error (`CloudCapacity: …`) until a launch is tried again: through the
+/// pool's back-off (30 s) and on while its types stay set aside (here 90 s), not falling
+/// back to `ReqNodeNotAvail` when the back-off ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_capacity_reason_stands_until_a_launch_is_tried_again() {
+    let c = with_pool(
+        r#"max_nodes = 2
+capacity_cooldown = 90
+
+[pools.burst.local]
+capacity_errors = ["sim-only"]
+
+[[pools.burst.instance_types]]
+name = "sim-only"
+gpus = "8xH100"
+cpus = 32
+memory = "256G"
+"#,
+        1,
+    )
+    .await;
+    let id = c
+        .submit("#!/bin/bash\necho ran\n", &["--gpus-per-node=8"])
+        .await;
+    let job = c
+        .wait_for(id, 60, |j| {
+            j.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("CloudCapacity"))
+        })
+        .await;
+    let reason = job.reason.unwrap();
+    assert!(reason.contains("sim-only"), "{reason}");
+    let first = Instant::now();
+    // Past the pool's first back-off (30 s), the types still set aside: the same reason.
+    while first.elapsed() < Duration::from_secs(40) {
+        let job = c.job(id).await;
+        assert_eq!(job.state, JobState::Pending);
+        assert!(
+            job.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("CloudCapacity")),
+            "after {:?}: {:?}",
+            first.elapsed(),
+            job.reason
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}

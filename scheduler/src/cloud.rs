@@ -21,7 +21,8 @@
 //!   left half-way is sent again by the next one and neither lost nor doubled. A capacity
 //!   error sets the (type, zone) aside for `capacity_cooldown` and the next one is tried;
 //!   when all fail the slots return to POWERED_DOWN, the pool backs off (30 s doubling to
-//!   10 min) and the job's reason says why (`CloudCapacity: …`);
+//!   10 min) and the job's reason says why (`CloudCapacity: …`) until a launch in the pool
+//!   is tried again;
 //! * a slot that has not joined by `boot_timeout` is terminated and returns to
 //!   POWERED_DOWN; its job stays queued (it was never started) and the event is counted on
 //!   it (`cloud_boot_timeout` job event);
@@ -149,8 +150,11 @@ type PoolEntry = (PoolSpec, serde_json::Value, Option<DateTime<Utc>>, i32);
 #[derive(Debug, Default)]
 struct Shared {
     pools: HashMap<String, PoolPlanning>,
-    /// Job id → (reason, until).
-    job_reasons: HashMap<i64, (String, Instant)>,
+    /// Job id → (reason, pool): why a launch for the job failed (`CloudCapacity: …`,
+    /// `CloudLaunchFailed: …`, `CloudBootTimeout: …`), shown as its pending reason until a
+    /// launch in that pool is tried again (not only while the pool backs off: its
+    /// instance types stay set aside longer) or the job stops waiting.
+    job_reasons: HashMap<i64, (String, String)>,
     /// Nodes the last plan's starts and reservations use.
     planned_nodes: HashSet<i64>,
     /// Nodes advance reservations hold now or later.
@@ -482,8 +486,8 @@ impl Cloud {
                 p.launch_budget = left;
             }
         }
-        let at = Instant::now();
-        shared.job_reasons.retain(|_, (_, until)| *until > at);
+        let waiting: HashSet<i64> = plan.pending.iter().map(|w| w.job_id).collect();
+        shared.job_reasons.retain(|job, _| waiting.contains(job));
         for w in &mut plan.pending {
             if matches!(
                 w.reason.as_str(),
@@ -939,6 +943,11 @@ impl Cloud {
             }
             tx.commit().await?;
         }
+        // A launch in this pool is tried again: the reasons of earlier failures stop
+        // standing for its jobs (a failure now writes its own).
+        self.shared()
+            .job_reasons
+            .retain(|_, (_, pool)| *pool != launch.pool);
         let mut last_capacity: Option<String> = None;
         for (i, zone, subnet) in candidates(spec, &launch.instance_type, cooled) {
             let itype = &spec.instance_types[i];
@@ -1123,7 +1132,7 @@ impl Cloud {
             let reason: String = reason.chars().take(200).collect();
             self.shared()
                 .job_reasons
-                .insert(job, (reason, Instant::now() + wait));
+                .insert(job, (reason, launch.pool.clone()));
         }
         Ok(true)
     }
@@ -1207,7 +1216,7 @@ impl Cloud {
                         job,
                         (
                             format!("CloudBootTimeout: {} {reason}", n.name),
-                            Instant::now() + Duration::from_secs(spec.boot_timeout.max(60)),
+                            n.pool.clone(),
                         ),
                     );
                     let run = job::job_restart_count(&mut *tx, job).await?;
