@@ -361,3 +361,192 @@ true
         "{out}"
     );
 }
+
+/// Issue 27: a user holds at most 16 open streams by default: the 17th is refused (429,
+/// naming the limit) while other users still open theirs, and closing one frees its
+/// place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seventeenth_stream_of_a_user_is_refused_and_a_closed_one_frees_its_place() {
+    let c = TestCluster::start(Options {
+        workers: 0,
+        ..Default::default()
+    })
+    .await;
+    let ursula = c.token_for("ursula", Role::User);
+    let mut streams = Vec::new();
+    for _ in 0..16 {
+        streams.push(SseClient::open(&c, &c.url, &ursula, "", None).await);
+    }
+    let refused = c
+        .http
+        .get(format!("{}/v1/events", c.url))
+        .bearer_auth(&ursula)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    assert!(refused.headers().contains_key("retry-after"));
+    let problem: Value = refused.json().await.unwrap();
+    assert_eq!(problem["code"], "too_many_streams", "{problem}");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("max_event_streams_per_user = 16"),
+        "{problem}"
+    );
+    // Another user, and a list (no stream), are not affected.
+    let _otto = SseClient::open(&c, &c.url, &c.token_for("otto", Role::User), "", None).await;
+    let (s, _) = c.call(Method::GET, "/v1/events", Some(&ursula), None).await;
+    assert_eq!(s, 200);
+    // One closed: its place is free once the api notices (at its next write to it: an
+    // event of ursula's job).
+    drop(streams.pop());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        c.submit_as("ursula", "#!/bin/bash\n#SBATCH --hold\ntrue\n", &[], &[])
+            .await;
+        let again = c
+            .http
+            .get(format!("{}/v1/events", c.url))
+            .bearer_auth(&ursula)
+            .header("accept", "text/event-stream")
+            .send()
+            .await
+            .unwrap();
+        if again.status() == 200 {
+            break;
+        }
+        assert_eq!(again.status(), 429);
+        assert!(
+            Instant::now() < deadline,
+            "the closed stream's place was never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Issue 27: 2,000 open streams of one user cost the api's database nothing more (one
+/// reader per api process feeds them all, where each stream used to query every second
+/// and re-read its user's accounts every five), another user's requests go on, and every
+/// stream gets the user's next event. The latency figure is the benchmark's
+/// (`bench/event_streams.rs`, bench/README.md).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_thousand_streams_of_one_user_cost_the_database_nothing_more() {
+    const STREAMS: usize = 2000;
+    let c = TestCluster::start_with_api_config(
+        Options {
+            workers: 0,
+            ..Default::default()
+        },
+        &format!(
+            "{}max_event_streams_per_user = 2500\nmax_event_streams = 3000\n",
+            crate::cluster::TEST_API_CONFIG
+        ),
+    )
+    .await;
+    let db = c.db().await;
+    // Transactions committed in the cluster's database over 5 s of quiet.
+    let db_name: String = sqlx::query_scalar("SELECT current_database()")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    let quiet_commits = || async {
+        let commits = || async {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = $1",
+            )
+            .bind(&db_name)
+            .fetch_one(&db)
+            .await
+            .unwrap()
+        };
+        sqlx::query("SELECT pg_stat_clear_snapshot()")
+            .execute(&db)
+            .await
+            .unwrap();
+        let before = commits().await;
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        sqlx::query("SELECT pg_stat_clear_snapshot()")
+            .execute(&db)
+            .await
+            .unwrap();
+        commits().await - before
+    };
+    let baseline = quiet_commits().await;
+    let ursula = c.token_for("ursula", Role::User);
+    let http = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let mut opened = Vec::new();
+    for chunk in 0..STREAMS / 100 {
+        let mut batch = Vec::new();
+        for _ in 0..100 {
+            let request = http
+                .get(format!("{}/v1/events?type=berth.job.*", c.url))
+                .bearer_auth(&ursula)
+                .header("accept", "text/event-stream");
+            batch.push(tokio::spawn(request.send()));
+        }
+        for b in batch {
+            let response = b.await.unwrap().unwrap();
+            assert_eq!(
+                response.status(),
+                200,
+                "stream {}",
+                chunk * 100 + opened.len() % 100
+            );
+            opened.push(response);
+        }
+    }
+    assert_eq!(opened.len(), STREAMS);
+    let with_streams = quiet_commits().await;
+    println!("commits in 5 s of quiet: {baseline} with no stream, {with_streams} with {STREAMS}");
+    assert!(
+        with_streams <= baseline + 50,
+        "the database's work grows with the streams: {baseline} commits in 5 s without them, \
+         {with_streams} with {STREAMS}"
+    );
+    // Another user's request is answered meanwhile.
+    let otto = c.token_for("otto", Role::User);
+    let started = Instant::now();
+    let (s, _) = c
+        .call(Method::GET, "/v1/jobs?limit=5", Some(&otto), None)
+        .await;
+    assert_eq!(s, 200);
+    println!(
+        "another user's GET /v1/jobs?limit=5: {:?}",
+        started.elapsed()
+    );
+    // Every stream gets ursula's next job's events.
+    let id = c
+        .submit_as("ursula", "#!/bin/bash\n#SBATCH --hold\ntrue\n", &[], &[])
+        .await;
+    let needle = format!("jobs/{id}");
+    let mut readers = Vec::new();
+    for mut response in opened {
+        let needle = needle.clone();
+        readers.push(tokio::spawn(async move {
+            let mut seen = String::new();
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !seen.contains(&needle) {
+                let left = deadline.checked_duration_since(Instant::now())?;
+                match tokio::time::timeout(left, response.chunk()).await {
+                    Ok(Ok(Some(chunk))) => seen.push_str(&String::from_utf8_lossy(&chunk)),
+                    _ => return None,
+                }
+            }
+            Some(())
+        }));
+    }
+    let mut got = 0;
+    for r in readers {
+        if r.await.unwrap().is_some() {
+            got += 1;
+        }
+    }
+    assert_eq!(got, STREAMS, "streams that got the event");
+    db.close().await;
+}

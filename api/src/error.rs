@@ -61,6 +61,14 @@ pub enum ApiError {
         /// Which limit (`this user`, `this address`).
         what: &'static str,
     },
+    /// 429: the caller (or the api) holds as many open event streams as it may.
+    #[error("{detail}")]
+    TooManyStreams {
+        /// Which limit, and how to get below it.
+        detail: String,
+        /// Seconds after which a stream may be opened again.
+        retry_after: u64,
+    },
     /// 431: the request headers are larger than the limit.
     #[error("request headers larger than {limit} bytes")]
     HeadersTooLarge {
@@ -115,6 +123,11 @@ impl ApiError {
                 StatusCode::TOO_MANY_REQUESTS,
                 "rate_limited",
                 "Too many requests",
+            ),
+            ApiError::TooManyStreams { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_streams",
+                "Too many open streams",
             ),
             ApiError::HeadersTooLarge { .. } => (
                 StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
@@ -237,6 +250,7 @@ impl IntoResponse for ApiError {
             .insert(header::CONTENT_TYPE, HeaderValue::from_static(PROBLEM_JSON));
         let retry_after = match &self {
             ApiError::TooManyRequests { retry_after, .. }
+            | ApiError::TooManyStreams { retry_after, .. }
             | ApiError::QueueFull { retry_after, .. } => Some(*retry_after),
             // The database away or the request too slow: worth trying again shortly.
             ApiError::Unavailable(_) | ApiError::Timeout => Some(1),

@@ -5,9 +5,11 @@
 //! (`migrations/20261201150001_events.sql`) and read in commit-safe order
 //! ([`berth_db::event`]): an event is served only once no running transaction can still
 //! commit one before it, so a stream resumed on any replica after any event id gets every
-//! later event once. Streams wake on `NOTIFY berth_events` and poll every second besides
-//! (an event whose transaction committed while an older one still ran is served once that
-//! one ends).
+//! later event once. One reader per api process ([`crate::event_feed`]) reads them, woken
+//! by `NOTIFY berth_events` and every second besides (an event whose transaction committed
+//! while an older one still ran is served once that one ends), and every stream takes its
+//! events from it, filtered in memory: a stream costs no query of its own once it has
+//! caught up. Open streams are bounded per principal and per process (429 beyond).
 //!
 //! What a caller sees: admins and operators every event; users the events of their own
 //! jobs and of jobs of the accounts they coordinate (as `GET /v1/jobs`), and every node,
@@ -15,6 +17,7 @@
 
 use crate::auth::Caller;
 use crate::error::{rejection, ApiError};
+use crate::event_feed::{Feed, StreamFilter, StreamLimits, StreamSlot};
 use crate::webhooks::WebhookSettings;
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
@@ -29,40 +32,44 @@ use berth_db::event::{self as db_event, EventCursor, EventFilter, EventRow};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// The LISTEN channel the events trigger notifies.
 pub const EVENTS_CHANNEL: &str = "berth_events";
 
-/// How often streams and the dispatcher look for events besides being woken.
-pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
+/// How often the dispatcher and the shared reader look for events besides being woken.
+pub const POLL_INTERVAL: Duration = crate::event_feed::POLL_INTERVAL;
 
 /// What the event streams and the webhook reconciler of this process share: the wake-up
-/// from `NOTIFY berth_events` and the webhook settings.
+/// from `NOTIFY berth_events`, the shared reader's events ([`Feed`]) and the webhook
+/// settings.
 #[derive(Clone)]
 pub struct EventHub {
     wake: broadcast::Sender<()>,
+    /// The events the shared reader read, and the open streams.
+    pub feed: Arc<Feed>,
     /// The `[webhooks]` settings.
     pub webhooks: Arc<WebhookSettings>,
 }
 
 impl Default for EventHub {
     fn default() -> Self {
-        EventHub::new(WebhookSettings::default())
+        EventHub::new(WebhookSettings::default(), StreamLimits::default())
     }
 }
 
 impl EventHub {
-    /// A hub with these webhook settings.
-    pub fn new(webhooks: WebhookSettings) -> Self {
+    /// A hub with these webhook settings and stream limits.
+    pub fn new(webhooks: WebhookSettings, streams: StreamLimits) -> Self {
         let (wake, _) = broadcast::channel(16);
         EventHub {
             wake,
+            feed: Feed::new(streams),
             webhooks: Arc::new(webhooks),
         }
     }
 
-    /// A receiver woken when events may have been written.
+    /// A receiver woken when events may have been written (`NOTIFY berth_events`).
     pub fn subscribe(&self) -> broadcast::Receiver<()> {
         self.wake.subscribe()
     }
@@ -144,7 +151,9 @@ async fn cursor_after(state: &AppState, field: &str, id: &str) -> Result<EventCu
 /// `id` the event's id, `event` its type and `data` the CloudEvent, from after
 /// `Last-Event-ID` (or `after`; by default only new events), kept open. Users see the
 /// events of their jobs and of the accounts they coordinate, and every node, pool,
-/// scheduler and reservation event.
+/// scheduler and reservation event. A principal holds at most `[api]
+/// max_event_streams_per_user` open streams (16 by default) and an api process
+/// `max_event_streams` (4,096): one more is refused with 429, naming the limit.
 #[utoipa::path(get, path = "/v1/events", tag = "events", operation_id = "event_list",
     params(EventQuery,
            ("Last-Event-ID" = Option<String>, Header, description = "Resume a stream after this event")),
@@ -153,7 +162,8 @@ async fn cursor_after(state: &AppState, field: &str, id: &str) -> Result<EventCu
                   (String = "text/event-stream"))),
               (status = 400, description = "A bad filter or cursor", body = Problem),
               (status = 401, description = "No or bad credentials", body = Problem),
-              (status = 403, description = "A node's or a job's token", body = Problem)),
+              (status = 403, description = "A node's or a job's token", body = Problem),
+              (status = 429, description = "The caller holds as many open streams as it may (code too_many_streams)", body = Problem)),
     security(("bearer" = [])))]
 pub async fn event_list(
     State(state): State<AppState>,
@@ -170,7 +180,7 @@ pub async fn event_list(
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.contains("text/event-stream"));
-    let type_patterns = match &q.event_type {
+    let types = match &q.event_type {
         Some(types) => Some(
             types
                 .split(',')
@@ -178,14 +188,14 @@ pub async fn event_list(
                 .filter(|t| !t.is_empty())
                 .map(|t| {
                     check_type_pattern(t)
-                        .map(|()| like_pattern(t))
+                        .map(|()| t.to_string())
                         .map_err(|e| ApiError::bad_field("type", e))
                 })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
         None => None,
     };
-    if type_patterns.as_ref().is_some_and(Vec::is_empty) {
+    if types.as_ref().is_some_and(Vec::is_empty) {
         return Err(ApiError::bad_field(
             "type",
             "names no event type (leave it out for every type)",
@@ -202,29 +212,33 @@ pub async fn event_list(
                 .map_err(|_| ApiError::bad_field("Last-Event-ID", "not an event id"))
         })
         .transpose()?;
+    // A stream takes its place among the open streams before anything else is read.
+    let slot = if stream {
+        Some(state.events.feed.open_stream(&caller.name)?)
+    } else {
+        None
+    };
     let after = match (last_event_id, &q.after) {
         (Some(id), _) if stream => cursor_after(&state, "Last-Event-ID", id).await?,
         (_, Some(id)) => cursor_after(&state, "after", id).await?,
-        _ if stream => db_event::event_cursor_latest(&state.pool).await?,
+        _ if stream => match state.events.feed.latest() {
+            Some(latest) => latest,
+            None => db_event::event_cursor_latest(&state.pool).await?,
+        },
         _ => (0, 0),
     };
-    let (viewer, viewer_accounts) = if caller.sees_all_jobs() {
-        (None, Vec::new())
-    } else {
-        (
-            Some(caller.name.clone()),
-            caller.coordinated_accounts(&state).await?,
-        )
-    };
-    let filter = EventFilter {
-        after,
-        limit,
-        type_patterns,
-        subject: q.subject.clone(),
-        viewer,
-        viewer_accounts,
-    };
-    if !stream {
+    let viewer = (!caller.sees_all_jobs()).then(|| caller.name.clone());
+    let Some(slot) = slot else {
+        let filter = EventFilter {
+            after,
+            limit,
+            type_patterns: types
+                .as_ref()
+                .map(|types| types.iter().map(|t| like_pattern(t)).collect()),
+            subject: q.subject.clone(),
+            viewer_accounts: caller.coordinated_accounts(&state).await?,
+            viewer,
+        };
         let rows = db_event::event_list(&state.pool, &filter).await?;
         let full = rows.len() as i64 == limit;
         return Ok(Json(EventList {
@@ -234,16 +248,19 @@ pub async fn event_list(
                 .flatten(),
         })
         .into_response());
-    }
+    };
     let follow = Follow {
         pool: state.pool.clone(),
-        wake: state.events.subscribe(),
-        filter: EventFilter {
-            limit: 200,
-            ..filter
+        feed: state.events.feed.clone(),
+        published: state.events.feed.subscribe(),
+        cursor: after,
+        filter: StreamFilter {
+            types,
+            subject: q.subject.clone(),
+            viewer,
         },
         buffer: VecDeque::new(),
-        viewer_read: tokio::time::Instant::now(),
+        _slot: slot,
     };
     let events = futures_util::stream::unfold(follow, |mut f| async move {
         let event = f.next().await;
@@ -254,18 +271,22 @@ pub async fn event_list(
         .into_response())
 }
 
-/// How often a stream reads its user's coordinated accounts again, so that a change of
-/// memberships reaches open streams as it reaches new requests.
-pub const VIEWER_REFRESH: Duration = Duration::from_secs(5);
+/// How many events a stream takes at once (from the shared reader or, while catching up,
+/// from the database).
+const STREAM_BATCH: usize = 500;
 
-/// One client's stream: reads pages in commit-safe order and waits for more.
+/// One client's stream: takes events after its cursor from the shared reader
+/// ([`Feed::after`]), or from the database while it is behind what the reader keeps, and
+/// waits for more. Its place among the open streams is released when it is dropped.
 struct Follow {
     pool: berth_db::Pool,
-    wake: broadcast::Receiver<()>,
-    filter: EventFilter,
-    buffer: VecDeque<EventRow>,
-    /// When the viewer's accounts were read.
-    viewer_read: tokio::time::Instant,
+    feed: Arc<Feed>,
+    published: watch::Receiver<u64>,
+    /// The position of the last event looked at (passed to the client or filtered out).
+    cursor: db_event::EventCursor,
+    filter: StreamFilter,
+    buffer: VecDeque<Arc<EventRow>>,
+    _slot: StreamSlot,
 }
 
 impl Follow {
@@ -273,47 +294,67 @@ impl Follow {
     async fn next(&mut self) -> Event {
         loop {
             if let Some(row) = self.buffer.pop_front() {
-                self.filter.after = (row.xid, row.id);
                 let data = serde_json::to_string(&cloud_event(&row)).unwrap_or_default();
                 return Event::default()
                     .id(row.id.to_string())
                     .event(row.event_type.as_str())
                     .data(data);
             }
-            if let Some(viewer) = &self.filter.viewer {
-                if self.viewer_read.elapsed() >= VIEWER_REFRESH {
-                    match berth_db::membership::membership_coordinated_accounts(&self.pool, viewer)
-                        .await
-                    {
-                        Ok(accounts) => {
-                            self.filter.viewer_accounts = accounts;
-                            self.viewer_read = tokio::time::Instant::now();
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e, "reading a stream's accounts failed; retrying");
-                            tokio::time::sleep(POLL_INTERVAL).await;
-                            continue;
-                        }
-                    }
-                }
-            }
-            match db_event::event_list(&self.pool, &self.filter).await {
-                Ok(rows) if !rows.is_empty() => {
-                    self.buffer.extend(rows);
-                    continue;
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(error = %e, "reading events for a stream failed; retrying")
-                }
-            }
-            tokio::select! {
-                r = self.wake.recv() => {
-                    if matches!(r, Err(broadcast::error::RecvError::Closed)) {
+            let accounts = match &self.filter.viewer {
+                Some(viewer) => match self.feed.viewer_accounts(&self.pool, viewer).await {
+                    Ok(accounts) => accounts,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading a stream's accounts failed; retrying");
                         tokio::time::sleep(POLL_INTERVAL).await;
+                        continue;
                     }
+                },
+                None => Arc::default(),
+            };
+            // Seen before the read, so that events published meanwhile wake the wait.
+            self.published.borrow_and_update();
+            let (rows, full) = match self.feed.after(self.cursor, STREAM_BATCH) {
+                Some((rows, _)) => {
+                    let full = rows.len() == STREAM_BATCH;
+                    (rows, full)
                 }
-                () = tokio::time::sleep(POLL_INTERVAL) => {}
+                None if self.feed.latest().is_none() => (Vec::new(), false),
+                // Behind what the reader keeps: a page from the database (every event, so
+                // that the cursor moves over those filtered out too).
+                None => match db_event::event_list(
+                    &self.pool,
+                    &EventFilter {
+                        after: self.cursor,
+                        limit: STREAM_BATCH as i64,
+                        ..Default::default()
+                    },
+                )
+                .await
+                {
+                    Ok(rows) => {
+                        let full = rows.len() == STREAM_BATCH;
+                        (rows.into_iter().map(Arc::new).collect(), full)
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading events for a stream failed; retrying");
+                        tokio::time::sleep(POLL_INTERVAL).await;
+                        continue;
+                    }
+                },
+            };
+            for row in rows {
+                self.cursor = (row.xid, row.id);
+                if self.filter.passes(&row, &accounts) {
+                    self.buffer.push_back(row);
+                }
+            }
+            if full || !self.buffer.is_empty() {
+                continue;
+            }
+            // Wait for the reader's next events (its accounts are read again meanwhile
+            // every VIEWER_REFRESH, when events come).
+            if self.published.changed().await.is_err() {
+                tokio::time::sleep(POLL_INTERVAL).await;
             }
         }
     }

@@ -33,6 +33,7 @@ pub mod auth;
 pub mod console;
 pub mod definitions;
 pub mod error;
+pub mod event_feed;
 pub mod events;
 pub mod fairshare;
 pub mod identity;
@@ -490,7 +491,18 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         .map_err(ServeError::Definitions)?;
     let (node_events, _) = broadcast::channel(1024);
     tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
-    let events = events::EventHub::new(config.webhooks.clone());
+    let events = events::EventHub::new(
+        config.webhooks.clone(),
+        event_feed::StreamLimits {
+            per_principal: config.limits.max_event_streams_per_principal,
+            total: config.limits.max_event_streams,
+        },
+    );
+    tokio::spawn(event_feed::run_reader(
+        pool.clone(),
+        events.feed.clone(),
+        events.subscribe(),
+    ));
     tokio::spawn(events::forward_events(pool.clone(), events.clone()));
     tokio::spawn(webhooks::run(pool.clone(), events.clone()));
     let limiters = limits::RateLimiters::new(config.limits.clone());

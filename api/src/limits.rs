@@ -53,6 +53,12 @@ pub struct Limits {
     /// srun outside an allocation) lasts after the last one (`[scheduler]
     /// inactive_limit_seconds`); zero: no limit. See [`crate::keepalive`].
     pub inactive_limit: Duration,
+    /// The most open event streams (`GET /v1/events` as Server-Sent Events) one principal
+    /// holds in this process (`[api] max_event_streams_per_user`, 16); 0: no limit.
+    pub max_event_streams_per_principal: usize,
+    /// The most open event streams this process holds (`[api] max_event_streams`,
+    /// 4,096); 0: no limit.
+    pub max_event_streams: usize,
     /// Slurm's `MaxArraySize` (`[scheduler] max_array_size`): an array's task indices must
     /// be below it (so it has at most this many tasks); default 1001.
     pub max_array_size: u32,
@@ -94,6 +100,8 @@ impl Default for Limits {
             request_timeout: Duration::from_secs(90),
             output_cap_bytes: Some(DEFAULT_OUTPUT_CAP_BYTES),
             inactive_limit: DEFAULT_INACTIVE_LIMIT,
+            max_event_streams_per_principal: crate::event_feed::DEFAULT_MAX_STREAMS_PER_PRINCIPAL,
+            max_event_streams: crate::event_feed::DEFAULT_MAX_STREAMS,
             max_array_size: DEFAULT_MAX_ARRAY_SIZE,
             max_job_count: DEFAULT_MAX_JOB_COUNT,
             min_job_age: DEFAULT_MIN_JOB_AGE,

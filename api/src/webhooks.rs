@@ -619,20 +619,32 @@ fn wants(h: &WebhookRow, e: &EventRow, coordinated: &[String]) -> bool {
 }
 
 /// Turns the events after the dispatcher's cursor into deliveries; returns how many
-/// events it read (a full batch: call again).
-async fn dispatch(pool: &berth_db::Pool, settings: &WebhookSettings) -> Result<usize, ApiError> {
-    const BATCH: i64 = 500;
+/// events it read (a full batch: call again). The events come from this process's shared
+/// reader ([`crate::event_feed`]) when its cursor is within what the reader keeps, else
+/// from the database.
+async fn dispatch(
+    pool: &berth_db::Pool,
+    settings: &WebhookSettings,
+    feed: &crate::event_feed::Feed,
+) -> Result<usize, ApiError> {
+    const BATCH: usize = 500;
     let mut tx = berth_db::begin(pool).await?;
     let cursor = db::webhook_dispatch_lock_in_tx(&mut tx).await?;
-    let events = db_event::event_list(
-        &mut *tx,
-        &EventFilter {
-            after: cursor,
-            limit: BATCH,
-            ..Default::default()
-        },
-    )
-    .await?;
+    let events: Vec<Arc<EventRow>> = match feed.after(cursor, BATCH) {
+        Some((events, _)) => events,
+        None => db_event::event_list(
+            &mut *tx,
+            &EventFilter {
+                after: cursor,
+                limit: BATCH as i64,
+                ..Default::default()
+            },
+        )
+        .await?
+        .into_iter()
+        .map(Arc::new)
+        .collect(),
+    };
     let Some(last) = events.last() else {
         return Ok(0);
     };
@@ -860,7 +872,8 @@ pub(crate) async fn run(pool: berth_db::Pool, hub: crate::events::EventHub) {
             }
         }
     });
-    let mut wake = hub.subscribe();
+    // Woken when the shared reader has read new events.
+    let mut published = hub.feed.subscribe();
     let mut last_boundaries = Instant::now() - Duration::from_secs(60);
     loop {
         if last_boundaries.elapsed() >= Duration::from_secs(5) {
@@ -869,8 +882,9 @@ pub(crate) async fn run(pool: berth_db::Pool, hub: crate::events::EventHub) {
                 tracing::warn!(error = %e, "writing reservation events failed; retrying");
             }
         }
+        published.borrow_and_update();
         loop {
-            match dispatch(&pool, &settings).await {
+            match dispatch(&pool, &settings, &hub.feed).await {
                 Ok(n) => {
                     if n > 0 {
                         send_wake.notify_one();
@@ -886,7 +900,7 @@ pub(crate) async fn run(pool: berth_db::Pool, hub: crate::events::EventHub) {
             }
         }
         tokio::select! {
-            _ = wake.recv() => {}
+            _ = published.changed() => {}
             () = tokio::time::sleep(POLL_INTERVAL) => {}
         }
     }

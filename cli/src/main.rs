@@ -1321,6 +1321,24 @@ fn usage_error(error: clap::Error, slurm: Option<&str>) -> ! {
     std::process::exit(1);
 }
 
+/// Raises this process's soft limit on open files to its hard limit: the api holds a
+/// socket per client (long polls of every worker, open event streams), far more than the
+/// usual soft limit of 1,024.
+fn raise_open_files_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    match getrlimit(Resource::RLIMIT_NOFILE) {
+        Ok((soft, hard)) if soft < hard => {
+            if let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                tracing::warn!(error = %e, soft, hard, "could not raise the open files limit");
+            } else {
+                tracing::debug!(from = soft, to = hard, "open files limit raised");
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!(error = %e, "could not read the open files limit"),
+    }
+}
+
 fn main() {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let slurm = slurm_name(&argv);
@@ -1342,6 +1360,9 @@ fn main() {
         _ => "warn",
     };
     init_logging(default_level);
+    if matches!(cli.command, Command::Server { .. } | Command::Dev { .. }) {
+        raise_open_files_limit();
+    }
     if let Some(path) = &cli.ca_file {
         // Where every client command finds it; set before any thread starts.
         std::env::set_var("BERTH_CA_FILE", path);

@@ -425,6 +425,11 @@ pub struct ApiSection {
     /// no cap). Past it the output is dropped and marked truncated; the files on the
     /// node are whole.
     pub output_cap_mib: Option<u64>,
+    /// The most open event streams (`GET /v1/events`, Server-Sent Events) one user holds
+    /// on this api process (default 16; 0: no limit).
+    pub max_event_streams_per_user: Option<usize>,
+    /// The most open event streams this api process holds (default 4096; 0: no limit).
+    pub max_event_streams: Option<usize>,
     /// An Ed25519 or RSA public key (PEM) verifying Berth's EdDSA/RS256 tokens (their
     /// private half signs them: `BERTH_JWT_PRIVATE_KEY` for `berth token mint`). With a
     /// `jwt_secret` too, HS256 tokens stay accepted.
@@ -830,6 +835,10 @@ fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits:
         max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
         max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
         request_timeout: Duration::from_secs(timeout),
+        max_event_streams_per_principal: api
+            .max_event_streams_per_user
+            .unwrap_or(d.max_event_streams_per_principal),
+        max_event_streams: api.max_event_streams.unwrap_or(d.max_event_streams),
         // `[scheduler] inactive_limit_seconds` and the queue's limits, set by the caller.
         inactive_limit: d.inactive_limit,
         max_array_size: d.max_array_size,
