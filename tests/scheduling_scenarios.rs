@@ -260,7 +260,15 @@ async fn s4_a_failed_task_makes_dependencies_never_satisfied() {
 /// tasks start, and its throttle holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hold_release_update_and_array_throttle() {
-    let c = s4_cluster().await;
+    // MaxArraySize raised, as a site with huge sweeps would (the default is Slurm's 1001).
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "8xH100",
+        schedulers: 1,
+        scheduler_config: "max_array_size = 100000",
+        ..Default::default()
+    })
+    .await;
     let held = c.submit("#!/bin/bash\ntrue\n", &["--hold"]).await;
     let job = c.job(held).await;
     assert_eq!(
