@@ -24,6 +24,7 @@ mod isolation;
 mod job_environment;
 mod jobs;
 mod keys;
+mod logs;
 mod metrics;
 mod node_failure;
 mod node_join;

@@ -36,8 +36,22 @@ struct Cli {
     /// BERTH_CA_FILE); the system's roots are trusted too.
     #[arg(long, global = true, env = "BERTH_CA_FILE")]
     ca_file: Option<PathBuf>,
+    /// How log lines are written to standard error: `text` (colours only on a terminal)
+    /// or `json` (one JSON object a line, for journald and Kubernetes).
+    #[arg(long, global = true, env = "BERTH_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text, hide = true)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// The form of log lines (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines; ANSI colours only when standard error is a terminal (and
+    /// `NO_COLOR` is not set).
+    Text,
+    /// One JSON object a line (timestamp, level, target, fields, spans).
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
@@ -874,13 +888,22 @@ fn memory_size(value: &str) -> Result<u64, String> {
     }
 }
 
-fn init_logging(default: &str) {
+/// Logs to standard error at `default` level (`RUST_LOG` overrides), as `format` says:
+/// text with colours only on a terminal (a log file or the journal gets no escape
+/// codes), or JSON lines.
+fn init_logging(default: &str, format: LogFormat) {
+    use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+        .with_writer(std::io::stderr);
+    let _ = match format {
+        LogFormat::Json => builder.json().with_ansi(false).try_init(),
+        LogFormat::Text => builder
+            .with_ansi(std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none())
+            .try_init(),
+    };
 }
 
 fn client(url: Option<&str>, token: Option<&str>) -> anyhow::Result<Client> {
@@ -1359,7 +1382,7 @@ fn main() {
         Command::Server { .. } | Command::Worker { .. } | Command::CloudMetadata { .. } => "info",
         _ => "warn",
     };
-    init_logging(default_level);
+    init_logging(default_level, cli.log_format);
     if matches!(cli.command, Command::Server { .. } | Command::Dev { .. }) {
         raise_open_files_limit();
     }
