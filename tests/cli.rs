@@ -146,3 +146,54 @@ async fn bad_scripts_get_a_message_naming_the_line() {
     let err = text(&out.stderr);
     assert!(err.contains("line 3") && err.contains("--nodes"), "{err}");
 }
+
+/// Issue 28: `berth logs` of a job whose launch failed prints why (it has no output) and
+/// exits 1; with no api answering, a command names the URL it tried and says that no
+/// server answers there, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_of_a_failed_launch_say_why_and_a_silent_api_is_named() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "1xH100",
+        poll_wait: Some(1),
+        ..Default::default()
+    })
+    .await;
+    let id = c
+        .submit(
+            "#!/bin/bash\necho never\n",
+            &["--gres=gpu:1", "--chdir=/nonexistent/berth-test"],
+        )
+        .await;
+    let job = c.wait_ended(id, 60).await;
+    assert_eq!(job.state, JobState::Failed, "{job:?}");
+    let out = berth(&c, &["logs", &id.to_string()]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("launch failed") && err.contains("/nonexistent/berth-test"),
+        "{err}"
+    );
+    assert!(text(&out.stdout).is_empty());
+
+    // Nothing listens on this port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let out = Command::new(berth_bin())
+        .args(["queue"])
+        .env("BERTH_URL", &url)
+        .env("BERTH_TOKEN", &c.token)
+        .env("HOME", &c.dir)
+        .env("XDG_CONFIG_HOME", c.dir.join("config"))
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(err.matches(&url).count(), 1, "{err}");
+    assert!(err.contains("no server answers"), "{err}");
+    assert!(err.contains("BERTH_URL"), "{err}");
+}

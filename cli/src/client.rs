@@ -129,7 +129,32 @@ impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClientError::Http { request, source } => {
-                write!(f, "{request}: {source}")?;
+                // The innermost cause says what happened (`Connection refused`).
+                let mut root: &dyn std::error::Error = source;
+                while let Some(c) = root.source() {
+                    root = c;
+                }
+                if source.is_connect() {
+                    // No server at that address: name it once, and where it came from.
+                    let origin = request
+                        .split_once(' ')
+                        .and_then(|(_, url)| reqwest::Url::parse(url).ok())
+                        .map(|u| u.origin().ascii_serialization())
+                        .unwrap_or_else(|| request.clone());
+                    return write!(
+                        f,
+                        "no server answers at {origin} ({root}): is the api running there? \
+                         (the address comes from --url, BERTH_URL or the client configuration \
+                         file that `berth dev` writes)"
+                    );
+                }
+                // reqwest's own message repeats the URL the request already names.
+                let message = source.to_string();
+                let message = match message.split_once(" for url (") {
+                    Some((head, _)) => head.to_string(),
+                    None => message,
+                };
+                write!(f, "{request}: {message}")?;
                 let mut cause = std::error::Error::source(source);
                 while let Some(c) = cause {
                     write!(f, ": {c}")?;

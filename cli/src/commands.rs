@@ -466,7 +466,9 @@ pub async fn show_job(client: &Client, id: i64, json: bool) -> anyhow::Result<i3
     Ok(0)
 }
 
-/// `berth logs`: the job's output so far, or with `follow` streamed until it ends.
+/// `berth logs`: the job's output so far, or with `follow` streamed until it ends. A job
+/// whose launch failed has no output: its reason (`launch failed on node-1: …`) goes to
+/// standard error and the status is 1; a job not started yet says so.
 pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyhow::Result<i32> {
     let stream = if stderr {
         OutputStream::Stderr
@@ -490,5 +492,28 @@ pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyho
     let mut out = std::io::stdout().lock();
     out.write_all(&printer.finish())?;
     out.flush()?;
+    drop(out);
+    // A job whose batch script never started has no output: say why.
+    let job = client.job_get(id).await?;
+    if let Some(reason) = job
+        .reason
+        .as_deref()
+        .filter(|r| job.start_time.is_none() || r.starts_with("launch failed"))
+    {
+        if reason.starts_with("launch failed") {
+            eprintln!(
+                "berth logs: job {id} {}: {}",
+                job.state,
+                berth_core::text::escape_keep_lines(reason)
+            );
+            return Ok(1);
+        }
+        if job.state == berth_core::state::JobState::Pending {
+            eprintln!(
+                "berth logs: job {id} has not started yet (PENDING, reason: {})",
+                berth_core::text::escape_keep_lines(reason)
+            );
+        }
+    }
     Ok(0)
 }
