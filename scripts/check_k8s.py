@@ -173,6 +173,11 @@ def check_pod_security(check: Check, objects: list[dict]) -> None:
     names = [(o["kind"], o["metadata"]["name"]) for o in privileged]
     if names != [("DaemonSet", "berth-worker")]:
         check.fail("privileged Pods", f"only the worker DaemonSet may be privileged: {names}")
+    for obj in privileged:
+        for container in obj["spec"]["template"]["spec"]["containers"]:
+            # The image's user is 10001; the worker must say it runs as root.
+            if container.get("securityContext", {}).get("runAsUser") != 0:
+                check.fail(name_of(obj), f"container {container['name']} must set runAsUser: 0")
 
 
 def selects(selector: dict, labels: dict) -> bool:
