@@ -154,13 +154,13 @@ def test_wait_gives_up_after_its_timeout(client):
 
 
 def test_logs_follow_a_job_to_its_end(client):
-    job = client.submit(command="for i in 1 2 3 4 5 6; do echo line $i; sleep 0.4; done", wait=False)
+    job = client.submit(command="for i in 1 2 3 4 5 6 7 8; do echo line $i; sleep 0.4; done", wait=False)
     arrivals: list[tuple[float, str]] = []
     for chunk in client.logs(job, follow=True):
         arrivals.append((time.monotonic(), chunk))
     text = "".join(chunk for _, chunk in arrivals)
-    assert text == "".join(f"line {i}\n" for i in range(1, 7))
-    # Followed, not read once at the end: the lines came over the job's ~2.4 s.
+    assert text == "".join(f"line {i}\n" for i in range(1, 9))
+    # Followed, not read once at the end: the lines came over the job's ~3.2 s.
     assert arrivals[-1][0] - arrivals[0][0] > 1.0
     # The stream ended because the job did.
     assert client.job(job).state == JobState.COMPLETED
