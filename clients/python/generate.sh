@@ -11,7 +11,8 @@
 #                                         check in scripts/test-clients does this)
 #
 # The document goes through generator/prepare_document.py first (it drops the
-# empty-object defaults the generator cannot read; see that file), and the generator
+# empty-object defaults the generator cannot read; see that file); generator/templates/
+# overrides one template (client.py: the token kept out of repr), and the generator
 # runs with --fail-on-warning, so a construct it cannot read fails here rather than
 # silently leaving an operation out. It runs in a scratch folder and its ruff hooks read
 # no configuration file, so the output does not depend on where it is written.
@@ -32,7 +33,8 @@ work=$(mktemp -d /tmp/berth-pyclient-gen-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 "$venv/bin/python" "$here/generator/prepare_document.py" "$root/openapi/berth.json" "$work/berth.json"
 (cd "$work" && PATH="$venv/bin:$PATH" openapi-python-client generate --path berth.json \
-  --meta none --config "$here/generator/config.yaml" --output-path "$work/berth_client" \
+  --meta none --config "$here/generator/config.yaml" --custom-template-path "$here/generator/templates" \
+  --output-path "$work/berth_client" \
   --fail-on-warning >"$work/generator.log" 2>&1) || { cat "$work/generator.log" >&2; exit 1; }
 rm -rf "$out"
 mkdir -p "$(dirname "$out")"

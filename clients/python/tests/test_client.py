@@ -67,9 +67,12 @@ def test_from_env_without_a_cluster_says_what_to_set(monkeypatch, tmp_path):
 def test_the_token_is_never_in_reprs(cluster):
     # Booleans first, so that a failure does not print the token either.
     with berth.Client(cluster.url, cluster.token) as client:
+        assert client.whoami().user == "root"  # the generated client now holds the header
         in_client = cluster.token in repr(client)
+        in_generated = cluster.token in repr(client.api)
     in_target = cluster.token in repr(berth.Target(cluster.url, cluster.token))
     assert not in_client, "the token is in repr(Client)"
+    assert not in_generated, "the token is in repr(Client.api)"
     assert not in_target, "the token is in repr(Target)"
 
 
