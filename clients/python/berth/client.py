@@ -329,6 +329,9 @@ class Client:
         With ``follow``, the answer stays open and new output comes until the job ends (a
         pending job's output starts when it runs). ``stream="stderr"`` reads standard error
         when the job writes it to its own file. ``"".join(client.logs(job))`` is the whole.
+        A connection that drops while following raises ``httpx.TransportError``: the api
+        cannot resume an output stream from where it broke, so start again with
+        ``logs(job)`` (which reads it from the start).
         """
         params = {"stream": stream}
         if follow:
