@@ -48,23 +48,30 @@ fi
 
 # The token goes to curl in a header file, never on its command line (other users of the
 # machine could read it there) or in the output.
-auth=$(mktemp)
-trap 'rm -f "$auth"' EXIT
-chmod 600 "$auth"
-printf 'Authorization: Bearer %s\n' "$BERTH_TOKEN" >"$auth"
-api() { curl -sS --header @"$auth" --retry 10 --retry-connrefused --retry-max-time 120 "$@"; }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+printf 'Authorization: Bearer %s\n' "$BERTH_TOKEN" >"$scratch/auth"
+chmod 600 "$scratch/auth"
+# One api request; the answer's body goes to $scratch/answer (curl empties the file before
+# each retry; on standard output it would keep the refused answers too), its status to
+# standard output.
+api() {
+  curl -sS --header @"$scratch/auth" --retry 10 --retry-connrefused --retry-max-time 120 \
+    -o "$scratch/answer" -w '%{http_code}' "$@"
+}
 
-body=$(jq -n --rawfile script "$script" --arg name "$(basename "$script")" \
-  '{script: $script, script_name: $name, args: $ARGS.positional}' --args -- "$@")
-answer=$(api -w '\n%{http_code}' -X POST "$url/v1/jobs" -H 'Content-Type: application/json' \
-  -H "Idempotency-Key: $key" --data-binary "$body")
-status=${answer##*$'\n'}
-answer=${answer%$'\n'*}
+jq -n --rawfile script "$script" --arg name "$(basename "$script")" \
+  '{script: $script, script_name: $name, args: $ARGS.positional}' --args -- "$@" >"$scratch/body"
+status=$(api -X POST "$url/v1/jobs" -H 'Content-Type: application/json' \
+  -H "Idempotency-Key: $key" --data-binary @"$scratch/body") || {
+  echo "submit-and-follow: could not reach $url" >&2
+  exit 1
+}
 case $status in
-  201) id=$(jq -r .id <<<"$answer"); echo "Submitted batch job $id" ;;
-  200) id=$(jq -r .id <<<"$answer"); echo "Following batch job $id, submitted earlier with this Idempotency-Key" ;;
+  201) id=$(jq -r .id "$scratch/answer"); echo "Submitted batch job $id" ;;
+  200) id=$(jq -r .id "$scratch/answer"); echo "Following batch job $id, submitted earlier with this Idempotency-Key" ;;
   *)
-    echo "submit-and-follow: submission refused (HTTP $status): $(jq -r '.detail // .' <<<"$answer" 2>/dev/null || echo "$answer")" >&2
+    echo "submit-and-follow: submission refused (HTTP $status): $(jq -r '.detail // .' "$scratch/answer" 2>/dev/null || cat "$scratch/answer")" >&2
     exit 1
     ;;
 esac
@@ -75,11 +82,15 @@ BERTH_URL=$url "$berth" logs -f "$id" || echo "submit-and-follow: following the 
 # The job's final state: the output stream ends with the job, but wait for its final
 # state in case the stream was cut.
 while :; do
-  job=$(api --fail-with-body "$url/v1/jobs/$id")
-  state=$(jq -r .state <<<"$job")
+  status=$(api "$url/v1/jobs/$id") || status=unreachable
+  if [ "$status" != 200 ]; then
+    echo "submit-and-follow: reading job $id failed (HTTP $status): $(cat "$scratch/answer")" >&2
+    exit 1
+  fi
+  state=$(jq -r .state "$scratch/answer")
   case $state in PENDING | RUNNING | SUSPENDED | COMPLETING) sleep 2 ;; *) break ;; esac
 done
-code=$(jq -r '.exit_code // empty' <<<"$job")
+code=$(jq -r '.exit_code // empty' "$scratch/answer")
 # As `berth submit --wait`: 0 for COMPLETED, a non-zero exit code as it is, else 1.
 if [ "$state" = COMPLETED ]; then
   rc=0
