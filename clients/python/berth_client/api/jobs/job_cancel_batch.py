@@ -1,0 +1,215 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.job_batch import JobBatch
+from ...models.job_batch_result import JobBatchResult
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: JobBatch,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/jobs/cancel",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> JobBatchResult | Problem | None:
+    if response.status_code == 200:
+        response_200 = JobBatchResult.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[JobBatchResult | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: JobBatch,
+) -> Response[JobBatchResult | Problem]:
+    """Cancel many jobs.
+
+     `scancel 12 13 14_2` in one request: each job (or array task, `14_2`) is cancelled as
+    `POST /v1/jobs/{id}/cancel` (or `…/tasks/{task}/cancel`) would, and its outcome
+    reported in order; one job's failure (404, …) does not stop the others.
+
+    Args:
+        body (JobBatch): `POST /v1/jobs/cancel`, `/v1/jobs/hold`, `/v1/jobs/release`: one action
+            on many jobs
+            in one request (`scancel 12 13 14_2`, `scontrol hold 12 13`).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[JobBatchResult | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: JobBatch,
+) -> JobBatchResult | Problem | None:
+    """Cancel many jobs.
+
+     `scancel 12 13 14_2` in one request: each job (or array task, `14_2`) is cancelled as
+    `POST /v1/jobs/{id}/cancel` (or `…/tasks/{task}/cancel`) would, and its outcome
+    reported in order; one job's failure (404, …) does not stop the others.
+
+    Args:
+        body (JobBatch): `POST /v1/jobs/cancel`, `/v1/jobs/hold`, `/v1/jobs/release`: one action
+            on many jobs
+            in one request (`scancel 12 13 14_2`, `scontrol hold 12 13`).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        JobBatchResult | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: JobBatch,
+) -> Response[JobBatchResult | Problem]:
+    """Cancel many jobs.
+
+     `scancel 12 13 14_2` in one request: each job (or array task, `14_2`) is cancelled as
+    `POST /v1/jobs/{id}/cancel` (or `…/tasks/{task}/cancel`) would, and its outcome
+    reported in order; one job's failure (404, …) does not stop the others.
+
+    Args:
+        body (JobBatch): `POST /v1/jobs/cancel`, `/v1/jobs/hold`, `/v1/jobs/release`: one action
+            on many jobs
+            in one request (`scancel 12 13 14_2`, `scontrol hold 12 13`).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[JobBatchResult | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: JobBatch,
+) -> JobBatchResult | Problem | None:
+    """Cancel many jobs.
+
+     `scancel 12 13 14_2` in one request: each job (or array task, `14_2`) is cancelled as
+    `POST /v1/jobs/{id}/cancel` (or `…/tasks/{task}/cancel`) would, and its outcome
+    reported in order; one job's failure (404, …) does not stop the others.
+
+    Args:
+        body (JobBatch): `POST /v1/jobs/cancel`, `/v1/jobs/hold`, `/v1/jobs/release`: one action
+            on many jobs
+            in one request (`scancel 12 13 14_2`, `scontrol hold 12 13`).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        JobBatchResult | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

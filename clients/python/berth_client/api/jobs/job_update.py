@@ -1,0 +1,241 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.job import Job
+from ...models.job_update import JobUpdate
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    id: int,
+    *,
+    body: JobUpdate,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "patch",
+        "url": "/v1/jobs/{id}".format(
+            id=quote(str(id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Job | Problem | None:
+    if response.status_code == 200:
+        response_200 = Job.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Job | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: JobUpdate,
+) -> Response[Job | Problem]:
+    """Update a pending or running job.
+
+     Changes nice, the time limit, the begin time or (admins and operators) the priority
+    adjustment of a pending job, as `scontrol update job` does; of a running job only the
+    time limit (counted from its start; its nodes enforce the new one from their next
+    sync). Users may only lower their priority (nice ≥ 0) and their time limit.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /v1/jobs/{id}`: changes to a pending job (and the pending tasks
+            of its array);
+            of a running job only `time_limit` may change. Absent fields are left as they are.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Job | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: JobUpdate,
+) -> Job | Problem | None:
+    """Update a pending or running job.
+
+     Changes nice, the time limit, the begin time or (admins and operators) the priority
+    adjustment of a pending job, as `scontrol update job` does; of a running job only the
+    time limit (counted from its start; its nodes enforce the new one from their next
+    sync). Users may only lower their priority (nice ≥ 0) and their time limit.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /v1/jobs/{id}`: changes to a pending job (and the pending tasks
+            of its array);
+            of a running job only `time_limit` may change. Absent fields are left as they are.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Job | Problem
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: JobUpdate,
+) -> Response[Job | Problem]:
+    """Update a pending or running job.
+
+     Changes nice, the time limit, the begin time or (admins and operators) the priority
+    adjustment of a pending job, as `scontrol update job` does; of a running job only the
+    time limit (counted from its start; its nodes enforce the new one from their next
+    sync). Users may only lower their priority (nice ≥ 0) and their time limit.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /v1/jobs/{id}`: changes to a pending job (and the pending tasks
+            of its array);
+            of a running job only `time_limit` may change. Absent fields are left as they are.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Job | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    *,
+    client: AuthenticatedClient,
+    body: JobUpdate,
+) -> Job | Problem | None:
+    """Update a pending or running job.
+
+     Changes nice, the time limit, the begin time or (admins and operators) the priority
+    adjustment of a pending job, as `scontrol update job` does; of a running job only the
+    time limit (counted from its start; its nodes enforce the new one from their next
+    sync). Users may only lower their priority (nice ≥ 0) and their time limit.
+
+    Args:
+        id (int):
+        body (JobUpdate): `PATCH /v1/jobs/{id}`: changes to a pending job (and the pending tasks
+            of its array);
+            of a running job only `time_limit` may change. Absent fields are left as they are.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Job | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,195 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...models.webhook_delivery import WebhookDelivery
+from ...types import Response
+
+
+def _get_kwargs(
+    id: int,
+    delivery: int,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/webhooks/{id}/deliveries/{delivery}/redeliver".format(
+            id=quote(str(id), safe=""),
+            delivery=quote(str(delivery), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | WebhookDelivery | None:
+    if response.status_code == 202:
+        response_202 = WebhookDelivery.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | WebhookDelivery]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: int,
+    delivery: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Problem | WebhookDelivery]:
+    """Send a delivery again now, with the same `webhook-id`.
+
+    Args:
+        id (int):
+        delivery (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | WebhookDelivery]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        delivery=delivery,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: int,
+    delivery: int,
+    *,
+    client: AuthenticatedClient,
+) -> Problem | WebhookDelivery | None:
+    """Send a delivery again now, with the same `webhook-id`.
+
+    Args:
+        id (int):
+        delivery (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | WebhookDelivery
+    """
+
+    return sync_detailed(
+        id=id,
+        delivery=delivery,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: int,
+    delivery: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Problem | WebhookDelivery]:
+    """Send a delivery again now, with the same `webhook-id`.
+
+    Args:
+        id (int):
+        delivery (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | WebhookDelivery]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        delivery=delivery,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: int,
+    delivery: int,
+    *,
+    client: AuthenticatedClient,
+) -> Problem | WebhookDelivery | None:
+    """Send a delivery again now, with the same `webhook-id`.
+
+    Args:
+        id (int):
+        delivery (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | WebhookDelivery
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            delivery=delivery,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.tres_limits import TresLimits
+
+
+T = TypeVar("T", bound="AccountUpdate")
+
+
+@_attrs_define
+class AccountUpdate:
+    """`PATCH /v1/accounts/{name}` (`sacctmgr modify account NAME set ...`): the fields to
+    change; an absent field stays as it is.
+
+        Attributes:
+            grp_tres (None | TresLimits | Unset):
+            shares (int | None | Unset): Fairshare shares relative to its siblings.
+    """
+
+    grp_tres: None | TresLimits | Unset = UNSET
+    shares: int | None | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.tres_limits import TresLimits  # noqa: PLC0415
+
+        grp_tres: dict[str, Any] | None | Unset
+        if isinstance(self.grp_tres, Unset):
+            grp_tres = UNSET
+        elif isinstance(self.grp_tres, TresLimits):
+            grp_tres = self.grp_tres.to_dict()
+        else:
+            grp_tres = self.grp_tres
+
+        shares: int | None | Unset
+        if isinstance(self.shares, Unset):
+            shares = UNSET
+        else:
+            shares = self.shares
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if grp_tres is not UNSET:
+            field_dict["grp_tres"] = grp_tres
+        if shares is not UNSET:
+            field_dict["shares"] = shares
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.tres_limits import TresLimits  # noqa: PLC0415
+
+        d = dict(src_dict)
+
+        def _parse_grp_tres(data: object) -> None | TresLimits | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                grp_tres_type_1 = TresLimits.from_dict(data)
+
+                return grp_tres_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | TresLimits | Unset, data)
+
+        grp_tres = _parse_grp_tres(d.pop("grp_tres", UNSET))
+
+        def _parse_shares(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        shares = _parse_shares(d.pop("shares", UNSET))
+
+        account_update = cls(
+            grp_tres=grp_tres,
+            shares=shares,
+        )
+
+        return account_update

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+
+T = TypeVar("T", bound="NodeJoin")
+
+
+@_attrs_define
+class NodeJoin:
+    """`POST /v1/nodes/join` (with a bootstrap token as the bearer).
+
+    Attributes:
+        name (str): The node's name (letters, digits, `_.-`).
+    """
+
+    name: str
+
+    def to_dict(self) -> dict[str, Any]:
+        name = self.name
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "name": name,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        name = d.pop("name")
+
+        node_join = cls(
+            name=name,
+        )
+
+        return node_join

@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class OpenMode(StrEnum):
+    APPEND = "append"
+    TRUNCATE = "truncate"
+
+    def __str__(self) -> str:
+        return str(self.value)
