@@ -264,7 +264,11 @@ async fn run_cluster(
         std::fs::create_dir_all(&state_dir)
             .with_context(|| format!("creating {}", state_dir.display()))?;
         let mut config = berth_worker::WorkerConfig::new(&url, &node_token, name, state_dir);
-        config.simulate_gpus = options.gpus.clone();
+        // Simulated GPUs where the machine has none that NVML sees (a laptop, CI).
+        config.simulate_gpus = options
+            .gpus
+            .clone()
+            .or_else(|| (!berth_worker::gpu::nvml_available()).then(|| "8xH100".to_string()));
         config.simulate_cpus = options.cpus;
         config.simulate_memory_mib = options.memory_mib;
         config.kill_wait = Duration::from_secs(10);

@@ -28,10 +28,11 @@ pub async fn probe(
             Err(err) if require_nvml => anyhow::bail!("NVML: {}", err.chain()),
             Err(err) => {
                 eprintln!(
-                    "NVML is not available ({}); simulating 8 H100s",
+                    "NVML is not available ({}): a worker here offers no GPU (unless given \
+                     --simulate-gpus)",
                     err.chain()
                 );
-                Box::new(SimulatedBackend::new(8, "H100", "probe"))
+                Box::new(berth_worker::gpu::NoGpus)
             }
         },
     };

@@ -475,7 +475,7 @@ enum Command {
         workers: u32,
         /// Each worker's simulated GPUs (`8xH100`, `2xA100:mig=3g.40gb*2`,
         /// `8xH100:shards=2`; as `berth worker --simulate-gpus`); default: NVML if present,
-        /// else 8 simulated H100s.
+        /// else 8 simulated H100s (a `berth worker` without NVML offers none).
         #[arg(long)]
         gpus: Option<String>,
         /// Each worker's declared CPUs (default: 12 per GPU, at least 16); simulated CPUs

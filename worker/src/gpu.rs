@@ -54,7 +54,8 @@ pub trait GpuBackend: Send + Sync {
 
 /// Picks the backend for this machine: simulated GPUs when `simulate` is given (`"8"`,
 /// `"8xH100"`, `"2xA100:mig=3g.40gb*2"`, see [`SimulatedBackend::parse`]), else NVML if
-/// the library loads, else 8 simulated H100s.
+/// the library loads, else no GPU at all ([`NoGpus`]: a node with a broken driver must
+/// not offer GPUs it does not have; `berth dev` asks for simulated ones itself).
 /// Simulated UUIDs are derived from this machine's host name; the worker itself uses
 /// [`detect_backend_for_node`] with its node name, so several simulated workers on one
 /// machine get distinct UUIDs.
@@ -79,12 +80,37 @@ pub fn detect_backend_for_node(
     match NvmlBackend::new() {
         Ok(backend) => Ok(Box::new(backend)),
         Err(err) => {
-            tracing::info!(
+            tracing::warn!(
                 error = %err.chain(),
-                "NVML is not available; simulating 8 H100 GPUs"
+                "NVML is not available: this node offers no GPU (pass --simulate-gpus for \
+                 simulated ones)"
             );
-            Ok(Box::new(SimulatedBackend::new(8, "H100", node_name)))
+            Ok(Box::new(NoGpus))
         }
+    }
+}
+
+/// Whether NVIDIA's management library loads on this machine (a GPU node with a working
+/// driver).
+pub fn nvml_available() -> bool {
+    NvmlBackend::new().is_ok()
+}
+
+/// A node without GPUs: what a worker offers where NVML does not load and no simulated
+/// GPUs were asked for. Its CPUs and memory are the machine's.
+pub struct NoGpus;
+
+impl GpuBackend for NoGpus {
+    fn kind(&self) -> &'static str {
+        "none"
+    }
+
+    fn inventory(&self) -> Vec<GpuInfo> {
+        Vec::new()
+    }
+
+    fn sample(&self, _busy: &[u32]) -> Vec<GpuSample> {
+        Vec::new()
     }
 }
 
@@ -1124,6 +1150,20 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_nvml_and_without_simulated_gpus_a_node_offers_none() {
+        if nvml_available() {
+            // A GPU machine: NVML decides.
+            return;
+        }
+        let backend = detect_backend_for_node(None, "n").unwrap();
+        assert_eq!(backend.kind(), "none");
+        assert!(backend.inventory().is_empty());
+        assert!(backend.sample(&[]).is_empty());
+        let simulated = detect_backend_for_node(Some("2xA100"), "n").unwrap();
+        assert_eq!(simulated.inventory().len(), 2);
+    }
 
     #[test]
     fn sharded_backend_splits_whole_gpus_and_maps_samples_errors_and_minors() {
