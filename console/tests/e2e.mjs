@@ -9,7 +9,8 @@
 // the Submit page and watches its job reach COMPLETED without a reload, with its output,
 // its batch script and, once over, its accounting; "Submit again" fills the form and
 // makes another job; the form (a command and options) marks a refused field and then
-// runs a job; a script with a bad `#SBATCH` line shows the error on that line. It cancels
+// runs a job; a script with a bad `#SBATCH` line is marked on that line, with the error
+// (its line number and text) below the editor and no text drawn over the script. It cancels
 // a pending job (its queue position shown) from the Queue, reads a GPU job's utilisation,
 // memory and power charts, tabs through each page looking for a visible focus ring, runs
 // axe on every page (Overview, Queue, Job, Nodes, Partitions, QOS, Reservations, Submit,
@@ -204,21 +205,51 @@ try {
   await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("from-the-form"), null, { timeout: 15000 });
   check((await page.locator("#job-title .name").textContent()) === "e2e-form", "a job from the form ran its command under its name");
 
-  // A bad #SBATCH line: the api's problem is shown on that line.
+  // A bad #SBATCH line: the api's problem is shown at that line (marked in the gutter,
+  // a band behind it), its message below the editor, and nothing drawn over the script.
   await page.click('nav a[href="/submit"]');
   await page.waitForSelector("#script");
-  await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --bogus\necho hi\n");
+  const badLine = "#SBATCH --partition=batch --bogus-option-that-sbatch-does-not-know --time=10";
+  await page.fill("#script", `#!/bin/bash\n#SBATCH -N 1\n${badLine}\necho hi\n`);
   await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForSelector("#submit-error", { timeout: 15000 });
   const bad = await page.locator(".editor .ln.bad").allTextContents();
   check(bad.length === 1 && bad[0] === "3", `the editor marks line 3 (${JSON.stringify(bad)})`);
-  const note = (await page.locator(".editor .row.bad .note").textContent()) ?? "";
-  const message = (await page.locator("#submit-error").textContent()) ?? "";
-  check(note.includes("--bogus") && /^Line 3: /.test(message), `the message is beside the line and names it (${JSON.stringify(message)})`);
+  const message = (await page.locator("#submit-error p").first().textContent()) ?? "";
+  check(/^Line 3: /.test(message) && message.includes("--bogus-option-that-sbatch-does-not-know"), `the message names the line and the option (${JSON.stringify(message)})`);
+  const refusedLine = (await page.locator("#submit-error .refused-line").textContent()) ?? "";
+  check(refusedLine === `3${badLine}`, `the message shows the refused line's text (${JSON.stringify(refusedLine)})`);
+  // Nothing but the script's own text is drawn inside the textarea's visible box (the
+  // editor clips it): every text node on the page, and the message, lie outside it.
+  const covering = await page.evaluate(() => {
+    const a = document.querySelector("#script").getBoundingClientRect();
+    const e = document.querySelector(".editor").getBoundingClientRect();
+    const t = { left: Math.max(a.left, e.left), right: Math.min(a.right, e.right), top: Math.max(a.top, e.top), bottom: Math.min(a.bottom, e.bottom) };
+    const over = (r) => r.width > 0 && r.height > 0 && r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top;
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const found = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!n.textContent.trim() || n.parentElement.closest("#script")) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      if ([...range.getClientRects()].some(over)) found.push(n.textContent.trim().slice(0, 60));
+    }
+    const m = document.querySelector("#submit-error").getBoundingClientRect();
+    const editor = document.querySelector(".editor").getBoundingClientRect();
+    return { found, below: m.top >= editor.bottom };
+  });
+  check(covering.found.length === 0, `no text is drawn over the script (${JSON.stringify(covering.found)})`);
+  check(covering.below, "the message sits below the editor");
   check((await page.getAttribute("#script", "aria-invalid")) === "true", "the script is marked invalid for screen readers");
   check(new URL(page.url()).pathname === "/submit", "a refused script stays on the Submit page");
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: new URL("submit-refused.png", SCREENSHOTS).pathname });
+  await page.click("#submit-error button:text-is('Go to line 3')");
+  const selected = await page.evaluate(() => {
+    const t = document.querySelector("#script");
+    return document.activeElement === t ? t.value.slice(t.selectionStart, t.selectionEnd) : null;
+  });
+  check(selected === badLine, `Go to line 3 selects the refused line in the script (${JSON.stringify(selected)})`);
   await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --time=5\necho hi\n");
   check((await page.locator(".editor .ln.bad, .editor .row.bad").count()) === 0, "editing the line clears its mark");
   // A request no node can satisfy: the problem names the option, not the line.
