@@ -158,7 +158,11 @@ try {
   check(await page.evaluate(() => window.berthNoReload === true), `job ${submitted} reached COMPLETED on its page without a reload`);
   check((await page.locator("#job-title .name").textContent()) === "e2e-hello.sh", "the job is named after its script");
   // Its timeline, filled in by the event stream while the page was open: submitted,
-  // started (RUNNING), ended (COMPLETED).
+  // started (RUNNING), ended (COMPLETED). The page reads the job, then its events: the
+  // state may show COMPLETED a moment before the timeline has its end.
+  await page
+    .waitForFunction(() => /ended \(/.test(document.querySelector("ol.timeline")?.textContent ?? ""), null, { timeout: 15000 })
+    .catch(() => {});
   const steps = (await page.locator("ol.timeline li").allTextContents()).join(" | ");
   check(/submitted/.test(steps) && /started \(RUNNING\)/.test(steps) && /ended \(COMPLETED/.test(steps), `the job page's timeline shows it go from PENDING to RUNNING to COMPLETED (${JSON.stringify(steps)})`);
   await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("hello"), null, { timeout: 15000 });
