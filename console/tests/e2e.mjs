@@ -623,7 +623,10 @@ async function checkDocs() {
     const axe = await new AxeBuilder({ page: dp }).analyze();
     const serious = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     check(serious.length === 0, `docs: no serious or critical accessibility violation (${serious.map((v) => `${v.id}: ${v.nodes.slice(0, 5).map((n) => n.target.join(" ")).join("; ")}`).join(" | ")})`);
-    await dp.evaluate(() => window.scrollTo(0, 0));
+    await dp.evaluate(() => {
+      window.scrollTo(0, 0);
+      document.querySelector(".docs-toc")?.scrollTo(0, 0);
+    });
     mkdirSync(SCREENSHOTS, { recursive: true });
     await dp.screenshot({ path: new URL("docs.png", SCREENSHOTS).pathname });
 
