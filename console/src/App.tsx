@@ -19,12 +19,32 @@ import { navigate, useRoute } from "./router";
 import { clearToken, identityOf, loadToken, saveToken, withWhoami, type Identity } from "./session";
 import { ErrorNote, StreamBanner } from "./ui";
 
+/** The API reference page, loaded on demand (its own chunk): most visits never open it. */
+let docsPage: Promise<typeof import("./DocsPage")> | null = null;
+
+/** `/docs`: public (the document needs no credentials), so it shows logged out too. */
+function Docs({ query }: { query: URLSearchParams }) {
+  const [page, setPage] = useState<typeof import("./DocsPage") | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    docsPage ??= import("./DocsPage");
+    docsPage.then(setPage).catch((err: unknown) => {
+      docsPage = null;
+      setError(`Could not load the API reference: ${err instanceof Error ? err.message : String(err)}.`);
+    });
+  }, []);
+  if (error) return <ErrorNote>{error}</ErrorNote>;
+  if (!page) return <p aria-busy="true">Loading the API reference…</p>;
+  return <page.DocsPage query={query} />;
+}
+
 export function App() {
   const [identity, setIdentity] = useState<Identity | null>(() => {
     const token = loadToken();
     return token ? identityOf(token) : null;
   });
   const [notice, setNotice] = useState<string | null>(null);
+  const route = useRoute();
 
   useEffect(() => {
     setUnauthorizedHandler(() => {
@@ -76,6 +96,26 @@ export function App() {
     );
   }
 
+  if (!identity && route.path === "/docs") {
+    return (
+      <>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        <header class="top">
+          <strong class="brand">Berth</strong>
+          <nav aria-label="Pages">
+            <NavLink href="/docs">API reference</NavLink>
+          </nav>
+          <a href="/">Log in to the console</a>
+        </header>
+        <main id="main" tabIndex={-1}>
+          <Docs query={route.query} />
+        </main>
+      </>
+    );
+  }
+
   if (!identity) {
     return (
       <Login
@@ -115,6 +155,7 @@ export function App() {
           <NavLink href="/pools">Pools</NavLink>
           <NavLink href="/tokens">Tokens</NavLink>
           {identity.role === "admin" && <NavLink href="/audit">Audit</NavLink>}
+          <NavLink href="/docs">API</NavLink>
         </nav>
         <span class="who" title={identity.expires ? `Token expires ${identity.expires.toISOString()}` : undefined}>
           {identity.user ?? "API token"}
@@ -158,6 +199,7 @@ function Page({ identity }: { identity: Identity }) {
   if (route.path === "/pools") return <PoolsPage />;
   if (route.path === "/tokens") return <TokensPage identity={identity} />;
   if (route.path === "/audit" && identity.role === "admin") return <AuditPage query={route.query} />;
+  if (route.path === "/docs") return <Docs query={route.query} />;
   return (
     <section>
       <h1>Not found</h1>

@@ -1,9 +1,10 @@
 // Submit (sbatch): paste or load a batch script, or fill in a form (a command, sbatch's
 // common options), send it with `POST /v1/jobs`, and go to the new job's page. A refused
-// script's problem document is shown on its line: the editor has a gutter of line
-// numbers, the offending line is marked with the message; a refused form field is marked
-// with it. `/submit?from=ID` ("Submit again" on a job's page) fills in that job's script
-// and options.
+// script's problem document is shown at its line: the editor has a gutter of line
+// numbers, the offending line is marked there and with a band behind its text, and the
+// message (with the line's number and text) sits right below the editor, never over the
+// script; a refused form field is marked with it. `/submit?from=ID` ("Submit again" on
+// a job's page) fills in that job's script and options.
 
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, problemText, type JobSpec, type Problem } from "./client";
@@ -201,24 +202,22 @@ export function SubmitPage({ query, identity }: { query: URLSearchParams; identi
           value={script}
           onInput={(v) => setScript(v)}
           marked={marked}
-          message={refusal?.message ?? null}
           textarea={textarea}
           invalid={refusal !== null && (refusal.line !== null || refusal.field === "script")}
         />
-        {BIDI.test(script) && (
-          <p class="error" role="alert" id="bidi-warning">
-            This script holds bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069): it may run in
-            another order than it reads here. Check it before submitting.
-          </p>
-        )}
-        {identity.readOnly && <p class="hint">This token is read-only: the api will refuse a submission.</p>}
         {refusal && (
-          <div class="error" role="alert" id="submit-error">
+          <div class="error refusal" role="alert" id="submit-error">
             <p>
               {refusal.line !== null ? `Line ${refusal.line}${refusal.guessed ? " (probably)" : ""}: ` : ""}
               {refusal.message}
               {refusal.field && refusal.field !== "script" && !refusal.message.includes(refusal.field) ? ` (${refusal.field})` : ""}
             </p>
+            {marked !== null && (
+              <p class="refused-line">
+                <span class="ln">{marked}</span>
+                <code>{refusal.lineText}</code>
+              </p>
+            )}
             {marked !== null && (
               <button type="button" onClick={() => goToLine(marked)}>
                 Go to line {marked}
@@ -226,6 +225,13 @@ export function SubmitPage({ query, identity }: { query: URLSearchParams; identi
             )}
           </div>
         )}
+        {BIDI.test(script) && (
+          <p class="error" role="alert" id="bidi-warning">
+            This script holds bidirectional formatting characters (U+202A–U+202E, U+2066–U+2069): it may run in
+            another order than it reads here. Check it before submitting.
+          </p>
+        )}
+        {identity.readOnly && <p class="hint">This token is read-only: the api will refuse a submission.</p>}
         <div class="fields">
           <label>
             Script name <span class="muted">(the job's name unless it sets one)</span>
@@ -418,13 +424,13 @@ function FormSubmit() {
 }
 
 /** A gutter of line numbers beside a textarea laid over a backdrop of line rows, where
- * the marked line's band and its message show. Lines do not wrap, so rows and lines stay
- * aligned; the gutter and the backdrop follow the textarea's vertical scroll. */
+ * the marked line's band shows (behind its text; the message is outside the editor, so
+ * it never covers the script). Lines do not wrap, so rows and lines stay aligned; the
+ * gutter and the backdrop follow the textarea's vertical scroll. */
 function ScriptEditor(props: {
   value: string;
   onInput: (value: string) => void;
   marked: number | null;
-  message: string | null;
   invalid: boolean;
   textarea: { current: HTMLTextAreaElement | null };
 }) {
@@ -449,13 +455,7 @@ function ScriptEditor(props: {
         <div class="backdrop" ref={backdrop} aria-hidden="true">
           {props.marked !== null &&
             lines.slice(0, props.marked).map((_, i) =>
-              i + 1 === props.marked ? (
-                <div key={i} class="row bad">
-                  {props.message ? <span class="note">◀ {props.message}</span> : null}
-                </div>
-              ) : (
-                <div key={i} class="row" />
-              ),
+              <div key={i} class={i + 1 === props.marked ? "row bad" : "row"} />,
             )}
         </div>
         <textarea

@@ -177,7 +177,9 @@ export interface paths {
          *     `id` the event's id, `event` its type and `data` the CloudEvent, from after
          *     `Last-Event-ID` (or `after`; by default only new events), kept open. Users see the
          *     events of their jobs and of the accounts they coordinate, and every node, pool,
-         *     scheduler and reservation event.
+         *     scheduler and reservation event. A principal holds at most `[api]
+         *     max_event_streams_per_user` open streams (16 by default) and an api process
+         *     `max_event_streams` (4,096): one more is refused with 429, naming the limit.
          */
         get: operations["event_list"];
         put?: never;
@@ -6248,7 +6250,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            /** @description The caller holds as many open streams as it may (code too_many_streams) */
             429: {
                 headers: {
                     [name: string]: unknown;

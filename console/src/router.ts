@@ -32,15 +32,21 @@ export function useRoute(): Route {
   return route;
 }
 
-/** Intercepts plain left clicks on same-origin links so they route without a reload. */
+/** Paths the api answers itself (never the console's pages): links there load them. */
+const NOT_CONSOLE = ["/v1/", "/slurm", "/metrics", "/openapi.json", "/healthz", "/readyz"];
+
+/** Intercepts plain left clicks on same-origin links so they route without a reload.
+ * A link to an anchor of this page (`#main`, `/docs#job_create` on /docs) is left to the
+ * browser, which scrolls to it and focuses it; a link to another page keeps its anchor. */
 export function interceptLinks(root: HTMLElement): void {
   root.addEventListener("click", (e) => {
     if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
     const a = (e.target as Element).closest?.("a");
     if (!a || a.target || a.hasAttribute("download")) return;
     const url = new URL(a.href, location.href);
-    if (url.origin !== location.origin || url.pathname.startsWith("/v1/")) return;
+    if (url.origin !== location.origin || NOT_CONSOLE.some((p) => url.pathname.startsWith(p))) return;
+    if (url.hash && url.pathname === location.pathname && url.search === location.search) return;
     e.preventDefault();
-    navigate(url.pathname + url.search);
+    navigate(url.pathname + url.search + url.hash);
   });
 }

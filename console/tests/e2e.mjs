@@ -9,7 +9,8 @@
 // the Submit page and watches its job reach COMPLETED without a reload, with its output,
 // its batch script and, once over, its accounting; "Submit again" fills the form and
 // makes another job; the form (a command and options) marks a refused field and then
-// runs a job; a script with a bad `#SBATCH` line shows the error on that line. It cancels
+// runs a job; a script with a bad `#SBATCH` line is marked on that line, with the error
+// (its line number and text) below the editor and no text drawn over the script. It cancels
 // a pending job (its queue position shown) from the Queue, reads a GPU job's utilisation,
 // memory and power charts, tabs through each page looking for a visible focus ring, runs
 // axe on every page (Overview, Queue, Job, Nodes, Partitions, QOS, Reservations, Submit,
@@ -21,8 +22,13 @@
 // page and in its CSV export. With BERTH_OTHER_USER/BERTH_OTHER_TOKEN, a plain user of
 // another account sees none of these jobs; with BERTH_OPERATOR_TOKEN, an operator drains a
 // node, sees it DRAINED and resumes it; with BERTH_IDP (console/tests/idp.mjs), the other
-// user logs in through the OpenID Connect issuer (authorization code + PKCE). Exits
-// non-zero on failure and cancels its job either way.
+// user logs in through the OpenID Connect issuer (authorization code + PKCE). The API
+// reference, `/docs`, logged out: every operation of /openapi.json (all its paths) drawn
+// once at its operation id's anchor, every component schema, every in-page link landing,
+// types, `$ref`s, allOf/oneOf and descriptions as text, the filter, `/docs#job_create`;
+// no CSP violation (`securitypolicyviolation` events and "Refused to …" messages, on
+// every page, with a canary showing the watcher hears one), no serious axe violation, a
+// screenshot. Exits non-zero on failure and cancels its job either way.
 
 import { mkdirSync } from "node:fs";
 import { AxeBuilder } from "@axe-core/playwright";
@@ -101,9 +107,7 @@ try {
     dialogs.push(d.message());
     void d.dismiss();
   });
-  page.on("console", (m) => {
-    if (/Content.Security.Policy|Trusted Type/i.test(m.text())) violations.push(m.text());
-  });
+  await watchPolicy(page, violations, "console");
   page.on("pageerror", (e) => pageErrors.push(String(e)));
 
   const query = new URLSearchParams({ name: NAME, state: "all" });
@@ -154,7 +158,11 @@ try {
   check(await page.evaluate(() => window.berthNoReload === true), `job ${submitted} reached COMPLETED on its page without a reload`);
   check((await page.locator("#job-title .name").textContent()) === "e2e-hello.sh", "the job is named after its script");
   // Its timeline, filled in by the event stream while the page was open: submitted,
-  // started (RUNNING), ended (COMPLETED).
+  // started (RUNNING), ended (COMPLETED). The page reads the job, then its events: the
+  // state may show COMPLETED a moment before the timeline has its end.
+  await page
+    .waitForFunction(() => /ended \(/.test(document.querySelector("ol.timeline")?.textContent ?? ""), null, { timeout: 15000 })
+    .catch(() => {});
   const steps = (await page.locator("ol.timeline li").allTextContents()).join(" | ");
   check(/submitted/.test(steps) && /started \(RUNNING\)/.test(steps) && /ended \(COMPLETED/.test(steps), `the job page's timeline shows it go from PENDING to RUNNING to COMPLETED (${JSON.stringify(steps)})`);
   await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("hello"), null, { timeout: 15000 });
@@ -204,21 +212,51 @@ try {
   await page.waitForFunction(() => document.querySelector("pre[role=log]")?.textContent?.includes("from-the-form"), null, { timeout: 15000 });
   check((await page.locator("#job-title .name").textContent()) === "e2e-form", "a job from the form ran its command under its name");
 
-  // A bad #SBATCH line: the api's problem is shown on that line.
+  // A bad #SBATCH line: the api's problem is shown at that line (marked in the gutter,
+  // a band behind it), its message below the editor, and nothing drawn over the script.
   await page.click('nav a[href="/submit"]');
   await page.waitForSelector("#script");
-  await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --bogus\necho hi\n");
+  const badLine = "#SBATCH --partition=batch --bogus-option-that-sbatch-does-not-know --time=10";
+  await page.fill("#script", `#!/bin/bash\n#SBATCH -N 1\n${badLine}\necho hi\n`);
   await page.click("form.submit:not(.job-form) button[type=submit]");
   await page.waitForSelector("#submit-error", { timeout: 15000 });
   const bad = await page.locator(".editor .ln.bad").allTextContents();
   check(bad.length === 1 && bad[0] === "3", `the editor marks line 3 (${JSON.stringify(bad)})`);
-  const note = (await page.locator(".editor .row.bad .note").textContent()) ?? "";
-  const message = (await page.locator("#submit-error").textContent()) ?? "";
-  check(note.includes("--bogus") && /^Line 3: /.test(message), `the message is beside the line and names it (${JSON.stringify(message)})`);
+  const message = (await page.locator("#submit-error p").first().textContent()) ?? "";
+  check(/^Line 3: /.test(message) && message.includes("--bogus-option-that-sbatch-does-not-know"), `the message names the line and the option (${JSON.stringify(message)})`);
+  const refusedLine = (await page.locator("#submit-error .refused-line").textContent()) ?? "";
+  check(refusedLine === `3${badLine}`, `the message shows the refused line's text (${JSON.stringify(refusedLine)})`);
+  // Nothing but the script's own text is drawn inside the textarea's visible box (the
+  // editor clips it): every text node on the page, and the message, lie outside it.
+  const covering = await page.evaluate(() => {
+    const a = document.querySelector("#script").getBoundingClientRect();
+    const e = document.querySelector(".editor").getBoundingClientRect();
+    const t = { left: Math.max(a.left, e.left), right: Math.min(a.right, e.right), top: Math.max(a.top, e.top), bottom: Math.min(a.bottom, e.bottom) };
+    const over = (r) => r.width > 0 && r.height > 0 && r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top;
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const found = [];
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (!n.textContent.trim() || n.parentElement.closest("#script")) continue;
+      const range = document.createRange();
+      range.selectNodeContents(n);
+      if ([...range.getClientRects()].some(over)) found.push(n.textContent.trim().slice(0, 60));
+    }
+    const m = document.querySelector("#submit-error").getBoundingClientRect();
+    const editor = document.querySelector(".editor").getBoundingClientRect();
+    return { found, below: m.top >= editor.bottom };
+  });
+  check(covering.found.length === 0, `no text is drawn over the script (${JSON.stringify(covering.found)})`);
+  check(covering.below, "the message sits below the editor");
   check((await page.getAttribute("#script", "aria-invalid")) === "true", "the script is marked invalid for screen readers");
   check(new URL(page.url()).pathname === "/submit", "a refused script stays on the Submit page");
   mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: new URL("submit-refused.png", SCREENSHOTS).pathname });
+  await page.click("#submit-error button:text-is('Go to line 3')");
+  const selected = await page.evaluate(() => {
+    const t = document.querySelector("#script");
+    return document.activeElement === t ? t.value.slice(t.selectionStart, t.selectionEnd) : null;
+  });
+  check(selected === badLine, `Go to line 3 selects the refused line in the script (${JSON.stringify(selected)})`);
   await page.fill("#script", "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --time=5\necho hi\n");
   check((await page.locator(".editor .ln.bad, .editor .row.bad").count()) === 0, "editing the line clears its mark");
   // A request no node can satisfy: the problem names the option, not the line.
@@ -353,6 +391,24 @@ try {
   );
   check(boxes.length > 0 && boxes.every((l) => /^Select job \S+$/.test(l)), `the queue's row checkboxes are labelled (${boxes.length})`);
 
+  // The API reference: `/docs`, logged out, draws every operation of the live document
+  // (/openapi.json) at its operation id's anchor, every schema, links that all land on
+  // the page, descriptions as text; with no CSP violation and no serious axe violation.
+  await checkDocs();
+
+  // Logged in, the nav's API link opens it without a reload.
+  await page.goto(`${BERTH_URL}/`);
+  await page.waitForSelector("#recent-events");
+  await page.evaluate(() => {
+    window.berthNoReload = true;
+  });
+  await page.click('nav a[href="/docs"]');
+  await page.waitForSelector("article.op", { timeout: 15000 });
+  check(
+    (await page.evaluate(() => window.berthNoReload === true)) && (await page.locator("header .who").count()) === 1,
+    "the nav's API link opens the reference in the logged-in console without a reload",
+  );
+
   // Another tenant: a plain user of another account sees neither the admin's jobs in the
   // Queue nor Audit in the nav. The harness mints their token (no REST call makes a token
   // for another user); the admin creates the user and the account over REST.
@@ -365,6 +421,7 @@ try {
     const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const op = await other.newPage();
     op.on("pageerror", (e) => pageErrors.push(`${OTHER}: ${e.message}`));
+    await watchPolicy(op, violations, OTHER);
     await op.goto(`${BERTH_URL}/queue?state=all`);
     await op.fill("#token", OTHER_TOKEN);
     await op.click("button[type=submit]");
@@ -387,6 +444,7 @@ try {
     const ops = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const np = await ops.newPage();
     np.on("pageerror", (e) => pageErrors.push(`operator: ${e.message}`));
+    await watchPolicy(np, violations, "operator");
     await np.goto(`${BERTH_URL}/nodes`);
     await np.fill("#token", OPERATOR_TOKEN);
     await np.click("button[type=submit]");
@@ -457,6 +515,155 @@ try {
 } finally {
   await browser.close();
   await rest("POST", `/v1/jobs/${id}/cancel`).catch((err) => console.error(`cancelling job ${id}: ${err.message}`));
+}
+
+/** Collects the page's Content-Security-Policy and Trusted Types violations into `sink`:
+ * `securitypolicyviolation` events (listened for before any of the page's scripts run)
+ * and console messages ("Refused to …"). */
+async function watchPolicy(p, sink, label) {
+  await p.exposeFunction("berthPolicyViolation", (v) => sink.push(`${label}: ${v}`));
+  await p.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (e) => {
+      window.berthPolicyViolation(`${e.violatedDirective} blocked ${e.blockedURI || "(inline)"} at ${e.sourceFile}:${e.lineNumber}`);
+    });
+  });
+  p.on("console", (m) => {
+    if (/Refused to|Content.Security.Policy|Trusted Type/i.test(m.text())) sink.push(`${label}: console: ${m.text()}`);
+  });
+}
+
+/** `/docs` in a fresh, logged-out context: see the comment where it is called. */
+async function checkDocs() {
+  const METHODS = ["get", "put", "post", "delete", "patch", "options", "head", "trace"];
+  const doc = await fetch(`${BERTH_URL}/openapi.json`).then((r) => r.json());
+  const want = Object.entries(doc.paths).flatMap(([path, item]) =>
+    METHODS.filter((m) => item[m]).map((m) => ({ key: `${m.toUpperCase()} ${path}`, path, id: item[m].operationId, secured: (item[m].security ?? doc.security ?? []).length > 0 })),
+  );
+  const schemas = Object.keys(doc.components?.schemas ?? {});
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const dp = await ctx.newPage();
+  const policy = [];
+  const errors = [];
+  await watchPolicy(dp, policy, "docs");
+  dp.on("pageerror", (e) => errors.push(String(e)));
+  try {
+    // The watcher hears a violation when there is one: an inline style, on a page of
+    // the console (its own context, not counted).
+    const canary = [];
+    const cp = await ctx.newPage();
+    await watchPolicy(cp, canary, "canary");
+    await cp.goto(`${BERTH_URL}/docs`);
+    await cp.evaluate(() => {
+      const style = document.createElement("style");
+      style.textContent = "body { color: red }";
+      document.head.append(style);
+    });
+    await cp.waitForTimeout(300);
+    await cp.close();
+    check(canary.some((v) => /style-src/.test(v)), `the CSP watcher reports a violation when one happens (${JSON.stringify(canary)})`);
+
+    const res = await dp.goto(`${BERTH_URL}/docs`);
+    check(res?.ok() && /trusted-types 'none'/.test(res.headers()["content-security-policy"] ?? ""), "the api serves /docs with the console's CSP");
+    await dp.waitForSelector("article.op", { timeout: 15000 });
+    check((await dp.locator("#token").count()) === 0 && /API reference/.test((await dp.locator("main h1").textContent()) ?? ""), "/docs shows the API reference without logging in");
+
+    const shown = await dp.locator("article.op").evaluateAll((els) =>
+      els.map((e) => ({
+        key: `${e.querySelector("h3 .method")?.textContent ?? ""} ${e.querySelector("h3 .op-path")?.textContent ?? ""}`,
+        id: e.id,
+        opId: e.querySelector(".op-id")?.textContent ?? "",
+        auth: e.querySelector(".op-auth")?.textContent ?? "",
+      })),
+    );
+    const shownKeys = new Set(shown.map((o) => o.key));
+    const missing = want.filter((w) => !shownKeys.has(w.key)).map((w) => w.key);
+    const extra = [...shownKeys].filter((k) => !want.some((w) => w.key === k));
+    check(missing.length === 0 && extra.length === 0 && shown.length === want.length, `/docs draws each of the ${want.length} operations once (missing ${JSON.stringify(missing)}, extra ${JSON.stringify(extra)}, ${shown.length} drawn)`);
+    const shownPaths = new Set(shown.map((o) => o.key.split(" ")[1]));
+    const docPaths = Object.keys(doc.paths);
+    check(docPaths.length > 0 && docPaths.every((p) => shownPaths.has(p)) && shownPaths.size === docPaths.length, `/docs draws all ${docPaths.length} paths of /openapi.json, and no other (${shownPaths.size} drawn)`);
+    const badAnchor = want.filter((w) => !shown.some((o) => o.id === w.id && o.opId === w.id && o.key === w.key)).map((w) => w.id);
+    check(badAnchor.length === 0, `each operation is at its operation id's anchor (${JSON.stringify(badAnchor)})`);
+    const badAuth = want.filter((w) => {
+      const auth = shown.find((o) => o.key === w.key)?.auth ?? "";
+      return w.secured ? !/bearer/.test(auth) : !/none/.test(auth);
+    });
+    check(badAuth.length === 0, `each operation says its authentication: bearer, or none for the public ones (${JSON.stringify(badAuth.map((w) => w.key))})`);
+    const shownSchemas = await dp.locator("article.schema").evaluateAll((els) => els.map((e) => e.id));
+    const missingSchemas = schemas.filter((n) => !shownSchemas.includes(`schema-${n}`));
+    check(schemas.length > 0 && missingSchemas.length === 0 && shownSchemas.length === schemas.length, `/docs draws all ${schemas.length} component schemas (missing ${JSON.stringify(missingSchemas)})`);
+    const dangling = await dp.evaluate(() =>
+      [...document.querySelectorAll('main a[href^="#"]')].map((a) => a.getAttribute("href")).filter((h) => !document.getElementById(decodeURIComponent(h.slice(1)))),
+    );
+    const refLinks = await dp.locator('main a[href^="#schema-"]').count();
+    check(dangling.length === 0 && refLinks > schemas.length, `every in-page link (${refLinks} to schemas) lands on the page (${JSON.stringify([...new Set(dangling)].slice(0, 10))})`);
+
+    // What an operation and a schema say: types, nullable, $ref links, allOf/oneOf,
+    // descriptions as text (code spans, literal "<…>"), never as HTML.
+    const jc = dp.locator("#job_create");
+    const idem = (await jc.locator("tr", { has: dp.locator("th code", { hasText: "Idempotency-Key" }) }).textContent()) ?? "";
+    check(/header/.test(idem) && /string \| null/.test(idem) && /optional/.test(idem), `job_create's Idempotency-Key: in header, string | null, optional (${JSON.stringify(idem)})`);
+    check((await jc.locator('a[href="#schema-JobCreate"]').count()) === 1 && (await jc.locator('a[href="#schema-Problem"]').count()) > 0, "job_create links its body (JobCreate) and its problems (Problem)");
+    const codes = await jc.locator(".prose code").allTextContents();
+    const jcText = (await jc.textContent()) ?? "";
+    check(codes.includes("#SBATCH") && !jcText.includes("`"), `job_create's description shows code spans as code, no backticks (${JSON.stringify(codes)})`);
+    const pool = (await dp.locator("#schema-PoolSpec").textContent()) ?? "";
+    check(pool.includes("<pool>-<max_nodes>") && (await dp.locator("main img, main script, main iframe").count()) === 0, "text with <…> in the document shows as text, and makes no element");
+    const created = dp.locator("#schema-ApiTokenCreated");
+    check(/All of/.test((await created.textContent()) ?? "") && (await created.locator('a[href="#schema-ApiToken"]').count()) === 1, "an allOf schema (ApiTokenCreated) lists its parts, linking ApiToken");
+    const grp = (await dp.locator("#schema-AccountCreate tr", { has: dp.locator("th code", { hasText: "grp_tres" }) }).textContent()) ?? "";
+    check(/TresLimits \| null/.test(grp) && /GrpTRES/.test(grp), `a oneOf [null, $ref] property reads TresLimits | null, with its description (${JSON.stringify(grp)})`);
+    const states = (await dp.locator("#schema-JobState").textContent()) ?? "";
+    check(/PENDING/.test(states) && /OUT_OF_MEMORY/.test(states), "an enum schema (JobState) lists its values");
+
+    // Accessibility and focus rings, and the screenshot.
+    const { reached, unringed } = await tabThrough(dp);
+    check(reached > 3 && unringed.length === 0, `docs: all ${reached} stops Tab reaches show a focus ring (${unringed.join(", ")})`);
+    await dp.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.blur());
+    const axe = await new AxeBuilder({ page: dp }).analyze();
+    const serious = axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    check(serious.length === 0, `docs: no serious or critical accessibility violation (${serious.map((v) => `${v.id}: ${v.nodes.slice(0, 5).map((n) => n.target.join(" ")).join("; ")}`).join(" | ")})`);
+    await dp.evaluate(() => {
+      window.scrollTo(0, 0);
+      document.querySelector(".docs-toc")?.scrollTo(0, 0);
+    });
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await dp.screenshot({ path: new URL("docs.png", SCREENSHOTS).pathname });
+
+    // A link to an operation's anchor lands on it; a $ref link goes to its schema in the
+    // page (no reload); the filter narrows the operations.
+    await dp.goto(`${BERTH_URL}/docs#job_create`);
+    await dp.waitForSelector("article.op");
+    await dp.waitForFunction(() => document.querySelector("#job_create")?.matches(":target"), null, { timeout: 5000 }).catch(() => {});
+    const landed = await dp.evaluate(() => {
+      const r = document.querySelector("#job_create").getBoundingClientRect();
+      return { top: Math.round(r.top), target: document.querySelector("#job_create").matches(":target") };
+    });
+    check(landed.target && landed.top >= 0 && landed.top < 100, `/docs#job_create opens at job_create (top ${landed.top}, :target ${landed.target})`);
+    await dp.evaluate(() => {
+      window.berthNoReload = true;
+    });
+    await dp.locator('#job_create a[href="#schema-JobCreate"]').click();
+    await dp.waitForFunction(() => location.hash === "#schema-JobCreate", null, { timeout: 5000 }).catch(() => {});
+    const atSchema = await dp.evaluate(() => ({
+      url: location.pathname + location.hash,
+      top: Math.round(document.getElementById("schema-JobCreate").getBoundingClientRect().top),
+      same: window.berthNoReload === true,
+    }));
+    check(atSchema.url === "/docs#schema-JobCreate" && atSchema.same && atSchema.top >= 0 && atSchema.top < 100, `the JobCreate link goes to its schema on the page (${JSON.stringify(atSchema)})`);
+    await dp.fill("#docs-filter", "job_create");
+    await dp.waitForFunction(() => document.querySelector("#docs-count")?.textContent?.startsWith("1 of"), null, { timeout: 5000 }).catch(() => {});
+    const visible = await dp.locator("article.op").evaluateAll((els) => els.filter((e) => e.checkVisibility()).map((e) => e.id));
+    check(visible.length === 1 && visible[0] === "job_create", `the filter leaves job_create alone (${JSON.stringify(visible)}; ${await dp.locator("#docs-count").textContent()})`);
+    await dp.fill("#docs-filter", "");
+    const all = await dp.locator("article.op").evaluateAll((els) => els.filter((e) => e.checkVisibility()).length);
+    check(all === want.length, `clearing the filter shows every operation again (${all})`);
+
+    check(policy.length === 0, `docs: no CSP or Trusted Types violation (${policy.join("; ")})`);
+    check(errors.length === 0, `docs: no uncaught page error (${errors.join("; ")})`);
+  } finally {
+    await ctx.close();
+  }
 }
 
 /** Presses Tab through the page (at most 80 times) and returns what took focus without a
