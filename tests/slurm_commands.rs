@@ -377,3 +377,67 @@ async fn sprio_sshare_and_sstat_links_take_slurms_options() {
     assert_eq!(code, 1);
     assert!(err.contains("job 999999"), "{err}");
 }
+
+/// Issue 28: every Slurm-named command answers `--help` with its options under Slurm's
+/// names (`Usage: squeue …`; sbatch's under Slurm's headings, from its option table) and
+/// `--usage` with a brief usage message, both with status 0.
+#[test]
+fn every_slurm_command_answers_help_and_usage() {
+    let dir = std::env::temp_dir().join(format!("berth-slurm-help-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in [
+        "sbatch", "srun", "salloc", "squeue", "sacct", "scancel", "sinfo", "scontrol", "sprio",
+        "sshare", "sstat", "sreport", "strigger", "sattach", "sbcast",
+    ] {
+        let link = dir.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(crate::cluster::berth_bin(), &link).unwrap();
+        for flag in ["--help", "--usage"] {
+            let out = std::process::Command::new(&link)
+                .arg(flag)
+                .env_remove("BERTH_URL")
+                .env_remove("BERTH_TOKEN")
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(out.status.code(), Some(0), "{name} {flag}: {stdout}");
+            assert!(
+                stdout.contains(&format!("Usage: {name} ")),
+                "{name} {flag}:\n{stdout}"
+            );
+            let usage = stdout.lines().find(|l| l.starts_with("Usage:")).unwrap();
+            assert!(
+                !usage.contains("berth"),
+                "{name} {flag}'s usage names berth: {usage}"
+            );
+        }
+    }
+    let help = std::process::Command::new(dir.join("sbatch"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    for option in [
+        "--gres=",
+        "--time=",
+        "--mem=",
+        "--array=",
+        "--gpus-per-node=",
+    ] {
+        assert!(
+            help.contains(option),
+            "sbatch --help lacks {option}:\n{help}"
+        );
+    }
+    assert!(help.contains("GPU scheduling options:"), "{help}");
+    let srun = std::process::Command::new(dir.join("srun"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let srun = String::from_utf8_lossy(&srun.stdout);
+    assert!(
+        srun.contains("Parallel run options:") && srun.contains("GPU scheduling options:"),
+        "{srun}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -219,6 +219,26 @@ fn query(pairs: &[(&str, Option<&str>)]) -> String {
         .join("&")
 }
 
+/// `sreport --help` (also `-h`, `help`): the reports and options Berth's sreport runs.
+pub const HELP: &str = "\
+Usage: sreport [OPTIONS] REPORT [OPTIONS...]
+
+Options:
+  -n, --noheader          no header lines
+  -p, --parsable          fields separated by '|', with a trailing one
+  -P, --parsable2         fields separated by '|', no trailing one
+  -t, --time-format=UNIT  Minutes, Hours, Seconds, Percent (or their first letter)
+  -T, --tres=LIST         cpu, mem, gres/gpu, billing, node (comma-separated; ALL)
+      --json              the report as JSON
+  -h, --help              show this help message
+      --usage             display a brief usage message
+
+Reports:
+  cluster Utilization [start=TIME] [end=TIME]
+  cluster AccountUtilizationByUser [start=TIME] [end=TIME] [accounts=LIST] [users=LIST]
+  user TopUsage [start=TIME] [end=TIME] [accounts=LIST] [users=LIST] [TopCount=N]
+";
+
 /// Runs `sreport …`: fetches the report and prints it. Returns the exit status.
 ///
 /// # Errors
@@ -227,6 +247,13 @@ pub async fn run(
     args: &[String],
     client: impl FnOnce() -> anyhow::Result<Client>,
 ) -> anyhow::Result<i32> {
+    if matches!(
+        args.first().map(String::as_str),
+        Some("-h" | "--help" | "help")
+    ) {
+        print!("{HELP}");
+        return Ok(0);
+    }
     let a = parse_args(args)?;
     let client = client()?;
     let tres = a

@@ -23,6 +23,7 @@ use std::time::Duration;
 
 /// salloc's options (the allocation ones are srun's: [`AllocationArgs`]).
 #[derive(Debug, Clone, Default, clap::Args)]
+#[command(mut_args(crate::srun::slurm_heading))]
 pub struct SallocArgs {
     /// The allocation options.
     #[command(flatten)]

@@ -344,6 +344,35 @@ async fn show_document(
     Ok(0)
 }
 
+/// `scontrol --help` (also `-h`, `help`): the commands Berth's scontrol runs.
+pub const HELP: &str = "\
+Usage: scontrol [OPTIONS] COMMAND [ARGS...]
+
+Options:
+  --json, --yaml          show job|node|partition as slurmrestd's documents
+  -h, --help              show this help message
+      --usage             display a brief usage message
+
+Commands:
+  show hostnames|hostname|hostlist [LIST]  expand or compress a host list
+                                           (SLURM_JOB_NODELIST when none is given)
+  show job [ID]                            a job, as Slurm prints it (array ids: 5_3)
+  show node [NAME]                         a node
+  show partition [NAME]                    a partition
+  show reservation [NAME]                  an advance reservation
+  hold|release|top JOBID...                hold, release, or move jobs first
+  requeue JOBID...                         requeue jobs
+  update JobId=ID FIELD=VALUE...           change a job (TimeLimit, Nice, Name, ...)
+  update NodeName=LIST State=DRAIN|RESUME [Reason=TEXT]
+                                           drain or resume nodes
+  update NodeName=LIST CPUs=|RealMemory=|Features=|Weight=...
+                                           a node's slurm.conf settings
+  create|update|delete PartitionName=NAME ...
+                                           partitions
+  create|update|delete ReservationName=NAME ...
+                                           advance reservations
+";
+
 /// Runs `scontrol ARGS`; `client` is made only for the commands that need the api.
 ///
 /// # Errors
@@ -352,6 +381,13 @@ pub async fn run(
     args: &[String],
     client: impl FnOnce() -> anyhow::Result<Client>,
 ) -> anyhow::Result<i32> {
+    if matches!(
+        args.first().map(String::as_str),
+        Some("-h" | "--help" | "help")
+    ) {
+        print!("{HELP}");
+        return Ok(0);
+    }
     let (document, args) = document_format(args)?;
     let args = args.as_slice();
     if let Some(yaml) = document {

@@ -91,6 +91,24 @@ pub struct AllocationArgs {
     pub exclusive: bool,
 }
 
+/// The heading Slurm's `srun --help` and `salloc --help` list an option under (Parallel
+/// run options, Constraint options, Consumable resources related options,
+/// Affinity/Multi-core options, GPU scheduling options), by clap id; the options without
+/// one (the command, help) keep clap's.
+pub fn slurm_heading(arg: clap::Arg) -> clap::Arg {
+    let heading = match arg.get_id().as_str() {
+        "constraint" | "nodelist" | "exclude" | "reservation" | "mem" => "Constraint options",
+        "exclusive" | "mem_per_cpu" | "overlap" => "Consumable resources related options",
+        "cpu_bind" | "distribution" => "Affinity/Multi-core options",
+        "gres" | "gpus" | "gpus_per_node" | "gpus_per_task" | "cpus_per_gpu" | "mem_per_gpu"
+        | "gpu_bind" => "GPU scheduling options",
+        "command" | "help" | "berth_wait_step" => return arg,
+        _ if arg.is_positional() => return arg,
+        _ => "Parallel run options",
+    };
+    arg.help_heading(heading)
+}
+
 /// srun's help for the [`AllocationArgs`] that shape a step inside an allocation or only
 /// apply outside one (the others read as salloc's); without a final period, as clap's
 /// derive writes a one-line doc comment.
@@ -122,9 +140,9 @@ pub fn srun_help(arg: clap::Arg) -> clap::Arg {
         "constraint" => "-C/--constraint (outside an allocation)",
         "exclude" => "-x/--exclude (outside an allocation)",
         "reservation" => "--reservation (outside an allocation)",
-        _ => return arg,
+        _ => return slurm_heading(arg),
     };
-    arg.help(help)
+    slurm_heading(arg.help(help))
 }
 
 /// `srun`'s options. Inside an allocation (`SLURM_JOB_ID`, or `--jobid`) they shape a

@@ -36,6 +36,8 @@ pub struct SubmitArgs {
     pub wrap: bool,
     /// `-h/--help/--usage` was asked for.
     pub help: bool,
+    /// `--usage` was asked for (a brief usage message, not the whole help).
+    pub usage: bool,
     /// `-V/--version` was asked for.
     pub version: bool,
     /// Called as `sbatch` (a link of that name): Slurm's rules for what follows the
@@ -109,7 +111,11 @@ pub fn split_submit_args(raw: &[String], as_sbatch: bool) -> anyhow::Result<Subm
             }
             let option = long_option(name).map_err(anyhow::Error::msg)?;
             match option.long {
-                "help" | "usage" => out.help = true,
+                "help" => out.help = true,
+                "usage" => {
+                    out.help = true;
+                    out.usage = true;
+                }
                 "version" => out.version = true,
                 "wait" => out.wait = true,
                 "parsable" => out.parsable = true,

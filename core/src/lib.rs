@@ -42,6 +42,7 @@ pub mod qos;
 pub mod reservation;
 pub mod resources;
 pub mod sbatch;
+pub mod sbatch_help;
 pub mod scheduling;
 pub mod signal;
 pub mod spec;

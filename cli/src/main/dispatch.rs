@@ -12,7 +12,6 @@ use berth::server::{load_server_config, run_server, Role};
 use berth::shutdown::Shutdown;
 use berth::submit::split_submit_args;
 use berth_core::pool::PowerAction;
-use clap::CommandFactory;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -47,12 +46,17 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
                 return Ok(0);
             }
             if split.help {
-                let mut command = Cli::command();
-                command.build();
-                let sub = command
-                    .find_subcommand_mut("submit")
-                    .expect("submit is a subcommand");
-                sub.print_long_help()?;
+                // sbatch's options, under Slurm's headings (berth_core::sbatch_help).
+                let program = if split.as_sbatch {
+                    "sbatch"
+                } else {
+                    "berth submit"
+                };
+                if split.usage {
+                    print!("{}", berth_core::sbatch_help::render_usage(program));
+                } else {
+                    print!("{}", berth_core::sbatch_help::render_help(program));
+                }
                 return Ok(0);
             }
             let client = client(

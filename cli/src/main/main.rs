@@ -6,12 +6,14 @@
 
 mod args;
 mod dispatch;
+#[cfg(test)]
+mod docs;
 mod slurm;
 #[cfg(test)]
 mod tests;
 
 use args::{Cli, Command, LogFormat};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use dispatch::run;
 use slurm::{slurm_alias, slurm_name, usage_error};
 use std::ffi::OsString;
@@ -56,7 +58,21 @@ fn raise_open_files_limit() {
 fn main() {
     let argv: Vec<OsString> = std::env::args_os().collect();
     let slurm = slurm_name(&argv);
-    let cli = match Cli::try_parse_from(slurm_alias(argv)) {
+    let mut command = Cli::command();
+    if let Some(name) = slurm.as_deref() {
+        command = slurm::command_for(command, name);
+        // Slurm's `--usage` (sbatch's is its own: berth_core::sbatch_help).
+        if name != "sbatch" && argv.iter().skip(1).any(|a| a == "--usage") {
+            if let Some(usage) = slurm::brief_usage(&command, name) {
+                print!("{usage}");
+                std::process::exit(0);
+            }
+        }
+    }
+    let cli = match command
+        .try_get_matches_from(slurm_alias(argv))
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
         Ok(cli) => cli,
         Err(e) => usage_error(e, slurm.as_deref()),
     };

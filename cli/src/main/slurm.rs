@@ -4,17 +4,9 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// Rewrites the command line when called by a Slurm name: `sbatch …` is
-/// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`,
-/// `sstat` is `stat`, `sprio` is `priority`, `sshare` is `share`, `sacct` is `acct`,
-/// `sreport` is `report`; `srun`, `scontrol` and `strigger` keep their names.
-pub(crate) fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
-    let called = args
-        .first()
-        .map(PathBuf::from)
-        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    let command = match called.as_str() {
+/// The subcommand a Slurm name runs (`squeue` → `queue`), `None` for another name.
+pub(crate) fn subcommand_of(name: &str) -> Option<&'static str> {
+    Some(match name {
         "sbatch" => "submit",
         "squeue" => "queue",
         "scancel" => "cancel",
@@ -30,7 +22,113 @@ pub(crate) fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
         "scontrol" => "scontrol",
         "sreport" => "report",
         "strigger" => "strigger",
-        _ => return args,
+        _ => return None,
+    })
+}
+
+/// The command line tree as a Slurm name shows it: its subcommand's help and usage say
+/// `Usage: squeue …`, not `berth queue …`, and Berth's own options (`--url`, `--token` …)
+/// are listed apart under "Berth options".
+pub(crate) fn command_for(mut command: clap::Command, name: &str) -> clap::Command {
+    let Some(sub) = subcommand_of(name) else {
+        return command;
+    };
+    // clap names a subcommand's usage after its parent (`berth queue`): the usage it
+    // would print, with the Slurm name in its place.
+    let mut built = command.clone();
+    built.build();
+    let usage = built
+        .find_subcommand_mut(sub)
+        .map(|c| c.render_usage().to_string())
+        .unwrap_or_default();
+    let usage = usage
+        .trim_start_matches("Usage: ")
+        .replacen(&format!("berth {sub}"), name, 1);
+    command = command.mut_subcommand(sub, |c| c.override_usage(usage).display_name(name));
+    for global in ["url", "token", "ca_file"] {
+        command = command.mut_arg(global, |a| a.help_heading("Berth options"));
+    }
+    command
+}
+
+/// `NAME --usage` (Slurm's brief usage message) for a Slurm name whose command clap
+/// parses: `Usage: NAME` and each option, short ones with their value
+/// (`[-u user_list]`), long ones alone (`[--start]`), the flags without a value last
+/// (`[-ahl]`), wrapped at 80 columns.
+pub(crate) fn brief_usage(command: &clap::Command, name: &str) -> Option<String> {
+    let mut command = command.clone();
+    command.build();
+    let sub = command.find_subcommand(subcommand_of(name)?)?;
+    let mut items = Vec::new();
+    let mut flags = String::new();
+    let mut positionals = Vec::new();
+    for arg in sub.get_arguments() {
+        if arg.is_hide_set() || arg.is_global_set() {
+            continue;
+        }
+        let id = arg.get_id().as_str();
+        if matches!(id, "help" | "version") {
+            continue;
+        }
+        let takes_value = matches!(
+            arg.get_action(),
+            clap::ArgAction::Set | clap::ArgAction::Append
+        ) && arg.get_num_args().is_none_or(|n| n.takes_values());
+        let value = arg
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map(|v| v.to_string().to_lowercase())
+            .unwrap_or_else(|| id.replace('_', "-"));
+        if arg.is_positional() {
+            positionals.push(format!("[{value}]"));
+            continue;
+        }
+        match (arg.get_short(), arg.get_long(), takes_value) {
+            (Some(c), _, false) => flags.push(c),
+            (Some(c), _, true) => items.push(format!("[-{c} {value}]")),
+            (None, Some(long), false) => items.push(format!("[--{long}]")),
+            (None, Some(long), true) => items.push(format!("[--{long}={value}]")),
+            (None, None, _) => {}
+        }
+    }
+    items.push("[--usage]".to_string());
+    if !flags.is_empty() {
+        let mut sorted: Vec<char> = flags.chars().collect();
+        sorted.sort_unstable();
+        items.push(format!("[-{}]", sorted.into_iter().collect::<String>()));
+    }
+    items.extend(positionals);
+    let head = format!("Usage: {name} ");
+    let indent = " ".repeat(head.len());
+    let (mut out, mut width) = (head.clone(), head.len());
+    for item in items {
+        if width > head.len() && width + 1 + item.len() > 80 {
+            out.push('\n');
+            out.push_str(&indent);
+            width = indent.len();
+        } else if width > head.len() {
+            out.push(' ');
+            width += 1;
+        }
+        out.push_str(&item);
+        width += item.len();
+    }
+    out.push('\n');
+    Some(out)
+}
+
+/// Rewrites the command line when called by a Slurm name: `sbatch …` is
+/// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`,
+/// `sstat` is `stat`, `sprio` is `priority`, `sshare` is `share`, `sacct` is `acct`,
+/// `sreport` is `report`; `srun`, `scontrol` and `strigger` keep their names.
+pub(crate) fn slurm_alias(mut args: Vec<OsString>) -> Vec<OsString> {
+    let called = args
+        .first()
+        .map(PathBuf::from)
+        .and_then(|p| p.file_name().map(|f| f.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let Some(command) = subcommand_of(&called) else {
+        return args;
     };
     args[0] = OsString::from("berth");
     args.insert(1, OsString::from(command));

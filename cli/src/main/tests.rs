@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::args::*;
-use clap::CommandFactory;
+use clap::{CommandFactory, Parser};
 
 #[test]
 fn command_line_tree_is_consistent() {
@@ -348,5 +348,36 @@ fn every_documented_slurm_option_is_honoured_or_refused_by_name() {
             err.to_string().contains("--bogus-option"),
             "{command}: {err}"
         );
+    }
+}
+
+/// The documentation's option table is what the parsers' tables make of it
+/// (`docs/src/generated/options.md`). `BERTH_UPDATE_DOCS=1` rewrites it.
+#[test]
+fn docs_options() {
+    let mut command = Cli::command();
+    command.build();
+    let generated = crate::docs::options_markdown(&command);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(crate::docs::PATH);
+    if std::env::var_os("BERTH_UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+        return;
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "{} is stale: run `BERTH_UPDATE_DOCS=1 cargo test -p berth --bin berth docs_options`",
+        crate::docs::PATH
+    );
+    for needle in [
+        "`--gres=list`",
+        "refused: ",
+        "## srun",
+        "## squeue",
+        "## scontrol",
+    ] {
+        assert!(generated.contains(needle), "{needle}");
     }
 }
