@@ -197,3 +197,93 @@ async fn logs_of_a_failed_launch_say_why_and_a_silent_api_is_named() {
     assert!(err.contains("no server answers"), "{err}");
     assert!(err.contains("BERTH_URL"), "{err}");
 }
+
+/// Issue 28: the roles read their secrets from files, never needing them on a command line
+/// or typed into an environment: `NAME_FILE` (a mounted Kubernetes Secret) and systemd's
+/// `LoadCredential=` directory. An api given only those answers with the secret it read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_reads_its_database_url_and_signing_secret_from_files() {
+    let c = TestCluster::start(Options {
+        workers: 0,
+        ..Default::default()
+    })
+    .await;
+    let secrets = c.dir.join("secrets");
+    std::fs::create_dir_all(&secrets).unwrap();
+    std::fs::write(secrets.join("database_url"), format!("{}\n", c.db_url)).unwrap();
+    std::fs::write(
+        secrets.join("jwt_secret"),
+        format!("{}\n", crate::cluster::SECRET),
+    )
+    .unwrap();
+    let config = c.dir.join("files.toml");
+    std::fs::write(&config, "[api]\nrate_limit_per_user = 0\n").unwrap();
+    let runs: [(&str, Vec<(String, String)>); 2] = [
+        (
+            "NAME_FILE",
+            vec![
+                (
+                    "DATABASE_URL_FILE".into(),
+                    secrets.join("database_url").display().to_string(),
+                ),
+                (
+                    "BERTH_JWT_SECRET_FILE".into(),
+                    secrets.join("jwt_secret").display().to_string(),
+                ),
+            ],
+        ),
+        (
+            "CREDENTIALS_DIRECTORY",
+            vec![(
+                "CREDENTIALS_DIRECTORY".into(),
+                secrets.display().to_string(),
+            )],
+        ),
+    ];
+    for (how, envs) in runs {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut api = Command::new(berth_bin())
+            .args([
+                "server",
+                "--role",
+                "api",
+                "--config",
+                config.to_str().unwrap(),
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env_remove("DATABASE_URL")
+            .env_remove("BERTH_JWT_SECRET")
+            .envs(envs)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let status = loop {
+            if let Ok(r) = c
+                .http
+                .get(format!("{url}/v1/jobs"))
+                .bearer_auth(&c.token)
+                .send()
+                .await
+            {
+                break r.status().as_u16();
+            }
+            if let Ok(Some(_)) = api.try_wait() {
+                let out = api.wait_with_output().unwrap();
+                panic!("{how}: the api ended: {}", text(&out.stderr));
+            }
+            assert!(std::time::Instant::now() < deadline, "{how}: no answer");
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        };
+        let _ = api.kill();
+        let _ = api.wait();
+        assert_eq!(status, 200, "{how}: a token signed with the file's secret");
+    }
+}

@@ -52,6 +52,7 @@ pub mod salloc;
 pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
+pub mod secrets;
 pub mod server;
 pub mod shutdown;
 pub mod sim;

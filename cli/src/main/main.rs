@@ -57,6 +57,11 @@ fn raise_open_files_limit() {
 
 fn main() {
     let argv: Vec<OsString> = std::env::args_os().collect();
+    // Secrets from NAME_FILE or systemd's credentials, before anything reads them.
+    if let Err(e) = berth::secrets::load_from_files() {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
     let slurm = slurm_name(&argv);
     let mut command = Cli::command();
     if let Some(name) = slurm.as_deref() {
