@@ -39,6 +39,7 @@ pub mod dev;
 pub mod events;
 pub mod fairshare;
 pub mod format;
+pub mod getopt;
 pub mod gpus;
 pub mod job_control;
 pub mod join;

@@ -130,7 +130,21 @@ pub fn parse_args(args: &[String]) -> anyhow::Result<ReportArgs> {
             .with_context(|| format!("{name} needs a value"))
     };
     while i < args.len() {
-        let a = &args[i];
+        // getopt_long's prefixes (`--noh`, `--pars=`…).
+        let completed = crate::getopt::complete_long(
+            &args[i],
+            &[
+                "tres",
+                "time-format",
+                "parsable2",
+                "parsable",
+                "noheader",
+                "json",
+            ],
+        )
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("sreport: {e}"))?;
+        let a = completed.as_ref().unwrap_or(&args[i]);
         match a.as_str() {
             "-T" | "--tres" => tres = Some(value(&mut i, "-T/--tres")?),
             "-t" | "--time-format" => unit_v = unit(&value(&mut i, "-t")?)?,

@@ -234,6 +234,14 @@ pub fn document_format(args: &[String]) -> anyhow::Result<(Option<bool>, Vec<Str
     let mut format = None;
     let mut rest = Vec::new();
     for arg in args {
+        // getopt_long's prefixes (`--js`); the command's words are not options.
+        let completed = match crate::getopt::complete_long(arg, &["json", "yaml", "help", "usage"])
+        {
+            Some(Ok(full)) => full,
+            Some(Err(e)) if rest.is_empty() => bail!("scontrol: {e}"),
+            _ => arg.clone(),
+        };
+        let arg = &completed;
         let (name, version) = arg.split_once('=').unwrap_or((arg.as_str(), ""));
         let yaml = match name {
             "--json" => false,
@@ -381,6 +389,7 @@ pub async fn run(
     args: &[String],
     client: impl FnOnce() -> anyhow::Result<Client>,
 ) -> anyhow::Result<i32> {
+    let (document, args) = document_format(args)?;
     if matches!(
         args.first().map(String::as_str),
         Some("-h" | "--help" | "help")
@@ -388,7 +397,6 @@ pub async fn run(
         print!("{HELP}");
         return Ok(0);
     }
-    let (document, args) = document_format(args)?;
     let args = args.as_slice();
     if let Some(yaml) = document {
         return show_document(args, yaml, client).await;

@@ -367,3 +367,34 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod prefixes {
+    use crate::sbatch::{long_option, option_table};
+
+    /// Issue 29: sbatch takes every unambiguous prefix of each long option as that option
+    /// (getopt_long's rule), and refuses an ambiguous one with getopt's words.
+    #[test]
+    fn every_long_option_takes_its_unambiguous_prefixes() {
+        let longs: Vec<&str> = option_table().map(|o| o.long).collect();
+        for long in &longs {
+            let shortest = (1..=long.len())
+                .find(|&k| longs.iter().filter(|l| l.starts_with(&long[..k])).count() == 1)
+                .unwrap_or(long.len());
+            for k in shortest..=long.len() {
+                assert_eq!(
+                    long_option(&long[..k]).map(|o| o.long),
+                    Ok(*long),
+                    "--{} is not --{long}",
+                    &long[..k]
+                );
+            }
+        }
+        let ambiguous = long_option("gpus-per").unwrap_err();
+        assert!(
+            ambiguous
+                .starts_with("option '--gpus-per' is ambiguous; possibilities: '--gpus-per-node'"),
+            "{ambiguous}"
+        );
+    }
+}

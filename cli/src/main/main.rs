@@ -75,11 +75,12 @@ fn main() {
         }
     }
     let cli = match command
+        .clone()
         .try_get_matches_from(slurm_alias(argv))
         .and_then(|matches| Cli::from_arg_matches(&matches))
     {
         Ok(cli) => cli,
-        Err(e) => usage_error(e, slurm.as_deref()),
+        Err(e) => usage_error(e, slurm.as_deref(), &command),
     };
     // The shepherd needs no runtime and must not log: it only runs and waits.
     if let Command::Shepherd { spec, exec } = &cli.command {

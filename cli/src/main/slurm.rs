@@ -44,7 +44,16 @@ pub(crate) fn command_for(mut command: clap::Command, name: &str) -> clap::Comma
     let usage = usage
         .trim_start_matches("Usage: ")
         .replacen(&format!("berth {sub}"), name, 1);
-    command = command.mut_subcommand(sub, |c| c.override_usage(usage).display_name(name));
+    // getopt_long's rule: any unambiguous prefix of a long option is that option
+    // (`squeue --us=bob`, `sacct --job 139`).
+    command = command.mut_subcommand(sub, |c| {
+        // …and an option given twice is taken as its last (getopt's, where clap
+        // refuses a repeated flag).
+        c.override_usage(usage)
+            .display_name(name)
+            .infer_long_args(true)
+            .args_override_self(true)
+    });
     for global in ["url", "token", "ca_file"] {
         command = command.mut_arg(global, |a| a.help_heading("Berth options"));
     }
@@ -117,6 +126,36 @@ pub(crate) fn brief_usage(command: &clap::Command, name: &str) -> Option<String>
     Some(out)
 }
 
+/// The long options of the Slurm name's command that `arg` (`--s`, `--s=x`) is a prefix
+/// of, when it is one of several (an exact name is never ambiguous).
+pub(crate) fn ambiguous(command: &clap::Command, name: &str, arg: &str) -> Vec<String> {
+    let Some(prefix) = arg.strip_prefix("--") else {
+        return Vec::new();
+    };
+    let prefix = prefix.split('=').next().unwrap_or(prefix);
+    let Some(sub) = subcommand_of(name).and_then(|s| command.find_subcommand(s)) else {
+        return Vec::new();
+    };
+    let mut longs: Vec<String> = sub
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|l| l.starts_with(prefix))
+        .collect();
+    longs.sort();
+    longs.dedup();
+    if longs.iter().any(|l| l == prefix) {
+        return Vec::new();
+    }
+    longs
+}
+
 /// Rewrites the command line when called by a Slurm name: `sbatch …` is
 /// `berth submit …`, `squeue` is `queue`, `scancel` is `cancel`, `sinfo` is `nodes`,
 /// `sstat` is `stat`, `sprio` is `priority`, `sshare` is `share`, `sacct` is `acct`,
@@ -147,7 +186,7 @@ pub(crate) fn slurm_name(args: &[OsString]) -> Option<String> {
 /// Ends the process on a command line clap refused. Called by a Slurm name, it speaks as
 /// Slurm's commands do (`squeue: unrecognized option '--foo'`, exit status 1); help and
 /// version requests print and exit 0.
-pub(crate) fn usage_error(error: clap::Error, slurm: Option<&str>) -> ! {
+pub(crate) fn usage_error(error: clap::Error, slurm: Option<&str>, command: &clap::Command) -> ! {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
     let Some(name) = slurm else { error.exit() };
     match error.kind() {
@@ -157,7 +196,18 @@ pub(crate) fn usage_error(error: clap::Error, slurm: Option<&str>) -> ! {
                 Some(ContextValue::String(arg)) => arg.clone(),
                 _ => String::new(),
             };
-            eprintln!("{name}: unrecognized option '{arg}'");
+            let possible = ambiguous(command, name, &arg);
+            if possible.len() > 1 {
+                // getopt_long's words for a prefix of several options.
+                let list: Vec<String> = possible.iter().map(|l| format!("'--{l}'")).collect();
+                eprintln!(
+                    "{name}: option '{}' is ambiguous; possibilities: {}",
+                    arg.split('=').next().unwrap_or(&arg),
+                    list.join(" ")
+                );
+            } else {
+                eprintln!("{name}: unrecognized option '{arg}'");
+            }
             eprintln!("Try \"{name} --help\" for more information");
         }
         _ => {

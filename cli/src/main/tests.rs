@@ -381,3 +381,108 @@ fn docs_options() {
         assert!(generated.contains(needle), "{needle}");
     }
 }
+
+/// Issue 29: every Slurm-named command parsed by clap takes any unambiguous prefix of each
+/// of its long options as that option (getopt_long's rule): for each long option, each
+/// prefix from the shortest unambiguous one up parses to the same value as the full
+/// name. An option no probe value satisfies is named at the end (none today).
+#[test]
+fn every_long_option_takes_its_unambiguous_prefixes() {
+    use crate::slurm::{command_for, subcommand_of};
+    let probes = [
+        "1", "x", "all", "1:00", "1-2", "5.0", "node-1", "/tmp", "yes",
+    ];
+    let mut unprobed = Vec::new();
+    for name in [
+        "srun", "salloc", "squeue", "sacct", "scancel", "sinfo", "sprio", "sshare", "sstat",
+        "sattach", "sbcast", "strigger",
+    ] {
+        let command = command_for(Cli::command(), name);
+        let mut built = command.clone();
+        built.build();
+        let sub = built.find_subcommand(subcommand_of(name).unwrap()).unwrap();
+        let parse = |argv: &[String]| {
+            let mut argv: Vec<std::ffi::OsString> = argv.iter().map(Into::into).collect();
+            argv.insert(0, name.into());
+            command
+                .clone()
+                .try_get_matches_from(crate::slurm::slurm_alias(argv))
+        };
+        // The positional arguments that make a bare command line parse.
+        let base = [
+            vec![],
+            vec!["1".to_string()],
+            vec!["1.0".to_string()],
+            vec!["x".to_string(), "y".to_string()],
+        ]
+        .into_iter()
+        .find(|b| parse(b).is_ok())
+        .unwrap_or_else(|| panic!("{name}: no bare command line parses"));
+        let longs: Vec<&str> = sub
+            .get_arguments()
+            .flat_map(|a| {
+                a.get_long()
+                    .into_iter()
+                    .chain(a.get_all_aliases().unwrap_or_default())
+            })
+            .collect();
+        for arg in sub.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if matches!(long, "help" | "version") || arg.is_global_set() {
+                continue;
+            }
+            let takes = matches!(
+                arg.get_action(),
+                clap::ArgAction::Set | clap::ArgAction::Append
+            );
+            let values: Vec<String> = match arg.get_possible_values() {
+                v if !v.is_empty() => v.iter().map(|p| p.get_name().to_string()).collect(),
+                _ => probes.iter().map(|p| p.to_string()).collect(),
+            };
+            let line = |flag: &str, value: Option<&str>| {
+                let mut v = vec![match value {
+                    Some(value) if takes => format!("{flag}={value}"),
+                    _ => flag.to_string(),
+                }];
+                v.extend(base.iter().cloned());
+                v
+            };
+            let candidates: Vec<Option<String>> = if takes {
+                values.into_iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
+            let Some((value, full)) = candidates.into_iter().find_map(|v| {
+                parse(&line(&format!("--{long}"), v.as_deref()))
+                    .ok()
+                    .map(|m| (v, m))
+            }) else {
+                unprobed.push(format!("{name} --{long}"));
+                continue;
+            };
+            let id = arg.get_id().as_str();
+            let raw = |m: &clap::ArgMatches| {
+                let m = m.subcommand().unwrap().1;
+                m.get_raw_occurrences(id).map(|o| {
+                    o.map(|v| v.map(|s| s.to_os_string()).collect::<Vec<_>>())
+                        .collect::<Vec<_>>()
+                })
+            };
+            let shortest = (1..=long.len())
+                .find(|&k| longs.iter().filter(|l| l.starts_with(&long[..k])).count() == 1)
+                // A name that is the start of another (`--state`, `--states`) has no
+                // prefix of its own.
+                .unwrap_or(long.len());
+            for k in shortest..long.len() {
+                let prefix = format!("--{}", &long[..k]);
+                let got = parse(&line(&prefix, value.as_deref()))
+                    .unwrap_or_else(|e| panic!("{name} {prefix} (for --{long}): {e}"));
+                assert_eq!(raw(&got), raw(&full), "{name} {prefix} is not --{long}");
+            }
+        }
+    }
+    assert!(
+        unprobed.is_empty(),
+        "options no probe value satisfies: {unprobed:?}"
+    );
+}
