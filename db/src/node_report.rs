@@ -113,9 +113,11 @@ pub async fn job_id_sequence_raise_past_nodes(
 
 /// Sets node `node_id`'s highest applied report sequence number to `seq` (the worker's
 /// numbering decides: a worker whose journal started again from 1 lowers it), provided it
-/// is still `seen`, the number read before the reports were applied: one that moved
-/// meanwhile (a failover that lost the last commits) is left as it is, for the next sync
-/// to notice.
+/// is still `seen`, the number read before the reports were applied, or has moved up
+/// meanwhile but not past `seq` (a concurrent sync of the same node, such as a long poll
+/// the worker abandoned that finished first: it is raised to `seq`). One that moved down
+/// meanwhile (a failover that lost the last commits) is left as it is, for the next sync to
+/// notice.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
@@ -128,7 +130,8 @@ pub async fn node_report_seq_set(
     sqlx::query!(
         r#"INSERT INTO node_report_state (node_id, report_seq) VALUES ($1, $2)
            ON CONFLICT (node_id) DO UPDATE SET report_seq = EXCLUDED.report_seq
-           WHERE node_report_state.report_seq = $3
+           WHERE (node_report_state.report_seq = $3
+                  OR node_report_state.report_seq BETWEEN $3 AND EXCLUDED.report_seq)
              AND node_report_state.report_seq IS DISTINCT FROM EXCLUDED.report_seq"#,
         node_id,
         seq,
