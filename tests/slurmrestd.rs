@@ -419,10 +419,10 @@ async fn slurmrestd_clients_ping_submit_watch_cancel_and_account() {
         .map(|a| a["name"].as_str().unwrap())
         .collect();
     assert!(!accounts.contains(&"physics"), "{body}");
-    // An unknown operation: 404 in the document's error shape.
+    // An operation Berth does not serve: 501 in the operation's own shape.
     let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/licenses/")).await;
-    assert_eq!(s, 404, "{body}");
-    assert_valid("v0.0.44_openapi_resp", &body);
+    assert_eq!(s, 501, "{body}");
+    assert_valid("v0.0.44_openapi_licenses_resp", &body);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1081,4 +1081,132 @@ async fn json_documents_of_the_slurm_commands_and_the_slurmrestd_gaps() {
     assert_valid("v0.0.44_openapi_nodes_resp", &body);
     assert_eq!(body["nodes"][0]["reason_set_by_user"], "alice", "{body:#}");
     assert_eq!(body["nodes"][0]["reason_changed_at"]["number"], at);
+}
+
+/// Every operation of slurmrestd's document answers a body valid against the document's
+/// schema for it: the `200` schema when it succeeds, the `default` (error) schema when it
+/// does not. One Berth does not serve answers 501 with `ESLURM_NOT_SUPPORTED` and the
+/// operation's required fields, empty (a generated client parses it without raising).
+/// `job/submit` takes `begin_time` as `sbatch --begin`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_operation_of_the_document_answers_in_its_documented_shape() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    c.wait_leader(60).await;
+    let responses = |op: &Value, code: &str| -> Value {
+        op["responses"][code]["content"]["application/json"]["schema"].clone()
+    };
+    let (mut served, mut unserved) = (Vec::new(), Vec::new());
+    for (path, item) in document()["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let Ok(method) = method.to_uppercase().parse::<Method>() else {
+                continue;
+            };
+            // Path parameters name nothing that exists: a served operation fails as it
+            // would for an unknown job, node, account ….
+            let concrete = path
+                .split('/')
+                .map(|s| match s {
+                    "{job_id}" => "999999",
+                    s if s.starts_with('{') => "no-such-name",
+                    s => s,
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            let body = (method != Method::GET && method != Method::DELETE).then(|| json!({}));
+            let (s, answer) = slurm(
+                &c,
+                method.clone(),
+                &concrete,
+                Some("alice"),
+                Some(&c.token),
+                body,
+            )
+            .await;
+            let schema = responses(op, if s == 200 { "200" } else { "default" });
+            let errors = violations_of(schema, &answer);
+            assert!(
+                errors.is_empty(),
+                "{method} {concrete} answered {s}, not valid against the document: {errors:#?}\n{answer:#}"
+            );
+            if s == 501 {
+                assert_eq!(answer["errors"][0]["error_number"], 2036, "{answer}");
+                unserved.push(format!("{method} {path}"));
+            } else {
+                assert!(
+                    s == 200 || s == 400 || s == 404,
+                    "{method} {concrete}: {s} {answer}"
+                );
+                served.push(format!("{method} {path}"));
+            }
+        }
+    }
+    assert!(
+        unserved.contains(&"GET /slurm/v0.0.44/licenses/".to_string()),
+        "{unserved:?}"
+    );
+    for op in [
+        "GET /slurm/v0.0.44/ping/",
+        "POST /slurm/v0.0.44/job/submit",
+        "DELETE /slurm/v0.0.44/job/{job_id}",
+        "GET /slurmdb/v0.0.44/qos/",
+    ] {
+        assert!(served.contains(&op.to_string()), "{op}: {served:?}");
+    }
+    assert_eq!(served.len() + unserved.len(), 66);
+
+    // A path outside the document: 404 ESLURM_REST_UNKNOWN_URL; a method the document has
+    // not on a served path: 405.
+    let (s, body) = get_as(&c, "alice", &c.token, &format!("{SLURM}/no-such-thing/")).await;
+    assert_eq!(s, 404, "{body}");
+    assert_eq!(body["errors"][0]["error_number"], 9006, "{body}");
+    assert_valid("v0.0.44_openapi_resp", &body);
+    let (s, body) = slurm(
+        &c,
+        Method::PUT,
+        &format!("{SLURM}/ping/"),
+        Some("alice"),
+        Some(&c.token),
+        None,
+    )
+    .await;
+    assert_eq!(s, 405, "{body}");
+    assert_eq!(body["errors"][0]["error_number"], 9007, "{body}");
+
+    // begin_time (a UNIX timestamp): the job waits for it, as with sbatch --begin.
+    let begin = chrono::Utc::now().timestamp() + 3600;
+    let path_env = format!("PATH={}", std::env::var("PATH").unwrap_or_default());
+    let (s, body) = slurm(
+        &c,
+        Method::POST,
+        &format!("{SLURM}/job/submit"),
+        Some("alice"),
+        Some(&c.token),
+        Some(json!({
+            "script": "#!/bin/bash\ntrue\n",
+            "job": {
+                "name": "later",
+                "begin_time": {"set": true, "number": begin},
+                "current_working_directory": c.dir.to_string_lossy(),
+                "environment": [path_env],
+            },
+        })),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    let id = body["job_id"].as_i64().unwrap();
+    let (s, job) = c
+        .call(Method::GET, &format!("/v1/jobs/{id}"), Some(&c.token), None)
+        .await;
+    assert_eq!(s, 200, "{job}");
+    assert_eq!(job["state"], "PENDING", "{job}");
+    assert_eq!(job["reason"], "BeginTime", "{job}");
+    let expected = chrono::DateTime::from_timestamp(begin, 0)
+        .unwrap()
+        .format("%Y-%m-%dT%H:%M:%S")
+        .to_string();
+    assert_eq!(job["spec"]["begin"], expected, "{job}");
 }

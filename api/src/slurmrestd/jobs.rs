@@ -46,6 +46,7 @@ struct JobDesc {
     account: Option<String>,
     argv: Option<Vec<String>>,
     array: Option<String>,
+    begin_time: Option<NoValIn>,
     comment: Option<String>,
     constraints: Option<String>,
     cpus_per_task: Option<i64>,
@@ -189,6 +190,20 @@ fn no_val_arg(
     }
 }
 
+/// `begin_time` (a UNIX timestamp, as sbatch's `--begin` gives slurmctld) as `--begin`'s
+/// `YYYY-MM-DDTHH:MM:SS` (UTC, which Berth's `--begin` takes zoneless times as).
+fn begin_arg(v: &Option<NoValIn>) -> Result<Option<String>, SlurmError> {
+    let Some(seconds) = no_val_arg("job.begin_time", v, None)? else {
+        return Ok(None);
+    };
+    let at = seconds
+        .parse::<i64>()
+        .ok()
+        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
+        .ok_or_else(|| SlurmError::bad_field("job.begin_time", "not a UNIX timestamp"))?;
+    Ok(Some(at.format("%Y-%m-%dT%H:%M:%S").to_string()))
+}
+
 /// `gres/gpu:2`, `gres:gpu:a100:2`, `gres/gpu=2` → `gpu:2` …: the GRES items of a TRES
 /// string; other TRES are refused.
 fn gres_items(field: &str, tres: &str) -> Result<Vec<String>, SlurmError> {
@@ -258,6 +273,7 @@ fn submission_options(job: &JobDesc) -> Result<Options, SlurmError> {
         "time_limit",
         no_val_arg("job.time_limit", &job.time_limit, Some("UNLIMITED"))?,
     );
+    o.push("--begin", "begin_time", begin_arg(&job.begin_time)?);
     o.push(
         "--time-min",
         "time_minimum",
@@ -1104,6 +1120,15 @@ mod tests {
         assert_eq!(unlimited.args, ["--time=UNLIMITED"]);
         let bare = submission_options(&desc(json!({"time_limit": 5}))).unwrap();
         assert_eq!(bare.args, ["--time=5"]);
+        // begin_time: a UNIX timestamp, as sbatch --begin sends it.
+        let begin = submission_options(&desc(
+            json!({"begin_time": {"set": true, "number": 1_796_000_000}}),
+        ))
+        .unwrap();
+        assert_eq!(begin.args, ["--begin=2026-11-30T00:53:20"]);
+        let unset =
+            submission_options(&desc(json!({"begin_time": {"set": false, "number": 0}}))).unwrap();
+        assert!(unset.args.is_empty(), "{:?}", unset.args);
     }
 
     #[test]
@@ -1111,7 +1136,7 @@ mod tests {
         for (body, field) in [
             (json!({"licenses": "matlab:1"}), "job.licenses"),
             (
-                json!({"begin_time": {"set": true, "number": 5}}),
+                json!({"begin_time": {"set": true, "infinite": true}}),
                 "job.begin_time",
             ),
             (json!({"tres_per_node": "license/x:1"}), "job.tres_per_node"),

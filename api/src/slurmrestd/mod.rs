@@ -19,7 +19,9 @@
 //! `GET partitions/`, `GET partition/{partition_name}`, `GET reservations/`,
 //! `GET reservation/{reservation_name}`, `GET shares` under `/slurm/v0.0.44/`; `GET jobs/`,
 //! `GET job/{job_id}`, `GET accounts/`, `GET users/`, `GET qos/` under
-//! `/slurmdb/v0.0.44/`. Paths answer with and without their trailing slash.
+//! `/slurmdb/v0.0.44/`. Paths answer with and without their trailing slash. The
+//! document's other operations answer 501 (`ESLURM_NOT_SUPPORTED`) in their documented
+//! shape ([`document`]); paths outside it 404.
 //!
 //! Authentication ([`auth`]): `X-SLURM-USER-TOKEN` (a Berth token: JWT, API token or an
 //! OIDC issuer's token) with `X-SLURM-USER-NAME`, which must name the token's own user
@@ -27,6 +29,7 @@
 
 pub(crate) mod auth;
 mod cluster;
+mod document;
 mod jobs;
 mod sinfo;
 mod slurmdb;
@@ -58,6 +61,9 @@ pub(crate) mod errno {
     pub const ERROR: (i32, &str) = (-1, "Unspecified error");
     /// `ESLURM_ACCESS_DENIED`.
     pub const ACCESS_DENIED: (i32, &str) = (2002, "Access/permission denied");
+    /// `ESLURM_NOT_SUPPORTED`.
+    pub const NOT_SUPPORTED: (i32, &str) =
+        (2036, "Requested operation not supported on this system");
     /// `ESLURM_INVALID_JOB_ID`.
     pub const INVALID_JOB_ID: (i32, &str) = (2017, "Invalid job id specified");
     /// `ESLURM_REST_INVALID_QUERY`.
@@ -117,6 +123,7 @@ pub fn routes() -> Router<AppState> {
         (format!("{db}/qos"), get(slurmdb::qos)),
     ];
     for (path, handler) in gets {
+        let handler = handler.fallback(other_method);
         router = router
             .route(&format!("{path}/"), handler.clone())
             .route(&path, handler);
@@ -126,8 +133,23 @@ pub fn routes() -> Router<AppState> {
         .route("/slurmdb/{*rest}", axum::routing::any(unknown_url))
 }
 
-/// Any other path under `/slurm/` or `/slurmdb/`: 404 (`ESLURM_REST_UNKNOWN_URL`).
+/// Any other path under `/slurm/` or `/slurmdb/`: an operation of slurmrestd's document
+/// that Berth does not serve is 501 (`ESLURM_NOT_SUPPORTED`), anything else 404
+/// (`ESLURM_REST_UNKNOWN_URL`); either answer carries the operation's required payload,
+/// empty ([`errors_as_openapi_resp`]).
 async fn unknown_url(method: Method, uri: axum::http::Uri) -> Response {
+    if document::documented(&method, uri.path()) {
+        return SlurmError::new(
+            StatusCode::NOT_IMPLEMENTED,
+            errno::NOT_SUPPORTED,
+            format!(
+                "Berth serves a subset of slurmrestd {VERSION}: {method} {} is not served",
+                uri.path()
+            ),
+            "path",
+        )
+        .into_response();
+    }
     SlurmError::new(
         StatusCode::NOT_FOUND,
         errno::UNKNOWN_URL,
@@ -136,6 +158,21 @@ async fn unknown_url(method: Method, uri: axum::http::Uri) -> Response {
             uri.path()
         ),
         "path",
+    )
+    .into_response()
+}
+
+/// Another method on a path Berth serves: 501 when slurmrestd's document has the
+/// operation ([`unknown_url`]), else 405 (`ESLURM_REST_UNKNOWN_URL_METHOD`).
+async fn other_method(method: Method, uri: axum::http::Uri) -> Response {
+    if document::documented(&method, uri.path()) {
+        return unknown_url(method, uri).await;
+    }
+    SlurmError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        errno::UNKNOWN_METHOD,
+        format!("slurmrestd {VERSION} has no {method} {}", uri.path()),
+        "method",
     )
     .into_response()
 }
@@ -390,47 +427,6 @@ fn from_problem(problem: &berth_core::wire::Problem, path: &str) -> SlurmError {
     )
 }
 
-/// The fields an answer on `method path` must carry even when it failed: the
-/// operation's required payload, empty (slurmrestd does the same).
-fn empty_payload(method: &Method, path: &str) -> Map<String, Value> {
-    let no_val = serde_json::to_value(NoVal::<i64>::unset()).unwrap_or(Value::Null);
-    let rest = path
-        .trim_end_matches('/')
-        .split('/')
-        .skip(3)
-        .collect::<Vec<_>>();
-    let db = path.starts_with("/slurmdb/");
-    let value = match (db, rest.as_slice()) {
-        (false, ["ping"]) => json!({ "pings": [] }),
-        (false, ["diag"]) => json!({ "statistics": {} }),
-        (false, ["jobs"] | ["jobs", "state"]) => {
-            json!({ "jobs": [], "last_backfill": no_val, "last_update": no_val })
-        }
-        (false, ["job", id]) if *id != "submit" && *id != "allocate" => match *method {
-            Method::GET => json!({ "jobs": [], "last_backfill": no_val, "last_update": no_val }),
-            Method::DELETE => json!({ "status": [] }),
-            _ => json!({}),
-        },
-        (false, ["nodes"] | ["node", _]) => json!({ "nodes": [], "last_update": no_val }),
-        (false, ["partitions"] | ["partition", _]) => {
-            json!({ "partitions": [], "last_update": no_val })
-        }
-        (false, ["reservations"] | ["reservation", _]) => {
-            json!({ "reservations": [], "last_update": no_val })
-        }
-        (false, ["shares"]) => json!({ "shares": {} }),
-        (true, ["jobs"] | ["job", _]) => json!({ "jobs": [] }),
-        (true, ["accounts"] | ["account", _]) => json!({ "accounts": [] }),
-        (true, ["users"] | ["user", _]) => json!({ "users": [] }),
-        (true, ["qos"] | ["qos", _]) => json!({ "qos": [] }),
-        _ => json!({}),
-    };
-    match value {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    }
-}
-
 /// The middleware that gives every error answer under `/slurm/` and `/slurmdb/` the shape
 /// slurmrestd's document promises (`errors`, `meta` and the operation's required
 /// payload), whatever produced it: a handler, the rate limiter (429), the body limit
@@ -468,7 +464,7 @@ pub async fn errors_as_openapi_resp(request: Request, next: Next) -> Response {
         },
         _ => Map::new(),
     };
-    for (k, v) in empty_payload(&method, &path) {
+    for (k, v) in document::empty_payload(&method, &path) {
         object.entry(k).or_insert(v);
     }
     object.insert(
