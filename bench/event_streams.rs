@@ -124,6 +124,7 @@ async fn main() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let config = berth_api::ApiConfig {
+        cluster_name: berth_core::cluster::DEFAULT_CLUSTER_NAME.to_string(),
         database_url: scratch.url.clone(),
         jwt_secret: Some(SECRET.to_string()),
         jwt_public_key_pem: None,

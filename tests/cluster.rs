@@ -30,6 +30,8 @@ pub struct Options {
     pub log_filter: Option<&'static str>,
     /// More environment for every component (`AWS_ACCESS_KEY_ID` for a pool on moto).
     pub env: Vec<(String, String)>,
+    /// Top-level lines of the servers' configuration (`cluster_name = "gpu-east"`).
+    pub top_config: &'static str,
 }
 
 /// The api's `[api]` configuration section in tests: rate limits off (see
@@ -48,6 +50,7 @@ impl Default for Options {
             server_url: None,
             log_filter: None,
             env: Vec::new(),
+            top_config: "",
         }
     }
 }
@@ -185,8 +188,8 @@ impl TestCluster {
         std::fs::write(
             &config,
             format!(
-                "[scheduler]\n{lease}cycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
-                options.scheduler_config, api_config
+                "{}\n[scheduler]\n{lease}cycle_interval_seconds = 1\n{node_timeout}{}\n[api]\n{}",
+                options.top_config, options.scheduler_config, api_config
             ),
         )
         .unwrap();

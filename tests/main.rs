@@ -13,6 +13,7 @@ mod cancelled_requests;
 mod chaos;
 mod cli;
 mod cluster;
+mod cluster_option;
 mod console;
 mod cpu_placement;
 mod dev;

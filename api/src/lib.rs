@@ -4,6 +4,7 @@
 //! * [`routes`]: the handlers (`/v1/jobs`, `/v1/nodes`, `/v1/partitions`, the worker
 //!   routes, `/healthz`, `/readyz`);
 //! * [`job_control`]: hold, release and update of pending jobs;
+//! * [`cluster_name`]: the cluster's name (`GET /v1/cluster`, slurmrestd's answers);
 //! * [`submit`]: job submission (batch-script parsing, defaults, idempotency);
 //! * [`requeue`]: `scontrol requeue`;
 //! * [`keepalive`]: keep-alives of salloc's and srun's allocations (`InactiveLimit`);
@@ -30,6 +31,7 @@
 pub mod accounting;
 pub mod audit;
 pub mod auth;
+pub mod cluster_name;
 pub mod console;
 pub mod definitions;
 pub mod error;
@@ -112,6 +114,8 @@ pub struct ApiConfig {
     /// The scheduler's planner for will-run tests (`POST /v1/jobs/will-run`, `sbatch
     /// --test-only`); `None`: such tests are answered 503.
     pub will_run: Option<WillRunPlanner>,
+    /// The cluster's name (`cluster_name`, Slurm's `ClusterName`; see [`cluster_name`]).
+    pub cluster_name: String,
 }
 
 /// What a will-run planner returns.
@@ -246,6 +250,7 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(routes::healthz))
         .route("/metrics", get(metrics::metrics_get))
         .route("/readyz", get(routes::readyz))
+        .route("/v1/cluster", get(routes::cluster_get))
         .route("/openapi.json", get(openapi::serve_document))
         .route("/v1/jobs", post(routes::job_create).get(routes::job_list))
         .route("/v1/jobs/will-run", post(routes::job_will_run))
@@ -546,6 +551,7 @@ pub async fn serve(
         Some(files) => Some(tls::server_config(files).map_err(ServeError::Tls)?),
         None => None,
     };
+    cluster_name::set(&config.cluster_name);
     let state = state(&config).await?;
     if let Some(tls) = tls {
         tracing::info!(addr = ?listener.local_addr().ok(), "api listening (HTTPS)");

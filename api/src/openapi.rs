@@ -111,6 +111,7 @@ impl Modify for ProblemResponses {
     paths(
         routes::healthz,
         routes::readyz,
+        routes::cluster_get,
         routes::job_create,
         routes::job_will_run,
         routes::job_list,
@@ -208,7 +209,7 @@ impl Modify for ProblemResponses {
         (name = "reservations", description = "Advance reservations: nodes or GPUs held for some users' jobs in a window"),
         (name = "fairshare", description = "Fairshare usage and factors (sshare)"),
         (name = "qos", description = "Quality of service: priority, usage factor, limits, preemption"),
-        (name = "health", description = "Liveness and readiness"),
+        (name = "health", description = "Liveness, readiness and what this cluster is"),
         (name = "users", description = "Users and their roles"),
         (name = "accounts", description = "The account tree and its members"),
         (name = "tokens", description = "API tokens for CI pipelines and scripts"),

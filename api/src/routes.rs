@@ -12,9 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use berth_core::state::JobState;
 use berth_core::wire::{
-    Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, Node, NodeList, NodeRegister,
-    OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueFields, QueueJob,
-    QueueList, QueueQuery, SparseQueueJob, SyncRequest, SyncResponse,
+    ClusterInfo, Job, JobCreate, JobCreated, JobList, JobListQuery, JobWillRun, Node, NodeList,
+    NodeRegister, OutputChunk, OutputQuery, OutputStream, PartitionList, Problem, QueueFields,
+    QueueJob, QueueList, QueueQuery, SparseQueueJob, SyncRequest, SyncResponse,
 };
 use berth_db::job::{JobFilter, JobRow};
 use berth_db::{allocation, job, node, notify, output, partition, DbError};
@@ -94,6 +94,21 @@ pub async fn readyz(State(state): State<AppState>) -> Result<&'static str, ApiEr
         .await
         .map_err(ApiError::Unavailable)?;
     Ok("ready")
+}
+
+/// Show the cluster.
+///
+/// Its name (what `-M/--clusters` of the Slurm-named commands must name) and the api's
+/// version. Any valid credentials may ask.
+#[utoipa::path(get, path = "/v1/cluster", tag = "health", operation_id = "cluster_get",
+    responses((status = 200, description = "The cluster", body = ClusterInfo),
+              (status = 401, description = "No or bad credentials", body = Problem)),
+    security(("bearer" = [])))]
+pub async fn cluster_get(_caller: Caller) -> Json<ClusterInfo> {
+    Json(ClusterInfo {
+        name: crate::cluster_name::get().to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+    })
 }
 
 /// Submit a batch job.

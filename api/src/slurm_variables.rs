@@ -32,6 +32,11 @@ pub fn slurm_variables(job: &JobRow, spec: &JobSpec, nodes: &[String]) -> BTreeM
         }
     };
     set("SLURM_JOB_QOS", job.qos.clone());
+    // The worker sets it from here (an older api's default: `berth`).
+    set(
+        "SLURM_CLUSTER_NAME",
+        Some(crate::cluster_name::get().to_string()),
+    );
     set("SLURM_JOB_RESERVATION", spec.reservation.clone());
     let typed = |n: u32| match &spec.gpu_type {
         Some(model) => format!("{model}:{n}"),
@@ -156,7 +161,10 @@ pub fn step_job_variables(
             }),
         ),
         ("SLURM_RESTART_COUNT", Some(job.restart_count.to_string())),
-        ("SLURM_CLUSTER_NAME", Some("berth".to_string())),
+        (
+            "SLURM_CLUSTER_NAME",
+            Some(crate::cluster_name::get().to_string()),
+        ),
         (
             "SLURM_ARRAY_JOB_ID",
             job.array_job_id.map(|n| n.to_string()),

@@ -53,6 +53,15 @@ fn parse_submission_full(
         ));
     }
     let batch = sbatch::parse_batch(&script, &args).map_err(sbatch_error)?;
+    if let Some(clusters) = &batch.client.clusters {
+        berth_core::cluster::check_clusters(clusters, crate::cluster_name::get(), "--cluster")
+            .map_err(|lines| ApiError::BadRequest {
+                code: "invalid_option",
+                detail: format!("--clusters: {}", lines.join(" ")),
+                field: Some("clusters".into()),
+                line: None,
+            })?;
+    }
     let mut spec = batch.spec;
     if let Some(over) = &req.spec {
         sbatch::apply_spec_overrides(&mut spec, over);

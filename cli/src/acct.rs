@@ -80,6 +80,18 @@ pub struct AcctArgs {
     /// List the fields -o/--format knows.
     #[arg(short = 'e', long = "helpformat")]
     pub helpformat: bool,
+    /// `all` or this cluster's name (Berth is one cluster; another name is refused):
+    /// the runs of this cluster, printed as without the option.
+    #[arg(
+        short = 'M',
+        long = "clusters",
+        visible_alias = "cluster",
+        value_name = "CLUSTERS"
+    )]
+    pub clusters: Option<String>,
+    /// Every cluster's runs: this cluster's (Berth is one cluster).
+    #[arg(short = 'L', long = "allclusters")]
+    pub allclusters: bool,
 }
 
 /// sacct's default fields.
@@ -621,9 +633,11 @@ pub async fn run(client: &Client, args: &AcctArgs) -> anyhow::Result<i32> {
     }
     let columns = parse_format(args.format.as_deref().unwrap_or(DEFAULT_FORMAT))
         .map_err(anyhow::Error::msg)?;
+    crate::clusters::check(client, "sacct", args.clusters.as_deref(), None).await?;
     let q = query(args, Utc::now()).map_err(anyhow::Error::msg)?;
     let jobs = fetch_all(client, &q).await?;
     if args.json || args.yaml {
+        crate::clusters::name(client).await?;
         let document = berth_api::slurmrestd::sacct_document(&jobs, "");
         crate::format::print_document(&document, args.yaml)?;
         return Ok(0);

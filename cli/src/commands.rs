@@ -46,6 +46,14 @@ pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
+    // `-M/--clusters` (sbatch reads SBATCH_CLUSTERS, then SLURM_CLUSTERS, when it is
+    // absent): this cluster's name, said with the job's id as Slurm's sbatch says it.
+    let clusters = parsed.client.clusters.clone().or_else(|| {
+        ["SBATCH_CLUSTERS", "SLURM_CLUSTERS"]
+            .iter()
+            .find_map(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()))
+    });
+    let cluster = crate::clusters::check(client, "sbatch", clusters.as_deref(), None).await?;
     let submit_dir = std::env::current_dir().context("reading the current directory")?;
     let job = submit::build_job(args, script, &submit_dir);
     let refused = |e: &crate::client::ClientError| {
@@ -81,10 +89,20 @@ pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
+    let on_cluster = |separator: &str| {
+        cluster
+            .as_deref()
+            .map(|name| format!("{separator}{name}"))
+            .unwrap_or_default()
+    };
     if args.parsable || parsed.spec.parsable {
-        println!("{}", created.id);
+        println!("{}{}", created.id, on_cluster(";"));
     } else {
-        println!("Submitted batch job {}", created.id);
+        println!(
+            "Submitted batch job {}{}",
+            created.id,
+            on_cluster(" on cluster ")
+        );
     }
     std::io::stdout().flush()?;
     if !(args.wait || parsed.client.wait) {
@@ -113,6 +131,9 @@ pub struct QueueOptions {
     /// `--json` (`Some(false)`) or `--yaml` (`Some(true)`): Slurm's document instead of a
     /// table.
     pub document: Option<bool>,
+    /// `-M/--clusters` named this cluster (this name): a `CLUSTER: NAME` line above the
+    /// table, as Slurm's squeue prints for each cluster of `-M`.
+    pub cluster: Option<String>,
     /// Only this user's jobs.
     pub user: Option<String>,
     /// Only the caller's own jobs (`--me`).
@@ -237,6 +258,9 @@ pub async fn queue(client: &Client, options: &QueueOptions) -> anyhow::Result<i3
                     .format("%a %b %e %H:%M:%S %Y\n")
                     .to_string(),
             );
+        }
+        if let Some(name) = options.cluster.as_deref().filter(|_| !options.noheader) {
+            text.push_str(&format!("CLUSTER: {name}\n"));
         }
         let code = match &steps {
             Some(steps) => {
@@ -387,6 +411,7 @@ async fn queue_document(
         .await?;
     jobs.retain(|j| selected.contains(&j.id));
     let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+    crate::clusters::name(client).await?;
     let document =
         berth_api::slurmrestd::squeue_document(&jobs, who["user"].as_str().unwrap_or(""));
     format::print_document(&document, yaml)?;

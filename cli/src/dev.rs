@@ -203,6 +203,10 @@ async fn run_cluster(
         database_url: database_url.clone(),
         jwt_secret: Some(secret.clone()),
         jwt_public_key_pem: None,
+        cluster_name: file
+            .cluster_name
+            .clone()
+            .unwrap_or_else(|| berth_core::cluster::DEFAULT_CLUSTER_NAME.to_string()),
         max_connections: 16,
         db_timeouts: berth_db::Timeouts::default(),
         limits: berth_api::limits::Limits {

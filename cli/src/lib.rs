@@ -33,6 +33,7 @@ pub mod acct;
 pub mod admin;
 pub mod client;
 pub mod cloud_metadata;
+pub mod clusters;
 pub mod commands;
 pub mod config;
 pub mod dev;

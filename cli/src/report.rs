@@ -270,6 +270,8 @@ pub async fn run(
     }
     let a = parse_args(args)?;
     let client = client()?;
+    // The reports' Cluster column.
+    crate::clusters::name(&client).await?;
     let tres = a
         .tres
         .iter()
@@ -313,9 +315,6 @@ pub async fn run(
     print!("{out}");
     Ok(0)
 }
-
-/// The cluster's name in reports.
-pub const CLUSTER: &str = "berth";
 
 fn period(start: DateTime<Utc>, end: DateTime<Utc>) -> String {
     format!(
@@ -403,7 +402,7 @@ pub fn format_cluster(r: &ClusterUsage, a: &ReportArgs) -> String {
         ("Reported", 12),
     ];
     let row = vec![
-        CLUSTER.to_string(),
+        berth_api::cluster_name::get().to_string(),
         r.tres.clone(),
         value(t.allocated),
         value(t.down),
@@ -456,7 +455,7 @@ pub fn format_account_users(r: &UsageReport, a: &ReportArgs) -> String {
     let mut push = |acct: &str, user: &str, per: &PerTres| {
         for t in &r.tres {
             rows.push(vec![
-                CLUSTER.to_string(),
+                berth_api::cluster_name::get().to_string(),
                 acct.to_string(),
                 user.to_string(),
                 user.to_string(),
@@ -522,7 +521,7 @@ pub fn format_top_users(r: &UsageReport, a: &ReportArgs) -> String {
     for (user, (accts, per)) in ranked.into_iter().take(a.top_count) {
         for t in &r.tres {
             rows.push(vec![
-                CLUSTER.to_string(),
+                berth_api::cluster_name::get().to_string(),
                 user.clone(),
                 user.clone(),
                 accts.join(","),

@@ -18,7 +18,9 @@
 //! running jobs to signal (pending ones too when `-t` names them, which Slurm refuses a
 //! signal: `Job can not be altered now, try again later`).
 //!
-//! Refused by name: `-c/--cron`, `-M/--clusters`, `--sibling`, `--wckey`.
+//! `-M/--clusters` (or `SLURM_CLUSTERS`) takes `all` or this cluster's name.
+//!
+//! Refused by name: `-c/--cron`, `--sibling`, `--wckey`.
 
 use crate::client::{problem_message, Client, ClientError};
 use crate::job_control::JobRef;
@@ -91,8 +93,14 @@ pub struct ScancelArgs {
     /// Refused: cron jobs (`scrontab`), which Berth has not.
     #[arg(short = 'c', long = "cron")]
     pub cron: bool,
-    /// Refused: other clusters.
-    #[arg(short = 'M', long = "clusters", value_name = "CLUSTERS")]
+    /// `all` or this cluster's name (Berth is one cluster; another name is refused);
+    /// `SLURM_CLUSTERS` when absent.
+    #[arg(
+        short = 'M',
+        long = "clusters",
+        visible_alias = "cluster",
+        value_name = "CLUSTERS"
+    )]
     pub clusters: Option<String>,
     /// Refused: federation siblings.
     #[arg(long, value_name = "CLUSTER")]
@@ -114,9 +122,6 @@ impl ScancelArgs {
         let r = |o: &str, why: &str| Some(refusal("scancel", o, why));
         if self.cron {
             return r("-c/--cron", "there are no cron jobs (scrontab)");
-        }
-        if self.clusters.is_some() {
-            return r("-M/--clusters", "one api serves one cluster");
         }
         if self.sibling.is_some() {
             return r("--sibling", "there is no federation");
@@ -274,6 +279,13 @@ pub async fn run(client: &Client, args: &ScancelArgs) -> anyhow::Result<i32> {
     if args.verbose && args.quiet {
         anyhow::bail!("scancel: error: -Q/--quiet and -v/--verbose cannot be used together");
     }
+    crate::clusters::check(
+        client,
+        "scancel",
+        args.clusters.as_deref(),
+        Some("SLURM_CLUSTERS"),
+    )
+    .await?;
     let signal = args.signal_number().map_err(anyhow::Error::msg)?;
     let (steps, words): (Vec<String>, Vec<String>) = args
         .ids

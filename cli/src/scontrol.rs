@@ -11,7 +11,7 @@
 
 use crate::client::Client;
 use crate::commands;
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use berth_core::hostlist;
 use berth_core::scheduling::JobUpdate;
 
@@ -286,6 +286,7 @@ async fn show_document(
     let client = client()?;
     let who: serde_json::Value = client.get_json("/v1/whoami").await?;
     let user = who["user"].as_str().unwrap_or("").to_string();
+    crate::clusters::name(&client).await?;
     let document = match what {
         "job" | "jobid" => {
             let raw = match name {
@@ -358,6 +359,7 @@ Usage: scontrol [OPTIONS] COMMAND [ARGS...]
 
 Options:
   --json, --yaml          show job|node|partition as slurmrestd's documents
+  -M, --clusters=NAME     all, or this cluster's name (Berth is one cluster)
   -h, --help              show this help message
       --usage             display a brief usage message
 
@@ -386,6 +388,61 @@ Commands:
 /// # Errors
 /// An unknown or unsupported command, a bad argument, or the api's refusal.
 pub async fn run(
+    args: &[String],
+    client: impl FnOnce() -> anyhow::Result<Client>,
+) -> anyhow::Result<i32> {
+    let (clusters, args) = cluster_option(args)?;
+    match crate::clusters::requested(clusters.as_deref(), Some("SLURM_CLUSTERS")) {
+        Some(value) => {
+            let client = client()?;
+            crate::clusters::check(&client, "scontrol", Some(&value), None).await?;
+            run_command(&args, move || Ok(client)).await
+        }
+        None => run_command(&args, client).await,
+    }
+}
+
+/// Takes scontrol's `-M/--clusters` out of its arguments (`-M X`, `-MX`, `--clusters X`,
+/// `--clusters=X`, and getopt_long's prefixes of `--clusters`), wherever it stands
+/// before the command's words end.
+///
+/// # Errors
+/// `-M` without a value.
+pub fn cluster_option(args: &[String]) -> anyhow::Result<(Option<String>, Vec<String>)> {
+    let mut clusters = None;
+    let mut rest = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let long = arg
+            .strip_prefix("--")
+            .filter(|a| a.len() >= 2 && "clusters".starts_with(a.split('=').next().unwrap_or("")));
+        let value =
+            if let Some(long) = long {
+                match long.split_once('=') {
+                    Some((_, v)) => Some(v.to_string()),
+                    None => args.next().cloned().map(Some).ok_or_else(|| {
+                        anyhow!("scontrol: option '--clusters' requires an argument")
+                    })?,
+                }
+            } else if arg == "-M" {
+                Some(
+                    args.next()
+                        .cloned()
+                        .ok_or_else(|| anyhow!("scontrol: option requires an argument -- 'M'"))?,
+                )
+            } else {
+                arg.strip_prefix("-M").map(str::to_string)
+            };
+        match value {
+            Some(v) => clusters = Some(v),
+            None => rest.push(arg.clone()),
+        }
+    }
+    Ok((clusters, rest))
+}
+
+/// Runs the command of `scontrol ARGS` once `-M` is dealt with.
+async fn run_command(
     args: &[String],
     client: impl FnOnce() -> anyhow::Result<Client>,
 ) -> anyhow::Result<i32> {

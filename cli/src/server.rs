@@ -149,6 +149,10 @@ pub struct ServerConfigFile {
     pub jwt_secret: Option<String>,
     /// The api's listen address (`0.0.0.0:8750`); `--listen` wins.
     pub listen: Option<String>,
+    /// The cluster's name (Slurm's `ClusterName`): what `GET /v1/cluster`, slurmrestd's
+    /// answers and the Slurm commands' `-M/--clusters` know it by; 1 to 40 lower-case
+    /// letters, digits, `-` and `_` (default `berth`).
+    pub cluster_name: Option<String>,
     /// Every role's database sessions.
     #[serde(default)]
     pub database: DatabaseSection,
@@ -621,6 +625,8 @@ pub struct ServerConfig {
     pub jwt_secret: Option<String>,
     /// The api's listen address.
     pub listen: String,
+    /// The cluster's name (`cluster_name`).
+    pub cluster_name: String,
     /// The api's connection pool size.
     pub max_connections: u32,
     /// Every role's database session timeouts.
@@ -691,6 +697,11 @@ impl ServerConfig {
             anyhow!("database_url is not set: set DATABASE_URL or database_url {from}")
         })?;
         let jwt_secret = env("BERTH_JWT_SECRET").or(file.jwt_secret);
+        let cluster_name = file
+            .cluster_name
+            .unwrap_or_else(|| berth_core::cluster::DEFAULT_CLUSTER_NAME.to_string());
+        berth_core::cluster::validate_cluster_name(&cluster_name)
+            .map_err(|why| anyhow!("cluster_name {cluster_name:?} {from}: {why}"))?;
         let s = file.scheduler;
         for (key, value) in [
             ("scheduler.lease_ttl_seconds", s.lease_ttl_seconds),
@@ -758,6 +769,7 @@ impl ServerConfig {
             database_url: database_url.clone(),
             jwt_secret,
             listen,
+            cluster_name,
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             db_timeouts,
             limits: berth_api::limits::Limits {
@@ -913,6 +925,7 @@ pub async fn run_server(
             database_url: config.database_url.clone(),
             jwt_secret: secret,
             jwt_public_key_pem: public_key,
+            cluster_name: config.cluster_name.clone(),
             max_connections: config.max_connections,
             db_timeouts: config.db_timeouts,
             limits: config.limits.clone(),

@@ -118,8 +118,14 @@ pub struct SinfoArgs {
     /// Refused: reservations (see `scontrol show reservation`).
     #[arg(short = 'T', long = "reservation")]
     pub reservation: bool,
-    /// Refused: other clusters.
-    #[arg(short = 'M', long = "clusters", value_name = "CLUSTERS")]
+    /// `all` or this cluster's name (Berth is one cluster; another name is refused);
+    /// `SLURM_CLUSTERS` when absent. The table follows a `CLUSTER: NAME` line.
+    #[arg(
+        short = 'M',
+        long = "clusters",
+        visible_alias = "cluster",
+        value_name = "CLUSTERS"
+    )]
     pub clusters: Option<String>,
     /// Refused: federation.
     #[arg(long)]
@@ -142,9 +148,6 @@ impl SinfoArgs {
         }
         if self.reservation {
             return r("-T/--reservation", "use `scontrol show reservation`");
-        }
-        if self.clusters.is_some() {
-            return r("-M/--clusters", "one api serves one cluster");
         }
         if self.federation {
             return r("--federation", "there is no federation");
@@ -529,6 +532,13 @@ pub async fn run(client: &Client, args: &SinfoArgs) -> anyhow::Result<i32> {
         anyhow::bail!(message);
     }
     let format = args.view_format().map_err(anyhow::Error::msg)?;
+    let cluster = crate::clusters::check(
+        client,
+        "sinfo",
+        args.clusters.as_deref(),
+        Some("SLURM_CLUSTERS"),
+    )
+    .await?;
     let wanted_nodes = match &args.nodes {
         Some(list) => Some(
             hostlist::expand(list)
@@ -595,6 +605,7 @@ pub async fn run(client: &Client, args: &SinfoArgs) -> anyhow::Result<i32> {
                 nodes.iter().map(|n| n.name.clone()).collect()
             };
             let who: serde_json::Value = client.get_json("/v1/whoami").await?;
+            crate::clusters::name(client).await?;
             let document = berth_api::slurmrestd::sinfo_document(
                 &partitions,
                 &nodes,
@@ -631,6 +642,11 @@ pub async fn run(client: &Client, args: &SinfoArgs) -> anyhow::Result<i32> {
                 !args.noheader,
             )
             .map_err(anyhow::Error::msg)?
+        };
+        // Slurm's multi-cluster form: `CLUSTER: NAME` above the table.
+        let text = match &cluster {
+            Some(name) if !args.noheader => format!("CLUSTER: {name}\n{text}"),
+            _ => text,
         };
         let Some(seconds) = args.iterate else {
             print!("{text}");

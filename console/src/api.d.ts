@@ -163,6 +163,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cluster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the cluster.
+         * @description Its name (what `-M/--clusters` of the Slurm-named commands must name) and the api's
+         *     version. Any valid credentials may ask.
+         */
+        get: operations["cluster_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -2089,6 +2110,17 @@ export interface components {
             time: string;
             /** @description `berth.job.ended`, … (see the module documentation). */
             type: string;
+        };
+        /** @description `GET /v1/cluster` answer: what this cluster is. */
+        ClusterInfo: {
+            /**
+             * @description The cluster's name (Slurm's `ClusterName`, the servers' `cluster_name`): what
+             *     `-M/--clusters` of the Slurm-named commands must name, and what slurmrestd's
+             *     answers carry in `meta.slurm.cluster`.
+             */
+            name: string;
+            /** @description The api's Berth version. */
+            version: string;
         };
         /** @description `GET /v1/usage/cluster/timeline`: GPU allocation and utilisation over time. */
         ClusterTimeline: {
@@ -6162,6 +6194,53 @@ export interface operations {
             };
             /** @description Not an admin */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests from this user (or, without valid credentials, this address); see Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the request timed out */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    cluster_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cluster */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterInfo"];
+                };
+            };
+            /** @description No or bad credentials */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

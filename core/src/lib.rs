@@ -13,6 +13,7 @@
 //! * [`priority`]: multifactor priority and classic fairshare formulas.
 //! * [`array`]: job array index sets (`--array`).
 //! * [`begin`]: `--begin` times.
+//! * [`cluster`]: the cluster's name and the `-M/--clusters` option.
 //! * [`constraint`]: `--constraint` expressions (`a&b`, `a|b`, `[a|b]`, `a*2`).
 //! * [`scheduling`]: wire types of hold/release/update.
 //! * [`qos`]: QOS definitions, TRES limits, fairshare and priority views.
@@ -29,6 +30,7 @@ pub mod accounting;
 pub mod array;
 pub mod auth;
 pub mod begin;
+pub mod cluster;
 pub mod constraint;
 pub mod duration;
 pub mod event;

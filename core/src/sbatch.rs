@@ -84,6 +84,10 @@ pub struct ClientOptions {
     pub help: bool,
     /// `-V/--version`.
     pub version: bool,
+    /// `-M/--clusters`: `all` or the cluster's own name (Berth is one cluster; the
+    /// submission checks it against the cluster's name and refuses another,
+    /// [`crate::cluster::check_clusters`]); `sbatch` then says `on cluster NAME`.
+    pub clusters: Option<String>,
 }
 
 /// The script `sbatch --wrap=COMMAND` submits, in Slurm's words:
@@ -422,6 +426,7 @@ enum Opt {
     Overcommit,
     Wrap,
     Parsable,
+    Clusters,
     TestOnly,
     Wait,
     Quiet,
@@ -618,7 +623,8 @@ const OPTIONS: &[OptDef] = &[
         Arg::Required,
         Opt::Refused(NO_FEDERATION),
     ),
-    def("clusters", Some('M'), Arg::Required, Opt::Refused(NO_FEDERATION)),
+    def("clusters", Some('M'), Arg::Required, Opt::Clusters),
+    def("cluster", None, Arg::Required, Opt::Clusters),
     def("container", None, Arg::Required, Opt::Refused(NO_OCI)),
     def("container-id", None, Arg::Required, Opt::Refused(NO_OCI)),
     def(
@@ -1393,6 +1399,7 @@ fn apply_option(
             spec.wrap = text();
         }
         Opt::Parsable => spec.parsable = true,
+        Opt::Clusters => client.clusters = Some(v.to_string()),
         Opt::Wckey => spec.wckey = text(),
         Opt::TresPerTask => tres_per_task(spec, v)?,
         Opt::TestOnly => client.test_only = true,
@@ -2457,6 +2464,7 @@ mod tests {
                 verbose: 2,
                 help: false,
                 version: false,
+                clusters: None,
             }
         );
         assert_eq!(job.spec, JobSpec::default());

@@ -5,7 +5,7 @@
 use super::auth::SlurmCaller;
 use super::jobs::{info_query, InfoQuery};
 use super::types::{ControllerPing, NoVal, NodeInfo, ReservationInfo};
-use super::{answer_ok, minutes, now, time, SlurmError, CLUSTER};
+use super::{answer_ok, minutes, now, time, SlurmError};
 use crate::AppState;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -193,7 +193,7 @@ pub(super) fn node_info(node: &Node) -> NodeInfo {
         name: node.name.clone(),
         hostname: node.name.clone(),
         address: node.name.clone(),
-        cluster_name: CLUSTER.into(),
+        cluster_name: crate::cluster_name::get().into(),
         state: node_state(node),
         reason: node.reason.clone().unwrap_or_default(),
         reason_changed_at: time(node.reason_time),
@@ -265,7 +265,7 @@ pub(super) fn partition_info(p: &Partition, all_nodes: &[String]) -> serde_json:
     let mib = |v: Option<u64>| NoVal::opt(v.map(|m| i64::try_from(m).unwrap_or(i64::MAX)));
     json!({
         "name": p.name,
-        "cluster": CLUSTER,
+        "cluster": crate::cluster_name::get(),
         "nodes": { "configured": members, "total": p.total_nodes, "allowed_allocation": "" },
         "accounts": { "allowed": p.allowed_accounts.join(","), "deny": "" },
         "qos": { "allowed": p.allowed_qos.join(","), "deny": "", "assigned": "" },
@@ -535,7 +535,7 @@ pub(super) fn share_rows(
             let factor = float(berth_core::priority::fairshare_factor(s, u));
             rows.push(json!({
                 "id": rows.len() + 1,
-                "cluster": CLUSTER,
+                "cluster": crate::cluster_name::get(),
                 "name": account,
                 "parent": parent.unwrap_or_default(),
                 "partition": "",
@@ -552,7 +552,7 @@ pub(super) fn share_rows(
             for row in mine.into_iter().filter(|r| user_ok(&r.user)) {
                 rows.push(json!({
                     "id": rows.len() + 1,
-                    "cluster": CLUSTER,
+                    "cluster": crate::cluster_name::get(),
                     "name": row.user,
                     "parent": row.account,
                     "partition": "",

@@ -9,7 +9,7 @@
 
 use super::auth::SlurmCaller;
 use super::types::{ExitCode, ExitSignal, JobInfo, NoVal, NoValIn, NoValValue};
-use super::{answer, answer_ok, errno, minutes, now, time, SlurmError, CLUSTER};
+use super::{answer, answer_ok, errno, minutes, now, time, SlurmError};
 use crate::error::ApiError;
 use crate::AppState;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -602,7 +602,7 @@ pub(super) fn job_info(job: &Job) -> JobInfo {
         array_task_string: job.array_tasks_pending.clone(),
         batch_flag: Some(true),
         batch_host: job.allocations.first().map(|a| a.node.clone()),
-        cluster: Some(CLUSTER.into()),
+        cluster: Some(crate::cluster_name::get().into()),
         comment: job.spec.comment.clone(),
         cpus_per_task: job.spec.cpus_per_task.map(|c| NoVal::num(i64::from(c))),
         dependency: job.spec.dependency.clone(),

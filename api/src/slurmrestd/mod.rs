@@ -51,8 +51,6 @@ use types::{Meta, MetaClient, MetaPlugin, MetaSlurm, NoVal, OpenapiError, Openap
 pub const VERSION: &str = "v0.0.44";
 /// The Slurm release whose document this subset follows.
 pub const SLURM_RELEASE: &str = "25.11.7";
-/// The cluster name answers carry (`meta.slurm.cluster`, `cluster` fields).
-pub const CLUSTER: &str = "berth";
 
 /// Slurm's errno values used in `errors[].error_number` (slurm/slurm_errno.h), with
 /// their `slurm_strerror()` texts.
@@ -299,7 +297,7 @@ pub(crate) fn meta(path: &str, user: &str) -> Meta {
                 .into_iter()
                 .collect(),
             release: SLURM_RELEASE.into(),
-            cluster: CLUSTER.into(),
+            cluster: crate::cluster_name::get().into(),
         },
     }
 }

@@ -10,7 +10,7 @@
 use super::auth::SlurmCaller;
 use super::jobs::exit_code;
 use super::types::{AssocShort, Coord, NoVal, Tres};
-use super::{answer, answer_ok, minutes, SlurmError, CLUSTER};
+use super::{answer, answer_ok, minutes, SlurmError};
 use crate::AppState;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, Uri};
@@ -55,7 +55,7 @@ fn refuse_unhandled(q: &HashMap<String, String>, handled: &[&str]) -> Result<(),
         if handled.contains(&name.as_str()) || PRESENTATION.contains(&name.as_str()) {
             continue;
         }
-        if name == "cluster" && (q[name].is_empty() || q[name] == CLUSTER) {
+        if name == "cluster" && (q[name].is_empty() || q[name] == crate::cluster_name::get()) {
             continue;
         }
         if !q[name].is_empty() {
@@ -155,10 +155,10 @@ pub(super) fn job(j: &AcctJob) -> Value {
         "account": j.account,
         "partition": j.partition,
         "qos": j.qos,
-        "cluster": CLUSTER,
+        "cluster": crate::cluster_name::get(),
         "association": AssocShort {
             account: j.account.clone(),
-            cluster: CLUSTER.into(),
+            cluster: crate::cluster_name::get().into(),
             partition: String::new(),
             user: j.user.clone(),
         },
@@ -355,7 +355,7 @@ fn user(u: &User) -> Value {
         .iter()
         .map(|m| AssocShort {
             account: m.account.clone(),
-            cluster: CLUSTER.into(),
+            cluster: crate::cluster_name::get().into(),
             partition: String::new(),
             user: u.name.clone(),
         })

@@ -504,8 +504,14 @@ pub(crate) struct SqueueRefused {
     /// Refused: licenses.
     #[arg(short = 'L', long = "licenses", value_name = "LICENSES")]
     pub(crate) licenses: Option<String>,
-    /// Refused: other clusters.
-    #[arg(short = 'M', long = "clusters", value_name = "CLUSTERS")]
+    /// `all` or this cluster's name (Berth is one cluster; another name is refused);
+    /// `SLURM_CLUSTERS` when absent. The table follows a `CLUSTER: NAME` line.
+    #[arg(
+        short = 'M',
+        long = "clusters",
+        visible_alias = "cluster",
+        value_name = "CLUSTERS"
+    )]
     pub(crate) clusters: Option<String>,
     /// Not yet: jobs of a reservation.
     #[arg(short = 'R', long = "reservation", value_name = "NAME")]
@@ -536,11 +542,6 @@ impl SqueueRefused {
                 self.licenses.is_some(),
                 "-L/--licenses",
                 "there are no licenses",
-            ),
-            (
-                self.clusters.is_some(),
-                "-M/--clusters",
-                "one api serves one cluster",
             ),
             (self.priority, "-P/--priority", "jobs are listed once"),
             (

@@ -100,7 +100,16 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
                     )),
                 })
                 .transpose()?;
+            let client = client(url, token)?;
+            let cluster = berth::clusters::check(
+                &client,
+                "squeue",
+                refused.clusters.as_deref(),
+                Some("SLURM_CLUSTERS"),
+            )
+            .await?;
             let options = QueueOptions {
+                cluster,
                 document: (refused.json || refused.yaml).then_some(refused.yaml),
                 long_format,
                 sort,
@@ -122,7 +131,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
                 format: format.or_else(|| long.then(|| LONG_FORMAT.to_string())),
                 start,
             };
-            commands::queue(&client(url, token)?, &options).await
+            commands::queue(&client, &options).await
         }
         Command::Nodes(args) => berth::sinfo::run(&client(url, token)?, &args).await,
         Command::Show {

@@ -382,7 +382,11 @@ pub fn allocation_environment(
         ("SLURM_NTASKS", job.num_tasks.to_string()),
         ("SLURM_NPROCS", job.num_tasks.to_string()),
         ("SLURM_JOB_PARTITION", job.partition.clone()),
-        ("SLURM_CLUSTER_NAME", "berth".to_string()),
+        (
+            "SLURM_CLUSTER_NAME",
+            std::env::var("SLURM_CLUSTER_NAME")
+                .unwrap_or_else(|_| berth_api::cluster_name::get().to_string()),
+        ),
         ("SLURM_SUBMIT_DIR", submit_dir.display().to_string()),
         ("SLURM_SUBMIT_HOST", crate::server::host_name()),
     ];

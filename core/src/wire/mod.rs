@@ -102,6 +102,17 @@ pub struct JobCreated {
     pub id: i64,
 }
 
+/// `GET /v1/cluster` answer: what this cluster is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ClusterInfo {
+    /// The cluster's name (Slurm's `ClusterName`, the servers' `cluster_name`): what
+    /// `-M/--clusters` of the Slurm-named commands must name, and what slurmrestd's
+    /// answers carry in `meta.slurm.cluster`.
+    pub name: String,
+    /// The api's Berth version.
+    pub version: String,
+}
+
 /// `POST /v1/jobs/{id}/keepalive` answer: the allocation's client (salloc, srun outside
 /// an allocation) is alive, and until when the job lasts without another keep-alive
 /// (Slurm's `InactiveLimit`).

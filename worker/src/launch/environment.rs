@@ -264,7 +264,17 @@ pub fn job_environment(
     set("SLURM_LOCALID", Some("0".to_string()));
     set("SLURM_TASK_PID", None);
     set("SLURM_RESTART_COUNT", Some(assignment.run.to_string()));
-    set("SLURM_CLUSTER_NAME", Some("berth".to_string()));
+    // The cluster's name as the api tells it (Berth's default before apis did).
+    set(
+        "SLURM_CLUSTER_NAME",
+        Some(
+            assignment
+                .slurm_variables
+                .get("SLURM_CLUSTER_NAME")
+                .cloned()
+                .unwrap_or_else(|| berth_core::cluster::DEFAULT_CLUSTER_NAME.to_string()),
+        ),
+    );
     set(
         "SLURM_ARRAY_JOB_ID",
         assignment.array_job_id.map(|id| id.to_string()),

@@ -19,6 +19,7 @@ from .audit_list import AuditList
 from .cancellation import Cancellation
 from .cloud_event import CloudEvent
 from .cloud_event_data import CloudEventData
+from .cluster_info import ClusterInfo
 from .cluster_timeline import ClusterTimeline
 from .cluster_timeline_point import ClusterTimelinePoint
 from .cluster_usage import ClusterUsage
@@ -175,6 +176,7 @@ __all__ = (
     "Cancellation",
     "CloudEvent",
     "CloudEventData",
+    "ClusterInfo",
     "ClusterTimeline",
     "ClusterTimelinePoint",
     "ClusterUsage",
