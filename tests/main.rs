@@ -17,6 +17,7 @@ mod cluster_option;
 mod console;
 mod cpu_placement;
 mod dev;
+mod ended_reasons;
 mod events;
 mod failover;
 mod fairshare;

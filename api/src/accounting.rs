@@ -150,7 +150,17 @@ fn job_view(r: &AcctRunRow) -> AcctJob {
         partition: r.partition.clone(),
         qos: r.qos.clone(),
         state: r.state.clone(),
-        reason: r.reason.clone(),
+        // Slurm's name for an ended run's reason (a requeued run's state is not a job
+        // state: its stored reason stands).
+        reason: match r.state.parse::<berth_core::state::JobState>() {
+            Ok(state) => berth_core::reason::shown_reason(
+                state,
+                r.exit_code,
+                r.exit_signal,
+                r.reason.as_deref(),
+            ),
+            Err(_) => r.reason.clone(),
+        },
         requeue_reason: r.requeue_reason.clone(),
         exit_code: r.exit_code,
         exit_signal: r.exit_signal,

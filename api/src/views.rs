@@ -3,6 +3,7 @@
 use berth_core::hostlist;
 use berth_core::identity::{is_secret_name, MASK};
 use berth_core::pattern::{self, PatternValues};
+use berth_core::reason;
 use berth_core::spec::JobSpec;
 use berth_core::state::{JobState, NodeState};
 use berth_core::wire::{Gpu, GpuKind, Job, JobAllocation, Node, Partition, QueueJob};
@@ -101,7 +102,13 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         partition: shown_partition(state, &row.partition, &row.partitions),
         qos: row.qos.clone(),
         state,
-        reason: row.reason.clone(),
+        reason: reason::shown_reason(state, row.exit_code, row.exit_signal, row.reason.as_deref()),
+        state_description: reason::state_description(
+            state,
+            row.exit_code,
+            row.exit_signal,
+            row.reason.as_deref(),
+        ),
         submit_time: row.submit_time,
         start_time: row.start_time,
         end_time: row.end_time,
@@ -192,7 +199,7 @@ pub fn queue_view(row: JobQueueRow) -> QueueJob {
         partition,
         qos: row.qos,
         state,
-        reason: row.reason,
+        reason: reason::shown_reason(state, row.exit_code, row.exit_signal, row.reason.as_deref()),
         submit_time: row.submit_time,
         start_time: row.start_time,
         end_time: row.end_time,

@@ -520,19 +520,20 @@ pub async fn logs(client: &Client, id: i64, stderr: bool, follow: bool) -> anyho
     drop(out);
     // A job whose batch script never started has no output: say why.
     let job = client.job_get(id).await?;
-    if let Some(reason) = job
-        .reason
+    let launch = berth_core::reason::LAUNCH_FAILED_PREFIX;
+    if let Some(description) = job
+        .state_description
         .as_deref()
-        .filter(|r| job.start_time.is_none() || r.starts_with("launch failed"))
+        .filter(|d| d.starts_with(launch))
     {
-        if reason.starts_with("launch failed") {
-            eprintln!(
-                "berth logs: job {id} {}: {}",
-                job.state,
-                berth_core::text::escape_keep_lines(reason)
-            );
-            return Ok(1);
-        }
+        eprintln!(
+            "berth logs: job {id} {}: {}",
+            job.state,
+            berth_core::text::escape_keep_lines(description)
+        );
+        return Ok(1);
+    }
+    if let Some(reason) = job.reason.as_deref().filter(|_| job.start_time.is_none()) {
         if job.state == berth_core::state::JobState::Pending {
             eprintln!(
                 "berth logs: job {id} has not started yet (PENDING, reason: {})",

@@ -812,6 +812,7 @@ pub(crate) mod tests {
             qos: None,
             state,
             reason: None,
+            state_description: None,
             submit_time: at(0),
             start_time: None,
             end_time: None,

@@ -59,6 +59,7 @@ pub mod server;
 pub mod shutdown;
 pub mod sim;
 pub mod sinfo;
+pub mod slurm_fields;
 pub mod sprio;
 pub mod squeue;
 pub mod srun;

@@ -62,6 +62,7 @@ mod tests {
             qos: None,
             state: JobState::Pending,
             reason: Some("Resources".into()),
+            state_description: None,
             submit_time: at,
             start_time: None,
             end_time: None,

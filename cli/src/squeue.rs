@@ -299,11 +299,15 @@ fn value(kind: char, job: &QueueJob, now: DateTime<Utc>) -> String {
         'b' if job.gpus_per_node > 0 => format!("gres/gpu:{}", job.gpus_per_node),
         'b' => "N/A".to_string(),
         'N' => job.nodelist.clone().unwrap_or_default(),
-        'R' => match (&job.nodelist, job.state) {
-            (Some(nodes), state) if state != JobState::Pending && !nodes.is_empty() => {
-                nodes.clone()
-            }
-            _ => format!("({})", job.reason.as_deref().unwrap_or("None")),
+        // Slurm's `%R`: the reason of a job pending or ended by a failure of its own
+        // (TIMEOUT, OUT_OF_MEMORY, DEADLINE, FAILED), else its nodes.
+        'R' => match job.state {
+            JobState::Pending
+            | JobState::Timeout
+            | JobState::OutOfMemory
+            | JobState::Deadline
+            | JobState::Failed => format!("({})", job.reason.as_deref().unwrap_or("None")),
+            _ => job.nodelist.clone().unwrap_or_default(),
         },
         'r' => job.reason.clone().unwrap_or_else(|| "None".to_string()),
         'S' => time(job.start_time.or(job.expected_start)),

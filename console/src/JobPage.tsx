@@ -82,6 +82,7 @@ export function JobPage({ id, identity }: { id: number; identity: Identity }) {
         <span class={`state s-${job.state.toLowerCase()}`}>{job.state}</span>
       </h1>
       {job.reason && job.reason !== "None" && <p>{formatReason(job.reason)}</p>}
+      {job.state_description && <p class="state-description">{job.state_description}</p>}
       {identity.readOnly && <p class="hint">This token is read-only: no action is offered.</p>}
       <div class="actions" role="toolbar" aria-label="Actions on this job" hidden={identity.readOnly}>
         {!ended && (

@@ -2697,7 +2697,9 @@ export interface components {
             queue_position?: number | null;
             /**
              * @description Why a pending job waits (Slurm's reason names: `Priority`, `Resources` …), or why
-             *     a job ended as it did.
+             *     a job ended as it did, in Slurm's names (`None` for COMPLETED, `NonZeroExitCode`,
+             *     `RaisedSignal`, `TimeLimit`, `NodeDown`, `OutOfMemory`, `JobLaunchFailure`, …;
+             *     see [`crate::reason::ended_job_reason`]).
              */
             reason?: string | null;
             /**
@@ -2717,6 +2719,12 @@ export interface components {
             start_time?: string | null;
             /** @description The state. */
             state: components["schemas"]["JobState"];
+            /**
+             * @description What ended the job, when Berth knows more than the reason's name (Slurm's
+             *     `state_desc`: `launch failed on node-1: …`, `preempted by job 7`); absent
+             *     otherwise and while the job has not ended.
+             */
+            state_description?: string | null;
             /** @description The stderr file, pattern expanded (same as stdout when not split). */
             stderr_path?: string | null;
             /** @description The stdout file, pattern expanded for the batch node. */
@@ -4308,7 +4316,10 @@ export interface components {
             priority?: number | null;
             /** @description The QOS. */
             qos?: string | null;
-            /** @description Why a pending job waits, or why a job ended as it did. */
+            /**
+             * @description Why a pending job waits, or why a job ended as it did (Slurm's names, as
+             *     [`crate::wire::Job::reason`]).
+             */
             reason?: string | null;
             /**
              * Format: int32

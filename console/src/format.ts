@@ -83,6 +83,14 @@ const REASONS: Record<string, string> = {
   QOSMaxJobsPerUserLimit: "At its QOS's job limit per user",
   QOSMaxWallDurationPerJobLimit: "Time limit above its QOS's maximum",
   "launch failed requeued held": "Held after failing to launch three times",
+  NonZeroExitCode: "Ended with a non-zero exit code",
+  RaisedSignal: "Killed by a signal",
+  TimeLimit: "Reached its time limit",
+  OutOfMemory: "Ran out of memory",
+  JobLaunchFailure: "Could not be launched",
+  SystemFailure: "Given up by Berth after its run hung",
+  InactiveLimit: "Its allocation's client stopped answering",
+  DeadLine: "Could not end before its deadline",
 };
 
 /** `Waiting for GPUs, CPUs or memory (Resources)`; a reason without plain words as it is. */

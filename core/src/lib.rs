@@ -16,6 +16,7 @@
 //! * [`cluster`]: the cluster's name and the `-M/--clusters` option.
 //! * [`constraint`]: `--constraint` expressions (`a&b`, `a|b`, `[a|b]`, `a*2`).
 //! * [`scheduling`]: wire types of hold/release/update.
+//! * [`reason`]: Slurm's reasons for ended jobs, from their end state and exit status.
 //! * [`qos`]: QOS definitions, TRES limits, fairshare and priority views.
 //! * [`identity`]: users, accounts, memberships, API tokens and the audit log on the wire.
 //! * [`signal`]: `--signal`, the warning before the time limit.
@@ -41,6 +42,7 @@ pub mod pattern;
 pub mod pool;
 pub mod priority;
 pub mod qos;
+pub mod reason;
 pub mod reservation;
 pub mod resources;
 pub mod sbatch;

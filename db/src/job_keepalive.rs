@@ -11,7 +11,7 @@ use tracing::instrument;
 
 /// Slurm's reason for a job whose allocation's client stopped answering
 /// (`FAIL_INACTIVE_LIMIT`).
-pub const INACTIVE_LIMIT_REASON: &str = "InactiveLimit";
+pub const INACTIVE_LIMIT_REASON: &str = berth_core::reason::INACTIVE_LIMIT;
 
 /// Records a keep-alive of job `job_id`'s client now: the job ends unless another comes
 /// within `limit_seconds`. Returns when it would end, or `None` when the job is not

@@ -359,7 +359,8 @@ pub async fn apply_report(
 pub(crate) fn launch_failed_reason(node_row: &NodeRow, report: &JobReport) -> Option<String> {
     (report.kind == ReportKind::LaunchFailed).then(|| {
         format!(
-            "launch failed on {}: {}",
+            "{} on {}: {}",
+            berth_core::reason::LAUNCH_FAILED_PREFIX,
             node_row.name,
             report.message.as_deref().unwrap_or("unknown error")
         )

@@ -163,8 +163,15 @@ pub struct Job {
     /// The state.
     pub state: JobState,
     /// Why a pending job waits (Slurm's reason names: `Priority`, `Resources` …), or why
-    /// a job ended as it did.
+    /// a job ended as it did, in Slurm's names (`None` for COMPLETED, `NonZeroExitCode`,
+    /// `RaisedSignal`, `TimeLimit`, `NodeDown`, `OutOfMemory`, `JobLaunchFailure`, …;
+    /// see [`crate::reason::ended_job_reason`]).
     pub reason: Option<String>,
+    /// What ended the job, when Berth knows more than the reason's name (Slurm's
+    /// `state_desc`: `launch failed on node-1: …`, `preempted by job 7`); absent
+    /// otherwise and while the job has not ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_description: Option<String>,
     /// When it was submitted.
     pub submit_time: DateTime<Utc>,
     /// When its current run started.

@@ -33,7 +33,8 @@ pub struct QueueJob {
     pub qos: Option<String>,
     /// The state.
     pub state: JobState,
-    /// Why a pending job waits, or why a job ended as it did.
+    /// Why a pending job waits, or why a job ended as it did (Slurm's names, as
+    /// [`crate::wire::Job::reason`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// When it was submitted.

@@ -69,8 +69,14 @@ class Job:
             first it considers), by priority, then submit time, then id, over every pending
             job of every partition.
         reason (None | str | Unset): Why a pending job waits (Slurm's reason names: `Priority`, `Resources` …), or why
-            a job ended as it did.
+            a job ended as it did, in Slurm's names (`None` for COMPLETED, `NonZeroExitCode`,
+            `RaisedSignal`, `TimeLimit`, `NodeDown`, `OutOfMemory`, `JobLaunchFailure`, …;
+            see [`crate::reason::ended_job_reason`]).
         start_time (datetime.datetime | None | Unset): When its current run started.
+        state_description (None | str | Unset): What ended the job, when Berth knows more than the reason's name
+            (Slurm's
+            `state_desc`: `launch failed on node-1: …`, `preempted by job 7`); absent
+            otherwise and while the job has not ended.
         stderr_path (None | str | Unset): The stderr file, pattern expanded (same as stdout when not split).
         stdout_path (None | str | Unset): The stdout file, pattern expanded for the batch node.
         time_limit (int | None | Unset): The time limit in seconds; `None` is unlimited.
@@ -108,6 +114,7 @@ class Job:
     queue_position: int | None | Unset = UNSET
     reason: None | str | Unset = UNSET
     start_time: datetime.datetime | None | Unset = UNSET
+    state_description: None | str | Unset = UNSET
     stderr_path: None | str | Unset = UNSET
     stdout_path: None | str | Unset = UNSET
     time_limit: int | None | Unset = UNSET
@@ -248,6 +255,12 @@ class Job:
         else:
             start_time = self.start_time
 
+        state_description: None | str | Unset
+        if isinstance(self.state_description, Unset):
+            state_description = UNSET
+        else:
+            state_description = self.state_description
+
         stderr_path: None | str | Unset
         if isinstance(self.stderr_path, Unset):
             stderr_path = UNSET
@@ -328,6 +341,8 @@ class Job:
             field_dict["reason"] = reason
         if start_time is not UNSET:
             field_dict["start_time"] = start_time
+        if state_description is not UNSET:
+            field_dict["state_description"] = state_description
         if stderr_path is not UNSET:
             field_dict["stderr_path"] = stderr_path
         if stdout_path is not UNSET:
@@ -547,6 +562,15 @@ class Job:
 
         start_time = _parse_start_time(d.pop("start_time", UNSET))
 
+        def _parse_state_description(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        state_description = _parse_state_description(d.pop("state_description", UNSET))
+
         def _parse_stderr_path(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -615,6 +639,7 @@ class Job:
             queue_position=queue_position,
             reason=reason,
             start_time=start_time,
+            state_description=state_description,
             stderr_path=stderr_path,
             stdout_path=stdout_path,
             time_limit=time_limit,

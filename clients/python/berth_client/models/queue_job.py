@@ -47,7 +47,8 @@ class QueueJob:
             partition (str | Unset): The partition (while pending, every partition it may start in, `a,b`).
             priority (int | None | Unset): A pending job's multifactor priority.
             qos (None | str | Unset): The QOS.
-            reason (None | str | Unset): Why a pending job waits, or why a job ended as it did.
+            reason (None | str | Unset): Why a pending job waits, or why a job ended as it did (Slurm's names, as
+                [`crate::wire::Job::reason`]).
             restart_count (int | Unset): How many times the job was requeued.
             start_time (datetime.datetime | None | Unset): When its current run started.
             submit_time (datetime.datetime | Unset): When it was submitted.
