@@ -54,12 +54,10 @@ echo pmix=$?
 srun --mpi=none -n 1 echo mpi-none
 srun --cpu-bind=cores -n 1 echo bound
 echo bind_exit=$?
-srun --het-group=0 true
+srun --het-group=0 -n 1 true
 echo het=$?
 srun --het-group=1 true
 echo het1=$?
-srun --comment x --cpu_bind=cores --accel-bind=g true
-echo slurm_spellings=$?
 srun --cpu_b=none --accel=g --mem-bind=local --network=sn_all -n 1 bash -c 'echo network=$SLURM_NETWORK'
 echo prefixes=$?
 srun --container-image=nvcr.io/nvidia/pytorch:24.05-py3 true
@@ -157,9 +155,8 @@ echo arbitrary=$?
         ),
         "{out}"
     );
-    // Issue 29: Slurm's other spellings and options run (the acceptance line), also as
-    // getopt_long prefixes; --network reaches the tasks as Slurm's srun passes it.
-    assert_eq!(value(&out, "slurm_spellings"), Some("0"), "{out}");
+    // Issue 29: Slurm's other spellings and options run as getopt_long prefixes too;
+    // --network reaches the tasks as Slurm's srun passes it.
     assert_eq!(value(&out, "prefixes"), Some("0"), "{out}");
     assert_eq!(value(&out, "network"), Some("sn_all"), "{out}");
     assert!(
@@ -862,16 +859,19 @@ async fn step_tasks_under_salloc_have_the_batch_jobs_variables() {
     assert_eq!(step_vars["SLURM_STEP_ID"], "0", "{step_text}");
 }
 
-/// Issue 29: a step whose task was killed by SIGTERM: srun says so in Slurm's words and
-/// exits 143, and sacct shows its ExitCode as Slurm's does (`0:15`, not `143:15`).
+/// Issue 29: the acceptance line with Slurm's other spellings runs; a step whose task was
+/// killed by SIGTERM: srun says so in Slurm's words and exits 143, and sacct shows its
+/// ExitCode as Slurm's does (`0:15`, not `143:15`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_step_killed_by_sigterm_shows_0_15_in_sacct() {
+async fn slurm_spellings_run_and_a_sigterm_step_shows_0_15_in_sacct() {
     let c = TestCluster::start(Options {
         workers: 1,
         ..Default::default()
     })
     .await;
     let script = "#!/bin/bash\n#SBATCH -t 5\n\
+        srun --comment x --cpu_bind=cores --accel-bind=g true\n\
+        echo slurm_spellings=$?\n\
         srun bash -c 'kill -TERM $$'\n\
         echo killed=$?\n\
         srun bash -c 'exit 4'\n\
@@ -880,6 +880,7 @@ async fn a_step_killed_by_sigterm_shows_0_15_in_sacct() {
     let job = c.wait_ended(id, 60).await;
     let out = c.output(id).await;
     assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    assert_eq!(value(&out, "slurm_spellings"), Some("0"), "{out}");
     assert_eq!(value(&out, "killed"), Some("143"), "{out}");
     assert!(
         out.contains("srun: error: node-1: task 0: Terminated\n"),
@@ -904,11 +905,12 @@ async fn a_step_killed_by_sigterm_shows_0_15_in_sacct() {
     );
     assert_eq!(code, 0, "{stderr}");
     let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.contains(&format!("{id}.0|0:0|").as_str()), "{stdout}");
     assert!(
-        lines.contains(&format!("{id}.0|0:15|").as_str()),
+        lines.contains(&format!("{id}.1|0:15|").as_str()),
         "{stdout}"
     );
-    assert!(lines.contains(&format!("{id}.1|4:0|").as_str()), "{stdout}");
+    assert!(lines.contains(&format!("{id}.2|4:0|").as_str()), "{stdout}");
     // The job's derived code: the highest step's as Slurm ranks them (4:0 over 0:15).
     assert!(
         lines.contains(&format!("{id}|0:0|4:0").as_str()),
