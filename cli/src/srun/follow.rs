@@ -156,6 +156,7 @@ pub async fn follow_step(
     let mut failures = 0;
     // The tasks whose end srun has spoken of (`srun: error: node-1: task 0: …`).
     let mut told: HashSet<u32> = HashSet::new();
+    let mut ended_lines: Vec<String> = Vec::new();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     // As Slurm's srun, it passes on to its tasks the USR1 and USR2 it gets (a batch
@@ -171,9 +172,7 @@ pub async fn follow_step(
                     first_end = Some(Instant::now());
                 }
                 if own {
-                    for line in task_exit_lines(&step.tasks, &mut told, stopping) {
-                        eprintln!("{line}");
-                    }
+                    ended_lines = task_exit_lines(&step.tasks, &mut told, stopping);
                 }
                 let wait = args.wait.filter(|&w| w > 0 && own);
                 let stop = match (limit, wait, first_end) {
@@ -209,6 +208,10 @@ pub async fn follow_step(
         }
         if let Ok(seen) = drain(client, &path, after, &mut printer).await {
             after = seen;
+        }
+        // After the output: a task uploads all of its output before its end is reported.
+        for line in std::mem::take(&mut ended_lines) {
+            eprintln!("{line}");
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
