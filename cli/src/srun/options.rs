@@ -64,6 +64,20 @@ fn container_options() -> impl Iterator<Item = (&'static str, bool)> {
         .map(|o| (o.long, o.arity != berth_core::sbatch::Arity::Flag))
 }
 
+/// The value a `--container*` option takes, as Slurm's and pyxis's help name it.
+fn container_value(name: &str) -> &'static str {
+    match name {
+        "container" | "container-save" => "PATH",
+        "container-id" => "ID",
+        "container-image" => "IMAGE",
+        "container-mounts" => "MOUNTS",
+        "container-workdir" => "DIR",
+        "container-name" => "NAME",
+        "container-env" => "NAMES",
+        _ => "VALUE",
+    }
+}
+
 /// Why srun refuses `--NAME` (one of [`container_options`]).
 fn container_reason(name: &str) -> &'static str {
     if matches!(name, "container" | "container-id") {
@@ -103,7 +117,11 @@ impl clap::FromArgMatches for ContainerArgs {
 impl clap::Args for ContainerArgs {
     fn augment_args(mut command: clap::Command) -> clap::Command {
         for (name, takes_value) in container_options() {
-            let value = if takes_value { "=VALUE" } else { "" };
+            let value = if takes_value {
+                format!("={}", container_value(name))
+            } else {
+                String::new()
+            };
             let arg = clap::Arg::new(name)
                 .long(name)
                 .help(format!(
@@ -113,6 +131,7 @@ impl clap::Args for ContainerArgs {
                 .help_heading("Container options");
             command = command.arg(if takes_value {
                 arg.action(clap::ArgAction::Set)
+                    .value_name(container_value(name))
             } else {
                 arg.action(clap::ArgAction::SetTrue)
             });
