@@ -194,3 +194,45 @@ async fn a_requeued_job_runs_again_only_once_its_previous_run_is_gone() {
     let doubles = std::fs::read_to_string(c.dir.join(format!("doubles-{id}"))).unwrap_or_default();
     assert!(doubles.is_empty(), "the job ran twice at once: {doubles}");
 }
+
+/// Issue 29: a requeued `--open-mode=append` job keeps both runs' step output. Its srun
+/// steps take the job's mode (the batch environment's `SLURM_OPEN_MODE`, as Slurm's
+/// srun does) for their own `-o` files, as the job's output file does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_requeued_append_job_keeps_both_runs_step_output() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let script = "#!/bin/bash\n#SBATCH -t 5 --requeue --open-mode=append -o job-%j.out\n\
+        echo mode=$SLURM_OPEN_MODE\n\
+        srun -o step-%j.out echo step run=$SLURM_RESTART_COUNT\n\
+        srun echo printed run=$SLURM_RESTART_COUNT\n\
+        if [ $SLURM_RESTART_COUNT = 0 ]; then sleep 300; fi\n";
+    let id = c.submit(script, &[]).await;
+    c.wait_for(id, 60, |j| j.state == JobState::Running).await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !c.output(id).await.contains("printed run=0") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first run's steps never ran: {}",
+            c.output(id).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let (code, _, stderr) = c.slurm_command("scontrol", &c.token, &["requeue", &id.to_string()]);
+    assert_eq!(code, 0, "{stderr}");
+    let job = c.wait_ended(id, 120).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    assert_eq!(job.restart_count, 1, "{out}");
+    // The step's own file holds both runs' lines.
+    let step = std::fs::read_to_string(c.dir.join(format!("step-{id}.out"))).unwrap();
+    assert_eq!(step, "step run=0\nstep run=1\n");
+    // And the job's: the mode both runs saw, and both runs' step output that srun printed.
+    let file = std::fs::read_to_string(c.dir.join(format!("job-{id}.out"))).unwrap();
+    assert_eq!(file.lines().filter(|l| *l == "mode=a").count(), 2, "{file}");
+    assert!(file.contains("printed run=0\n"), "{file}");
+    assert!(file.contains("printed run=1\n"), "{file}");
+}

@@ -63,7 +63,8 @@ async fn a_worker_killed_and_restarted_keeps_its_running_jobs() {
     assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
     assert_eq!(
         out,
-        "task-started\ntask-done\nsrun_exit=3\n",
+        "task-started\ntask-done\nsrun: error: node-1: task 0: Exited with exit code 3\n\
+         srun_exit=3\n",
         "{}",
         c.log("node-1")
     );

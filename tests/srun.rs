@@ -54,8 +54,18 @@ echo pmix=$?
 srun --mpi=none -n 1 echo mpi-none
 srun --cpu-bind=cores -n 1 echo bound
 echo bind_exit=$?
-srun --het-group=0 true
+srun --het-group=0 -n 1 true
 echo het=$?
+srun --het-group=1 true
+echo het1=$?
+srun --cpu_b=none --accel=g --mem-bind=local --network=sn_all -n 1 bash -c 'echo network=$SLURM_NETWORK'
+echo prefixes=$?
+srun --container-image=nvcr.io/nvidia/pytorch:24.05-py3 true
+echo pyxis=$?
+srun --container=/srv/bundle true
+echo oci=$?
+srun --accel-bind=x true
+echo accel_bad=$?
 srun --distribution=arbitrary true
 echo arbitrary=$?
 "#;
@@ -135,11 +145,42 @@ echo arbitrary=$?
         out.contains("--cpu-bind=cores: tasks are not bound"),
         "{out}"
     );
-    assert_eq!(value(&out, "het"), Some("1"), "{out}");
+    // Issue 29: the only component of a job is 0; another is refused by name.
+    assert_eq!(value(&out, "het"), Some("0"), "{out}");
+    assert_eq!(value(&out, "het1"), Some("1"), "{out}");
     assert!(
-        out.contains("--het-group=0: Berth has no heterogeneous jobs"),
+        out.contains(
+            "--het-group=1: Attempt to run a job step with het group value of 1, but the job \
+             allocation has maximum value of 0"
+        ),
         "{out}"
     );
+    // Issue 29: Slurm's other spellings and options run as getopt_long prefixes too;
+    // --network reaches the tasks as Slurm's srun passes it.
+    assert_eq!(value(&out, "prefixes"), Some("0"), "{out}");
+    assert_eq!(value(&out, "network"), Some("sn_all"), "{out}");
+    assert!(
+        out.contains("--mem-bind=local: memory is not bound"),
+        "{out}"
+    );
+    // Containers: a clear refusal naming the option.
+    assert_eq!(value(&out, "pyxis"), Some("1"), "{out}");
+    assert!(
+        out.contains(
+            "--container-image=nvcr.io/nvidia/pytorch:24.05-py3: the pyxis plugin (enroot \
+             containers) is not available on Berth yet"
+        ),
+        "{out}"
+    );
+    assert_eq!(value(&out, "oci"), Some("1"), "{out}");
+    assert!(
+        out.contains(
+            "--container=/srv/bundle: OCI containers (Slurm's oci.conf) are not available"
+        ),
+        "{out}"
+    );
+    assert_eq!(value(&out, "accel_bad"), Some("1"), "{out}");
+    assert!(out.contains("Invalid --accel-bind specification"), "{out}");
     assert_eq!(value(&out, "arbitrary"), Some("1"), "{out}");
     assert!(
         out.contains("--distribution=arbitrary: arbitrary needs SLURM_HOSTFILE"),
@@ -157,7 +198,7 @@ async fn wait_and_time_stop_a_step_and_the_api_cancels_one() {
     let script = r#"#!/bin/bash
 #SBATCH -n 2 -t 10
 start=$(date +%s)
-srun -n 2 --wait=2 bash -c 'if [ $SLURM_PROCID = 0 ]; then exit 0; fi; sleep 300'
+srun -n 2 --wait=2 bash -c 'if [ $SLURM_PROCID = 0 ]; then exit 3; fi; sleep 300'
 echo wait_cut=$? took=$(( $(date +%s) - start ))
 start=$(date +%s)
 srun -n 1 -t 0:03 sleep 300
@@ -224,10 +265,25 @@ echo cancelled=$?
     let (code, secs) = took("wait_cut=");
     assert_ne!(code, 0, "{out}");
     assert!(secs < 200, "the sleeping task was not stopped: {out}");
-    assert!(
-        out.contains("srun: error: First task exited 2s ago"),
+    // Issue 29: which task ended with which code, then each task's state, in Slurm's
+    // srun's words and order; the task srun stopped is not reported as killed.
+    let said: Vec<&str> = out.lines().filter(|l| l.starts_with("srun: ")).collect();
+    let first = said
+        .iter()
+        .position(|l| l.starts_with("srun: error: node-1: task 0: "))
+        .unwrap_or_else(|| panic!("task 0's end not said: {out}"));
+    assert_eq!(
+        said[first..first + 5],
+        [
+            "srun: error: node-1: task 0: Exited with exit code 3".to_string(),
+            "srun: First task exited 2s ago".to_string(),
+            format!("srun: StepId={id}.0 task 1: running"),
+            format!("srun: StepId={id}.0 task 0: exited abnormally"),
+            format!("srun: Terminating StepId={id}.0"),
+        ],
         "{out}"
     );
+    assert!(!out.contains("task 1: Terminated"), "{out}");
     let (code, secs) = took("time_cut=");
     assert_ne!(code, 0, "{out}");
     assert!(secs < 200, "{out}");
@@ -255,6 +311,7 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
         &[
             "-N2",
             "--gpus-per-node=1",
+            "--comment=made by srun",
             "-l",
             "bash",
             "-c",
@@ -281,6 +338,8 @@ async fn srun_outside_an_allocation_makes_a_job_and_runs_the_step_in_it() {
     assert_eq!(job.state, JobState::Completed, "{job:?}");
     assert_eq!(job.num_nodes, 2);
     assert_eq!(job.name, "bash");
+    // --comment outside an allocation is the job's, as Slurm's srun allocates it.
+    assert_eq!(job.spec.comment.as_deref(), Some("made by srun"), "{job:?}");
     // srun's own credential (its user's token) is neither stored with the step nor
     // given to its tasks: they hold a token of the job's run, refused once it has ended.
     let task_token = stderr
@@ -798,4 +857,63 @@ async fn step_tasks_under_salloc_have_the_batch_jobs_variables() {
         salloc_job.start_time.unwrap().timestamp().to_string()
     );
     assert_eq!(step_vars["SLURM_STEP_ID"], "0", "{step_text}");
+}
+
+/// Issue 29: the acceptance line with Slurm's other spellings runs; a step whose task was
+/// killed by SIGTERM: srun says so in Slurm's words and exits 143, and sacct shows its
+/// ExitCode as Slurm's does (`0:15`, not `143:15`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slurm_spellings_run_and_a_sigterm_step_shows_0_15_in_sacct() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let script = "#!/bin/bash\n#SBATCH -t 5\n\
+        srun --comment x --cpu_bind=cores --accel-bind=g true\n\
+        echo slurm_spellings=$?\n\
+        srun bash -c 'kill -TERM $$'\n\
+        echo killed=$?\n\
+        srun bash -c 'exit 4'\n\
+        echo exited=$?\n";
+    let id = c.submit(script, &[]).await;
+    let job = c.wait_ended(id, 60).await;
+    let out = c.output(id).await;
+    assert_eq!(job.state, JobState::Completed, "{job:?}\n{out}");
+    assert_eq!(value(&out, "slurm_spellings"), Some("0"), "{out}");
+    assert_eq!(value(&out, "killed"), Some("143"), "{out}");
+    assert!(
+        out.contains("srun: error: node-1: task 0: Terminated\n"),
+        "{out}"
+    );
+    assert_eq!(value(&out, "exited"), Some("4"), "{out}");
+    assert!(
+        out.contains("srun: error: node-1: task 0: Exited with exit code 4\n"),
+        "{out}"
+    );
+    let (code, stdout, stderr) = c.slurm_command(
+        "sacct",
+        &c.token,
+        &[
+            "-j",
+            &id.to_string(),
+            "-P",
+            "-n",
+            "--format",
+            "JobID,ExitCode,DerivedExitCode",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.contains(&format!("{id}.0|0:0|").as_str()), "{stdout}");
+    assert!(
+        lines.contains(&format!("{id}.1|0:15|").as_str()),
+        "{stdout}"
+    );
+    assert!(lines.contains(&format!("{id}.2|4:0|").as_str()), "{stdout}");
+    // The job's derived code: the highest step's as Slurm ranks them (4:0 over 0:15).
+    assert!(
+        lines.contains(&format!("{id}|0:0|4:0").as_str()),
+        "{stdout}"
+    );
 }

@@ -106,6 +106,18 @@ pub fn slurm_variables(job: &JobRow, spec: &JobSpec, nodes: &[String]) -> BTreeM
     }
     set("SLURM_EXPORT_ENV", spec.export.clone());
     set("SLURM_JOB_DEPENDENCY", spec.dependency.clone());
+    // Slurm's slurmctld: `a` or `t` when sbatch was given --open-mode, so that the job's
+    // steps open their files the same way (srun reads it as its --open-mode).
+    set(
+        "SLURM_OPEN_MODE",
+        spec.open_mode.map(|mode| {
+            match mode {
+                berth_core::spec::OpenMode::Append => "a",
+                berth_core::spec::OpenMode::Truncate => "t",
+            }
+            .to_string()
+        }),
+    );
     out
 }
 

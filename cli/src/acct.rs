@@ -10,8 +10,8 @@
 use crate::client::Client;
 use crate::format::scontrol_time;
 use berth_core::accounting::{
-    elapsed_string, exit_code_string, mem_string, parse_job_ids, parse_sacct_time, parse_states,
-    tres_string, AcctJob, AcctJobList, AcctStep,
+    derived_exit_code_string, elapsed_string, exit_code_string, mem_string, parse_job_ids,
+    parse_sacct_time, parse_states, tres_string, AcctJob, AcctJobList, AcctStep,
 };
 use chrono::{DateTime, Utc};
 use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
@@ -293,18 +293,15 @@ pub fn value(name: &str, row: Row<'_>) -> String {
             Some(s) => exit_code_string(s.exit_code, s.exit_signal),
             None => exit_code_string(job.exit_code, job.exit_signal),
         },
-        "DerivedExitCode" => {
-            let highest = job
-                .steps
-                .iter()
-                .filter(|s| s.step != "batch")
-                .filter_map(|s| s.exit_code)
-                .max();
-            match step {
-                Some(_) => String::new(),
-                None => exit_code_string(highest.or(Some(0)), None),
-            }
-        }
+        "DerivedExitCode" => match step {
+            Some(_) => String::new(),
+            None => derived_exit_code_string(
+                job.steps
+                    .iter()
+                    .filter(|s| s.step != "batch")
+                    .map(|s| (s.exit_code, s.exit_signal)),
+            ),
+        },
         "Elapsed" => elapsed_string(elapsed),
         "ElapsedRaw" => elapsed.to_string(),
         "Submit" => time(match step {

@@ -232,9 +232,38 @@ pub fn elapsed_string(seconds: u64) -> String {
     }
 }
 
-/// sacct's `ExitCode`: `code:signal` (`0:0`, `1:0`, `0:9`).
+/// sacct's `ExitCode`: `code:signal` (`0:0`, `1:0`, `0:9`). As Slurm prints a wait
+/// status (`WIFSIGNALED`: `0:WTERMSIG`, else `WEXITSTATUS:0`), a process killed by a
+/// signal shows `0:signal` whatever exit code is kept beside it (a step's 128 + signal
+/// prints `0:15`, not `143:15`).
 pub fn exit_code_string(code: Option<i32>, signal: Option<i32>) -> String {
-    format!("{}:{}", code.unwrap_or(0), signal.unwrap_or(0))
+    match signal.filter(|s| *s > 0) {
+        Some(signal) => format!("0:{signal}"),
+        None => format!("{}:0", code.unwrap_or(0)),
+    }
+}
+
+/// The wait status Slurm keeps for a process that exited with `code` or was killed by
+/// `signal` (`code << 8`, or the signal number): what Slurm compares to find a job's
+/// highest step exit code (`DerivedExitCode`).
+pub fn wait_status(code: Option<i32>, signal: Option<i32>) -> i32 {
+    match signal.filter(|s| *s > 0) {
+        Some(signal) => signal & 0x7f,
+        None => (code.unwrap_or(0) & 0xff) << 8,
+    }
+}
+
+/// sacct's `DerivedExitCode` of a job whose steps ended as `steps` (exit code, signal):
+/// the step with the highest wait status ([`wait_status`]), as [`exit_code_string`]
+/// prints it; `0:0` without steps.
+pub fn derived_exit_code_string(
+    steps: impl IntoIterator<Item = (Option<i32>, Option<i32>)>,
+) -> String {
+    steps
+        .into_iter()
+        .max_by_key(|(code, signal)| wait_status(*code, *signal))
+        .map(|(code, signal)| exit_code_string(code, signal))
+        .unwrap_or_else(|| "0:0".to_string())
 }
 
 /// The job id sacct prints: `5_3` for an array task, `5_[4-9]` for an array's tasks not
@@ -515,6 +544,18 @@ mod tests {
         assert_eq!(exit_code_string(Some(0), None), "0:0");
         assert_eq!(exit_code_string(None, Some(9)), "0:9");
         assert_eq!(exit_code_string(Some(3), Some(0)), "3:0");
+        // A step killed by SIGTERM: Slurm's sacct prints the signal alone.
+        assert_eq!(exit_code_string(Some(143), Some(15)), "0:15");
+        // DerivedExitCode: the highest wait status (an exit code 1 outranks signal 15).
+        assert_eq!(
+            derived_exit_code_string([(Some(143), Some(15)), (Some(0), None)]),
+            "0:15"
+        );
+        assert_eq!(
+            derived_exit_code_string([(Some(143), Some(15)), (Some(1), None)]),
+            "1:0"
+        );
+        assert_eq!(derived_exit_code_string([]), "0:0");
     }
 
     #[test]

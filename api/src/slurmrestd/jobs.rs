@@ -541,7 +541,9 @@ pub(super) fn exit_code(ended: bool, code: Option<i32>, signal: Option<i32>) -> 
     };
     ExitCode {
         status: vec![status],
-        return_code: NoVal::opt(code.filter(|_| ended).map(i64::from)),
+        // As Slurm's data_parser: a signalled process has no return code (a step's
+        // 128 + signal is not one).
+        return_code: NoVal::opt(code.filter(|_| ended && signal.is_none()).map(i64::from)),
         signal: ExitSignal {
             id: NoVal::opt(signal.map(i64::from)),
             name: signal.map(signal_name).unwrap_or_default(),
@@ -1079,6 +1081,24 @@ pub(super) async fn cancel(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 29: a step whose task got SIGTERM (kept as 143 beside signal 15) is
+    /// `SIGNALED` with the signal and no return code, as Slurm's data_parser dumps a
+    /// signalled wait status; an exit code stays one.
+    #[test]
+    fn a_signalled_process_has_no_return_code() {
+        let killed = exit_code(true, Some(143), Some(15));
+        assert_eq!(killed.status, vec!["SIGNALED"]);
+        assert!(!killed.return_code.set);
+        assert_eq!((killed.signal.id.set, killed.signal.id.number), (true, 15));
+        assert_eq!(killed.signal.name, "SIGTERM");
+        let failed = exit_code(true, Some(4), None);
+        assert_eq!(failed.status, vec!["ERROR"]);
+        assert_eq!(
+            (failed.return_code.set, failed.return_code.number),
+            (true, 4)
+        );
+    }
 
     fn desc(v: Value) -> JobDesc {
         serde_json::from_value(v).unwrap()

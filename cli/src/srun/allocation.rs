@@ -43,6 +43,7 @@ pub fn allocation_options(args: &SrunArgs) -> Vec<String> {
     push("exclude", a.exclude.clone());
     push("reservation", a.reservation.clone());
     push("chdir", args.chdir.clone());
+    push("comment", args.extra.comment.clone());
     if a.exclusive {
         out.push("--exclusive".to_string());
     }

@@ -154,6 +154,9 @@ pub async fn follow_step(
     let mut stopping = false;
     let mut after = -1;
     let mut failures = 0;
+    // The tasks whose end srun has spoken of (`srun: error: node-1: task 0: …`).
+    let mut told: HashSet<u32> = HashSet::new();
+    let mut ended_lines: Vec<String> = Vec::new();
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     // As Slurm's srun, it passes on to its tasks the USR1 and USR2 it gets (a batch
@@ -168,6 +171,9 @@ pub async fn follow_step(
                 if first_end.is_none() && step.tasks.iter().any(|t| t.ended_at.is_some()) {
                     first_end = Some(Instant::now());
                 }
+                if own {
+                    ended_lines = task_exit_lines(&step.tasks, &mut told, stopping);
+                }
                 let wait = args.wait.filter(|&w| w > 0 && own);
                 let stop = match (limit, wait, first_end) {
                     (Some(limit), _, _) if started.elapsed().as_secs() >= limit => Some(format!(
@@ -176,11 +182,14 @@ pub async fn follow_step(
                         chrono::Local::now().format("%Y-%m-%dT%H:%M:%S")
                     )),
                     (_, Some(wait), Some(first)) if first.elapsed().as_secs() >= wait => {
-                        Some(format!(
-                            "srun: error: First task exited {wait}s ago\n\
-                             srun: Terminating StepId={job_id}.{}",
+                        // Slurm's srun: the alarm, each task's state, the termination.
+                        let mut lines = vec![format!("srun: First task exited {wait}s ago")];
+                        lines.extend(task_state_lines(job_id, step.step_id, &step.tasks));
+                        lines.push(format!(
+                            "srun: Terminating StepId={job_id}.{}",
                             step.step_id
-                        ))
+                        ));
+                        Some(lines.join("\n"))
                     }
                     _ => None,
                 };
@@ -199,6 +208,10 @@ pub async fn follow_step(
         }
         if let Ok(seen) = drain(client, &path, after, &mut printer).await {
             after = seen;
+        }
+        // After the output: a task uploads all of its output before its end is reported.
+        for line in std::mem::take(&mut ended_lines) {
+            eprintln!("{line}");
         }
         tokio::select! {
             _ = tokio::time::sleep(POLL) => {}
@@ -223,6 +236,11 @@ pub async fn follow_step(
     // (chunks that committed out of order are printed now).
     drain(client, &path, -1, &mut printer).await?;
     printer.flush();
+    if own {
+        for line in task_exit_lines(&ended.tasks, &mut told, stopping) {
+            eprintln!("{line}");
+        }
+    }
     for task in &ended.tasks {
         if let Some(message) = &task.message {
             eprintln!("srun: task {} on {}: {message}", task.task_id, task.node);

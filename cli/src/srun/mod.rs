@@ -15,13 +15,17 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 mod allocation;
+mod exits;
 mod follow;
+mod options;
 mod request;
 #[cfg(test)]
 mod tests;
 
 pub use allocation::*;
+pub use exits::*;
 pub use follow::*;
+pub use options::*;
 pub use request::*;
 
 /// How often a running step's output and state are read.
@@ -39,8 +43,8 @@ pub struct AllocationArgs {
     /// -n/--ntasks.
     #[arg(short = 'n', long)]
     pub ntasks: Option<u32>,
-    /// --ntasks-per-node.
-    #[arg(long)]
+    /// --ntasks-per-node (or Slurm's older --tasks-per-node).
+    #[arg(long, alias = "tasks-per-node")]
     pub ntasks_per_node: Option<u32>,
     /// -c/--cpus-per-task.
     #[arg(short = 'c', long)]
@@ -109,11 +113,12 @@ pub fn slurm_heading(arg: clap::Arg) -> clap::Arg {
     let heading = match arg.get_id().as_str() {
         "constraint" | "nodelist" | "exclude" | "reservation" | "mem" => "Constraint options",
         "exclusive" | "mem_per_cpu" | "overlap" => "Consumable resources related options",
-        "cpu_bind" | "distribution" => "Affinity/Multi-core options",
+        "cpu_bind" | "mem_bind" | "accel_bind" | "distribution" => "Affinity/Multi-core options",
         "gres" | "gpus" | "gpus_per_node" | "gpus_per_task" | "cpus_per_gpu" | "mem_per_gpu"
         | "gpu_bind" => "GPU scheduling options",
         "command" | "help" | "berth_wait_step" => return arg,
         _ if arg.is_positional() => return arg,
+        id if id.starts_with("container") || id.starts_with("no-container") => "Container options",
         _ => "Parallel run options",
     };
     arg.help_heading(heading)
@@ -193,8 +198,8 @@ pub struct SrunArgs {
     /// is not forwarded) or a file pattern as --output's, opened on the task's node.
     #[arg(short = 'i', long)]
     pub input: Option<String>,
-    /// --open-mode=append|truncate: how --output/--error files are opened (default
-    /// truncate).
+    /// --open-mode=append|truncate: how --output/--error files are opened (default: the
+    /// job's --open-mode, from SLURM_OPEN_MODE, else truncate).
     #[arg(long)]
     pub open_mode: Option<String>,
     /// --overlap: share resources with other steps.
@@ -207,11 +212,15 @@ pub struct SrunArgs {
     /// task ids go round the nodes.
     #[arg(short = 'm', long)]
     pub distribution: Option<String>,
-    /// --cpu-bind: accepted; tasks are confined to the job's CPUs on their node, not bound
-    /// to CPUs of their own (as Slurm with `TaskPlugin=task/none`): anything but `none`
-    /// and `verbose` prints a warning.
-    #[arg(long)]
+    /// --cpu-bind (or Slurm's other spelling --cpu_bind): accepted; tasks are confined
+    /// to the job's CPUs on their node, not bound to CPUs of their own (as Slurm with
+    /// `TaskPlugin=task/none`): anything but `none` and `verbose` prints a warning.
+    #[arg(long, alias = "cpu_bind")]
     pub cpu_bind: Option<String>,
+    /// `--comment`, `--accel-bind`, `--mem-bind`, `--network` and the refused
+    /// `--container*` options.
+    #[command(flatten)]
+    pub extra: StepExtraArgs,
     /// --mpi=none (the default; `list` lists the plugins). PMI-2 and PMIx are refused:
     /// Berth runs no PMI server.
     #[arg(long)]
@@ -230,8 +239,10 @@ pub struct SrunArgs {
     /// --jobid: the job (default: $SLURM_JOB_ID).
     #[arg(long)]
     pub jobid: Option<i64>,
-    /// --het-group: refused (Berth has no heterogeneous jobs).
-    #[arg(long)]
+    /// --het-group (or its old name --pack-group): `0`, the only component of a job here,
+    /// runs the step as without it; any other component is refused (Berth has no
+    /// heterogeneous jobs).
+    #[arg(long, alias = "pack-group")]
     pub het_group: Option<String>,
     /// --pty: task 0 runs in a pseudo-terminal on its node, which this terminal becomes
     /// until it ends (`srun --pty bash`); the other tasks' output is dropped. Without a
@@ -332,6 +343,13 @@ pub async fn run(client: &Client, args: &SrunArgs) -> anyhow::Result<i32> {
     }
     let limit = time_limit(args)?;
     let mut args = args.clone();
+    // As Slurm's srun: without --open-mode, the job's own (sbatch --open-mode, which the
+    // batch environment carries as SLURM_OPEN_MODE), so a requeued job's steps append too.
+    if args.open_mode.is_none() {
+        args.open_mode = std::env::var("SLURM_OPEN_MODE")
+            .ok()
+            .filter(|m| !m.is_empty());
+    }
     if args.pty && !crate::pty::stdin_is_terminal() {
         eprintln!("srun: error: Not using a pseudo-terminal, disregarding --pty option");
         args.pty = false;

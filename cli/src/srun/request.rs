@@ -173,15 +173,14 @@ pub fn pattern_word(pattern: &str, job: &PatternJob, option: &str) -> anyhow::Re
 /// A bad pattern or open mode, or `--input` naming a task (srun's standard input is not
 /// forwarded to tasks).
 pub fn redirections(args: &SrunArgs, job: &PatternJob) -> anyhow::Result<String> {
-    let append = match args
-        .open_mode
-        .as_deref()
-        .map(str::to_ascii_lowercase)
-        .as_deref()
-    {
-        None | Some("truncate" | "t") => false,
-        Some("append" | "a") => true,
-        Some(other) => bail!("--open-mode={other}: append or truncate"),
+    // Slurm reads the first letter only (`a…`, `t…`, either case).
+    let append = match args.open_mode.as_deref() {
+        None => false,
+        Some(mode) => match mode.chars().next().map(|c| c.to_ascii_lowercase()) {
+            Some('t') => false,
+            Some('a') => true,
+            _ => bail!("--open-mode={mode}: append or truncate"),
+        },
     };
     let op = if append { ">>" } else { ">" };
     // Only task N prints (`--output=N`): the others' stream goes nowhere.
@@ -304,7 +303,8 @@ pub fn multi_prog_script(config: &str) -> anyhow::Result<String> {
 }
 
 /// Checks the options srun refuses or only warns about (`--mpi`, `--het-group`, `--pty`,
-/// `--cpu-bind`, `--distribution`'s levels), printing warnings; `Ok(Some(text))` for
+/// `--cpu-bind`, `--mem-bind`, `--accel-bind`, `--container*`, `--distribution`'s
+/// levels), printing warnings; `Ok(Some(text))` for
 /// `--mpi=list`, which answers and runs nothing.
 ///
 /// # Errors
@@ -332,10 +332,9 @@ pub fn check_options(args: &SrunArgs, mpi_default: Option<&str>) -> anyhow::Resu
         }
     }
     if let Some(group) = &args.het_group {
-        bail!(
-            "--het-group={group}: Berth has no heterogeneous jobs (one set of resources per job)"
-        );
+        check_het_group(group)?;
     }
+    check_extra_options(args)?;
     if args.pty {
         let named = [
             ("--output", args.output.is_some()),
@@ -350,13 +349,7 @@ pub fn check_options(args: &SrunArgs, mpi_default: Option<&str>) -> anyhow::Resu
         }
     }
     if let Some(bind) = &args.cpu_bind {
-        let quiet = bind.split(',').all(|w| {
-            matches!(
-                w.to_ascii_lowercase().as_str(),
-                "none" | "no" | "verbose" | "v" | "quiet" | "q"
-            )
-        });
-        if !quiet && !args.quiet {
+        if !binds_nothing(bind) && !args.quiet {
             eprintln!(
                 "srun: warning: --cpu-bind={bind}: tasks are not bound to CPUs of their own \
                  here (task/none); each may use all of the job's CPUs on its node"
@@ -417,10 +410,50 @@ pub fn step_request(
         cpus_per_task: args.allocation.cpus_per_task,
         kill_on_bad_exit: args.kill_on_bad_exit.is_some_and(|v| v != 0),
         overlap: args.overlap,
-        gpu_bind: args.gpu_bind.clone(),
+        gpu_bind: effective_gpu_bind(args),
         work_dir,
-        environment: export_environment(args.export.as_deref(), current)?,
+        environment: {
+            let mut env = export_environment(args.export.as_deref(), current)?;
+            // Slurm's srun sets SLURM_NETWORK for its tasks from --network.
+            if let Some(network) = &args.extra.network {
+                env.insert("SLURM_NETWORK".to_string(), network.clone());
+            }
+            env
+        },
         distribution: args.distribution.clone(),
         pty: args.pty,
     })
+}
+
+/// Checks `--het-group` (`0`, `[0]`, `0-0`, `0,0`: Slurm's list of component indices) for
+/// a job that has one component: `0` is that component; the step runs as without it.
+///
+/// # Errors
+/// A value that is not a list of indices (Slurm's "Invalid --het-group value"), or one
+/// naming a component above 0.
+pub fn check_het_group(group: &str) -> anyhow::Result<()> {
+    let invalid = || anyhow::anyhow!("Invalid --het-group value: {group}");
+    let inner = group
+        .strip_prefix('[')
+        .and_then(|g| g.strip_suffix(']'))
+        .unwrap_or(group);
+    let mut highest = None;
+    for part in inner.split(',') {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let lo: u32 = lo.trim().parse().map_err(|_| invalid())?;
+        let hi: u32 = hi.trim().parse().map_err(|_| invalid())?;
+        if hi < lo {
+            return Err(invalid());
+        }
+        highest = highest.max(Some(hi));
+    }
+    match highest {
+        Some(0) => Ok(()),
+        Some(n) => bail!(
+            "--het-group={group}: Attempt to run a job step with het group value of {n}, but \
+             the job allocation has maximum value of 0 (Berth has no heterogeneous jobs: one \
+             component per job)"
+        ),
+        None => Err(invalid()),
+    }
 }

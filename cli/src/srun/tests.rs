@@ -197,7 +197,7 @@ fn refused_and_warned_options() {
         check_options(&with(|a| a.mpi = Some("list".into())), None).unwrap(),
         Some("MPI plugin types are...\n\tnone\n".to_string())
     );
-    assert!(check_options(&with(|a| a.het_group = Some("0".into())), None).is_err());
+    assert!(check_options(&with(|a| a.het_group = Some("0".into())), None).is_ok());
     assert!(check_options(&with(|a| a.pty = true), None).is_ok());
     assert!(check_options(
         &with(|a| {
@@ -363,7 +363,10 @@ fn srun_and_salloc_share_the_allocation_options() {
         help(salloc_cmd, "time"),
         "-t/--time: the allocation's time limit"
     );
-    assert_eq!(help(srun_cmd, "ntasks_per_node"), "--ntasks-per-node");
+    assert_eq!(
+        help(srun_cmd, "ntasks_per_node"),
+        "--ntasks-per-node (or Slurm's older --tasks-per-node)"
+    );
     // A step is either --overlap or --exclusive.
     assert!(
         <Srun as clap::Parser>::try_parse_from(["srun", "--overlap", "--exclusive", "true"])
@@ -394,4 +397,130 @@ fn labels_whole_lines_by_task() {
     // A chunk seen twice prints once.
     printer.print(&chunk(1, 0, "a\nb"));
     assert!(printer.partial.is_empty());
+}
+
+/// srun parsed as the Slurm name parses it: long options by any unambiguous prefix
+/// (getopt_long's rule).
+fn parse_slurm(argv: &[&str]) -> Result<SrunArgs, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Srun::command()
+        .infer_long_args(true)
+        .try_get_matches_from(argv)?;
+    Ok(Srun::from_arg_matches(&matches)?.args)
+}
+
+/// Issue 29: the srun options Slurm scripts pass that were refused: Slurm's other
+/// spellings (`--cpu_bind`, `--pack-group`, `--tasks-per-node`), `--comment`,
+/// `--accel-bind`, `--mem-bind`, `--network`, and the `--container*` ones (refused by
+/// name), also as prefixes.
+#[test]
+fn slurms_other_spellings_and_step_options() {
+    let a = parse_slurm(&[
+        "srun",
+        "--comment",
+        "x",
+        "--cpu_bind=cores",
+        "--accel-bind=g",
+        "--network=sn_all",
+        "--tasks-per-node=2",
+        "--pack-group=0",
+        "true",
+    ])
+    .unwrap();
+    assert_eq!(a.extra.comment.as_deref(), Some("x"));
+    assert_eq!(a.cpu_bind.as_deref(), Some("cores"));
+    assert_eq!(a.allocation.ntasks_per_node, Some(2));
+    assert_eq!(a.het_group.as_deref(), Some("0"));
+    assert!(check_options(&a, None).is_ok());
+    let request = step_request(&a, None, env(), &job(), None).unwrap();
+    assert_eq!(request.gpu_bind.as_deref(), Some("closest"));
+    assert_eq!(request.environment["SLURM_NETWORK"], "sn_all");
+    assert!(allocation_options(&a).contains(&"--comment=x".to_string()));
+
+    // Prefixes, as getopt_long reads them; an explicit --gpu-bind wins over --accel-bind.
+    let a = parse_slurm(&[
+        "srun",
+        "--cpu_b=none",
+        "--accel=vn",
+        "--mem-b=local",
+        "--gpu-bind=none",
+        "true",
+    ])
+    .unwrap();
+    assert_eq!(a.cpu_bind.as_deref(), Some("none"));
+    assert_eq!(a.extra.accel_bind.as_deref(), Some("vn"));
+    assert_eq!(a.extra.mem_bind.as_deref(), Some("local"));
+    assert_eq!(effective_gpu_bind(&a).as_deref(), Some("none"));
+    let a = parse_slurm(&["srun", "--accel-bind=n", "true"]).unwrap();
+    assert_eq!(effective_gpu_bind(&a), None);
+    // Slurm has no --mem_bind: refused as Slurm's getopt_long refuses it.
+    assert!(parse_slurm(&["srun", "--mem_bind=local", "true"]).is_err());
+
+    // --accel-bind without v, g or n: Slurm's words.
+    let a = parse_slurm(&["srun", "--accel-bind=x", "true"]).unwrap();
+    let e = check_options(&a, None).unwrap_err().to_string();
+    assert!(e.starts_with("Invalid --accel-bind specification"), "{e}");
+
+    // --het-group: 0 runs, another component is refused, nonsense is invalid.
+    assert!(check_het_group("[0]").is_ok());
+    assert!(check_het_group("0-0").is_ok());
+    let e = check_het_group("0,1").unwrap_err().to_string();
+    assert!(
+        e.contains("het group value of 1, but the job allocation has maximum value of 0"),
+        "{e}"
+    );
+    assert_eq!(
+        check_het_group("a").unwrap_err().to_string(),
+        "Invalid --het-group value: a"
+    );
+
+    // The --container* options: a clear refusal naming the option and its value.
+    let a = parse_slurm(&["srun", "--container-image=nvcr.io#nvidia/pytorch", "true"]).unwrap();
+    let e = check_options(&a, None).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--container-image=nvcr.io#nvidia/pytorch: the pyxis plugin"),
+        "{e}"
+    );
+    let a = parse_slurm(&["srun", "--container-mount-home", "true"]).unwrap();
+    let e = check_options(&a, None).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--container-mount-home: the pyxis plugin"),
+        "{e}"
+    );
+    let a = parse_slurm(&["srun", "--container-id=abc", "true"]).unwrap();
+    let e = check_options(&a, None).unwrap_err().to_string();
+    assert!(e.starts_with("--container-id=abc: OCI containers"), "{e}");
+    // `--container` is a name of its own, not a prefix of --container-id.
+    let a = parse_slurm(&["srun", "--container=/b", "true"]).unwrap();
+    assert_eq!(
+        a.extra.containers.given,
+        Some(("container".to_string(), Some("/b".to_string())))
+    );
+    assert!(parse_slurm(&["srun", "--true-bogus", "true"]).is_err());
+}
+
+/// sbatch's --open-mode reaches srun as SLURM_OPEN_MODE (`a`/`t`): Slurm reads the first
+/// letter, either case.
+#[test]
+fn open_mode_by_its_first_letter() {
+    let with = |mode: &str| SrunArgs {
+        command: vec!["true".into()],
+        output: Some("out.txt".into()),
+        open_mode: Some(mode.into()),
+        ..Default::default()
+    };
+    for (mode, op) in [
+        ("a", ">>"),
+        ("A", ">>"),
+        ("append", ">>"),
+        ("t", ">"),
+        ("Truncate", ">"),
+    ] {
+        let redirect = redirections(&with(mode), &job()).unwrap();
+        assert!(
+            redirect.starts_with(&format!("exec {op}'out.txt'")),
+            "{mode}: {redirect}"
+        );
+    }
+    assert!(redirections(&with("x"), &job()).is_err());
 }

@@ -311,7 +311,8 @@ pub struct Assignment {
 /// The batch environment's Slurm variables that the api works out from the job's record
 /// ([`Assignment::slurm_variables`]), after Slurm's sbatch "OUTPUT ENVIRONMENT
 /// VARIABLES": QOS, reservation, GPUs and memory asked, tasks per node, start and end
-/// times (seconds since the epoch), the array's index range, the `--export` setting.
+/// times (seconds since the epoch), the array's index range, the `--export` setting, the
+/// dependency, the `--open-mode` (`a` or `t`).
 pub const API_SLURM_VARIABLES: &[&str] = &[
     "SLURM_JOB_QOS",
     "SLURM_JOB_RESERVATION",
@@ -329,6 +330,7 @@ pub const API_SLURM_VARIABLES: &[&str] = &[
     "SLURM_ARRAY_TASK_STEP",
     "SLURM_EXPORT_ENV",
     "SLURM_JOB_DEPENDENCY",
+    "SLURM_OPEN_MODE",
 ];
 
 /// A job run the node must stop: SIGTERM to its batch shell's process group at once,
