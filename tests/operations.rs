@@ -436,6 +436,36 @@ async fn a_node_running_only_cpu_jobs_is_mixed_not_idle() {
     assert!(out.contains("mix"), "{out}");
 }
 
+/// Issue 29: a node whose GPUs are all held but whose CPUs are not is MIXED, as Slurm
+/// counts node states by CPUs; once its CPUs are all held too it is ALLOCATED.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_with_every_gpu_held_and_cpus_free_is_mixed() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        gpus: "2xH100",
+        ..Default::default()
+    })
+    .await;
+    let n = node(&c, "node-1").await;
+    assert!(n.cpus_effective >= 2, "{n:?}");
+    let gpus = c
+        .submit("#!/bin/bash\nsleep 600\n", &["--gres=gpu:2", "-c", "1"])
+        .await;
+    c.wait_for(gpus, 60, |j| j.state == JobState::Running).await;
+    let n = node(&c, "node-1").await;
+    assert_eq!((n.state, n.gpus_allocated), (NodeState::Mixed, 2), "{n:?}");
+    let (_, out, _) = c.slurm_command("sinfo", &c.token, &["-h", "-o", "%t"]);
+    assert_eq!(out.trim(), "mix", "{out}");
+    // The rest of its CPUs: ALLOCATED.
+    let rest = (n.cpus_effective - n.cpus_allocated).to_string();
+    let cpus = c.submit("#!/bin/bash\nsleep 600\n", &["-c", &rest]).await;
+    c.wait_for(cpus, 60, |j| j.state == JobState::Running).await;
+    let n = node(&c, "node-1").await;
+    assert_eq!(n.state, NodeState::Allocated, "{n:?}");
+    let (_, out, _) = c.slurm_command("sinfo", &c.token, &["-h", "-o", "%t"]);
+    assert_eq!(out.trim(), "alloc", "{out}");
+}
+
 /// `[qos.NAME]` and `[partitions.NAME]` in the server's configuration file: applied when
 /// the api starts (the scheduler honours them like API-defined ones), and a bad definition
 /// stops the api with an error naming the table and field, writing nothing.

@@ -305,10 +305,9 @@ pub struct ClusterSnapshot {
 /// MIXED or ALLOCATED from what it holds (as `GET /v1/nodes` shows it).
 fn node_state(node: &db::MetricsNodeRow, gpus: u64, allocated: u64) -> NodeState {
     match node.state.as_str() {
-        "UP" if allocated == 0 && !node.busy => NodeState::Idle,
-        "UP" if allocated > 0 && allocated >= gpus => NodeState::Allocated,
-        "UP" if node.cpus_full => NodeState::Allocated,
-        "UP" => NodeState::Mixed,
+        "UP" => {
+            NodeState::from_holdings(node.busy, node.cpus_known, node.cpus_full, gpus, allocated)
+        }
         other => other.parse().unwrap_or(NodeState::Down),
     }
 }

@@ -230,17 +230,19 @@ pub fn queue_view(row: JobQueueRow) -> QueueJob {
 }
 
 /// A node view from its row, its GPUs and the partitions it belongs to. `busy`: the node
-/// holds a live allocation. An available node is IDLE with no allocation, ALLOCATED when
-/// every GPU is allocated, MIXED otherwise (including a node running only CPU jobs: CPU
-/// counts are not tracked per node).
+/// holds a live allocation. An available node's state is [`NodeState::from_holdings`]
+/// (a node whose GPUs are all held but whose CPUs are not is MIXED, as in Slurm).
 pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], busy: bool) -> Node {
     let allocated = gpus.iter().filter(|g| g.job_id.is_some()).count() as u32;
     let cpus_full = row.usable_cpus > 0 && row.cpus_allocated >= i64::from(row.usable_cpus);
     let state = match row.state.as_str() {
-        "UP" if allocated == 0 && !busy => NodeState::Idle,
-        "UP" if allocated > 0 && allocated as usize >= gpus.len() => NodeState::Allocated,
-        "UP" if cpus_full => NodeState::Allocated,
-        "UP" => NodeState::Mixed,
+        "UP" => NodeState::from_holdings(
+            busy,
+            row.usable_cpus > 0,
+            cpus_full,
+            gpus.len() as u64,
+            u64::from(allocated),
+        ),
         other => other.parse().unwrap_or(NodeState::Down),
     };
     Node {

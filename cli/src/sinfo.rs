@@ -381,6 +381,18 @@ pub fn render(
 ) -> Result<String, String> {
     let known: Vec<char> = FIELDS.iter().map(|(k, _, _)| *k).collect();
     let parts = parse_percent_format(format, &known)?;
+    // As Slurm's sinfo: lines are told apart by partition only when the format shows the
+    // partition (`%P`, `%R`); otherwise identical lines of different partitions are one
+    // (a node in two of them counted once), and a partition without nodes shows nothing.
+    let by_partition = parts.iter().any(|p| {
+        matches!(
+            p,
+            SinfoPart::Field {
+                kind: 'P' | 'R',
+                ..
+            }
+        )
+    });
     let mut lines: Vec<Line> = Vec::new();
     let mut add = |partition: Option<&Partition>, node: Option<&Node>| {
         let values: Vec<String> = parts
@@ -392,13 +404,20 @@ pub fn render(
                 _ => String::new(),
             })
             .collect();
-        let mut key = vec![partition.map(|p| p.name.clone()).unwrap_or_default()];
+        let mut key = vec![partition
+            .filter(|_| by_partition)
+            .map(|p| p.name.clone())
+            .unwrap_or_default()];
         key.extend(values.iter().cloned());
         if node_oriented {
             key.push(node.map(|n| n.name.clone()).unwrap_or_default());
         }
         match lines.iter_mut().find(|l| l.key == key) {
-            Some(line) => line.nodes.extend(node.cloned()),
+            Some(line) => {
+                if let Some(node) = node.filter(|n| !line.nodes.iter().any(|m| m.name == n.name)) {
+                    line.nodes.push(node.clone());
+                }
+            }
             None => lines.push(Line {
                 key,
                 nodes: node.cloned().into_iter().collect(),
@@ -416,7 +435,7 @@ pub fn render(
                 .iter()
                 .filter(|n| node_in_partition(n, partition))
                 .collect();
-            if members.is_empty() && !node_oriented {
+            if members.is_empty() && !node_oriented && by_partition {
                 add(Some(partition), None);
             }
             for node in members {
@@ -735,6 +754,25 @@ mod tests {
         assert_eq!(
             view(&["-h"])[0],
             "gpu*         up   infinite      3   idle node-[1,3-4]"
+        );
+    }
+
+    /// Issue 29: without `%P`/`%R` in the format, identical lines of different
+    /// partitions are one, each node counted once, as Slurm's sinfo prints them.
+    #[test]
+    fn a_format_without_the_partition_merges_identical_lines() {
+        let (mut p, n) = cluster();
+        p[1].nodes = vec!["node-1".into(), "node-2".into(), "node-9".into()];
+        let text = |format: &str| render(format, &p, &n, false, false, true).unwrap();
+        assert_eq!(
+            text("%t %D %N"),
+            "STATE NODES NODELIST\nidle 3 node-[1,3-4]\nmix 1 node-2\ndrain 1 node-5\n"
+        );
+        // With the partition, a line per partition (and one for a partition with none).
+        assert_eq!(
+            text("%P %t %D %N"),
+            "PARTITION STATE NODES NODELIST\ngpu* idle 3 node-[1,3-4]\ngpu* mix 1 node-2\n\
+             gpu* drain 1 node-5\ndebug idle 1 node-1\ndebug mix 1 node-2\n"
         );
     }
 

@@ -157,6 +157,31 @@ pub enum NodeState {
 }
 
 impl NodeState {
+    /// An available node's state from what it holds, as Slurm counts it: IDLE with no
+    /// live allocation (`busy`), else ALLOCATED when every usable CPU is allocated
+    /// (`cpus_full`) and MIXED when some are not, whatever its GPUs. A node whose CPUs
+    /// are not known (`cpus_known` false) is ALLOCATED when it has GPUs and every one is
+    /// allocated (`gpus_allocated` of `gpus`).
+    pub fn from_holdings(
+        busy: bool,
+        cpus_known: bool,
+        cpus_full: bool,
+        gpus: u64,
+        gpus_allocated: u64,
+    ) -> NodeState {
+        if gpus_allocated == 0 && !busy {
+            NodeState::Idle
+        } else if cpus_full {
+            NodeState::Allocated
+        } else if cpus_known {
+            NodeState::Mixed
+        } else if gpus_allocated > 0 && gpus_allocated >= gpus {
+            NodeState::Allocated
+        } else {
+            NodeState::Mixed
+        }
+    }
+
     /// Every state, in declaration order.
     pub const ALL: [NodeState; 9] = [
         NodeState::Idle,
@@ -223,6 +248,27 @@ impl FromStr for NodeState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_is_allocated_by_its_cpus_as_in_slurm() {
+        use NodeState::*;
+        // (busy, cpus known, cpus full, gpus, gpus allocated)
+        for (args, want) in [
+            ((false, true, false, 4, 0), Idle),
+            ((true, true, false, 4, 4), Mixed),
+            ((true, true, false, 0, 0), Mixed),
+            ((true, true, true, 4, 1), Allocated),
+            ((true, false, false, 4, 4), Allocated),
+            ((true, false, false, 4, 2), Mixed),
+        ] {
+            let (busy, known, full, gpus, held) = args;
+            assert_eq!(
+                NodeState::from_holdings(busy, known, full, gpus, held),
+                want,
+                "{args:?}"
+            );
+        }
+    }
 
     #[test]
     fn job_states_round_trip_through_their_names_and_codes() {

@@ -267,6 +267,8 @@ pub struct MetricsNodeRow {
     pub busy: bool,
     /// Its usable CPUs are all allocated.
     pub cpus_full: bool,
+    /// Its usable CPUs are known (more than none).
+    pub cpus_known: bool,
 }
 
 /// Every node with whether it holds a live allocation and whether its CPUs are full.
@@ -278,7 +280,8 @@ pub async fn metrics_node_list(ex: impl PgExecutor<'_>) -> Result<Vec<MetricsNod
         MetricsNodeRow,
         r#"SELECT n.id, n.name, n.state, n.pool,
                   (a.live IS NOT NULL) AS "busy!",
-                  (n.usable_cpus > 0 AND COALESCE(a.cpus, 0) >= n.usable_cpus) AS "cpus_full!"
+                  (n.usable_cpus > 0 AND COALESCE(a.cpus, 0) >= n.usable_cpus) AS "cpus_full!",
+                  (n.usable_cpus > 0) AS "cpus_known!"
            FROM nodes n
            LEFT JOIN (SELECT node_id, count(*) AS live, SUM(cardinality(cpu_ids)) AS cpus
                       FROM allocations WHERE released_at IS NULL GROUP BY node_id) a
