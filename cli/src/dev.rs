@@ -205,6 +205,7 @@ async fn run_cluster(
         jwt_public_key_pem: None,
         max_connections: 16,
         db_timeouts: berth_db::Timeouts::default(),
+        db_pooling: berth_db::Pooling::default(),
         limits: berth_api::limits::Limits {
             // `[scheduler] inactive_limit_seconds` of --config (salloc's keep-alives).
             inactive_limit: std::time::Duration::from_secs(file.scheduler.inactive_limit_seconds),
