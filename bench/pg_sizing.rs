@@ -218,16 +218,19 @@ async fn main() {
     let mut submits = tokio::task::JoinSet::new();
     for i in 0..jobs {
         // Paced: no more than `in_flight` jobs submitted and not ended.
-        while in_flight > 0 {
-            let open: i64 = sqlx::query_scalar("SELECT count(*) FROM jobs WHERE end_time IS NULL")
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            let sending = 8 - gate.available_permits() as u64;
-            if open as u64 + sending < in_flight {
-                break;
+        if in_flight > 0 {
+            loop {
+                let open: i64 =
+                    sqlx::query_scalar("SELECT count(*) FROM jobs WHERE end_time IS NULL")
+                        .fetch_one(&pool)
+                        .await
+                        .unwrap();
+                let sending = 8 - gate.available_permits() as u64;
+                if open as u64 + sending < in_flight {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let permit = gate.clone().acquire_owned().await.unwrap();
         let body = berth_core::wire::JobCreate {
