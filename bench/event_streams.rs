@@ -130,6 +130,7 @@ async fn main() {
         jwt_public_key_pem: None,
         max_connections: 16,
         db_timeouts: berth_db::Timeouts::default(),
+        db_pooling: berth_db::Pooling::default(),
         limits: berth_api::limits::Limits {
             per_principal_per_second: 0,
             per_address_per_second: 0,

@@ -32,6 +32,10 @@ pub struct Options {
     pub env: Vec<(String, String)>,
     /// Top-level lines of the servers' configuration (`cluster_name = "gpu-east"`).
     pub top_config: &'static str,
+    /// A pooler on this loopback port in front of the database's server: the
+    /// components' `DATABASE_URL` goes through it (same user and database) and their
+    /// `DATABASE_DIRECT_URL` is the server's.
+    pub pooler_port: Option<u16>,
 }
 
 /// The api's `[api]` configuration section in tests: rate limits off (see
@@ -51,6 +55,7 @@ impl Default for Options {
             log_filter: None,
             env: Vec::new(),
             top_config: "",
+            pooler_port: None,
         }
     }
 }
@@ -216,6 +221,17 @@ impl TestCluster {
             log_filter: options.log_filter.unwrap_or("info").to_string(),
             env: options.env.clone(),
         };
+        if let Some(port) = options.pooler_port {
+            let mut pooled = reqwest::Url::parse(&db_url).unwrap();
+            pooled.set_host(Some("127.0.0.1")).unwrap();
+            pooled.set_port(Some(port)).unwrap();
+            cluster
+                .env
+                .push(("DATABASE_URL".into(), pooled.to_string()));
+            cluster
+                .env
+                .push(("DATABASE_DIRECT_URL".into(), db_url.clone()));
+        }
         cluster.spawn(
             "api",
             &[

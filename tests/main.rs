@@ -36,6 +36,7 @@ mod oidc;
 mod operations;
 mod outage;
 mod pg_failover;
+mod pgbouncer;
 mod pools;
 mod pools_api;
 mod pools_ec2;

@@ -95,6 +95,9 @@ pub struct ApiConfig {
     pub max_connections: u32,
     /// The statement, lock and idle-in-transaction timeouts of those connections.
     pub db_timeouts: berth_db::Timeouts,
+    /// How those connections reach PostgreSQL (`[database] pooler`, `direct_url`): the
+    /// `LISTEN` sessions and the migrations go to the direct URL.
+    pub db_pooling: berth_db::Pooling,
     /// Rate, size and time limits.
     pub limits: limits::Limits,
     /// External OpenID Connect issuers whose tokens are accepted.
@@ -427,7 +430,8 @@ pub fn router(state: AppState) -> Router {
         ))
 }
 
-/// Forwards `NOTIFY berth_node` payloads to the long polls of this process. Reconnects by
+/// Forwards `NOTIFY berth_node` payloads to the long polls of this process, listening on
+/// a session of `direct`'s (see [`berth_db::Pools`]). Reconnects by
 /// itself; after a reconnect it wakes every poll (`*`), since notifications may have been
 /// missed.
 async fn forward_node_events(pool: berth_db::Pool, tx: broadcast::Sender<String>) {
@@ -481,21 +485,22 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
             "set a jwt_secret or a jwt_public_key".into(),
         ));
     }
-    let pool = berth_db::connect_with(
+    let berth_db::Pools { pool, direct } = berth_db::connect_pools(
         &config.database_url,
         config.max_connections,
         &config.db_timeouts,
+        &config.db_pooling,
     )
     .await
     .map_err(ServeError::Database)?;
-    berth_db::migrate(&pool)
+    berth_db::migrate(&direct)
         .await
         .map_err(ServeError::Migrate)?;
     definitions::apply(&pool, &config.definitions)
         .await
         .map_err(ServeError::Definitions)?;
     let (node_events, _) = broadcast::channel(1024);
-    tokio::spawn(forward_node_events(pool.clone(), node_events.clone()));
+    tokio::spawn(forward_node_events(direct.clone(), node_events.clone()));
     let events = events::EventHub::new(
         config.webhooks.clone(),
         event_feed::StreamLimits {
@@ -508,7 +513,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         events.feed.clone(),
         events.subscribe(),
     ));
-    tokio::spawn(events::forward_events(pool.clone(), events.clone()));
+    tokio::spawn(events::forward_events(direct, events.clone()));
     tokio::spawn(webhooks::run(pool.clone(), events.clone()));
     let limiters = limits::RateLimiters::new(config.limits.clone());
     tokio::spawn({

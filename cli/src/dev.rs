@@ -209,6 +209,7 @@ async fn run_cluster(
             .unwrap_or_else(|| berth_core::cluster::DEFAULT_CLUSTER_NAME.to_string()),
         max_connections: 16,
         db_timeouts: berth_db::Timeouts::default(),
+        db_pooling: berth_db::Pooling::default(),
         limits: berth_api::limits::Limits {
             // `[scheduler] inactive_limit_seconds` of --config (salloc's keep-alives).
             inactive_limit: std::time::Duration::from_secs(file.scheduler.inactive_limit_seconds),

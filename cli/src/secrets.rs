@@ -1,6 +1,6 @@
 //! Secrets from files, so that none needs to be in a process's environment as set by a
 //! command line or on the command line itself: for each secret variable Berth reads
-//! (`DATABASE_URL`, `BERTH_JWT_SECRET`, `BERTH_TOKEN`, `BERTH_BOOTSTRAP_TOKEN`), when it is
+//! (`DATABASE_URL`, `DATABASE_DIRECT_URL`, `BERTH_JWT_SECRET`, `BERTH_TOKEN`, `BERTH_BOOTSTRAP_TOKEN`), when it is
 //! not set, its value is read from
 //! * the file `NAME_FILE` names (Docker's and Kubernetes' convention: a Secret mounted as
 //!   a file), else
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 /// The secret variables read from files, with their systemd credential names.
 pub const SECRETS: &[(&str, &str)] = &[
     ("DATABASE_URL", "database_url"),
+    ("DATABASE_DIRECT_URL", "database_direct_url"),
     ("BERTH_JWT_SECRET", "jwt_secret"),
     ("BERTH_TOKEN", "token"),
     ("BERTH_BOOTSTRAP_TOKEN", "bootstrap_token"),

@@ -36,6 +36,8 @@
 //! statement_timeout_seconds = 30
 //! lock_timeout_seconds = 10
 //! idle_in_transaction_timeout_seconds = 5
+//! pooler = "none"              # "transaction": PgBouncer in transaction mode in front
+//! direct_url = "postgres://berth@db-direct/berth"   # LISTEN, migrations; or DATABASE_DIRECT_URL
 //!
 //! [scheduler]
 //! lease_ttl_seconds = 3
@@ -448,7 +450,7 @@ pub struct ApiSection {
 }
 
 /// `[database]`: the timeouts of every role's sessions with PostgreSQL, seconds (0: no
-/// limit).
+/// limit), and how they reach it.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DatabaseSection {
@@ -459,6 +461,14 @@ pub struct DatabaseSection {
     /// How long a session may sit idle inside a transaction before PostgreSQL ends it
     /// (`idle_in_transaction_session_timeout`; default 5).
     pub idle_in_transaction_timeout_seconds: u64,
+    /// What stands between the roles and PostgreSQL: `"none"` (default; PostgreSQL, or a
+    /// proxy that keeps a client on one session) or `"transaction"` (a pooler in
+    /// transaction mode, PgBouncer's `pool_mode = transaction`).
+    pub pooler: String,
+    /// The URL of sessions of their own (`LISTEN`, migrations), past the pooler;
+    /// `DATABASE_DIRECT_URL` wins. Required with `pooler = "transaction"`; default the
+    /// database URL.
+    pub direct_url: Option<String>,
 }
 
 impl Default for DatabaseSection {
@@ -468,6 +478,8 @@ impl Default for DatabaseSection {
             statement_timeout_seconds: d.statement.as_secs(),
             lock_timeout_seconds: d.lock.as_secs(),
             idle_in_transaction_timeout_seconds: d.idle_in_transaction.as_secs(),
+            pooler: "none".to_string(),
+            direct_url: None,
         }
     }
 }
@@ -480,6 +492,33 @@ impl DatabaseSection {
             lock: Duration::from_secs(self.lock_timeout_seconds),
             idle_in_transaction: Duration::from_secs(self.idle_in_transaction_timeout_seconds),
         }
+    }
+
+    /// How the roles reach PostgreSQL; `direct_url` is `DATABASE_DIRECT_URL` or the
+    /// file's.
+    ///
+    /// # Errors
+    /// An unknown `pooler` (naming the values), or `pooler = "transaction"` without a
+    /// direct URL; `from` names the file.
+    pub fn pooling(
+        &self,
+        direct_url: Option<String>,
+        from: &str,
+    ) -> anyhow::Result<berth_db::Pooling> {
+        let pooler = berth_db::Pooler::parse(&self.pooler).ok_or_else(|| {
+            anyhow!(
+                "database.pooler must be one of {} (not {:?}) {from}",
+                berth_db::Pooler::VALUES
+                    .map(|v| format!("{v:?}"))
+                    .join(", "),
+                self.pooler
+            )
+        })?;
+        let direct_url = direct_url.or_else(|| self.direct_url.clone());
+        if pooler == berth_db::Pooler::Transaction && direct_url.is_none() {
+            bail!("database.pooler = \"transaction\" needs database.direct_url (or DATABASE_DIRECT_URL): LISTEN and migrations need a session of their own {from}");
+        }
+        Ok(berth_db::Pooling { pooler, direct_url })
     }
 }
 
@@ -631,6 +670,8 @@ pub struct ServerConfig {
     pub max_connections: u32,
     /// Every role's database session timeouts.
     pub db_timeouts: berth_db::Timeouts,
+    /// How every role reaches PostgreSQL (`[database] pooler`, `direct_url`).
+    pub db_pooling: berth_db::Pooling,
     /// The api's rate, size and time limits.
     pub limits: berth_api::limits::Limits,
     /// External OpenID Connect issuers.
@@ -752,6 +793,7 @@ impl ServerConfig {
         }
         let planner = s.planner();
         let db_timeouts = file.database.timeouts();
+        let db_pooling = file.database.pooling(env("DATABASE_DIRECT_URL"), &from)?;
         let return_to_service =
             berth_scheduler::reconcile::ReturnToService::from_slurm(s.return_to_service)
                 .ok_or_else(|| anyhow!("scheduler.return_to_service must be 0, 1 or 2 {from}"))?;
@@ -772,6 +814,7 @@ impl ServerConfig {
             cluster_name,
             max_connections: file.api.max_connections.unwrap_or(16).max(1),
             db_timeouts,
+            db_pooling: db_pooling.clone(),
             limits: berth_api::limits::Limits {
                 inactive_limit: Duration::from_secs(s.inactive_limit_seconds),
                 max_array_size: s.max_array_size,
@@ -800,6 +843,7 @@ impl ServerConfig {
                 cycle_min_interval: Duration::from_millis(s.cycle_min_interval_ms),
                 full_refresh_interval: Duration::from_secs(s.full_refresh_seconds),
                 db_timeouts,
+                db_pooling,
                 planner,
                 node_timeout: Duration::from_secs(s.node_timeout_seconds),
                 return_to_service,
@@ -928,6 +972,7 @@ pub async fn run_server(
             cluster_name: config.cluster_name.clone(),
             max_connections: config.max_connections,
             db_timeouts: config.db_timeouts,
+            db_pooling: config.db_pooling.clone(),
             limits: config.limits.clone(),
             oidc: config.oidc.clone(),
             tls: config.tls.clone(),
@@ -1039,6 +1084,49 @@ full_refresh_seconds = 120
                 .unwrap_err()
                 .to_string()
                 .contains("statement_timeout")
+        );
+    }
+
+    #[test]
+    fn the_pooler_resolves_and_bad_values_are_refused() {
+        let resolve = |text: &str, direct: Option<&str>| {
+            let file = parse_server_config(text, Path::new("b.toml")).unwrap();
+            let direct = direct.map(str::to_string);
+            ServerConfig::resolve(
+                file,
+                Some(Path::new("b.toml")),
+                move |k| match k {
+                    "DATABASE_URL" => Some("postgres://x/y".into()),
+                    "DATABASE_DIRECT_URL" => direct.clone(),
+                    _ => None,
+                },
+                None,
+            )
+        };
+        let c = resolve("", None).unwrap();
+        assert_eq!(c.db_pooling, berth_db::Pooling::default());
+        let c = resolve(
+            "[database]\npooler = \"transaction\"\ndirect_url = \"postgres://d/y\"\n",
+            None,
+        )
+        .unwrap();
+        assert_eq!(c.db_pooling.pooler, berth_db::Pooler::Transaction);
+        assert_eq!(c.db_pooling.direct_url.as_deref(), Some("postgres://d/y"));
+        assert_eq!(c.scheduler.db_pooling, c.db_pooling);
+        // The environment wins.
+        let c = resolve(
+            "[database]\npooler = \"transaction\"\ndirect_url = \"postgres://d/y\"\n",
+            Some("postgres://e/y"),
+        )
+        .unwrap();
+        assert_eq!(c.db_pooling.direct_url.as_deref(), Some("postgres://e/y"));
+        let err = resolve("[database]\npooler = \"transaction\"\n", None).unwrap_err();
+        assert!(err.to_string().contains("database.direct_url"), "{err}");
+        let err = resolve("[database]\npooler = \"session\"\n", None).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("database.pooler must be one of \"none\", \"transaction\" (not \"session\") in b.toml"),
+            "{err}"
         );
     }
 

@@ -29,6 +29,7 @@ pub mod node_report;
 pub mod notify;
 pub mod output;
 pub mod partition;
+pub mod pooler;
 pub mod preemption;
 pub mod qos;
 pub mod reservation;
@@ -41,6 +42,7 @@ pub mod user;
 pub mod webhook;
 
 pub use error::DbError;
+pub use pooler::{connect_pools, Pooler, Pooling, Pools};
 
 /// The schema migrations (`migrations/` at the workspace root), applied by the api and
 /// the scheduler at start-up and by `#[sqlx::test]`.

@@ -127,3 +127,126 @@ async fn sessions_carry_the_configured_timeouts(
     // Migrations run without those limits (a long one must not fail half-way).
     berth_db::migrate(&pool).await.unwrap();
 }
+
+/// `[database] pooler = "transaction"`, here straight against the server (what the pool
+/// does is the same whatever is in between; `tests/pgbouncer.rs` puts PgBouncer there):
+/// every borrowing is one transaction block carrying the timeouts, committed when the
+/// connection comes back, rolled back when a statement failed in it, and the connection
+/// is lent again in a clean state; the direct pool opens sessions with the timeouts as
+/// startup options, and migrations run on it.
+#[sqlx::test(migrator = "berth_db::MIGRATOR")]
+async fn a_transaction_pooled_borrowing_is_one_block_with_the_timeouts(
+    _options: PgPoolOptions,
+    connect: PgConnectOptions,
+) {
+    let url = url_of(&connect);
+    let timeouts = berth_db::Timeouts {
+        statement: Duration::from_millis(300),
+        lock: Duration::from_millis(200),
+        idle_in_transaction: Duration::from_secs(4),
+    };
+    let pooling = berth_db::Pooling {
+        pooler: berth_db::Pooler::Transaction,
+        direct_url: Some(url.clone()),
+    };
+    let pools = berth_db::connect_pools(&url, 1, &timeouts, &pooling)
+        .await
+        .unwrap();
+    let pool = &pools.pool;
+    // The timeouts hold in the block, and the session itself has none of them.
+    // (A simple query: the extended protocol starts its transaction before its
+    // statement's timestamp.)
+    let row = sqlx::Executor::fetch_one(
+        pool,
+        "SELECT current_setting('statement_timeout'), current_setting('lock_timeout'),
+                current_setting('idle_in_transaction_session_timeout'),
+                now() = statement_timestamp()",
+    )
+    .await
+    .unwrap();
+    let settings: (String, String, String, bool) = (row.get(0), row.get(1), row.get(2), row.get(3));
+    assert_eq!(
+        settings,
+        (
+            "300ms".to_string(),
+            "200ms".to_string(),
+            "4s".to_string(),
+            false
+        ),
+        "the borrowing runs in a block with the timeouts"
+    );
+    let slow = sqlx::query("SELECT pg_sleep(2)").execute(pool).await;
+    let err = berth_db::DbError::from(slow.unwrap_err());
+    assert!(matches!(err, berth_db::DbError::TimedOut(_)), "{err:?}");
+    // A statement of its own (outside a caller's transaction) is committed when the
+    // connection comes back: another session sees it.
+    sqlx::query("INSERT INTO users (name) VALUES ('pooled')")
+        .execute(pool)
+        .await
+        .unwrap();
+    let other = PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with(connect.clone())
+        .await
+        .unwrap();
+    let seen: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE name = 'pooled'")
+        .fetch_one(&other)
+        .await
+        .unwrap();
+    assert_eq!(seen, 1, "the borrowing's statement was committed");
+    // A failed statement leaves the (one) connection usable, and a caller's transaction
+    // works inside the block: committed, or rolled back when dropped.
+    let bad = sqlx::query("INSERT INTO users (name) VALUES ('pooled')")
+        .execute(pool)
+        .await;
+    assert!(bad.is_err(), "a duplicate user");
+    let mut tx = berth_db::begin(pool).await.unwrap();
+    sqlx::query("INSERT INTO users (name) VALUES ('kept')")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    tx.commit().await.unwrap();
+    let mut tx = berth_db::begin(pool).await.unwrap();
+    sqlx::query("INSERT INTO users (name) VALUES ('dropped')")
+        .execute(&mut *tx)
+        .await
+        .unwrap();
+    drop(tx);
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM users WHERE name IN ('kept', 'dropped')")
+            .fetch_all(&other)
+            .await
+            .unwrap();
+    assert_eq!(names, vec!["kept".to_string()]);
+    // A snapshot transaction still sets its isolation level first.
+    let mut tx = berth_db::begin_snapshot(pool).await.unwrap();
+    let level: String = sqlx::query_scalar("SELECT current_setting('transaction_isolation')")
+        .fetch_one(&mut *tx)
+        .await
+        .unwrap();
+    assert_eq!(level, "repeatable read");
+    drop(tx);
+    // The direct pool: the timeouts as startup options, outside any block; migrations.
+    // (A simple query: see above.)
+    let row = sqlx::Executor::fetch_one(
+        &pools.direct,
+        "SELECT current_setting('statement_timeout'), now() = statement_timestamp()",
+    )
+    .await
+    .unwrap();
+    let direct: (String, bool) = (row.get(0), row.get(1));
+    assert_eq!(direct, ("300ms".to_string(), true));
+    berth_db::migrate(&pools.direct).await.unwrap();
+    // Without a direct URL, transaction pooling is refused.
+    let refused = berth_db::connect_pools(
+        &url,
+        1,
+        &timeouts,
+        &berth_db::Pooling {
+            pooler: berth_db::Pooler::Transaction,
+            direct_url: None,
+        },
+    )
+    .await;
+    assert!(refused.is_err());
+}

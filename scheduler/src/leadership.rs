@@ -13,7 +13,7 @@
 //! cycle ran) fold into that one cycle. An idle cluster runs only the timer's cycles.
 
 use crate::{cycle, reconcile, SchedulerConfig, LEASE_ROLE};
-use berth_db::{lease, notify, Pool};
+use berth_db::{lease, notify, Pool, Pools};
 use sqlx::postgres::PgListener;
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -21,15 +21,16 @@ use std::time::{Duration, Instant};
 /// How long a cycle woken by a notification waits for more before it runs.
 pub const SETTLE: Duration = Duration::from_millis(50);
 
-async fn listen(pool: &Pool) -> Option<PgListener> {
-    let mut listener = PgListener::connect_with(pool).await.ok()?;
+/// A `LISTEN berth_jobs` session of `direct`'s (see [`berth_db::Pools`]).
+async fn listen(direct: &Pool) -> Option<PgListener> {
+    let mut listener = PgListener::connect_with(direct).await.ok()?;
     listener.listen(notify::JOBS_CHANNEL).await.ok()?;
     Some(listener)
 }
 
 /// Holds or waits for the lease and schedules while leading, until `shutdown`.
 pub async fn run_loop(
-    pool: Pool,
+    pools: Pools,
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
@@ -41,7 +42,8 @@ pub async fn run_loop(
     let mut cycle_timer = tokio::time::interval(config.cycle_interval);
     // A cycle that overran its interval is not followed by the missed ticks' cycles.
     cycle_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut listener = listen(&pool).await;
+    let Pools { pool, direct } = pools;
+    let mut listener = listen(&direct).await;
     // The snapshot the leader keeps between cycles; a new term starts from a full read.
     let new_cache = || cycle::SnapshotCache::with_full_refresh(config.full_refresh_interval);
     let mut cache = new_cache();
@@ -114,7 +116,7 @@ pub async fn run_loop(
             }
         }
         if listener.is_none() {
-            listener = listen(&pool).await;
+            listener = listen(&direct).await;
         }
         if let (Some(t), true) = (term, run_reconcile) {
             match reconcile::reconcile(&pool, t, led_since.elapsed(), &settings).await {

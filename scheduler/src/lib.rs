@@ -76,6 +76,9 @@ pub struct SchedulerConfig {
     pub completing_timeout: Duration,
     /// The statement, lock and idle-in-transaction timeouts of its database sessions.
     pub db_timeouts: berth_db::Timeouts,
+    /// How its connections reach PostgreSQL (`[database] pooler`, `direct_url`): its
+    /// `LISTEN` session and the migrations go to the direct URL.
+    pub db_pooling: berth_db::Pooling,
     /// The cloud module's settings (node pools).
     pub cloud: cloud::CloudSettings,
     /// The accounting reconciler's settings (usage rollups, retention).
@@ -99,6 +102,7 @@ impl SchedulerConfig {
             return_to_service: reconcile::ReturnToService::NonResponsive,
             completing_timeout: Duration::from_secs(120),
             db_timeouts: berth_db::Timeouts::default(),
+            db_pooling: berth_db::Pooling::default(),
             planner: planner::PlannerConfig::default(),
             cloud: cloud::CloudSettings::default(),
             accounting: rollup::AccountingSettings::default(),
@@ -141,10 +145,16 @@ pub async fn run(
     config: SchedulerConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), SchedulerError> {
-    let pool = berth_db::connect_with(&config.database_url, 4, &config.db_timeouts).await?;
-    berth_db::migrate(&pool)
+    let pools = berth_db::connect_pools(
+        &config.database_url,
+        4,
+        &config.db_timeouts,
+        &config.db_pooling,
+    )
+    .await?;
+    berth_db::migrate(&pools.direct)
         .await
         .map_err(SchedulerError::Migrate)?;
-    leadership::run_loop(pool, config, shutdown).await;
+    leadership::run_loop(pools, config, shutdown).await;
     Ok(())
 }
