@@ -165,6 +165,7 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
         "webhook_delivery_list",
         "webhook_redeliver",
         "whoami_get",
+        "cluster_get",
         "oidc_issuer_list",
     ];
     if !known.contains(&op) {
@@ -184,8 +185,8 @@ fn expected(op: &str, who: Who, secured: bool) -> Option<u16> {
     if op == "node_join" {
         return Some(401);
     }
-    // Any valid credentials may ask who they are.
-    if op == "whoami_get" {
+    // Any valid credentials may ask who they are, and which cluster this is.
+    if op == "whoami_get" || op == "cluster_get" {
         return Some(200);
     }
     // A job's token: its user's job list and submissions, and its own job (the fixture's

@@ -51,7 +51,8 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
     let ghost = submit_as(&c, "ghost-user-4", "#!/bin/bash\ntrue\n").await;
     let job = c.wait_ended(ghost, 60).await;
     assert_eq!(job.state, JobState::Failed);
-    let reason = job.reason.unwrap_or_default();
+    assert_eq!(job.reason.as_deref(), Some("JobLaunchFailure"));
+    let reason = job.state_description.unwrap_or_default();
     assert!(
         reason.contains("user ghost-user-4 does not exist on node node-1"),
         "{reason}"
@@ -61,7 +62,8 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
     let rooted = submit_as(&c, "root", "#!/bin/bash\nid -u\n").await;
     let job = c.wait_ended(rooted, 60).await;
     assert_eq!(job.state, JobState::Failed);
-    let reason = job.reason.unwrap_or_default();
+    assert_eq!(job.reason.as_deref(), Some("JobLaunchFailure"));
+    let reason = job.state_description.unwrap_or_default();
     assert!(
         reason.contains("user root is root on node node-1"),
         "{reason}"
@@ -88,7 +90,7 @@ async fn jobs_run_as_their_user_and_unknown_users_fail_clearly() {
         .await;
         let job = c.wait_ended(id, 60).await;
         assert_eq!(job.state, JobState::Failed, "{job:?}");
-        let reason = job.reason.unwrap_or_default();
+        let reason = job.state_description.unwrap_or_default();
         assert!(reason.contains("nobody may not write it"), "{reason}");
     }
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
@@ -370,7 +372,7 @@ async fn a_memory_limit_too_small_fails_the_job_never_the_node() {
         );
         assert_eq!(job.restart_count, 0, "not requeued: {job:?}");
         if job.state == JobState::Failed {
-            let reason = job.reason.unwrap_or_default();
+            let reason = job.state_description.unwrap_or_default();
             assert!(reason.contains("memory limit"), "{reason}");
         }
     }

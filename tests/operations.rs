@@ -449,7 +449,10 @@ async fn a_node_with_every_gpu_held_and_cpus_free_is_mixed() {
     let n = node(&c, "node-1").await;
     assert!(n.cpus_effective >= 2, "{n:?}");
     let gpus = c
-        .submit("#!/bin/bash\nsleep 600\n", &["--gres=gpu:2", "-c", "1"])
+        .submit(
+            "#!/bin/bash\nsleep 600\n",
+            &["--gres=gpu:2", "-c", "1", "--mem=100M"],
+        )
         .await;
     c.wait_for(gpus, 60, |j| j.state == JobState::Running).await;
     let n = node(&c, "node-1").await;

@@ -776,7 +776,7 @@ async fn a_killed_sallocs_or_sruns_job_ends_after_the_inactive_limit() {
     let job = c.wait_ended(id, 60).await;
     assert_eq!(
         (job.state, job.reason.as_deref()),
-        (JobState::Cancelled, None),
+        (JobState::Cancelled, Some("None")),
         "relinquished by salloc, not ended for inactivity: {job:?}"
     );
 

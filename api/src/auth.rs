@@ -413,9 +413,12 @@ pub fn job_token_allows(method: &Method, path: &str) -> bool {
         ["", "v1", "jobs", _id, "steps", _step, "cancel"] => *method == Method::POST,
         ["", "v1", "jobs", _id, "steps", _step, "output"] => read,
         ["", "v1", "jobs", _id, "cancel" | "requeue" | "signal"] => *method == Method::POST,
-        // `sacct` and `squeue` inside a job (its user's view, as the job list), and who
-        // it is.
-        ["", "v1", "accounting", "jobs"] | ["", "v1", "queue"] | ["", "v1", "whoami"] => read,
+        // `sacct` and `squeue` inside a job (its user's view, as the job list), who it
+        // is, and the cluster's name (their `-M` and documents).
+        ["", "v1", "accounting", "jobs"]
+        | ["", "v1", "queue"]
+        | ["", "v1", "whoami"]
+        | ["", "v1", "cluster"] => read,
         _ => false,
     }
 }
@@ -607,7 +610,8 @@ impl FromRequestParts<AppState> for Caller {
         if caller.job_id.is_some() && !job_token_allows(&parts.method, parts.uri.path()) {
             return Err(ApiError::Forbidden(format!(
                 "a job's token may only read, update, cancel and requeue its own job, run \
-                 its steps, list and submit jobs and read their accounting; not {} {}",
+                 its steps, list and submit jobs, read their accounting and the cluster's \
+                 name; not {} {}",
                 parts.method,
                 parts.uri.path()
             )));

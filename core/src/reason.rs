@@ -27,7 +27,8 @@ pub const INACTIVE_LIMIT: &str = "InactiveLimit";
 ///
 /// | end | reason |
 /// |---|---|
-/// | COMPLETED, CANCELLED, PREEMPTED | `None` (`InactiveLimit` for an allocation whose client stopped answering) |
+/// | COMPLETED, PREEMPTED | `None` |
+/// | CANCELLED | the reason it was cancelled for when that is one of Slurm's names (`DependencyNeverSatisfied`, `InactiveLimit`: Slurm keeps the reason), else `None` |
 /// | FAILED, launch failed | `JobLaunchFailure` |
 /// | FAILED, exit code ≠ 0 | `NonZeroExitCode` |
 /// | FAILED, killed by a signal | `RaisedSignal` |
@@ -37,20 +38,20 @@ pub const INACTIVE_LIMIT: &str = "InactiveLimit";
 /// | OUT_OF_MEMORY | `OutOfMemory` |
 /// | BOOT_FAIL | `JobLaunchFailure` |
 /// | DEADLINE | `DeadLine` |
-pub fn ended_job_reason(
+pub fn ended_job_reason<'a>(
     state: JobState,
     exit_code: Option<i32>,
     exit_signal: Option<i32>,
-    stored: Option<&str>,
-) -> Option<&'static str> {
+    stored: Option<&'a str>,
+) -> Option<&'a str> {
     let inactive = stored == Some(INACTIVE_LIMIT);
     Some(match state {
         JobState::Pending | JobState::Running | JobState::Suspended | JobState::Completing => {
             return None
         }
         JobState::Completed | JobState::Preempted => "None",
-        JobState::Cancelled | JobState::Timeout if inactive => INACTIVE_LIMIT,
-        JobState::Cancelled => "None",
+        JobState::Timeout if inactive => INACTIVE_LIMIT,
+        JobState::Cancelled => stored.filter(|s| is_reason_name(s)).unwrap_or("None"),
         JobState::Timeout => "TimeLimit",
         JobState::Failed if stored.is_some_and(|s| s.starts_with(LAUNCH_FAILED_PREFIX)) => {
             "JobLaunchFailure"
@@ -63,6 +64,14 @@ pub fn ended_job_reason(
         JobState::BootFail => "JobLaunchFailure",
         JobState::Deadline => "DeadLine",
     })
+}
+
+/// Whether `text` reads as one of Slurm's reason names (a word of ASCII letters and
+/// digits, such as `DependencyNeverSatisfied`) rather than Berth's description of what
+/// happened (`preempted by job 7`).
+fn is_reason_name(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_uppercase())
+        && text.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// A job's reason as every view shows it: Slurm's name for an ended job
@@ -124,7 +133,15 @@ mod tests {
                 Some("InactiveLimit"),
                 "InactiveLimit",
             ),
-            (Cancelled, None, None, Some("Priority"), "None"),
+            (Cancelled, None, None, None, "None"),
+            (
+                Cancelled,
+                None,
+                None,
+                Some("DependencyNeverSatisfied"),
+                "DependencyNeverSatisfied",
+            ),
+            (Cancelled, None, None, Some("preempted by job 7"), "None"),
             (
                 Cancelled,
                 None,
