@@ -144,4 +144,23 @@ async fn mem_zero_gets_the_whole_usable_memory_and_shares_it_with_no_one() {
     let j = c.wait_for(some, 60, |j| j.state == JobState::Running).await;
     assert_eq!(j.allocations[0].memory_mib, 100);
     c.cli(&c.token, &["cancel", &some.to_string()]);
+
+    // Where MaxMemPerNode is below a node's usable memory, --mem=0 is refused (Slurm:
+    // "Memory required by task is not available"), naming --mem.
+    let (status, p) = c
+        .call(
+            Method::PUT,
+            "/v1/partitions/small",
+            Some(&c.token),
+            Some(json!({ "nodes": ["node-1"], "max_mem_per_node": 1000 })),
+        )
+        .await;
+    assert_eq!(status, 201, "{p}");
+    let (status, p) = c
+        .try_submit("#!/bin/bash\ntrue\n", &["-p", "small", "--mem=0"])
+        .await
+        .unwrap_err();
+    assert_eq!((status, p.field.as_deref()), (422, Some("--mem")), "{p:?}");
+    assert!(p.detail.contains("MaxMemPerNode=1000 MiB"), "{p:?}");
+    assert!(p.detail.contains("3584 MiB on its largest node"), "{p:?}");
 }
