@@ -67,3 +67,4 @@ mod time_limit;
 mod tls;
 mod usage_report;
 mod webhooks;
+mod whole_memory;

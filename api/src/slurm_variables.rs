@@ -53,7 +53,12 @@ pub fn slurm_variables(job: &JobRow, spec: &JobSpec, nodes: &[String]) -> BTreeM
         "SLURM_CPUS_PER_GPU",
         spec.cpus_per_gpu.map(|n| n.to_string()),
     );
-    set("SLURM_MEM_PER_NODE", spec.mem_mib.map(|n| n.to_string()));
+    // `--mem=0` (all of the node's memory) sets none, as Slurm's launch sets it only from
+    // a non-zero `pn_min_memory`.
+    set(
+        "SLURM_MEM_PER_NODE",
+        spec.mem_mib.filter(|n| *n > 0).map(|n| n.to_string()),
+    );
     set(
         "SLURM_MEM_PER_CPU",
         spec.mem_per_cpu_mib.map(|n| n.to_string()),

@@ -622,7 +622,8 @@ fn partition_names(partitions: &[berth_db::partition::PartitionRow]) -> String {
 /// exist or is outside them, or `-x` one that does not exist (400); a `--constraint`
 /// feature no node of them has; or, narrowing the nodes step by step, too few nodes left
 /// after `-x`, after `--constraint`, with the GPUs, with the CPUs (usable CPUs,
-/// [`node::node_capacity_list`]) or with the memory per node asked for. Nothing is
+/// [`node::node_capacity_list`]) or with the memory per node asked for; `--mem=0` where
+/// the first partition's largest node has more than its `MaxMemPerNode`. Nothing is
 /// checked while the partitions have no registered node yet (workers may still be
 /// starting).
 async fn check_satisfiable(
@@ -648,6 +649,29 @@ async fn check_satisfiable(
         detail,
         field: Some(field.to_string()),
     };
+    // `--mem=0` asks all of each node's usable memory: as Slurm's `_valid_pn_min_mem`
+    // does, the largest node of the (first) partition must be within its MaxMemPerNode.
+    if let (Some(0), Some(first)) = (request.mem_per_node_mib, partitions.first()) {
+        if let Some(max) = first.max_mem_per_node {
+            let largest = members
+                .iter()
+                .filter(|n| first.nodes.is_empty() || first.nodes.contains(&n.name))
+                .map(|n| n.memory_mib)
+                .max()
+                .unwrap_or(0);
+            if largest > max {
+                return Err(unprocessable(
+                    "--mem",
+                    format!(
+                        "--mem: partition {}: --mem=0 is all of each node's memory, {largest} \
+                         MiB on its largest node, more than the partition allows \
+                         (MaxMemPerNode={max} MiB)",
+                        first.name
+                    ),
+                ));
+            }
+        }
+    }
     let wanted = request.nodes as usize;
     if wanted > members.len() {
         return Err(unprocessable(

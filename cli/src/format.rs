@@ -754,6 +754,8 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
         job.spec.mem_per_cpu_mib,
         job.spec.mem_per_gpu_mib,
     ) {
+        // Slurm writes 0 without a unit (`--mem=0`: all of each node's memory).
+        (Some(0), _, _) => "MinMemoryNode=0".to_string(),
         (Some(m), _, _) => format!("MinMemoryNode={m}M"),
         (None, Some(m), _) => format!("MinMemoryCPU={m}M"),
         (None, None, Some(m)) => format!("MemPerTres=gres/gpu:{m}"),

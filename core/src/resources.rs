@@ -50,8 +50,10 @@ pub struct ResourceRequest {
     pub cpus_option: &'static str,
     /// Memory on each node, MiB: `--mem`, `--mem-per-cpu` × CPUs per node,
     /// `--mem-per-gpu` × GPUs per node, else the partition's `DefMemPerGPU` (when GPUs
-    /// are asked) or `DefMemPerCPU`; `None` when none applies, or for `--mem=0` (all of
-    /// each node's memory): the planner gives a share in proportion to CPUs.
+    /// are asked) or `DefMemPerCPU`; `Some(0)` for `--mem=0`: all of each node's usable
+    /// memory (Slurm's "all of the memory on each node"; the planner gives the node's
+    /// `RealMemory` less `MemSpecLimit`, and shares it with no other job); `None` when
+    /// none applies: the planner gives a share in proportion to CPUs.
     pub mem_per_node_mib: Option<u64>,
     /// The option that decided `mem_per_node_mib`, for messages.
     pub mem_option: Option<&'static str>,
@@ -151,8 +153,8 @@ impl JobSpec {
         &self,
         defaults: &PartitionDefaults,
     ) -> Result<ResourceRequest, ResourceError> {
-        // `--mem=0` is Slurm's "all of the node's memory" (here: its share, see
-        // [`ResourceRequest`]); a zero per CPU or per GPU asks for nothing a job can run in.
+        // `--mem=0` is Slurm's "all of the node's memory" (see [`ResourceRequest`]); a zero
+        // per CPU or per GPU asks for nothing a job can run in.
         for (option, value) in [
             ("--mem-per-cpu", self.mem_per_cpu_mib),
             ("--mem-per-gpu", self.mem_per_gpu_mib),
@@ -253,7 +255,6 @@ impl JobSpec {
         let u64c = u64::from(cpus_per_node);
         let u64g = u64::from(gpus_here);
         let explicit = match (self.mem_mib, self.mem_per_cpu_mib, self.mem_per_gpu_mib) {
-            (Some(0), _, _) => Some((None, "--mem")),
             (Some(m), _, _) => Some((Some(m), "--mem")),
             (None, Some(m), _) => Some((Some(m.saturating_mul(u64c)), "--mem-per-cpu")),
             (None, None, Some(m)) if gpus_here > 0 => {
@@ -444,16 +445,20 @@ mod tests {
             ),
             Some(1000)
         );
-        // --mem=0: all of each node's memory, left to the planner.
+        // --mem=0: all of each node's memory (0 tells the planner), over the defaults.
+        let defaults = PartitionDefaults {
+            def_mem_per_cpu: Some(100),
+            ..Default::default()
+        };
         assert_eq!(
             mem(
                 JobSpec {
                     mem_mib: Some(0),
                     ..Default::default()
                 },
-                &none
+                &defaults
             ),
-            None
+            Some(0)
         );
         assert_eq!(
             mem(

@@ -344,6 +344,7 @@ pub fn option_table() -> impl Iterator<Item = OptionInfo> {
             Opt::Refused(why) => Support::Refused(why),
             Opt::NoEffect(why) => Support::NoEffect(why),
             Opt::Only(_, why) => Support::Partly(why),
+            Opt::Hint => Support::Partly(HINT_NOT_PLACED),
             _ => Support::Honoured,
         },
     })
@@ -460,6 +461,10 @@ const fn def(long: &'static str, short: Option<char>, arg: Arg, opt: Opt) -> Opt
 
 const NO_CPU_LAYOUT: &str = "Berth does not place jobs by sockets, cores or threads: ask \
     for CPUs with -c/--cpus-per-task (or --cpus-per-gpu) and memory with --mem";
+/// What `--hint` does on Berth (issue 29: `nomultithread` is not yet honoured).
+const HINT_NOT_PLACED: &str = "the hint is checked (an unknown one is refused) and kept, \
+    but does not change placement: workers do not report threads per core, so \
+    nomultithread gets no whole cores";
 const NO_FEDERATION: &str = "Berth is a single cluster (no multi-cluster or federation \
     operation): leave the option out";
 const NO_BURST_BUFFER: &str = "Berth has no burst buffer plugin";

@@ -117,7 +117,7 @@ pub fn option_help(long: &str) -> Option<OptionHelp> {
         "contiguous" => (CONSTRAINT, "", "demand a contiguous range of nodes"),
         "constraint" => (CONSTRAINT, "list", "node features the job needs (a&b, a|b, [a|b], a*2)"),
         "nodefile" => (CONSTRAINT, "filename", "nodes to run on, from a file"),
-        "mem" => (CONSTRAINT, "MB", "memory per node (K/M/G/T suffixes; 0: the whole node's)"),
+        "mem" => (CONSTRAINT, "MB", "memory per node (K/M/G/T suffixes; 0: all of each node's usable memory)"),
         "mincpus" => (CONSTRAINT, "n", "the least CPUs a node must have"),
         "prefer" => (CONSTRAINT, "list", "node features preferred, not required"),
         "reservation" => (CONSTRAINT, "name", "run in this advance reservation"),

@@ -54,6 +54,8 @@
 //! Without backfill ([`PlannerConfig::backfill`] false, strict FIFO) nothing below the
 //! first blocked job starts.
 
+mod memory;
+
 use berth_core::constraint::Constraint;
 use berth_core::priority::{
     self, BillingWeights, PriorityFactors, PriorityInputs, PriorityWeights,
@@ -287,8 +289,9 @@ pub struct PendingJob {
     /// GPUs per node, the partition's `DefCpuPerGPU`); at least 1.
     pub cpus_per_node: u32,
     /// Memory it needs on each of its nodes, MiB (`--mem`, `--mem-per-cpu` × CPUs,
-    /// `--mem-per-gpu` × GPUs, the partition's defaults); `None`: a share of each node's
-    /// memory in proportion to the CPUs it gets there.
+    /// `--mem-per-gpu` × GPUs, the partition's defaults); `Some(0)` (`--mem=0`): all of
+    /// each node's usable memory; `None`: a share of each node's memory in proportion to
+    /// the CPUs it gets there.
     pub mem_per_node_mib: Option<u64>,
     /// `-w/--nodelist`: nodes it must be given (all of them).
     pub nodelist: Vec<String>,
@@ -839,18 +842,15 @@ fn key(weight: u32, count: u32) -> Key {
 }
 
 /// What a job needs of node `node` (CPUs, memory MiB): `--exclusive` and whole-node jobs
-/// take all of it; memory not asked for is the node's memory in proportion to the CPUs.
-/// `None` when the node can never give it (a count of 0 on the node is not counted).
+/// take all of it; memory as [`memory::memory_on`] gives it (`--mem=0`: all of it; not
+/// asked for: the node's memory in proportion to the CPUs). `None` when the node can
+/// never give it (a count of 0 on the node is not counted).
 fn need(job: &PendingJob, node: &NodeView) -> Option<(u32, u64)> {
     let cpus = job.cpus_per_node.max(1);
     if node.cpus > 0 && cpus > node.cpus {
         return None;
     }
-    let mem = match job.mem_per_node_mib {
-        Some(m) => m,
-        None if node.cpus > 0 => (u64::from(cpus) * node.memory_mib).div_ceil(u64::from(node.cpus)),
-        None => 0,
-    };
+    let mem = memory::memory_on(job, node, cpus);
     if node.memory_mib > 0 && mem > node.memory_mib {
         return None;
     }

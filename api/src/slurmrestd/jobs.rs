@@ -570,14 +570,22 @@ pub(super) fn signal_name(n: i32) -> String {
     name.to_string()
 }
 
-/// Slurm's TRES string of what a job asks (`cpu=4,mem=8G,node=1,billing=4,gres/gpu=2`).
-fn tres_string(job: &Job) -> String {
+/// Slurm's TRES string of what a job asks (`cpu=4,mem=8G,node=1,billing=4,gres/gpu=2`),
+/// or with `allocated`, of what it holds (its memory: what its nodes gave it, the whole
+/// usable memory of each for `--mem=0`).
+fn tres_string(job: &Job, allocated: bool) -> String {
     let mut parts = vec![format!("cpu={}", job.num_cpus)];
-    if let Some(mem) = job.spec.mem_mib.filter(|m| *m > 0) {
-        parts.push(format!(
-            "mem={}M",
-            mem.saturating_mul(u64::from(job.num_nodes))
-        ));
+    let held: u64 = job.allocations.iter().map(|a| a.memory_mib).sum();
+    let mem = if allocated && held > 0 {
+        Some(held)
+    } else {
+        job.spec
+            .mem_mib
+            .filter(|m| *m > 0)
+            .map(|m| m.saturating_mul(u64::from(job.num_nodes)))
+    };
+    if let Some(mem) = mem {
+        parts.push(format!("mem={mem}M"));
     }
     parts.push(format!("node={}", job.num_nodes));
     parts.push(format!("billing={}", job.num_cpus));
@@ -660,8 +668,8 @@ pub(super) fn job_info(job: &Job) -> JobInfo {
         tres_per_node: (job.gpus_per_node > 0).then(|| format!("gres/gpu:{}", job.gpus_per_node)),
         tres_per_job: job.spec.gpus.map(|g| format!("gres/gpu:{g}")),
         tres_per_task: job.spec.gpus_per_task.map(|g| format!("gres/gpu:{g}")),
-        tres_req_str: Some(tres_string(job)),
-        tres_alloc_str: placed.then(|| tres_string(job)),
+        tres_req_str: Some(tres_string(job, false)),
+        tres_alloc_str: placed.then(|| tres_string(job, true)),
         user_name: Some(job.user.clone()),
         current_working_directory: job.work_dir.clone(),
     }
