@@ -113,7 +113,7 @@ async fn the_six_commands_take_all_and_this_clusters_name_and_refuse_another() {
     for command in ["squeue", "sinfo"] {
         let (code, plain, err) = run(command, &[]);
         assert_eq!(code, 0, "{err}");
-        for value in ["all", "gpu-east", "GPU-EAST"] {
+        for value in ["all", "gpu-east", "GPU-EAST", "-1"] {
             let (code, out, err) = run(command, &["-M", value]);
             assert_eq!(code, 0, "{command} -M {value}: {err}");
             assert_eq!(

@@ -86,7 +86,8 @@ pub struct AcctArgs {
         short = 'M',
         long = "clusters",
         visible_alias = "cluster",
-        value_name = "CLUSTERS"
+        value_name = "CLUSTERS",
+        allow_hyphen_values = true
     )]
     pub clusters: Option<String>,
     /// Every cluster's runs: this cluster's (Berth is one cluster).
@@ -193,17 +194,19 @@ pub struct Column {
 pub fn parse_format(spec: &str) -> Result<Vec<Column>, String> {
     let mut out = Vec::new();
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let (name, width) = match item.split_once('%') {
+        // `NAME%WIDTH`; `NAME%-WIDTH` left-justifies, as Slurm's sacct.
+        let (name, width, left) = match item.split_once('%') {
             Some((n, w)) => {
+                let left = w.starts_with('-');
                 let w: usize = w
                     .trim_start_matches('-')
                     .parse()
                     .ok()
                     .filter(|w| (1..=1000).contains(w))
                     .ok_or_else(|| format!("-o/--format: bad width in {item:?}"))?;
-                (n, Some(w))
+                (n, Some(w), left)
             }
-            None => (item, None),
+            None => (item, None, false),
         };
         let field = FIELDS
             .iter()
@@ -214,7 +217,7 @@ pub fn parse_format(spec: &str) -> Result<Vec<Column>, String> {
         out.push(Column {
             name: field.name,
             width: width.unwrap_or(field.width),
-            left: field.left,
+            left: field.left || left,
         });
     }
     if out.is_empty() {
@@ -663,6 +666,13 @@ mod tests {
     use super::*;
     use berth_core::accounting::Tres;
     use chrono::TimeZone;
+
+    #[test]
+    fn a_negative_width_left_justifies_as_slurms_sacct() {
+        let columns = parse_format("State%-12,ExitCode%10").unwrap();
+        assert_eq!((columns[0].width, columns[0].left), (12, true));
+        assert_eq!((columns[1].width, columns[1].left), (10, false));
+    }
 
     fn job() -> AcctJob {
         let t0 = Utc.with_ymd_and_hms(2026, 12, 1, 10, 0, 0).unwrap();

@@ -124,7 +124,8 @@ pub struct SinfoArgs {
         short = 'M',
         long = "clusters",
         visible_alias = "cluster",
-        value_name = "CLUSTERS"
+        value_name = "CLUSTERS",
+        allow_hyphen_values = true
     )]
     pub clusters: Option<String>,
     /// Refused: federation.

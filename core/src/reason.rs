@@ -38,12 +38,12 @@ pub const INACTIVE_LIMIT: &str = "InactiveLimit";
 /// | OUT_OF_MEMORY | `OutOfMemory` |
 /// | BOOT_FAIL | `JobLaunchFailure` |
 /// | DEADLINE | `DeadLine` |
-pub fn ended_job_reason<'a>(
+pub fn ended_job_reason(
     state: JobState,
     exit_code: Option<i32>,
     exit_signal: Option<i32>,
-    stored: Option<&'a str>,
-) -> Option<&'a str> {
+    stored: Option<&str>,
+) -> Option<&str> {
     let inactive = stored == Some(INACTIVE_LIMIT);
     Some(match state {
         JobState::Pending | JobState::Running | JobState::Suspended | JobState::Completing => {

@@ -656,7 +656,7 @@ pub(super) fn job_info(job: &Job) -> JobInfo {
         restart_cnt: Some(i64::from(job.restart_count)),
         resv_name: job.spec.reservation.clone(),
         start_time: Some(time(job.start_time)),
-        state_description: Some(String::new()),
+        state_description: Some(job.state_description.clone().unwrap_or_default()),
         state_reason: Some(job.reason.clone().unwrap_or_else(|| "None".into())),
         standard_output: job.spec.output.clone(),
         standard_error: job.spec.error.clone(),

@@ -510,7 +510,8 @@ pub(crate) struct SqueueRefused {
         short = 'M',
         long = "clusters",
         visible_alias = "cluster",
-        value_name = "CLUSTERS"
+        value_name = "CLUSTERS",
+        allow_hyphen_values = true
     )]
     pub(crate) clusters: Option<String>,
     /// Not yet: jobs of a reservation.
