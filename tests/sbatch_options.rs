@@ -627,3 +627,72 @@ async fn sbatch_wait_prints_only_the_submission_and_exits_with_the_jobs_code() {
     let output = std::fs::read_to_string(c.dir.join(format!("ci-smoke-{id}.out"))).unwrap();
     assert_eq!(output, "smoke test output\n");
 }
+
+/// sbatch's input environment variables set options between the script's `#SBATCH` lines
+/// and the command line, as Slurm orders them (command line > environment > script).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sbatch_environment_variables_beat_the_script_and_lose_to_the_command_line() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        top_config: "cluster_name = \"east\"",
+        ..Default::default()
+    })
+    .await;
+    sbatch(&c, &["--version"]);
+    let script = c.dir.join("named.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\n#SBATCH -J from-script -t 7\n#SBATCH -M other\ntrue\n",
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let run = |envs: &[(&str, &str)], args: &[&str]| {
+        let out = std::process::Command::new(c.dir.join("sbatch-bin/sbatch"))
+            .args(args)
+            .arg("--hold")
+            .arg(script)
+            .current_dir(&c.dir)
+            .env("BERTH_URL", &c.url)
+            .env("BERTH_TOKEN", &c.token)
+            .env("HOME", &c.dir)
+            .env("XDG_CONFIG_HOME", c.dir.join("config"))
+            .envs(envs.iter().copied())
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The script's `-M other` alone is refused; SBATCH_CLUSTERS beats it.
+    let (code, _, err) = run(&[], &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("No cluster 'other'"), "{err}");
+    let env = [
+        ("SBATCH_CLUSTERS", "east"),
+        ("SBATCH_JOB_NAME", "from-env"),
+        ("SBATCH_TIMELIMIT", "9"),
+    ];
+    let (code, out, err) = run(&env, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.ends_with(" on cluster east\n"), "{out}");
+    let job = c
+        .job(submitted(out.replace(" on cluster east", "").as_str()))
+        .await;
+    assert_eq!((job.name.as_str(), job.time_limit), ("from-env", Some(540)));
+    // The command line beats the environment.
+    let (code, out, err) = run(&env, &["-J", "from-cli"]);
+    assert_eq!(code, 0, "{err}");
+    let job = c
+        .job(submitted(out.replace(" on cluster east", "").as_str()))
+        .await;
+    assert_eq!(job.name, "from-cli");
+    // A refused option set from the environment is refused naming it.
+    let (code, _, err) = run(
+        &[("SBATCH_CLUSTERS", "east"), ("SBATCH_CONTAINER", "/x")],
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("--container"), "{err}");
+}

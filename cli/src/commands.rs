@@ -27,6 +27,18 @@ use std::io::Write;
 /// to accept job, sleeping and retrying.` before each wait; it makes one job however many
 /// times it is sent.
 pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
+    // sbatch's input environment variables (`SBATCH_JOB_NAME` …) come before the command
+    // line's options, so that those win over them and they over `#SBATCH` lines.
+    let with_env;
+    let args = if args.as_sbatch {
+        let mut all = args.clone();
+        all.sbatch_args = crate::sbatch_env::env_args(|var| std::env::var(var).ok());
+        all.sbatch_args.extend(args.sbatch_args.iter().cloned());
+        with_env = all;
+        &with_env
+    } else {
+        args
+    };
     let script = submit::read_script(args)?;
     // `#SBATCH --test-only`, `--wait`, `--parsable` count as on the command line.
     let parsed = match berth_core::sbatch::parse_batch(
@@ -46,14 +58,10 @@ pub async fn submit(client: &Client, args: &SubmitArgs) -> anyhow::Result<i32> {
             return Ok(1);
         }
     };
-    // `-M/--clusters` (sbatch reads SBATCH_CLUSTERS, then SLURM_CLUSTERS, when it is
-    // absent): this cluster's name, said with the job's id as Slurm's sbatch says it.
-    let clusters = parsed.client.clusters.clone().or_else(|| {
-        ["SBATCH_CLUSTERS", "SLURM_CLUSTERS"]
-            .iter()
-            .find_map(|var| std::env::var(var).ok().filter(|v| !v.trim().is_empty()))
-    });
-    let cluster = crate::clusters::check(client, "sbatch", clusters.as_deref(), None).await?;
+    // `-M/--clusters` (also from SBATCH_CLUSTERS or SLURM_CLUSTERS, above): this
+    // cluster's name, said with the job's id as Slurm's sbatch says it.
+    let cluster =
+        crate::clusters::check(client, "sbatch", parsed.client.clusters.as_deref(), None).await?;
     let submit_dir = std::env::current_dir().context("reading the current directory")?;
     let job = submit::build_job(args, script, &submit_dir);
     let refused = |e: &crate::client::ClientError| {

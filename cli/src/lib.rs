@@ -51,6 +51,7 @@ pub mod queue_start;
 pub mod report;
 pub mod reservation;
 pub mod salloc;
+pub mod sbatch_env;
 pub mod sbcast;
 pub mod scancel;
 pub mod scontrol;
