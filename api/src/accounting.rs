@@ -157,7 +157,7 @@ fn job_view(r: &AcctRunRow) -> AcctJob {
                 state,
                 r.exit_code,
                 r.exit_signal,
-                r.reason.as_deref(),
+                r.reason.clone(),
             ),
             Err(_) => r.reason.clone(),
         },

@@ -102,7 +102,7 @@ pub fn job_view(row: &JobRow, allocations: &[&JobAllocationRow]) -> Job {
         partition: shown_partition(state, &row.partition, &row.partitions),
         qos: row.qos.clone(),
         state,
-        reason: reason::shown_reason(state, row.exit_code, row.exit_signal, row.reason.as_deref()),
+        reason: reason::shown_reason(state, row.exit_code, row.exit_signal, row.reason.clone()),
         state_description: reason::state_description(
             state,
             row.exit_code,
@@ -199,7 +199,7 @@ pub fn queue_view(row: JobQueueRow) -> QueueJob {
         partition,
         qos: row.qos,
         state,
-        reason: reason::shown_reason(state, row.exit_code, row.exit_signal, row.reason.as_deref()),
+        reason: reason::shown_reason(state, row.exit_code, row.exit_signal, row.reason),
         submit_time: row.submit_time,
         start_time: row.start_time,
         end_time: row.end_time,

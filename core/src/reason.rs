@@ -75,17 +75,17 @@ fn is_reason_name(text: &str) -> bool {
 }
 
 /// A job's reason as every view shows it: Slurm's name for an ended job
-/// ([`ended_job_reason`]), else the stored one.
+/// ([`ended_job_reason`]), else the stored one (taken as it is: a listing of pending
+/// jobs copies no reason).
 pub fn shown_reason(
     state: JobState,
     exit_code: Option<i32>,
     exit_signal: Option<i32>,
-    stored: Option<&str>,
+    stored: Option<String>,
 ) -> Option<String> {
-    match ended_job_reason(state, exit_code, exit_signal, stored) {
-        Some(name) => Some(name.to_string()),
-        None => stored.map(str::to_string),
-    }
+    let ended =
+        ended_job_reason(state, exit_code, exit_signal, stored.as_deref()).map(str::to_string);
+    ended.or(stored)
 }
 
 /// Slurm's state description of an ended job: the stored reason when it says more than
@@ -157,14 +157,14 @@ mod tests {
         ];
         for (state, code, signal, stored, want) in cases {
             assert_eq!(
-                shown_reason(*state, *code, *signal, *stored).as_deref(),
+                shown_reason(*state, *code, *signal, stored.map(str::to_string)).as_deref(),
                 Some(*want),
                 "{state:?} {code:?} {signal:?} {stored:?}"
             );
         }
         // A job that has not ended keeps its stored reason (or none).
         assert_eq!(
-            shown_reason(Pending, None, None, Some("Priority")).as_deref(),
+            shown_reason(Pending, None, None, Some("Priority".into())).as_deref(),
             Some("Priority")
         );
         assert_eq!(shown_reason(Running, None, None, None), None);
