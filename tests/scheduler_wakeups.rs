@@ -1,7 +1,8 @@
 //! The scheduler's wake-ups coalesce: a burst of submissions and cancellations (one
-//! `NOTIFY` each) costs a few cycles, not one per notification, and an idle cluster runs
-//! only the timer's cycles. Cycles are counted from the leader's own log (`cycle ran`,
-//! one line per cycle, with what woke it).
+//! `NOTIFY` each) costs a few cycles, not one per notification, an idle cluster runs
+//! only the timer's cycles, and a submission to an idle scheduler is planned at once.
+//! Cycles are counted from the leader's own log (`cycle ran`, one line per cycle, with
+//! what woke it and how long its first notification waited for it).
 
 use crate::cluster::{Options, TestCluster};
 use std::sync::Arc;
@@ -87,16 +88,18 @@ async fn a_burst_costs_a_few_cycles_and_an_idle_cluster_only_the_timers() {
         2 * JOBS,
         burst.as_secs_f64()
     );
-    // At most one notification-woken cycle per `cycle_min_interval` (500 ms) and one
-    // timer cycle per `cycle_interval_seconds` (1 s in tests), give or take the edges.
+    // Cycles that start nothing back off from 10 ms to `cycle_min_interval` (500 ms):
+    // seven cycles while the interval grows, then at most one notification-woken cycle
+    // per 500 ms, and one timer cycle per `cycle_interval_seconds` (1 s in tests), give
+    // or take the edges.
     let secs = burst.as_secs_f64().ceil() as usize;
     assert!(
-        woken <= 2 * secs + 2,
+        woken <= 2 * secs + 2 + 7,
         "{woken} cycles woken by {} notifications in {secs} s",
         2 * JOBS
     );
     assert!(
-        ran <= 3 * secs + 4 && ran * 4 < 2 * JOBS,
+        ran <= 3 * secs + 4 + 7 && ran * 4 < 2 * JOBS,
         "{ran} cycles for {} notifications in {secs} s",
         2 * JOBS
     );
@@ -109,4 +112,34 @@ async fn a_burst_costs_a_few_cycles_and_an_idle_cluster_only_the_timers() {
     println!("idle for 6 s: {ran} cycles, {woken} woken by notifications");
     assert_eq!(woken, 0, "an idle cluster was woken");
     assert!(ran <= 7, "{ran} cycles in 6 idle seconds");
+
+    // A submission to the idle scheduler: the cycle it wakes runs without waiting.
+    let lines_before = c.log(&leader).lines().count();
+    let r = c
+        .http
+        .post(format!("{}/v1/jobs", c.url))
+        .bearer_auth(&c.token)
+        .json(&serde_json::json!({
+            "script": "#!/bin/bash\ntrue\n",
+            "args": ["--gres=gpu:1"],
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let id = r.json::<serde_json::Value>().await.unwrap()["id"]
+        .as_i64()
+        .unwrap();
+    let job = c.wait_ended(id, 30).await;
+    assert_eq!(job.state, berth_core::state::JobState::Completed);
+    let log = c.log(&leader);
+    let woken: Vec<&str> = log
+        .lines()
+        .skip(lines_before)
+        .filter(|l| l.contains("cycle ran") && l.contains("trigger=\"notify\""))
+        .collect();
+    assert!(
+        woken.first().is_some_and(|l| l.contains(" waited_ms=0 ")),
+        "the submission's cycle waited: {woken:?}"
+    );
 }

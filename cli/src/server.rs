@@ -43,7 +43,7 @@
 //! lease_ttl_seconds = 3
 //! renew_interval_seconds = 1
 //! cycle_interval_seconds = 2
-//! cycle_min_interval_ms = 500   # the least time between cycles woken by NOTIFY
+//! cycle_min_interval_ms = 500   # the most a burst of NOTIFYs spaces cycles (idle: at once)
 //! full_refresh_seconds = 60     # the leader re-reads everything at least this often
 //! node_timeout_seconds = 30
 //! return_to_service = 1

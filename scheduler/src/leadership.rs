@@ -7,19 +7,19 @@
 //! leader that has not noticed yet cannot write. While leading, the reconcilers
 //! ([`crate::reconcile`]) run before each timed cycle, under the same term.
 //!
-//! Wake-ups coalesce: a `NOTIFY berth_jobs` schedules a cycle [`SETTLE`] later, and no
-//! sooner than `cycle_min_interval` after the previous cycle ended; notifications that
-//! arrive meanwhile (a burst of submissions or cancellations, or the ones sent while a
-//! cycle ran) fold into that one cycle. An idle cluster runs only the timer's cycles.
+//! Wake-ups coalesce adaptively ([`crate::coalesce`]): a `NOTIFY berth_jobs` that finds
+//! the scheduler idle runs a cycle at once; while notifications keep coming, cycles are
+//! spaced by their cost when they start jobs and back off up to `cycle_min_interval`
+//! when they start nothing; notifications that arrive meanwhile (a burst of submissions
+//! or cancellations, or the ones sent while a cycle ran) fold into the next cycle. An
+//! idle cluster runs only the timer's cycles.
 
+use crate::coalesce::Coalescer;
 use crate::{cycle, reconcile, SchedulerConfig, LEASE_ROLE};
 use berth_db::{lease, notify, Pool, Pools};
 use sqlx::postgres::PgListener;
 use std::future::Future;
-use std::time::{Duration, Instant};
-
-/// How long a cycle woken by a notification waits for more before it runs.
-pub const SETTLE: Duration = Duration::from_millis(50);
+use std::time::Instant;
 
 /// A `LISTEN berth_jobs` session of `direct`'s (see [`berth_db::Pools`]).
 async fn listen(direct: &Pool) -> Option<PgListener> {
@@ -50,9 +50,9 @@ pub async fn run_loop(
     // A cycle woken by notifications, due at this time; how many it folds.
     let mut woken: Option<Instant> = None;
     let mut folded: u64 = 0;
-    let mut last_cycle = Instant::now()
-        .checked_sub(config.cycle_min_interval)
-        .unwrap_or_else(Instant::now);
+    let mut notified_at: Option<Instant> = None;
+    // What spaces the cycles woken by notifications.
+    let mut coalescer = Coalescer::new(config.cycle_min_interval);
     let cloud = crate::cloud::Cloud::new(config.cloud.clone());
     let mut cloud_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
     let mut rollup_task: Option<(i64, tokio::task::JoinHandle<()>)> = None;
@@ -103,8 +103,16 @@ pub async fn run_loop(
                     Ok(()) => {
                         folded += 1;
                         if woken.is_none() {
-                            let settle = SETTLE.min(config.cycle_min_interval);
-                            woken = Some((Instant::now() + settle).max(last_cycle + config.cycle_min_interval));
+                            let now = Instant::now();
+                            let due = coalescer.due(now);
+                            notified_at = Some(now);
+                            if due <= now {
+                                // Idle: run now, not at the timer's next tick.
+                                run_cycle = true;
+                                trigger = "notify";
+                            } else {
+                                woken = Some(due);
+                            }
                         }
                     }
                     Err(_) => listener = None,
@@ -178,12 +186,22 @@ pub async fn run_loop(
         }
         if let (Some(t), true) = (term, run_cycle) {
             let started_at = Instant::now();
+            // How long the first notification it folds waited for it.
+            let waited_ms = notified_at.take().map_or(0, |n| {
+                started_at.saturating_duration_since(n).as_millis() as u64
+            });
             let outcome =
                 cycle::run_cycle_with_cloud(&pool, t, &config.planner, &mut cache, Some(&cloud))
                     .await;
-            last_cycle = Instant::now();
-            counters.observe_cycle(started_at.elapsed());
-            if counters.due(last_cycle) {
+            let ended = Instant::now();
+            let elapsed = ended - started_at;
+            counters.observe_cycle(elapsed);
+            let started = match &outcome {
+                Ok(cycle::Outcome::Committed { started }) => *started as u64,
+                _ => 0,
+            };
+            coalescer.after_cycle(ended, elapsed, started, folded > 0);
+            if counters.due(ended) {
                 if let Err(e) = counters.flush(&pool, t).await {
                     tracing::warn!(term = t, error = %e, "metrics flush failed; retrying next time");
                 }
@@ -192,8 +210,10 @@ pub async fn run_loop(
                 term = t,
                 trigger,
                 notifications = folded,
+                waited_ms,
                 full_read = ?cache.last_full,
-                elapsed_ms = started_at.elapsed().as_millis() as u64,
+                elapsed_ms = elapsed.as_millis() as u64,
+                next_interval_ms = coalescer.interval().as_millis() as u64,
                 "cycle ran"
             );
             folded = 0;

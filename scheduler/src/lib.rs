@@ -24,6 +24,7 @@
 //! timer.
 
 pub mod cloud;
+pub mod coalesce;
 pub mod cpus;
 pub mod cycle;
 pub mod dependency;
@@ -58,8 +59,10 @@ pub struct SchedulerConfig {
     pub renew_interval: Duration,
     /// The cycle timer (cycles also run on NOTIFY); the reconcilers run on it too.
     pub cycle_interval: Duration,
-    /// The least time between two cycles woken by NOTIFY (default 500 ms): notifications
-    /// that arrive meanwhile are folded into the next cycle.
+    /// The most time between two cycles woken by NOTIFY while notifications keep coming
+    /// and the cycles start nothing (default 500 ms); an idle scheduler runs at once and
+    /// busy cycles are spaced by their cost (see [`coalesce`]). Notifications that
+    /// arrive meanwhile are folded into the next cycle.
     pub cycle_min_interval: Duration,
     /// The leader's snapshot is read whole at least this often (default 60 s), besides
     /// whenever the database server changed (see [`snapshot`]).
