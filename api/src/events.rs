@@ -50,6 +50,9 @@ pub struct EventHub {
     pub feed: Arc<Feed>,
     /// The `[webhooks]` settings.
     pub webhooks: Arc<WebhookSettings>,
+    /// Set when this process made or re-enabled a webhook: its dispatcher asks again
+    /// whether any webhook is enabled instead of trusting its last answer.
+    pub webhooks_changed: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Default for EventHub {
@@ -66,6 +69,7 @@ impl EventHub {
             wake,
             feed: Feed::new(streams),
             webhooks: Arc::new(webhooks),
+            webhooks_changed: Arc::default(),
         }
     }
 

@@ -55,6 +55,7 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -398,6 +399,7 @@ pub async fn webhook_create(
     )
     .await?;
     tracing::info!(webhook.id = row.id, owner = %row.owner, "webhook created");
+    state.events.webhooks_changed.store(true, Ordering::Relaxed);
     let mut view = webhook_view(&row);
     view.secret = Some(secret);
     Ok((StatusCode::CREATED, Json(view)).into_response())
@@ -460,6 +462,7 @@ pub async fn webhook_update(
     let row = db::webhook_set_enabled(&state.pool, id, enabled)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no webhook {id}")))?;
+    state.events.webhooks_changed.store(true, Ordering::Relaxed);
     Ok(Json(webhook_view(&row)))
 }
 
@@ -840,6 +843,12 @@ async fn send_due(
     Ok(claimed.len())
 }
 
+/// How long the dispatcher trusts its answer to "is any webhook enabled?".
+const ENABLED_TTL: Duration = Duration::from_secs(2);
+
+/// How often the dispatcher's cursor moves while no webhook is enabled.
+const IDLE_DISPATCH: Duration = Duration::from_secs(10);
+
 /// The webhook reconciler of one api replica: the dispatcher (woken by new events, and
 /// every second), the reservation boundary writer, and the senders. Runs until the
 /// process ends; each failed round is retried by the next.
@@ -875,6 +884,11 @@ pub(crate) async fn run(pool: berth_db::Pool, hub: crate::events::EventHub) {
     // Woken when the shared reader has read new events.
     let mut published = hub.feed.subscribe();
     let mut last_boundaries = Instant::now() - Duration::from_secs(60);
+    // Whether any webhook is enabled, as last asked (and when); while none is, new events
+    // cost no dispatch: the cursor only moves every `IDLE_DISPATCH` (a webhook made
+    // meanwhile still gets every event from its creation on, see `wants`).
+    let mut any_enabled: Option<(Instant, bool)> = None;
+    let mut last_dispatch = Instant::now() - IDLE_DISPATCH;
     loop {
         if last_boundaries.elapsed() >= Duration::from_secs(5) {
             last_boundaries = Instant::now();
@@ -883,7 +897,27 @@ pub(crate) async fn run(pool: berth_db::Pool, hub: crate::events::EventHub) {
             }
         }
         published.borrow_and_update();
+        if hub.webhooks_changed.swap(false, Ordering::Relaxed) {
+            any_enabled = None;
+        }
+        let enabled = match any_enabled {
+            Some((at, enabled)) if at.elapsed() < ENABLED_TTL => enabled,
+            _ => {
+                let enabled = db::webhook_any_enabled(&pool).await.unwrap_or(true);
+                any_enabled = Some((Instant::now(), enabled));
+                enabled
+            }
+        };
+        let idle = !enabled && last_dispatch.elapsed() < IDLE_DISPATCH;
+        if idle {
+            tokio::select! {
+                _ = published.changed() => {}
+                () = tokio::time::sleep(POLL_INTERVAL) => {}
+            }
+            continue;
+        }
         loop {
+            last_dispatch = Instant::now();
             match dispatch(&pool, &settings, &hub.feed).await {
                 Ok(n) => {
                     if n > 0 {

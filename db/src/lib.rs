@@ -144,19 +144,15 @@ pub async fn connect_with(
         .map_err(DbError::from)
 }
 
-/// Whether the session is outside any transaction block, asked of the server itself:
-/// outside a block a simple query is its own transaction, which starts with the
-/// statement (`now()` is the statement's start); inside one, `now()` is the block's
-/// start. (sqlx keeps the server's transaction status to itself, and its own count of
-/// open transactions is what a cancelled `BEGIN` gets wrong.) It must be a simple query:
-/// the extended protocol's transaction starts before its statement's timestamp. A
-/// session in a failed block answers with an error, which also keeps it out of the pool.
+/// Whether a connection coming back to the pool is outside any transaction, as sqlx
+/// counts them (no query: the pool already pings the connection on its way back, which
+/// also runs a rollback queued by a dropped transaction). A transaction sqlx does not
+/// count is one whose `BEGIN` was cancelled in flight, which [`begin`] rules out by
+/// running every `BEGIN` in a task of its own (sqlx's `Pool::begin` is refused by
+/// clippy's `disallowed-methods`).
 async fn outside_transaction(conn: &mut sqlx::PgConnection) -> Result<bool, sqlx::Error> {
-    use sqlx::{Executor, Row};
-    let row = conn
-        .fetch_one("SELECT pg_catalog.now() = pg_catalog.statement_timestamp()")
-        .await?;
-    let outside: bool = row.try_get(0)?;
+    use sqlx::Connection;
+    let outside = !conn.is_in_transaction();
     if !outside {
         tracing::warn!("a connection came back to the pool inside a transaction; closing it");
     }

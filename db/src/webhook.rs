@@ -126,6 +126,18 @@ pub async fn webhook_list(
     .await?)
 }
 
+/// Whether any webhook is enabled (the dispatcher has nothing to deliver otherwise).
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub async fn webhook_any_enabled(ex: impl PgExecutor<'_>) -> Result<bool, DbError> {
+    Ok(
+        sqlx::query_scalar!(r#"SELECT EXISTS (SELECT 1 FROM webhooks WHERE enabled) AS "any!""#)
+            .fetch_one(ex)
+            .await?,
+    )
+}
+
 /// One webhook.
 ///
 /// # Errors

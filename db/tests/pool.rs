@@ -1,9 +1,8 @@
-//! The pool's guards: a connection given back inside a transaction is never lent again
-//! (its session is closed, which rolls the transaction back), and sessions carry Berth's
-//! timeouts.
+//! The pool's guards: a transaction cancelled at any point never leaves its connection
+//! inside it for the next borrower, and sessions carry Berth's timeouts.
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::Row;
+use sqlx::{Connection, Row};
 use std::time::Duration;
 
 fn url_of(connect: &PgConnectOptions) -> String {
@@ -17,58 +16,59 @@ fn url_of(connect: &PgConnectOptions) -> String {
 }
 
 #[sqlx::test(migrator = "berth_db::MIGRATOR")]
-async fn a_connection_given_back_inside_a_transaction_is_not_lent_again(
+async fn a_transaction_cancelled_at_any_point_leaves_the_next_borrower_outside_it(
     _options: PgPoolOptions,
     connect: PgConnectOptions,
 ) {
     let pool = berth_db::connect(&url_of(&connect), 1).await.unwrap();
-    // What a cancelled `BEGIN` leaves behind: a session inside a transaction block, which
-    // sqlx does not know about, holding a row lock.
-    let mut conn = pool.acquire().await.unwrap();
-    sqlx::query("BEGIN").execute(&mut *conn).await.unwrap();
-    sqlx::query("SELECT * FROM leader_lease FOR UPDATE")
-        .execute(&mut *conn)
+    sqlx::raw_sql("CREATE TABLE probe (id int); INSERT INTO probe VALUES (1)")
+        .execute(&pool)
         .await
         .unwrap();
-    let leaked_pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-        .fetch_one(&mut *conn)
-        .await
-        .unwrap();
-    drop(conn);
-    // The next borrower (the pool holds one connection) runs outside any transaction, on
-    // another session.
-    // (A simple query: the extended protocol starts its transaction before its
-    // statement's timestamp.)
-    let row = sqlx::Executor::fetch_one(
-        &pool,
-        "SELECT now() = statement_timestamp(), pg_backend_pid()",
-    )
-    .await
-    .unwrap();
-    let (outside, pid): (bool, i32) = (row.get(0), row.get(1));
-    assert!(
-        outside,
-        "the next borrower ran inside the leaked transaction"
-    );
-    assert_ne!(pid, leaked_pid);
-    // And the leaked session is gone (its transaction rolled back with it).
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let alive: bool =
-            sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)")
-                .bind(leaked_pid)
-                .fetch_one(&pool)
+    // A transaction taking a row lock, cancelled (as an HTTP client that went away
+    // cancels its handler) after 0, 25, 50, … µs: in its BEGIN, its query, its commit,
+    // or not at all.
+    let mut cancelled = 0;
+    for step in 0..200u64 {
+        let work = async {
+            let mut tx = berth_db::begin(&pool).await.unwrap();
+            sqlx::query("SELECT * FROM probe FOR UPDATE")
+                .execute(&mut *tx)
                 .await
                 .unwrap();
-        if !alive {
-            break;
+            tx.commit().await.unwrap();
+        };
+        if tokio::time::timeout(Duration::from_micros(25 * step), work)
+            .await
+            .is_err()
+        {
+            cancelled += 1;
         }
+        // The next borrower (the pool holds one connection) runs outside any
+        // transaction. (A simple query: the extended protocol starts its transaction
+        // before its statement's timestamp.)
+        let row = sqlx::Executor::fetch_one(&pool, "SELECT now() = statement_timestamp()")
+            .await
+            .unwrap();
         assert!(
-            std::time::Instant::now() < deadline,
-            "the session left in a transaction is still there"
+            row.get::<bool, _>(0),
+            "after a cancellation at {} µs the next borrower ran inside a transaction",
+            25 * step
         );
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // And no lock is left behind: another session takes the row at once.
+        let mut other = sqlx::PgConnection::connect_with(&connect).await.unwrap();
+        sqlx::query("SET lock_timeout = '2s'")
+            .execute(&mut other)
+            .await
+            .unwrap();
+        sqlx::query("BEGIN").execute(&mut other).await.unwrap();
+        sqlx::query("SELECT * FROM probe FOR UPDATE")
+            .execute(&mut other)
+            .await
+            .expect("a cancelled transaction still holds its row lock");
+        sqlx::query("ROLLBACK").execute(&mut other).await.unwrap();
     }
+    assert!(cancelled > 0, "no transaction was cancelled");
 }
 
 #[sqlx::test(migrator = "berth_db::MIGRATOR")]
