@@ -250,6 +250,12 @@ async fn main() {
     running_cols.push(("start_time", "now() - interval '1 hour'".into()));
     running_cols.push(("reason", "NULL".into()));
     let mut ended_cols = common("COMPLETED");
+    // Submitted before they started, however many there are (one a second).
+    ended_cols.retain(|(c, _)| *c != "submit_time");
+    ended_cols.push((
+        "submit_time",
+        "now() - interval '3 hours' - make_interval(secs => i)".into(),
+    ));
     ended_cols.push(("start_time", "now() - interval '3 hours'".into()));
     ended_cols.push(("end_time", "now() - interval '2 hours'".into()));
     ended_cols.push(("exit_code", "0".into()));
@@ -350,6 +356,42 @@ async fn main() {
         );
     }
 
+    // `GET /v1/jobs` (every job, ended ones too): the first page of 100, with and without
+    // filters, as the admin.
+    for (label, query) in [
+        ("no filter", String::new()),
+        ("state=RUNNING", "state=RUNNING".to_string()),
+        ("state=COMPLETED", "state=COMPLETED".to_string()),
+        ("state=PENDING,RUNNING", "state=PENDING,RUNNING".to_string()),
+        ("user=u7", "user=u7".to_string()),
+        ("name=train3", "name=train3".to_string()),
+        ("account=acct3", "account=acct3".to_string()),
+        (
+            "user=u7&state=COMPLETED",
+            "user=u7&state=COMPLETED".to_string(),
+        ),
+    ] {
+        let mut times = Vec::new();
+        let mut jobs = 0;
+        for _ in 0..runs + 3 {
+            let t = Instant::now();
+            let page: serde_json::Value = http
+                .get(format!("{url}/v1/jobs?limit=100&{query}"))
+                .bearer_auth(&admin)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            times.push(t.elapsed());
+            jobs = page["items"].as_array().map_or(0, Vec::len);
+        }
+        println!(
+            "GET /v1/jobs?limit=100 first page, {label} ({jobs} jobs): {}",
+            summary(&times[3..])
+        );
+    }
     // Where the queue's time goes: the query, the views, the JSON, the CLI's parse.
     let filter = berth_db::job::JobFilter {
         states: Some(vec!["PENDING".into(), "RUNNING".into()]),

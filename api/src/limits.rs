@@ -37,8 +37,11 @@ pub struct Limits {
     /// Requests per client address per second, for requests without valid credentials
     /// (0: no limit).
     pub per_address_per_second: u32,
-    /// How many requests beyond the rate a burst may bring (at least 1).
+    /// How many requests a principal may send at once beyond its rate: the size of its
+    /// token bucket (at least 1; default 1,000, a CI pipeline's burst of submissions).
     pub burst: u32,
+    /// The same for an address without valid credentials (at least 1; default 200).
+    pub address_burst: u32,
     /// The most bytes a request body may have.
     pub max_body_bytes: usize,
     /// The most bytes all request headers together may have (names and values).
@@ -94,7 +97,8 @@ impl Default for Limits {
         Limits {
             per_principal_per_second: 100,
             per_address_per_second: 200,
-            burst: 200,
+            burst: 1_000,
+            address_burst: 200,
             max_body_bytes: 8 * 1024 * 1024,
             max_header_bytes: 16 * 1024,
             request_timeout: Duration::from_secs(90),
@@ -150,7 +154,7 @@ impl RateLimiters {
     pub fn new(limits: Limits) -> Self {
         RateLimiters {
             per_principal: keyed(limits.per_principal_per_second, limits.burst),
-            per_address: keyed(limits.per_address_per_second, limits.burst),
+            per_address: keyed(limits.per_address_per_second, limits.address_burst),
             failing: Arc::default(),
             limits,
         }
@@ -288,5 +292,27 @@ pub async fn protect(State(state): State<AppState>, mut request: Request, next: 
     match tokio::time::timeout(limiters.limits.request_timeout, next.run(request)).await {
         Ok(response) => response,
         Err(_) => ApiError::Timeout.into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn by_default_one_user_may_submit_a_burst_of_a_thousand_and_an_address_two_hundred() {
+        let limiters = RateLimiters::new(Limits::default());
+        let user = limiters.per_principal.as_ref().unwrap();
+        let key = "user:ci".to_string();
+        // The bucket refills at 100 a second; the loop takes microseconds (the bound
+        // allows it half a second).
+        let passed = (0..1_100).filter(|_| user.check_key(&key).is_ok()).count();
+        assert!((1_000..1_050).contains(&passed), "{passed} of 1,100 passed");
+        // Another user is not throttled by this one.
+        assert!(user.check_key(&"user:other".to_string()).is_ok());
+        let address = limiters.per_address.as_ref().unwrap();
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let passed = (0..400).filter(|_| address.check_key(&ip).is_ok()).count();
+        assert!((200..250).contains(&passed), "{passed} of 400 passed");
     }
 }

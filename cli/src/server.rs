@@ -12,7 +12,8 @@
 //! max_connections = 16
 //! rate_limit_per_user = 100      # requests per second per user or node (0: none)
 //! rate_limit_per_address = 200   # ... per client address, without credentials (0: none)
-//! rate_limit_burst = 200
+//! rate_limit_burst = 1000       # requests a user or node may send at once (token bucket)
+//! rate_limit_burst_per_address = 200
 //! output_cap_mib = 64            # job output kept per run and stream (0: no cap)
 //! max_body_bytes = 8388608
 //! max_header_bytes = 16384
@@ -418,8 +419,11 @@ pub struct ApiSection {
     /// Requests per second per client address, for requests without valid credentials
     /// (default 200; 0: no limit).
     pub rate_limit_per_address: Option<u32>,
-    /// Requests a burst may bring beyond the rate (default 200).
+    /// Requests a user or node may send at once beyond its rate: its token bucket's size
+    /// (default 1,000: a CI pipeline's burst of submissions).
     pub rate_limit_burst: Option<u32>,
+    /// The same for a client address without valid credentials (default 200).
+    pub rate_limit_burst_per_address: Option<u32>,
     /// The largest request body, bytes (default 8 MiB).
     pub max_body_bytes: Option<usize>,
     /// The most bytes of request headers (default 16 KiB).
@@ -888,6 +892,10 @@ fn api_limits(api: &ApiSection, from: &str) -> anyhow::Result<berth_api::limits:
             .rate_limit_per_address
             .unwrap_or(d.per_address_per_second),
         burst: api.rate_limit_burst.unwrap_or(d.burst).max(1),
+        address_burst: api
+            .rate_limit_burst_per_address
+            .unwrap_or(d.address_burst)
+            .max(1),
         max_body_bytes: api.max_body_bytes.unwrap_or(d.max_body_bytes),
         max_header_bytes: api.max_header_bytes.unwrap_or(d.max_header_bytes),
         request_timeout: Duration::from_secs(timeout),

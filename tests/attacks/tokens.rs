@@ -389,7 +389,7 @@ async fn one_users_burst_does_not_throttle_another_behind_the_same_address() {
             workers: 1,
             ..Default::default()
         },
-        "rate_limit_per_user = 2\nrate_limit_per_address = 2\nrate_limit_burst = 5\n",
+        "rate_limit_per_user = 2\nrate_limit_per_address = 2\nrate_limit_burst = 5\nrate_limit_burst_per_address = 5\n",
     )
     .await;
     let bob = c.token_for("bxt-bob", Role::User);

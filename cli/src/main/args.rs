@@ -477,9 +477,12 @@ pub(crate) enum Command {
         /// limit).
         #[arg(long, default_value_t = berth_api::limits::Limits::default().per_address_per_second)]
         rate_limit_per_address: u32,
-        /// Requests a burst may bring beyond the rate.
+        /// Requests a user or node may send at once beyond the rate (its token bucket).
         #[arg(long, default_value_t = berth_api::limits::Limits::default().burst)]
         rate_limit_burst: u32,
+        /// Requests an address without credentials may send at once beyond the rate.
+        #[arg(long, default_value_t = berth_api::limits::Limits::default().address_burst)]
+        rate_limit_burst_per_address: u32,
         /// Job output the database keeps per run and stream, MiB (0: no cap).
         #[arg(long, default_value_t = 64)]
         output_cap_mib: u64,

@@ -407,6 +407,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
             rate_limit_per_user,
             rate_limit_per_address,
             rate_limit_burst,
+            rate_limit_burst_per_address,
             output_cap_mib,
             config,
         } => {
@@ -414,6 +415,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
                 per_principal_per_second: rate_limit_per_user,
                 per_address_per_second: rate_limit_per_address,
                 burst: rate_limit_burst.max(1),
+                address_burst: rate_limit_burst_per_address.max(1),
                 output_cap_bytes: (output_cap_mib > 0)
                     .then(|| output_cap_mib.saturating_mul(1024 * 1024)),
                 ..Default::default()

@@ -16,7 +16,7 @@ pub use pending::*;
 pub use queue::*;
 
 /// A job as stored.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct JobRow {
     /// Id.
     pub id: i64,
@@ -355,54 +355,87 @@ pub struct JobFilter {
 
 /// Jobs matching `filter`, by ascending id.
 ///
-/// Each state (those of `filter.states`, else every state) is read on its own along the
-/// `(state, id)` index and the pages merged, so that listing the few active jobs does not
-/// walk past every ended one (the console's default Queue view with 90,000 ended jobs:
-/// under a millisecond instead of 150 ms).
+/// The statement holds only the conditions `filter` sets, so that PostgreSQL plans each
+/// along its best index: without states, one walk of the primary key (or of `(user_name,
+/// id)` for one user's jobs); with states, one branch per state, each naming its state
+/// as a literal (PostgreSQL's statistics then tell a rare state from a common one, which
+/// a state passed as a parameter hides: 1.2 s instead of milliseconds for the running
+/// jobs among a million ended ones), merged by id. States are stored names (`RUNNING`);
+/// others match nothing.
 ///
 /// # Errors
 /// [`DbError`] from the driver.
 pub async fn job_list(ex: impl PgExecutor<'_>, filter: &JobFilter) -> Result<Vec<JobRow>, DbError> {
-    let every: Vec<String>;
-    let states = match filter.states.as_deref() {
-        Some(states) => states,
-        None => {
-            every = berth_core::state::JobState::ALL
-                .iter()
-                .map(|s| s.as_str().to_string())
-                .collect();
-            &every
+    use berth_core::state::JobState;
+    let mut q = sqlx::QueryBuilder::<sqlx::Postgres>::new("");
+    let conditions = |q: &mut sqlx::QueryBuilder<'_, sqlx::Postgres>| {
+        q.push(" id > ").push_bind(filter.after_id);
+        if let Some(user) = &filter.user_name {
+            q.push(" AND user_name = ").push_bind(user.clone());
         }
+        if let Some(partition) = &filter.partition {
+            q.push(" AND (partition = ")
+                .push_bind(partition.clone())
+                .push(" OR ")
+                .push_bind(partition.clone())
+                .push(" = ANY(partitions))");
+        }
+        if let Some(name) = &filter.name {
+            q.push(" AND name = ").push_bind(name.clone());
+        }
+        if let Some(viewer) = &filter.viewer {
+            q.push(" AND (user_name = ")
+                .push_bind(viewer.clone())
+                .push(" OR account = ANY(")
+                .push_bind(filter.viewer_accounts.clone())
+                .push("))");
+        }
+        if let Some(accounts) = &filter.accounts {
+            q.push(" AND account = ANY(")
+                .push_bind(accounts.clone())
+                .push(")");
+        }
+        if let Some(qos) = &filter.qos {
+            q.push(" AND qos = ANY(").push_bind(qos.clone()).push(")");
+        }
+        q.push(" ORDER BY id LIMIT ").push_bind(filter.limit);
     };
-    Ok(sqlx::query_as!(
-        JobRow,
-        r#"SELECT j.* FROM unnest($2::text[]) AS s(state)
-           CROSS JOIN LATERAL (
-               SELECT * FROM jobs
-               WHERE state = s.state AND id > $1
-                 AND ($3::text IS NULL OR user_name = $3)
-                 AND ($4::text IS NULL OR partition = $4 OR $4 = ANY(partitions))
-                 AND ($5::text IS NULL OR name = $5)
-                 AND ($7::text IS NULL OR user_name = $7 OR account = ANY($8))
-                 AND ($9::text[] IS NULL OR account = ANY($9))
-                 AND ($10::text[] IS NULL OR qos = ANY($10))
-               ORDER BY id
-               LIMIT $6) AS j
-           ORDER BY j.id
-           LIMIT $6"#,
-        filter.after_id,
-        states,
-        filter.user_name,
-        filter.partition,
-        filter.name,
-        filter.limit,
-        filter.viewer,
-        &filter.viewer_accounts,
-        filter.accounts.as_deref(),
-        filter.qos.as_deref(),
-    )
-    .fetch_all(ex)
-    .await?)
+    match filter.states.as_deref() {
+        None => {
+            q.push("SELECT * FROM jobs WHERE");
+            conditions(&mut q);
+        }
+        Some(states) => {
+            // Literals from Berth's own list of states only, never the caller's text.
+            let mut states: Vec<&'static str> = states
+                .iter()
+                .filter_map(|s| {
+                    JobState::ALL
+                        .iter()
+                        .map(|st| st.as_str())
+                        .find(|st| st == s)
+                })
+                .collect();
+            states.sort_unstable();
+            states.dedup();
+            if states.is_empty() {
+                return Ok(Vec::new());
+            }
+            q.push("SELECT * FROM (");
+            for (i, state) in states.iter().enumerate() {
+                if i > 0 {
+                    q.push(" UNION ALL ");
+                }
+                q.push("(SELECT * FROM jobs WHERE state = '")
+                    .push(state)
+                    .push("' AND");
+                conditions(&mut q);
+                q.push(")");
+            }
+            q.push(") AS j ORDER BY id LIMIT ").push_bind(filter.limit);
+        }
+    }
+    Ok(q.build_query_as::<JobRow>().fetch_all(ex).await?)
 }
 
 /// The row of task `task` of array `master` once it has one of its own (started, or
