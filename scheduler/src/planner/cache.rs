@@ -31,6 +31,7 @@ pub(super) struct Shape<'a> {
     pub(super) exclusive: bool,
     pub(super) nodes: u32,
     pub(super) cpus_per_node: u32,
+    pub(super) threads_per_core: Option<u32>,
     pub(super) mem_per_node_mib: Option<u64>,
 }
 
@@ -56,6 +57,7 @@ impl<'a> Shape<'a> {
             exclusive: job.exclusive,
             nodes: job.nodes,
             cpus_per_node: job.cpus_per_node,
+            threads_per_core: job.threads_per_core,
             mem_per_node_mib: job.mem_per_node_mib,
         }
     }
@@ -187,7 +189,7 @@ pub(super) struct FirstAble {
 
 /// What a fit reads of a job besides its candidate list: (list, exclusive, whole node, GPUs
 /// per node, CPUs per node, memory per node).
-pub(super) type FitKey = (usize, bool, bool, u32, u32, Option<u64>);
+pub(super) type FitKey = (usize, bool, bool, u32, u32, Option<u32>, Option<u64>);
 
 /// One candidate list's first able times for one fit.
 #[derive(Debug)]
@@ -238,6 +240,7 @@ impl FirstAble {
                 job.whole_node,
                 job.gpus_per_node,
                 job.cpus_per_node,
+                job.threads_per_core,
                 job.mem_per_node_mib,
             ))
             .or_insert_with(|| {

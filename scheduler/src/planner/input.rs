@@ -87,6 +87,10 @@ pub struct NodeView {
     pub cpus: u32,
     /// Memory jobs may be given, MiB (`RealMemory` less `MemSpecLimit`); 0: not counted.
     pub memory_mib: u64,
+    /// Hardware threads per core ([`berth_core::cores::CoreLayout`]): above 1, jobs are
+    /// given whole cores, `cpus` counting only whole usable cores' CPUs; 0 or 1: each
+    /// CPU is a core of its own.
+    pub threads_per_core: u32,
     /// Slurm's node `Weight`: lower weights are filled first, before best fit (default 1).
     pub weight: u32,
 }
@@ -190,8 +194,14 @@ pub struct PendingJob {
     /// CPUs it asks for in total.
     pub cpus: u32,
     /// CPUs it needs on each of its nodes (`-c` × tasks per node, `--cpus-per-gpu` ×
-    /// GPUs per node, the partition's `DefCpuPerGPU`); at least 1.
+    /// GPUs per node, the partition's `DefCpuPerGPU`); at least 1. On a node of several
+    /// threads per core it holds whole cores for them
+    /// ([`berth_core::cores::cpus_held`]).
     pub cpus_per_node: u32,
+    /// The most hardware threads of each core it uses (Slurm's `threads_per_core`:
+    /// `--hint=nomultithread` 1, [`berth_core::cores::hint_threads_per_core`]); `None`:
+    /// all.
+    pub threads_per_core: Option<u32>,
     /// Memory it needs on each of its nodes, MiB (`--mem`, `--mem-per-cpu` × CPUs,
     /// `--mem-per-gpu` × GPUs, the partition's defaults); `Some(0)` (`--mem=0`): all of
     /// each node's usable memory; `None`: a share of each node's memory in proportion to

@@ -69,12 +69,17 @@ pub(super) fn key(weight: u32, count: u32) -> Key {
     (u64::from(weight) << 32) | u64::from(count)
 }
 
-/// What a job needs of node `node` (CPUs, memory MiB): `--exclusive` and whole-node jobs
-/// take all of it; memory as [`memory::memory_on`] gives it (`--mem=0`: all of it; not
-/// asked for: the node's memory in proportion to the CPUs). `None` when the node can
-/// never give it (a count of 0 on the node is not counted).
+/// What a job needs of node `node` (CPUs, memory MiB): its CPUs as whole cores of the
+/// node ([`berth_core::cores::cpus_held`]: with its threads per core, `--hint`); `--exclusive`
+/// and whole-node jobs take all of it; memory as [`memory::memory_on`] gives it
+/// (`--mem=0`: all of it; not asked for: the node's memory in proportion to the CPUs).
+/// `None` when the node can never give it (a count of 0 on the node is not counted).
 pub(super) fn need(job: &PendingJob, node: &NodeView) -> Option<(u32, u64)> {
-    let cpus = job.cpus_per_node.max(1);
+    let cpus = berth_core::cores::cpus_held(
+        job.cpus_per_node.max(1),
+        node.threads_per_core,
+        job.threads_per_core,
+    );
     if node.cpus > 0 && cpus > node.cpus {
         return None;
     }
