@@ -82,6 +82,7 @@ fn main() {
             features: vec!["h100".into()],
             cpus: node_cpus,
             memory_mib: node_mem,
+            threads_per_core: 1,
             weight: 1,
         })
         .collect();

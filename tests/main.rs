@@ -63,6 +63,7 @@ mod squeue;
 mod srun;
 mod srun_pty;
 mod steps;
+mod threads_per_core;
 mod time_limit;
 mod tls;
 mod usage_report;

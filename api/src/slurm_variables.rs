@@ -111,6 +111,8 @@ pub fn slurm_variables(job: &JobRow, spec: &JobSpec, nodes: &[String]) -> BTreeM
     }
     set("SLURM_EXPORT_ENV", spec.export.clone());
     set("SLURM_JOB_DEPENDENCY", spec.dependency.clone());
+    // sbatch's `verify_hint` sets SLURM_HINT in its environment, which the job gets.
+    set("SLURM_HINT", spec.hint.clone());
     // Slurm's slurmctld: `a` or `t` when sbatch was given --open-mode, so that the job's
     // steps open their files the same way (srun reads it as its --open-mode).
     set(

@@ -795,17 +795,32 @@ async fn check_satisfiable(
             ));
         }
     }
-    // A node that does not count its CPUs (0) or memory (0) holds any amount.
+    // A node that does not count its CPUs (0) or memory (0) holds any amount. Where
+    // cores have several threads a job holds whole cores ([`berth_core::cores`]): with
+    // one thread per core (`--hint=nomultithread`), a core per CPU it asks for.
     let cpus = i64::from(request.cpus_per_node);
+    let threads = berth_core::cores::hint_threads_per_core(spec.hint.as_deref());
+    let fits = |n: &node::NodeCapacity| {
+        let cores: Vec<u32> = n.cpu_cores.iter().map(|c| (*c).max(0) as u32).collect();
+        let layout =
+            berth_core::cores::CoreLayout::new(&cores, n.cpus.clamp(0, i64::from(u32::MAX)) as u32);
+        let held =
+            berth_core::cores::cpus_held(request.cpus_per_node, layout.threads_per_core, threads);
+        n.cpus == 0 || layout.usable_cpus() >= held
+    };
     let largest_cpus = candidates.iter().map(|n| n.cpus).max().unwrap_or(0);
-    candidates.retain(|n| n.cpus == 0 || n.cpus >= cpus);
+    candidates.retain(|n| fits(n));
     if candidates.len() < wanted {
         let (field, asked) = cpus_asked(spec, request);
+        let what = match threads {
+            Some(_) => format!("{cpus} cores (one thread of each, --hint)"),
+            None => format!("{cpus} CPUs"),
+        };
         return Err(unprocessable(
             field,
             format!(
                 "{asked}: {} (the largest has {largest_cpus})",
-                too_few(format!("{cpus} CPUs"))
+                too_few(what)
             ),
         ));
     }

@@ -234,7 +234,13 @@ pub fn queue_view(row: JobQueueRow) -> QueueJob {
 /// (a node whose GPUs are all held but whose CPUs are not is MIXED, as in Slurm).
 pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], busy: bool) -> Node {
     let allocated = gpus.iter().filter(|g| g.job_id.is_some()).count() as u32;
-    let cpus_full = row.usable_cpus > 0 && row.cpus_allocated >= i64::from(row.usable_cpus);
+    let cpu_cores: Vec<u32> = row.cpu_cores.iter().map(|c| to_u32(*c)).collect();
+    let cpu_sockets: Vec<u32> = row.cpu_sockets.iter().map(|s| to_u32(*s)).collect();
+    let shape = berth_core::cores::NodeShape::new(to_u32(row.cpus), &cpu_cores, &cpu_sockets);
+    // Where jobs get whole cores, CPUs of a core cut by CoreSpecCount are never given.
+    let givable =
+        berth_core::cores::CoreLayout::new(&cpu_cores, to_u32(row.usable_cpus)).usable_cpus();
+    let cpus_full = givable > 0 && row.cpus_allocated >= i64::from(givable);
     let state = match row.state.as_str() {
         "UP" => NodeState::from_holdings(
             busy,
@@ -261,6 +267,9 @@ pub fn node_view(row: &NodeRow, gpus: &[&GpuRow], partitions: &[PartitionRow], b
         weight: to_u32(row.weight),
         core_spec_count: to_u32(row.core_spec_count),
         mem_spec_limit_mib: to_u64(row.mem_spec_limit_mib),
+        sockets: shape.sockets,
+        cores_per_socket: shape.cores_per_socket,
+        threads_per_core: shape.threads_per_core,
         gpus: gpus
             .iter()
             .map(|g| Gpu {

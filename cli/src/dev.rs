@@ -35,6 +35,9 @@ pub struct DevOptions {
     /// The CPUs each worker declares (`--cpus`); `None`: simulated GPUs come with 12
     /// CPUs each (at least 16), real ones with the machine's.
     pub cpus: Option<u32>,
+    /// Each worker's hardware threads per core (`--threads-per-core`; `None`: one per
+    /// simulated CPU, the machine's for real ones).
+    pub threads_per_core: Option<u32>,
     /// The memory each worker declares, MiB (`--memory`); `None`: simulated GPUs come
     /// with 128 GiB each (at least 64 GiB), real ones with the machine's.
     pub memory_mib: Option<u64>,
@@ -275,6 +278,7 @@ async fn run_cluster(
             .clone()
             .or_else(|| (!berth_worker::gpu::nvml_available()).then(|| "8xH100".to_string()));
         config.simulate_cpus = options.cpus;
+        config.simulate_threads_per_core = options.threads_per_core;
         config.simulate_memory_mib = options.memory_mib;
         config.kill_wait = Duration::from_secs(10);
         // The one person running `berth dev` administers this cluster: their jobs run as

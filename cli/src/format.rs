@@ -715,8 +715,12 @@ pub fn scontrol_job(job: &Job, now: DateTime<Utc>) -> String {
             .filter(|s| !s.is_empty())
             .unwrap_or("(null)")
     ));
+    // Slurm's requested boards, sockets, cores and threads per core: only the last is
+    // ever set here (`--hint=nomultithread`: 1).
+    let threads = berth_core::cores::hint_threads_per_core(job.spec.hint.as_deref())
+        .map_or_else(|| "*".to_string(), |t| t.to_string());
     lines.push(format!(
-        "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={}",
+        "NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=*:*:*:{threads}",
         job.num_nodes,
         job.num_cpus,
         job.num_tasks,
@@ -862,6 +866,9 @@ pub(crate) mod tests {
             weight: 1,
             core_spec_count: 0,
             mem_spec_limit_mib: 0,
+            sockets: 32,
+            cores_per_socket: 1,
+            threads_per_core: 1,
             gpus: (0..gpus)
                 .map(|i| Gpu {
                     index: i,

@@ -86,8 +86,9 @@ pub fn parse_update_target(words: &[String]) -> anyhow::Result<UpdateTarget> {
 /// first line flush left, the others indented by three spaces): CPUs allocated,
 /// effective and total, features, GRES (`gpu:N`), memory (MiB), state (with `+DRAIN`
 /// as Slurm writes a draining node), partitions, `CfgTRES`/`AllocTRES`, and the reason.
-/// Berth knows no sockets or threads: `Sockets=CPUs CoresPerSocket=1
-/// ThreadsPerCore=1`, what Slurm shows for a node configured with CPUs alone.
+/// `Sockets`, `CoresPerSocket` and `ThreadsPerCore` are the layout the node's worker
+/// reported; without one, `Sockets=CPUs CoresPerSocket=1 ThreadsPerCore=1`, what Slurm
+/// shows for a node configured with CPUs alone.
 pub fn show_node(node: &berth_core::wire::Node) -> String {
     use berth_core::state::NodeState;
     let features = if node.features.is_empty() {
@@ -137,8 +138,13 @@ pub fn show_node(node: &berth_core::wire::Node) -> String {
     if node.gpus_allocated > 0 {
         alloc.push(format!("gres/gpu={}", node.gpus_allocated));
     }
+    let (sockets, cores_per_socket, threads_per_core) = if node.threads_per_core == 0 {
+        (node.cpus, 1, 1)
+    } else {
+        (node.sockets, node.cores_per_socket, node.threads_per_core)
+    };
     let mut lines = vec![
-        format!("NodeName={} CoresPerSocket=1", node.name),
+        format!("NodeName={} CoresPerSocket={cores_per_socket}", node.name),
         format!(
             "CPUAlloc={} CPUEfctv={} CPUTot={} CPULoad=N/A",
             node.cpus_allocated, node.cpus_effective, node.cpus
@@ -148,8 +154,8 @@ pub fn show_node(node: &berth_core::wire::Node) -> String {
         format!("Gres={gres}"),
         format!("NodeAddr={0} NodeHostName={0}", node.name),
         format!(
-            "RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1",
-            node.memory_mib, node.memory_allocated_mib, node.cpus
+            "RealMemory={} AllocMem={} FreeMem=N/A Sockets={sockets} Boards=1",
+            node.memory_mib, node.memory_allocated_mib
         ),
     ];
     if node.core_spec_count > 0 || node.mem_spec_limit_mib > 0 {
@@ -159,7 +165,7 @@ pub fn show_node(node: &berth_core::wire::Node) -> String {
         ));
     }
     lines.push(format!(
-        "State={state} ThreadsPerCore=1 TmpDisk=0 Weight={} Owner=N/A MCS_label=N/A",
+        "State={state} ThreadsPerCore={threads_per_core} TmpDisk=0 Weight={} Owner=N/A MCS_label=N/A",
         node.weight
     ));
     lines.push(format!(

@@ -329,9 +329,14 @@ fn value(kind: char, partition: Option<&Partition>, node: Option<&Node>) -> Stri
         ('t', _, None) | ('T', _, None) => na(),
         ('t', _, Some(n)) => node_state_short(n),
         ('T', _, Some(n)) => state_long(n),
-        ('c' | 'X', _, Some(n)) => n.cpus.to_string(),
-        ('z', _, Some(n)) => format!("{}:1:1", n.cpus),
-        ('Y' | 'Z', _, Some(_)) => "1".into(),
+        ('c', _, Some(n)) => n.cpus.to_string(),
+        ('z', _, Some(n)) => {
+            let (sockets, cores, threads) = node_shape(n);
+            format!("{sockets}:{cores}:{threads}")
+        }
+        ('X', _, Some(n)) => node_shape(n).0.to_string(),
+        ('Y', _, Some(n)) => node_shape(n).1.to_string(),
+        ('Z', _, Some(n)) => node_shape(n).2.to_string(),
         ('d', _, Some(_)) => "0".into(),
         ('m', _, Some(n)) => n.memory_mib.to_string(),
         ('e', _, Some(n)) => n
@@ -678,6 +683,17 @@ pub async fn run(client: &Client, args: &SinfoArgs) -> anyhow::Result<i32> {
         use std::io::Write;
         std::io::stdout().flush()?;
         tokio::time::sleep(std::time::Duration::from_secs(seconds.max(1))).await;
+    }
+}
+
+/// A node's sockets, cores per socket and threads per core (Slurm's `%X`, `%Y`, `%Z`): as
+/// the api shows them, or `CPUs:1:1` (a node configured with CPUs alone) from an api that
+/// shows none.
+fn node_shape(n: &Node) -> (u32, u32, u32) {
+    if n.threads_per_core == 0 {
+        (n.cpus, 1, 1)
+    } else {
+        (n.sockets, n.cores_per_socket, n.threads_per_core)
     }
 }
 

@@ -1985,6 +1985,14 @@ export interface components {
             /** @description The directory the job was submitted from. */
             submit_dir?: string | null;
             /**
+             * Format: int32
+             * @description The most hardware threads of each of its cores the job runs on (Slurm's
+             *     `threads_per_core`: 1 for `--hint=nomultithread`); the worker confines the job to
+             *     the lowest that many CPU ids of each core of `cpu_ids`, by the core of each id it
+             *     reported. `None`: every CPU of `cpu_ids`.
+             */
+            threads_per_core?: number | null;
+            /**
              * Format: int64
              * @description The time limit, seconds; `None`: unlimited.
              */
@@ -3458,6 +3466,11 @@ export interface components {
             core_spec_count?: number;
             /**
              * Format: int32
+             * @description Slurm's CoresPerSocket (1 when its worker reported no layout).
+             */
+            cores_per_socket?: number;
+            /**
+             * Format: int32
              * @description CPUs (Slurm's CPUTot): the configured value, else what the worker reported.
              */
             cpus: number;
@@ -3530,8 +3543,20 @@ export interface components {
              *     failed`, a GPU fault …).
              */
             reason_user?: string | null;
+            /**
+             * Format: int32
+             * @description Slurm's Sockets: the sockets its worker reported, else `cpus` (what Slurm shows
+             *     for a node configured with CPUs alone).
+             */
+            sockets?: number;
             /** @description The state (IDLE/MIXED/ALLOCATED are derived from its allocations). */
             state: components["schemas"]["NodeState"];
+            /**
+             * Format: int32
+             * @description Slurm's ThreadsPerCore: hardware threads per core (1 when its worker reported no
+             *     layout). Where it is above 1, jobs are given whole cores.
+             */
+            threads_per_core?: number;
             /**
              * Format: int32
              * @description Slurm's Weight: nodes of lower weight are placed first (default 1).
@@ -3609,11 +3634,23 @@ export interface components {
          */
         NodeRegister: {
             /**
+             * @description Per CPU id (`0 .. cpus`), the core it is on (cores numbered over the whole node:
+             *     the hardware threads of one core share a number); empty when unknown (every CPU
+             *     a core of its own). On a node whose cores have several threads the scheduler
+             *     gives jobs whole cores ([`crate::cores`]).
+             */
+            cpu_cores?: number[];
+            /**
              * @description Per CPU id (`0 .. cpus`), its topology domain, numbered as GPU domains are
              *     ([`GpuInfo`]'s `domain`: the NUMA node); empty when unknown. The scheduler gives a
              *     job CPUs of its GPUs' domains first.
              */
             cpu_domains?: number[];
+            /**
+             * @description Per CPU id (`0 .. cpus`), its socket (physical package, numbered from 0); empty
+             *     when unknown. Shown as Slurm's `Sockets=`.
+             */
+            cpu_sockets?: number[];
             /**
              * Format: int32
              * @description CPUs.
@@ -4964,6 +5001,13 @@ export interface components {
             job_cpu_ids?: number[];
             /** @description The job's GPUs on this node (`SLURM_JOB_GPUS`). */
             job_gpus: number[];
+            /**
+             * Format: int32
+             * @description The job's most hardware threads per core (`--hint=nomultithread`: 1): the task
+             *     runs on the lowest that many ids of each core of `job_cpu_ids`, as the job does.
+             *     `None`: every CPU of `job_cpu_ids`.
+             */
+            job_threads_per_core?: number | null;
             /** @description Which task. */
             key: components["schemas"]["StepTaskKey"];
             /**

@@ -8,6 +8,7 @@
 //! * [`hostlist`]: Slurm's compressed host lists (`node-[1-3,7]`).
 //! * [`pattern`]: `--output`/`--error` filename patterns (`%x-%j.out`).
 //! * [`resources`]: what a spec asks of the cluster (nodes, GPUs per node).
+//! * [`cores`]: CPU cores and hardware threads, and the CPUs a job holds on them.
 //! * [`wire`]: request and response bodies of the REST api and the worker protocol.
 //! * [`auth`]: the claims carried by Berth's JWTs.
 //! * [`priority`]: multifactor priority and classic fairshare formulas.
@@ -33,6 +34,7 @@ pub mod auth;
 pub mod begin;
 pub mod cluster;
 pub mod constraint;
+pub mod cores;
 pub mod duration;
 pub mod event;
 pub mod hostlist;

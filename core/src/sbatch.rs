@@ -459,12 +459,14 @@ const fn def(long: &'static str, short: Option<char>, arg: Arg, opt: Opt) -> Opt
     }
 }
 
-const NO_CPU_LAYOUT: &str = "Berth does not place jobs by sockets, cores or threads: ask \
-    for CPUs with -c/--cpus-per-task (or --cpus-per-gpu) and memory with --mem";
-/// What `--hint` does on Berth (issue 29: `nomultithread` is not yet honoured).
-const HINT_NOT_PLACED: &str = "the hint is checked (an unknown one is refused) and kept, \
-    but does not change placement: workers do not report threads per core, so \
-    nomultithread gets no whole cores";
+const NO_CPU_LAYOUT: &str = "Berth does not place jobs by sockets or by counts of cores \
+    or threads: ask for CPUs with -c/--cpus-per-task (or --cpus-per-gpu), memory with --mem, \
+    and one thread per core with --hint=nomultithread";
+/// What `--hint` does on Berth (issue 29).
+const HINT_NOT_PLACED: &str = "nomultithread (and compute_bound, memory_bound: one thread \
+    per core too, as in Slurm) gives the job whole cores and runs it on one thread of each \
+    (its CPUs count every thread of its cores); the cores per socket of compute_bound and \
+    memory_bound are not placed";
 const NO_FEDERATION: &str = "Berth is a single cluster (no multi-cluster or federation \
     operation): leave the option out";
 const NO_BURST_BUFFER: &str = "Berth has no burst buffer plugin";

@@ -337,6 +337,11 @@ pub struct StepTaskLaunch {
     /// empty: not placed by CPU.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub job_cpu_ids: Vec<u32>,
+    /// The job's most hardware threads per core (`--hint=nomultithread`: 1): the task
+    /// runs on the lowest that many ids of each core of `job_cpu_ids`, as the job does.
+    /// `None`: every CPU of `job_cpu_ids`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_threads_per_core: Option<u32>,
     /// Run in a pseudo-terminal (task 0 of a `--pty` step): its input arrives as
     /// [`PtyInput`]s.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

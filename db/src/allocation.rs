@@ -109,6 +109,8 @@ pub struct NodeHoldingsRow {
     pub held_mem_mib: i64,
     /// Per CPU id, its topology domain (empty: not reported).
     pub cpu_domains: Vec<i32>,
+    /// Per CPU id, the core it is on (empty: not reported).
+    pub cpu_cores: Vec<i32>,
     /// The topology domains of the GPUs asked about (those that report one).
     pub gpu_domains: Vec<i32>,
 }
@@ -134,7 +136,7 @@ pub async fn allocation_node_holdings_in_tx(
                         ORDER BY c.cpu_id) AS "held_cpu_ids!",
                   (SELECT COALESCE(SUM(a.mem_mib), 0) FROM allocations a
                    WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint AS "held_mem_mib!",
-                  n.cpu_domains,
+                  n.cpu_domains, n.cpu_cores,
                   ARRAY(SELECT DISTINCT g.domain FROM gpus g
                         WHERE g.node_id = n.id AND g.index = ANY($2) AND g.domain IS NOT NULL
                         ORDER BY g.domain) AS "gpu_domains!: Vec<i32>"

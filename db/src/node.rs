@@ -46,6 +46,10 @@ pub struct NodeRow {
     pub cpus_allocated: i64,
     /// Memory held by live allocations, MiB.
     pub memory_allocated_mib: i64,
+    /// Per CPU id, the core it is on, as the worker reported it (empty: not reported).
+    pub cpu_cores: Vec<i32>,
+    /// Per CPU id, its socket, as the worker reported it (empty: not reported).
+    pub cpu_sockets: Vec<i32>,
     /// The cloud pool whose slot it is (`None`: a static node).
     pub pool: Option<String>,
     /// The provider's id of its current instance.
@@ -71,7 +75,7 @@ macro_rules! select_nodes {
                       n.features, n.last_heartbeat, n.weight, n.core_spec_count,
                       n.mem_spec_limit_mib, n.usable_cpus, n.usable_memory_mib,
                       n.pool, n.instance_id, n.instance_type, n.market, n.zone,
-                      n.launched_at,
+                      n.launched_at, n.cpu_cores, n.cpu_sockets,
                       (SELECT COALESCE(SUM(cardinality(a.cpu_ids)), 0) FROM allocations a
                        WHERE a.node_id = n.id AND a.released_at IS NULL)::bigint
                           AS "cpus_allocated!",
@@ -150,6 +154,8 @@ pub async fn node_register_in_tx(
         features: features.to_vec(),
         weight: None,
         cpu_domains: Vec::new(),
+        cpu_cores: Vec::new(),
+        cpu_sockets: Vec::new(),
     };
     node_register_reported_in_tx(conn, name, hostname, &reported, gpus).await
 }
@@ -168,6 +174,10 @@ pub struct NodeReported {
     pub weight: Option<i32>,
     /// Per CPU id, its topology domain (empty: unknown).
     pub cpu_domains: Vec<i32>,
+    /// Per CPU id, the core it is on (empty: unknown).
+    pub cpu_cores: Vec<i32>,
+    /// Per CPU id, its socket (empty: unknown).
+    pub cpu_sockets: Vec<i32>,
 }
 
 /// Registers a node (or updates it when the name is known) with its GPUs; GPUs it no
@@ -189,11 +199,11 @@ pub async fn node_register_reported_in_tx(
         r#"INSERT INTO nodes (name, hostname, reported_cpus, reported_memory_mib,
                               reported_features, reported_weight, cpus, memory_mib, features,
                               weight, core_spec_count, mem_spec_limit_mib, cpu_domains,
-                              last_heartbeat)
+                              cpu_cores, cpu_sockets, last_heartbeat)
            SELECT $1, $2, $3, $4, $5, $6, COALESCE(c.cpus, $3), COALESCE(c.memory_mib, $4),
                   COALESCE(c.features, $5), COALESCE(c.weight, $6, 1),
                   COALESCE(c.core_spec_count, 0), COALESCE(c.mem_spec_limit_mib, 0), $7,
-                  now()
+                  $8, $9, now()
            FROM (SELECT $1::text AS name) k LEFT JOIN node_config c ON c.name = k.name
            ON CONFLICT (name) DO UPDATE SET hostname = EXCLUDED.hostname,
                reported_cpus = EXCLUDED.reported_cpus,
@@ -205,6 +215,7 @@ pub async fn node_register_reported_in_tx(
                core_spec_count = EXCLUDED.core_spec_count,
                mem_spec_limit_mib = EXCLUDED.mem_spec_limit_mib,
                cpu_domains = EXCLUDED.cpu_domains,
+               cpu_cores = EXCLUDED.cpu_cores, cpu_sockets = EXCLUDED.cpu_sockets,
                last_heartbeat = now()
            RETURNING id"#,
         name,
@@ -213,7 +224,9 @@ pub async fn node_register_reported_in_tx(
         reported.memory_mib,
         &reported.features,
         reported.weight,
-        &reported.cpu_domains
+        &reported.cpu_domains,
+        &reported.cpu_cores,
+        &reported.cpu_sockets
     )
     .fetch_one(&mut *conn)
     .await?;
@@ -303,6 +316,9 @@ pub struct NodeCapacity {
     pub memory_mib: i64,
     /// Features (`Features=`).
     pub features: Vec<String>,
+    /// Per CPU id, the core it is on (empty: not reported); with `cpus`, what
+    /// [`berth_core::cores::CoreLayout`] makes of them.
+    pub cpu_cores: Vec<i32>,
 }
 
 /// Every node with the CPUs and memory jobs may use on it and its features, by name.
@@ -315,7 +331,7 @@ pub async fn node_capacity_list(ex: impl PgExecutor<'_>) -> Result<Vec<NodeCapac
     Ok(sqlx::query_as!(
         NodeCapacity,
         r#"SELECT id, name, GREATEST(usable_cpus, 0)::bigint AS "cpus!",
-                  GREATEST(usable_memory_mib, 0) AS "memory_mib!", features
+                  GREATEST(usable_memory_mib, 0) AS "memory_mib!", features, cpu_cores
            FROM nodes ORDER BY name"#
     )
     .fetch_all(ex)

@@ -132,6 +132,8 @@ pub struct SchedJobRow {
     pub constraint: Option<String>,
     /// `--reservation` (from the spec).
     pub reservation: Option<String>,
+    /// `--hint` (from the spec), verbatim.
+    pub hint: Option<String>,
     /// What its GPU count is of: `gpu` (whole GPUs or MIG instances) or `shard`.
     pub gres: String,
     /// Array master id (a task row).
@@ -180,7 +182,8 @@ pub async fn read_jobs_all(conn: &mut PgConnection) -> Result<Vec<SchedJobRow>, 
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation,
+                  spec->>'hint' AS hint, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running, cpus_per_node, mem_per_node_mib,
                   nodelist, exclude, partitions, time_min
@@ -201,7 +204,8 @@ pub async fn read_job(conn: &mut PgConnection, id: i64) -> Result<Option<SchedJo
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation,
+                  spec->>'hint' AS hint, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running, cpus_per_node, mem_per_node_mib,
                   nodelist, exclude, partitions, time_min
@@ -224,7 +228,8 @@ pub async fn read_jobs_changed(
         SchedJobRow,
         r#"SELECT id, name, user_name, account, partition, qos, state, hold, num_nodes, num_tasks,
                   cpus_per_task, gpus_per_node, gpu_type, exclusive, whole_node, time_limit,
-                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation, gres, array_job_id, array_task_id,
+                  spec->>'constraint' AS constraint, spec->>'reservation' AS reservation,
+                  spec->>'hint' AS hint, gres, array_job_id, array_task_id,
                   restart_count, submit_time, start_time, nice, priority_adjust, begin_time,
                   dependency, array_pending, array_max_running, cpus_per_node, mem_per_node_mib,
                   nodelist, exclude, partitions, time_min
@@ -254,6 +259,8 @@ pub struct SchedNodeRow {
     pub usable_memory_mib: i64,
     /// Slurm's Weight: lower weights are placed first.
     pub weight: i32,
+    /// Per CPU id, the core it is on (empty: not reported).
+    pub cpu_cores: Vec<i32>,
     /// Its cloud pool, for a pool's node slot.
     pub pool: Option<String>,
     /// When its instance was requested (a pool node POWERING_UP).
@@ -270,8 +277,8 @@ pub async fn read_nodes_changed(
 ) -> Result<Vec<SchedNodeRow>, DbError> {
     Ok(sqlx::query_as!(
         SchedNodeRow,
-        r#"SELECT id, name, state, features, usable_cpus, usable_memory_mib, weight, pool,
-                  launched_at
+        r#"SELECT id, name, state, features, usable_cpus, usable_memory_mib, weight, cpu_cores,
+                  pool, launched_at
            FROM nodes
            WHERE change_xid >= pg_snapshot_xmin($1::text::pg_snapshot)::text::bigint
              AND NOT pg_visible_in_snapshot(change_xid::text::xid8, $1::text::pg_snapshot)"#,

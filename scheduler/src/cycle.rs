@@ -238,6 +238,7 @@ async fn place_cpus_in_tx(
             .map(|c| (*c).max(0) as u32)
             .collect(),
         held_mem_mib: row.held_mem_mib.max(0) as u64,
+        cpu_cores: row.cpu_cores.iter().map(|c| (*c).max(0) as u32).collect(),
     };
     // The CPUs of the job's GPUs' domains come first (`--gpu-bind=closest`'s CPU side);
     // without topology, lowest free ids, packed.

@@ -297,6 +297,7 @@ pub fn simulate(nodes: &[SimNode], jobs: &[SimJob], config: &SimConfig) -> SimRe
             features: vec![model_of(n)],
             cpus: n.cpus,
             memory_mib: n.memory_mib,
+            threads_per_core: 1,
             weight: 1,
         })
         .collect();

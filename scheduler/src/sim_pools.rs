@@ -299,6 +299,7 @@ pub fn simulate_pool(
             features: vec![model_of(&n.model)],
             cpus: n.cpus,
             memory_mib: n.memory_mib,
+            threads_per_core: 1,
             weight: 1,
         })
         .collect();
@@ -314,6 +315,7 @@ pub fn simulate_pool(
             features: vec![model_of(&pool.model)],
             cpus: pool.cpus,
             memory_mib: pool.memory_mib,
+            threads_per_core: 1,
             weight: 1,
         });
     }

@@ -30,6 +30,7 @@ use crate::planner::{
     Snapshot, TresLimits,
 };
 use berth_core::array::IndexSet;
+use berth_core::cores::{hint_threads_per_core, CoreLayout};
 use berth_core::priority::ShareAccount;
 use berth_db::account::{self, AccountRow};
 use berth_db::partition::{self, PartitionRow};
@@ -558,14 +559,23 @@ impl SnapshotCache {
             .map(|n| {
                 let mut gpus = gpus_by_node.remove(&n.id).unwrap_or_default();
                 gpus.sort_by_key(|g| g.0);
+                // Where cores have several threads, jobs get whole usable cores.
+                let usable = n.usable_cpus.max(0) as u32;
+                let (threads_per_core, cpus) = if n.cpu_cores.is_empty() {
+                    (1, usable)
+                } else {
+                    let cores: Vec<u32> = n.cpu_cores.iter().map(|c| (*c).max(0) as u32).collect();
+                    CoreLayout::summary(&cores, usable)
+                };
                 NodeView {
                     id: n.id,
                     name: n.name.clone(),
                     available: n.state == "UP",
                     gpus,
                     features: n.features.clone(),
-                    cpus: n.usable_cpus.max(0) as u32,
+                    cpus,
                     memory_mib: n.usable_memory_mib.max(0) as u64,
+                    threads_per_core,
                     weight: n.weight.max(0) as u32,
                 }
             })
@@ -665,6 +675,7 @@ impl SnapshotCache {
                         .map(|n| n.max(0) as u32),
                     preempting: preemptors.contains(&j.id),
                     cpus_per_node: j.cpus_per_node.max(1) as u32,
+                    threads_per_core: hint_threads_per_core(j.hint.as_deref()),
                     mem_per_node_mib: j.mem_per_node_mib.map(|m| m.max(0) as u64),
                     nodelist: j.nodelist.clone(),
                     exclude: j.exclude.clone(),

@@ -88,7 +88,9 @@ const QUIET_MAX: Duration = Duration::from_secs(2);
 /// api, launching and stopping jobs as it says.
 ///
 /// # Errors
-/// [`WorkerError::InvalidGpuSpec`] for a bad `simulate_gpus`; [`WorkerError::Client`]
+/// [`WorkerError::InvalidGpuSpec`] for a bad `simulate_gpus`;
+/// [`WorkerError::InvalidCpuLayout`] for `simulate_threads_per_core` over a CPU count that
+/// is not a multiple of it; [`WorkerError::Client`]
 /// when no HTTP client can be built; [`WorkerError::Api`] when the api refuses the node
 /// for good (401/403, or a 4xx on registration).
 pub async fn run(
@@ -136,15 +138,27 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         features: config.features.clone(),
         weight: config.weight,
         cpu_domains: Vec::new(),
+        cpu_cores: Vec::new(),
+        cpu_sockets: Vec::new(),
         gpus: inventory,
     };
+    let simulated = config.simulate_cpus.is_some() || per_gpu.is_some();
     registration.cpu_domains = crate::topology::cpu_domains(
         registration.cpus,
-        config.simulate_cpus.is_some() || per_gpu.is_some(),
+        simulated,
         &registration.gpus,
         &topology.cpus,
         std::path::Path::new("/sys/devices/system/node"),
     );
+    let layout = crate::topology::reported_layout(
+        &topology,
+        registration.cpus,
+        simulated,
+        config.simulate_threads_per_core,
+    )
+    .map_err(|reason| WorkerError::InvalidCpuLayout { reason })?;
+    registration.cpu_cores = layout.cpu_cores.clone();
+    registration.cpu_sockets = layout.cpu_sockets.clone();
     tracing::info!(
         gpu.backend = backend.kind(),
         gpus = registration.gpus.len(),
@@ -153,7 +167,8 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         sockets = topology.sockets,
         cores_per_socket = topology.cores_per_socket,
         threads_per_core = topology.threads_per_core,
-        simulated = config.simulate_cpus.is_some() || per_gpu.is_some(),
+        simulated,
+        simulated_threads_per_core = config.simulate_threads_per_core,
         memory_mib = registration.memory_mib,
         "registering"
     );
@@ -184,7 +199,7 @@ async fn run_inner(config: WorkerConfig, mut shutdown: Shutdown) -> Result<(), W
         gpu_minors: backend.device_minors(),
         devices: registration.gpus.clone(),
         lease: Some(lease_path(&config.state_dir)),
-        real_cpus: topology.cpus.clone(),
+        cpus: layout.map.clone(),
     };
     crate::launch::client_command_dir(&settings)?;
     let devices = settings

@@ -49,6 +49,13 @@ pub enum WorkerError {
         /// Why it is refused.
         reason: String,
     },
+    /// A simulated CPU layout that cannot be (`--simulate-threads-per-core` over a CPU
+    /// count that is not whole cores).
+    #[error("invalid simulated CPU layout: {reason}")]
+    InvalidCpuLayout {
+        /// Why it is refused, naming the option.
+        reason: String,
+    },
     /// NVML loaded but failed to answer.
     #[error("NVML failed: {action}")]
     Nvml {

@@ -123,6 +123,12 @@ pub struct WorkerConfig {
     /// Simulated CPUs (`--simulate-cpus`): the node declares this many instead of the
     /// machine's; job `i`'s CPU id runs on real CPU `i mod` the real count.
     pub simulate_cpus: Option<u32>,
+    /// Simulated hardware threads per core (`--simulate-threads-per-core`): the node
+    /// declares its CPU ids as cores of this many threads (ids `T·c .. T·c + T` on core
+    /// `c`), each core running on one real CPU ([`topology`]); the declared CPUs must be
+    /// a multiple. `None`: a simulated node's CPUs are cores of one thread, a real node's
+    /// are laid out as the machine's.
+    pub simulate_threads_per_core: Option<u32>,
     /// Simulated memory, MiB (`--simulate-memory`): the node declares this much.
     pub simulate_memory_mib: Option<u64>,
     /// Features the node declares (`--feature`; slurm.conf's Features).
@@ -163,6 +169,7 @@ impl WorkerConfig {
             cgroups: true,
             stop_jobs_on_shutdown: false,
             simulate_cpus: None,
+            simulate_threads_per_core: None,
             simulate_memory_mib: None,
             features: Vec::new(),
             weight: None,

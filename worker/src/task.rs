@@ -270,7 +270,10 @@ impl TaskSupervisor {
         let limits = crate::cgroup::Limits {
             memory_mib: launch.memory_limit_mib,
             cpus: launch.cpu_limit,
-            cpu_ids: crate::topology::real_cpus(&self.settings.real_cpus, &launch.job_cpu_ids),
+            cpu_ids: self
+                .settings
+                .cpus
+                .real_cpus(&launch.job_cpu_ids, launch.job_threads_per_core),
         };
         let cgroup = crate::launch::job_cgroup(
             &self.settings,
@@ -703,7 +706,7 @@ mod tests {
             run_as_user: false,
             allow_root_jobs: false,
             cgroups: None,
-            real_cpus: Vec::new(),
+            cpus: Default::default(),
             gpu_minors: Vec::new(),
             devices: Vec::new(),
             lease: None,
@@ -743,6 +746,7 @@ mod tests {
             memory_limit_mib: None,
             cpu_limit: None,
             job_cpu_ids: Vec::new(),
+            job_threads_per_core: None,
             pty: false,
             incarnation: None,
         }

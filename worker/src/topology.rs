@@ -2,12 +2,16 @@
 //! map onto real ones.
 //!
 //! The worker reports as its node's CPUs the logical CPUs it may run on (its affinity
-//! mask, normally every online CPU), and their layout (sockets × cores per socket ×
-//! threads per core) from `/sys/devices/system/cpu/cpuN/topology`. The scheduler
-//! allocates CPU ids `0 .. cpus`; id `i` is the `i`-th of the worker's CPUs in increasing
-//! order. A simulated node (`--simulate-cpus N`) may declare more CPUs than the machine
-//! has: its id `i` is the real CPU `real[i mod real.len()]`, so simulated CPUs share the
-//! real cores round-robin.
+//! mask, normally every online CPU), and their layout: for each, its core and socket
+//! (from `/sys/devices/system/cpu/cpuN/topology`), so the scheduler knows which CPUs are
+//! hardware threads of one core ([`berth_core::cores`]). The scheduler allocates CPU ids
+//! `0 .. cpus`; id `i` is the `i`-th of the worker's CPUs in increasing order. A
+//! simulated node (`--simulate-cpus N`) may declare more CPUs than the machine has: its id
+//! `i` is the real CPU `real[i mod real.len()]`, so simulated CPUs share the real cores
+//! round-robin. A node simulating `T` threads per core (`--simulate-threads-per-core T`)
+//! puts ids `T·c .. T·c + T` on core `c`, all on socket 0, and runs every thread of core
+//! `c` on the real CPU `real[c mod real.len()]`: the threads of a simulated core share one
+//! real CPU, as hyperthreads share a core.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,6 +27,11 @@ pub struct CpuTopology {
     pub cores_per_socket: u32,
     /// Hardware threads per core.
     pub threads_per_core: u32,
+    /// Per CPU of `cpus` (same order), its core: cores numbered from 0 over the whole
+    /// machine in (socket, core id) order.
+    pub core_of: Vec<u32>,
+    /// Per CPU of `cpus` (same order), its socket, numbered from 0 in package id order.
+    pub socket_of: Vec<u32>,
 }
 
 impl CpuTopology {
@@ -48,6 +57,93 @@ impl CpuTopology {
     pub fn real_cpus(&self, ids: &[u32]) -> Vec<u32> {
         real_cpus(&self.cpus, ids)
     }
+}
+
+/// The layout a node reports of its CPU ids, and how they map onto real CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReportedLayout {
+    /// Per CPU id, its core ([`berth_core::wire::NodeRegister::cpu_cores`]); empty: none
+    /// reported (every CPU a core of its own).
+    pub cpu_cores: Vec<u32>,
+    /// Per CPU id, its socket; empty with `cpu_cores`.
+    pub cpu_sockets: Vec<u32>,
+    /// How jobs' CPU ids map onto real CPUs.
+    pub map: CpuMap,
+}
+
+/// How a node's CPU ids (`0 .. cpus`, as it reported them) map onto the machine's CPUs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CpuMap {
+    /// The real CPUs, increasing; empty: jobs are not confined to CPUs.
+    pub real: Vec<u32>,
+    /// Consecutive ids per real CPU: id `i` runs on `real[(i / per_real) mod
+    /// real.len()]` (1, or a simulated node's threads per core; 0 counts as 1).
+    pub per_real: u32,
+    /// Per id, its core as reported (empty: none).
+    pub cores: Vec<u32>,
+}
+
+impl CpuMap {
+    /// The real CPUs a job holding CPU ids `ids` runs on, using at most
+    /// `threads_per_core` ids of each of its cores (the lowest;
+    /// [`berth_core::cores::cpus_used`]; `None`: all): increasing, each once; empty when
+    /// no real CPUs are known.
+    pub fn real_cpus(&self, ids: &[u32], threads_per_core: Option<u32>) -> Vec<u32> {
+        let used = berth_core::cores::cpus_used(ids, &self.cores, threads_per_core);
+        let per = self.per_real.max(1);
+        let grouped: Vec<u32> = used.iter().map(|i| i / per).collect();
+        real_cpus(&self.real, &grouped)
+    }
+}
+
+/// The layout a node of `cpus` CPU ids reports, on a machine of `topology`: with
+/// `simulated_threads` (`--simulate-threads-per-core T`), `T` consecutive ids per core on
+/// one socket, each core on one real CPU in turn; else, for a real node (`simulated`
+/// false, `cpus` the machine's), each id's core and socket as the machine has them; else
+/// (simulated CPUs, no threads) none, ids wrapping onto the real CPUs.
+///
+/// # Errors
+/// A message when `cpus` is not a multiple of `T`.
+pub fn reported_layout(
+    topology: &CpuTopology,
+    cpus: u32,
+    simulated: bool,
+    simulated_threads: Option<u32>,
+) -> Result<ReportedLayout, String> {
+    let mut map = CpuMap {
+        real: topology.cpus.clone(),
+        per_real: 1,
+        cores: Vec::new(),
+    };
+    if let Some(t) = simulated_threads {
+        let t = t.max(1);
+        if !cpus.is_multiple_of(t) {
+            return Err(format!(
+                "--simulate-threads-per-core {t}: the node's {cpus} CPUs are not whole cores \
+                 of {t} threads (declare a multiple of {t} with --simulate-cpus)"
+            ));
+        }
+        let cores: Vec<u32> = (0..cpus).map(|i| i / t).collect();
+        map.per_real = t;
+        map.cores = cores.clone();
+        return Ok(ReportedLayout {
+            cpu_cores: cores,
+            cpu_sockets: vec![0; cpus as usize],
+            map,
+        });
+    }
+    if simulated || topology.core_of.len() != cpus as usize {
+        return Ok(ReportedLayout {
+            map,
+            ..ReportedLayout::default()
+        });
+    }
+    map.cores = topology.core_of.clone();
+    Ok(ReportedLayout {
+        cpu_cores: topology.core_of.clone(),
+        cpu_sockets: topology.socket_of.clone(),
+        map,
+    })
 }
 
 /// Each CPU id's topology domain (numbered as GPU domains are), for a node of `cpus` CPU
@@ -163,20 +259,34 @@ pub fn layout(sys: &Path, cpus: Vec<u32>) -> CpuTopology {
     };
     let mut sockets = BTreeSet::new();
     let mut cores = BTreeSet::new();
+    let mut places = Vec::with_capacity(cpus.len());
     for &cpu in &cpus {
         let package = read(cpu, "physical_package_id").unwrap_or(0);
         let core = read(cpu, "core_id").unwrap_or(i64::from(cpu));
         sockets.insert(package);
         cores.insert((package, core));
+        places.push((package, core));
     }
     let n = cpus.len().max(1) as u32;
     let sockets_n = (sockets.len() as u32).max(1);
     let cores_n = (cores.len() as u32).max(1);
+    let socket_index: std::collections::BTreeMap<i64, u32> = sockets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (*p, i as u32))
+        .collect();
+    let core_index: std::collections::BTreeMap<(i64, i64), u32> = cores
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (*c, i as u32))
+        .collect();
     CpuTopology {
         cpus,
         sockets: sockets_n,
         cores_per_socket: (cores_n / sockets_n).max(1),
         threads_per_core: (n / cores_n).max(1),
+        core_of: places.iter().map(|p| core_index[p]).collect(),
+        socket_of: places.iter().map(|(s, _)| socket_index[s]).collect(),
     }
 }
 
@@ -282,6 +392,33 @@ mod tests {
     }
 
     #[test]
+    fn simulated_threads_share_a_real_cpu_per_core() {
+        let machine = CpuTopology {
+            cpus: vec![0, 1],
+            sockets: 1,
+            cores_per_socket: 2,
+            threads_per_core: 1,
+            core_of: vec![0, 1],
+            socket_of: vec![0, 0],
+        };
+        // 4 CPU ids, 2 threads per core: cores {0,1} and {2,3}, on real CPUs 0 and 1.
+        let sim = reported_layout(&machine, 4, true, Some(2)).unwrap();
+        assert_eq!(sim.cpu_cores, vec![0, 0, 1, 1]);
+        assert_eq!(sim.cpu_sockets, vec![0, 0, 0, 0]);
+        // Both threads of core 0: one real CPU; one thread of each core: two.
+        assert_eq!(sim.map.real_cpus(&[0, 1], None), vec![0]);
+        assert_eq!(sim.map.real_cpus(&[0, 1, 2, 3], Some(1)), vec![0, 1]);
+        assert_eq!(sim.map.real_cpus(&[0, 1, 2, 3], None), vec![0, 1]);
+        // A CPU count that is not whole cores is refused, naming the option.
+        let err = reported_layout(&machine, 5, true, Some(2)).unwrap_err();
+        assert!(err.contains("--simulate-threads-per-core 2"), "{err}");
+        // Simulated CPUs without threads report no layout and wrap id by id.
+        let flat = reported_layout(&machine, 4, true, None).unwrap();
+        assert!(flat.cpu_cores.is_empty() && flat.cpu_sockets.is_empty());
+        assert_eq!(flat.map.real_cpus(&[2, 3], Some(1)), vec![0, 1]);
+    }
+
+    #[test]
     fn simulated_ids_wrap_onto_the_real_cpus() {
         // A 96-CPU simulated node on a 2-core machine: ids 0, 2, 4 are CPU 0; 1, 95 CPU 1.
         assert_eq!(real_cpus(&[0, 1], &[0, 2, 4]), vec![0]);
@@ -308,6 +445,16 @@ mod tests {
             (topo.sockets, topo.cores_per_socket, topo.threads_per_core),
             (2, 2, 2)
         );
+        // Each CPU's core over the machine and its socket: CPU 2 shares CPU 0's core.
+        assert_eq!(topo.core_of, vec![0, 1, 0, 1, 2, 3, 2, 3]);
+        assert_eq!(topo.socket_of, vec![0, 0, 0, 0, 1, 1, 1, 1]);
+        // A real node reports them as they are, and runs id i on CPU i.
+        let real = reported_layout(&topo, 8, false, None).unwrap();
+        assert_eq!(real.cpu_cores, topo.core_of);
+        assert_eq!(real.cpu_sockets, topo.socket_of);
+        // One thread per core of ids 0-3 (cores 0 and 1): CPUs 0 and 1.
+        assert_eq!(real.map.real_cpus(&[0, 1, 2, 3], Some(1)), vec![0, 1]);
+        assert_eq!(real.map.real_cpus(&[0, 2], None), vec![0, 2]);
         // Without the files: one socket, every CPU its own core.
         let flat = layout(&dir.join("missing"), vec![0, 1, 2]);
         assert_eq!(

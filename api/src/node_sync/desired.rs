@@ -101,6 +101,7 @@ pub(crate) fn assignment(
             .or_else(|| memory_limit_mib(job, &spec, gpus.len() as u64)),
         cpu_limit: Some(placed_cpus(&row.cpu_ids).unwrap_or_else(|| cpus_on_node(job, &spec))),
         cpu_ids: to_u32s(&row.cpu_ids),
+        threads_per_core: berth_core::cores::hint_threads_per_core(spec.hint.as_deref()),
         warning_signal: spec
             .signal
             .as_deref()
@@ -443,6 +444,7 @@ pub(crate) async fn desired_step_tasks(
             memory_limit_mib,
             cpu_limit,
             job_cpu_ids: to_u32s(&row.job_cpu_ids),
+            job_threads_per_core: berth_core::cores::hint_threads_per_core(spec.hint.as_deref()),
             warning_signal: warning_at.and(warning.map(|w| w.signal)),
             warning_at,
             user: row.job_user,

@@ -126,25 +126,9 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
             .map(|w| i32::try_from(w).map_err(|_| ApiError::bad_field("weight", "too large")))
             .transpose()?,
         // One domain per CPU id, or none; a domain number fits a GPU domain's column.
-        cpu_domains: if req.cpu_domains.len() == req.cpus as usize {
-            req.cpu_domains
-                .iter()
-                .map(|d| {
-                    i32::try_from(*d).map_err(|_| ApiError::bad_field("cpu_domains", "too large"))
-                })
-                .collect::<Result<_, _>>()?
-        } else if req.cpu_domains.is_empty() {
-            Vec::new()
-        } else {
-            return Err(ApiError::bad_field(
-                "cpu_domains",
-                format!(
-                    "{} domains for {} CPUs: one per CPU id, or none",
-                    req.cpu_domains.len(),
-                    req.cpus
-                ),
-            ));
-        },
+        cpu_domains: per_cpu("cpu_domains", "domains", &req.cpu_domains, req.cpus)?,
+        cpu_cores: per_cpu("cpu_cores", "cores", &req.cpu_cores, req.cpus)?,
+        cpu_sockets: per_cpu("cpu_sockets", "sockets", &req.cpu_sockets, req.cpus)?,
     };
     let mut reported = reported;
     let mut tx = berth_db::begin(pool).await?;
@@ -350,4 +334,23 @@ pub async fn heartbeat(pool: &Pool, node_row: &NodeRow, req: &SyncRequest) -> Re
     }
     node::node_drain_settle(pool, node_row.id).await?;
     Ok(())
+}
+
+/// A registration's per-CPU list `field` (`values` of what, e.g. `cores`) as stored: one
+/// entry per CPU id of the node's `cpus`, or none (400 naming the field otherwise, or for a
+/// value past `i32`).
+fn per_cpu(field: &str, what: &str, values: &[u32], cpus: u32) -> Result<Vec<i32>, ApiError> {
+    if !values.is_empty() && values.len() != cpus as usize {
+        return Err(ApiError::bad_field(
+            field,
+            format!(
+                "{} {what} for {cpus} CPUs: one per CPU id, or none",
+                values.len()
+            ),
+        ));
+    }
+    values
+        .iter()
+        .map(|v| i32::try_from(*v).map_err(|_| ApiError::bad_field(field, "too large")))
+        .collect()
 }

@@ -12,9 +12,10 @@
 //! one entry per node and partition. A partition without nodes has one entry with no
 //! nodes and no state flags.
 //!
-//! Berth knows no sockets, threads, local disk or CPU load: `sockets` are the CPUs,
-//! `cores` and `threads` 1 (what Slurm shows for a node configured with CPUs alone),
-//! `disk` and `cpus.load` 0. `reason.user` and `reason.time` (Unix seconds) say who set
+//! `sockets`, `cores` (per socket) and `threads` (per core) are the layout the nodes'
+//! workers reported (the CPUs, 1 and 1 without one: what Slurm shows for a node
+//! configured with CPUs alone), and nodes whose layouts differ are grouped apart. Berth
+//! knows no local disk or CPU load: `disk` and `cpus.load` are 0. `reason.user` and `reason.time` (Unix seconds) say who set
 //! a node's reason and when (empty and 0 for a reason older than Berth's record of them,
 //! or none); nodes whose reasons differ in either are grouped apart, as `sinfo -R` lists
 //! them. Berth runs no slurmd (`port` 0).
@@ -75,6 +76,7 @@ fn group_key(node: &Node) -> Value {
     json!([
         node_state(node),
         node.cpus,
+        [node.sockets, node.cores_per_socket, node.threads_per_core],
         node.memory_mib,
         node.features,
         gres,
@@ -110,6 +112,9 @@ fn entry(partition: &Partition, all_nodes: &[String], group: &[&Node]) -> Value 
         })
     };
     let (cpu_min, cpu_max) = min_max(&|n| u64::from(n.cpus));
+    let (sockets_min, sockets_max) = min_max(&|n| u64::from(n.sockets));
+    let (cores_min, cores_max) = min_max(&|n| u64::from(n.cores_per_socket));
+    let (threads_min, threads_max) = min_max(&|n| u64::from(n.threads_per_core));
     let (mem_min, mem_max) = min_max(&|n| n.memory_mib);
     let (weight_min, weight_max) = min_max(&|n| u64::from(n.weight));
     let free = |n: &Node| {
@@ -150,9 +155,9 @@ fn entry(partition: &Partition, all_nodes: &[String], group: &[&Node]) -> Value 
             "load": { "minimum": 0, "maximum": 0 },
             "per_node": { "max": NoVal::<i64>::infinite() },
         },
-        "sockets": { "minimum": cpu_min, "maximum": cpu_max },
-        "cores": { "minimum": u64::from(!group.is_empty()), "maximum": u64::from(!group.is_empty()) },
-        "threads": { "minimum": u64::from(!group.is_empty()), "maximum": u64::from(!group.is_empty()) },
+        "sockets": { "minimum": sockets_min, "maximum": sockets_max },
+        "cores": { "minimum": cores_min, "maximum": cores_max },
+        "threads": { "minimum": threads_min, "maximum": threads_max },
         "disk": { "minimum": 0, "maximum": 0 },
         "memory": {
             "minimum": mem_min,

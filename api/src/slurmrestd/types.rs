@@ -354,6 +354,13 @@ pub struct NodeInfo {
     /// Who set the reason (`slurm` for Berth's own); empty when unknown.
     pub reason_set_by_user: String,
     pub cpus: i64,
+    /// Sockets (the CPUs where the worker reported no layout).
+    pub sockets: i64,
+    /// Cores per socket.
+    pub cores: i64,
+    /// Hardware threads per core.
+    pub threads: i64,
+    pub boards: i64,
     pub effective_cpus: i64,
     pub alloc_cpus: i64,
     pub alloc_idle_cpus: i64,

@@ -349,6 +349,12 @@ pub(crate) enum Command {
         /// of a job runs on real CPU i mod the real count.
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
         simulate_cpus: Option<u32>,
+        /// Declare the node's CPUs as cores of this many hardware threads (Slurm's
+        /// ThreadsPerCore; the CPUs must be a multiple): CPU ids T·c … T·c+T-1 are core
+        /// c, whose threads all run on one real CPU. Jobs get whole cores, and
+        /// --hint=nomultithread one thread of each.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
+        simulate_threads_per_core: Option<u32>,
         /// Declare this much memory instead of the machine's: MiB, or with a K/M/G/T
         /// suffix (`32G`, `1T`).
         #[arg(long, value_parser = memory_size)]
@@ -463,6 +469,11 @@ pub(crate) enum Command {
         /// share the machine's cores (CPU id i runs on real CPU i mod their count).
         #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
         cpus: Option<u32>,
+        /// Each worker's hardware threads per core (as `berth worker
+        /// --simulate-threads-per-core`; the CPUs must be a multiple): jobs get whole
+        /// cores, and --hint=nomultithread one thread of each.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=16))]
+        threads_per_core: Option<u32>,
         /// Each worker's declared memory: MiB, or with a K/M/G/T suffix (`32G`);
         /// default 128 GiB per GPU, at least 64 GiB.
         #[arg(long, value_parser = memory_size)]

@@ -246,6 +246,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
             simulate_gpus,
             gpu_shards,
             simulate_cpus,
+            simulate_threads_per_core,
             simulate_memory,
             feature,
             weight,
@@ -283,6 +284,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
             config.simulate_gpus = simulate_gpus;
             config.gpu_shards = gpu_shards;
             config.simulate_cpus = simulate_cpus;
+            config.simulate_threads_per_core = simulate_threads_per_core;
             config.simulate_memory_mib = simulate_memory;
             config.features = feature;
             config.weight = weight;
@@ -402,6 +404,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
             workers,
             gpus,
             cpus,
+            threads_per_core,
             memory,
             demo,
             rate_limit_per_user,
@@ -426,6 +429,7 @@ pub(crate) async fn run(cli: Cli) -> anyhow::Result<i32> {
                 workers,
                 gpus,
                 cpus,
+                threads_per_core,
                 memory_mib: memory,
                 demo,
                 limits,

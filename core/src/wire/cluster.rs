@@ -149,6 +149,17 @@ pub struct Node {
     /// Slurm's MemSpecLimit, MiB: memory kept for the system.
     #[serde(default)]
     pub mem_spec_limit_mib: u64,
+    /// Slurm's Sockets: the sockets its worker reported, else `cpus` (what Slurm shows
+    /// for a node configured with CPUs alone).
+    #[serde(default)]
+    pub sockets: u32,
+    /// Slurm's CoresPerSocket (1 when its worker reported no layout).
+    #[serde(default)]
+    pub cores_per_socket: u32,
+    /// Slurm's ThreadsPerCore: hardware threads per core (1 when its worker reported no
+    /// layout). Where it is above 1, jobs are given whole cores.
+    #[serde(default)]
+    pub threads_per_core: u32,
     /// Its GPUs by index.
     pub gpus: Vec<Gpu>,
     /// GPUs held by live allocations.
@@ -390,6 +401,16 @@ pub struct NodeRegister {
     /// job CPUs of its GPUs' domains first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_domains: Vec<u32>,
+    /// Per CPU id (`0 .. cpus`), the core it is on (cores numbered over the whole node:
+    /// the hardware threads of one core share a number); empty when unknown (every CPU
+    /// a core of its own). On a node whose cores have several threads the scheduler
+    /// gives jobs whole cores ([`crate::cores`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_cores: Vec<u32>,
+    /// Per CPU id (`0 .. cpus`), its socket (physical package, numbered from 0); empty
+    /// when unknown. Shown as Slurm's `Sockets=`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_sockets: Vec<u32>,
     /// GPUs.
     pub gpus: Vec<GpuInfo>,
 }

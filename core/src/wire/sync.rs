@@ -286,6 +286,12 @@ pub struct Assignment {
     /// Empty: not placed by CPU (a scheduler older than CPU placement).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpu_ids: Vec<u32>,
+    /// The most hardware threads of each of its cores the job runs on (Slurm's
+    /// `threads_per_core`: 1 for `--hint=nomultithread`); the worker confines the job to
+    /// the lowest that many CPU ids of each core of `cpu_ids`, by the core of each id it
+    /// reported. `None`: every CPU of `cpu_ids`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_per_core: Option<u32>,
     /// `--signal`, parsed: the warning before the time limit.
     #[serde(default)]
     pub warning_signal: Option<crate::signal::WarningSignal>,
@@ -312,7 +318,8 @@ pub struct Assignment {
 /// ([`Assignment::slurm_variables`]), after Slurm's sbatch "OUTPUT ENVIRONMENT
 /// VARIABLES": QOS, reservation, GPUs and memory asked, tasks per node, start and end
 /// times (seconds since the epoch), the array's index range, the `--export` setting, the
-/// dependency, the `--open-mode` (`a` or `t`).
+/// dependency, the `--open-mode` (`a` or `t`), and the `--hint` (which sbatch puts in the
+/// job's environment as `SLURM_HINT`).
 pub const API_SLURM_VARIABLES: &[&str] = &[
     "SLURM_JOB_QOS",
     "SLURM_JOB_RESERVATION",
@@ -331,6 +338,7 @@ pub const API_SLURM_VARIABLES: &[&str] = &[
     "SLURM_EXPORT_ENV",
     "SLURM_JOB_DEPENDENCY",
     "SLURM_OPEN_MODE",
+    "SLURM_HINT",
 ];
 
 /// A job run the node must stop: SIGTERM to its batch shell's process group at once,

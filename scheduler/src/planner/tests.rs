@@ -5,6 +5,8 @@ use super::*;
 use crate::sim::{simulate, uniform_cluster, SimConfig, SimJob};
 use proptest::prelude::*;
 
+mod threads;
+
 fn node(id: i64, gpus: u32) -> NodeView {
     NodeView {
         id,

@@ -119,9 +119,9 @@ pub struct LaunchSettings {
     /// The node's lease file (`{state_dir}/lease`), which shepherds watch to stop their
     /// jobs when it runs out ([`crate::lease`]); `None`: jobs are never fenced.
     pub lease: Option<PathBuf>,
-    /// The real CPUs the node's CPU ids map onto (id `i` is `real_cpus[i mod len]`,
-    /// [`crate::topology`]); empty: jobs are not confined to CPUs.
-    pub real_cpus: Vec<u32>,
+    /// How the node's CPU ids map onto real CPUs, and the core of each
+    /// ([`crate::topology::CpuMap`]); no real CPUs: jobs are not confined to CPUs.
+    pub cpus: crate::topology::CpuMap,
 }
 
 /// The devices a job (or step task) holds on this node, as its environment names them.

@@ -518,7 +518,9 @@ pub(crate) fn prepare(
     let limits = crate::cgroup::Limits {
         memory_mib: assignment.memory_limit_mib,
         cpus: assignment.cpu_limit,
-        cpu_ids: crate::topology::real_cpus(&settings.real_cpus, &assignment.cpu_ids),
+        cpu_ids: settings
+            .cpus
+            .real_cpus(&assignment.cpu_ids, assignment.threads_per_core),
     };
     let cgroup = job_cgroup(settings, job_id, run, &limits, &assignment.gpus);
     // Without a cpuset the exec stage pins the job to its CPUs (sched_setaffinity).

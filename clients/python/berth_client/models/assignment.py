@@ -72,6 +72,10 @@ class Assignment:
             that list that are absent (never inheriting its own).
         stderr (None | str | Unset): The stderr pattern, when split from stdout.
         submit_dir (None | str | Unset): The directory the job was submitted from.
+        threads_per_core (int | None | Unset): The most hardware threads of each of its cores the job runs on (Slurm's
+            `threads_per_core`: 1 for `--hint=nomultithread`); the worker confines the job to
+            the lowest that many CPU ids of each core of `cpu_ids`, by the core of each id it
+            reported. `None`: every CPU of `cpu_ids`.
         time_limit (int | None | Unset): The time limit, seconds; `None`: unlimited.
         warning_signal (None | Unset | WarningSignal):
         work_dir (None | str | Unset): The working directory (`--chdir`, else the submit directory); `None`: the worker
@@ -108,6 +112,7 @@ class Assignment:
     slurm_variables: AssignmentSlurmVariables | Unset = UNSET
     stderr: None | str | Unset = UNSET
     submit_dir: None | str | Unset = UNSET
+    threads_per_core: int | None | Unset = UNSET
     time_limit: int | None | Unset = UNSET
     warning_signal: None | Unset | WarningSignal = UNSET
     work_dir: None | str | Unset = UNSET
@@ -240,6 +245,12 @@ class Assignment:
         else:
             submit_dir = self.submit_dir
 
+        threads_per_core: int | None | Unset
+        if isinstance(self.threads_per_core, Unset):
+            threads_per_core = UNSET
+        else:
+            threads_per_core = self.threads_per_core
+
         time_limit: int | None | Unset
         if isinstance(self.time_limit, Unset):
             time_limit = UNSET
@@ -313,6 +324,8 @@ class Assignment:
             field_dict["stderr"] = stderr
         if submit_dir is not UNSET:
             field_dict["submit_dir"] = submit_dir
+        if threads_per_core is not UNSET:
+            field_dict["threads_per_core"] = threads_per_core
         if time_limit is not UNSET:
             field_dict["time_limit"] = time_limit
         if warning_signal is not UNSET:
@@ -500,6 +513,15 @@ class Assignment:
 
         submit_dir = _parse_submit_dir(d.pop("submit_dir", UNSET))
 
+        def _parse_threads_per_core(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        threads_per_core = _parse_threads_per_core(d.pop("threads_per_core", UNSET))
+
         def _parse_time_limit(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -566,6 +588,7 @@ class Assignment:
             slurm_variables=slurm_variables,
             stderr=stderr,
             submit_dir=submit_dir,
+            threads_per_core=threads_per_core,
             time_limit=time_limit,
             warning_signal=warning_signal,
             work_dir=work_dir,

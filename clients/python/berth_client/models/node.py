@@ -34,6 +34,7 @@ class Node:
         state (NodeState): A node's state, as `sinfo` names it. IDLE, MIXED and ALLOCATED are derived from its
             allocations; the others are set by an operator or by failure detection.
         core_spec_count (int | Unset): Slurm's CoreSpecCount: CPUs kept for the system.
+        cores_per_socket (int | Unset): Slurm's CoresPerSocket (1 when its worker reported no layout).
         cpus_allocated (int | Unset): CPUs held by running jobs (Slurm's CPUAlloc).
         cpus_effective (int | Unset): CPUs jobs may use (Slurm's CPUEfctv): `cpus` less `core_spec_count`.
         instance_id (None | str | Unset): The provider's id of its instance, while it has one.
@@ -50,6 +51,10 @@ class Node:
             drained
             the node, or `slurm` for the reasons Berth sets itself (`Not responding`, `Kill task
             failed`, a GPU fault …).
+        sockets (int | Unset): Slurm's Sockets: the sockets its worker reported, else `cpus` (what Slurm shows
+            for a node configured with CPUs alone).
+        threads_per_core (int | Unset): Slurm's ThreadsPerCore: hardware threads per core (1 when its worker reported no
+            layout). Where it is above 1, jobs are given whole cores.
         weight (int | Unset): Slurm's Weight: nodes of lower weight are placed first (default 1).
         zone (None | str | Unset): Its instance's availability zone.
     """
@@ -63,6 +68,7 @@ class Node:
     partitions: list[str]
     state: NodeState
     core_spec_count: int | Unset = UNSET
+    cores_per_socket: int | Unset = UNSET
     cpus_allocated: int | Unset = UNSET
     cpus_effective: int | Unset = UNSET
     instance_id: None | str | Unset = UNSET
@@ -76,6 +82,8 @@ class Node:
     reason: None | str | Unset = UNSET
     reason_time: datetime.datetime | None | Unset = UNSET
     reason_user: None | str | Unset = UNSET
+    sockets: int | Unset = UNSET
+    threads_per_core: int | Unset = UNSET
     weight: int | Unset = UNSET
     zone: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -101,6 +109,8 @@ class Node:
         state = self.state.value
 
         core_spec_count = self.core_spec_count
+
+        cores_per_socket = self.cores_per_socket
 
         cpus_allocated = self.cpus_allocated
 
@@ -166,6 +176,10 @@ class Node:
         else:
             reason_user = self.reason_user
 
+        sockets = self.sockets
+
+        threads_per_core = self.threads_per_core
+
         weight = self.weight
 
         zone: None | str | Unset
@@ -190,6 +204,8 @@ class Node:
         )
         if core_spec_count is not UNSET:
             field_dict["core_spec_count"] = core_spec_count
+        if cores_per_socket is not UNSET:
+            field_dict["cores_per_socket"] = cores_per_socket
         if cpus_allocated is not UNSET:
             field_dict["cpus_allocated"] = cpus_allocated
         if cpus_effective is not UNSET:
@@ -216,6 +232,10 @@ class Node:
             field_dict["reason_time"] = reason_time
         if reason_user is not UNSET:
             field_dict["reason_user"] = reason_user
+        if sockets is not UNSET:
+            field_dict["sockets"] = sockets
+        if threads_per_core is not UNSET:
+            field_dict["threads_per_core"] = threads_per_core
         if weight is not UNSET:
             field_dict["weight"] = weight
         if zone is not UNSET:
@@ -250,6 +270,8 @@ class Node:
         state = NodeState(d.pop("state"))
 
         core_spec_count = d.pop("core_spec_count", UNSET)
+
+        cores_per_socket = d.pop("cores_per_socket", UNSET)
 
         cpus_allocated = d.pop("cpus_allocated", UNSET)
 
@@ -357,6 +379,10 @@ class Node:
 
         reason_user = _parse_reason_user(d.pop("reason_user", UNSET))
 
+        sockets = d.pop("sockets", UNSET)
+
+        threads_per_core = d.pop("threads_per_core", UNSET)
+
         weight = d.pop("weight", UNSET)
 
         def _parse_zone(data: object) -> None | str | Unset:
@@ -378,6 +404,7 @@ class Node:
             partitions=partitions,
             state=state,
             core_spec_count=core_spec_count,
+            cores_per_socket=cores_per_socket,
             cpus_allocated=cpus_allocated,
             cpus_effective=cpus_effective,
             instance_id=instance_id,
@@ -391,6 +418,8 @@ class Node:
             reason=reason,
             reason_time=reason_time,
             reason_user=reason_user,
+            sockets=sockets,
+            threads_per_core=threads_per_core,
             weight=weight,
             zone=zone,
         )

@@ -25,9 +25,15 @@ class NodeRegister:
             hostname (str): The host's name, for information.
             memory_mib (int): Memory, MiB.
             name (str): The node name, unique in the cluster.
+            cpu_cores (list[int] | Unset): Per CPU id (`0 .. cpus`), the core it is on (cores numbered over the whole node:
+                the hardware threads of one core share a number); empty when unknown (every CPU
+                a core of its own). On a node whose cores have several threads the scheduler
+                gives jobs whole cores ([`crate::cores`]).
             cpu_domains (list[int] | Unset): Per CPU id (`0 .. cpus`), its topology domain, numbered as GPU domains are
                 ([`GpuInfo`]'s `domain`: the NUMA node); empty when unknown. The scheduler gives a
                 job CPUs of its GPUs' domains first.
+            cpu_sockets (list[int] | Unset): Per CPU id (`0 .. cpus`), its socket (physical package, numbered from 0); empty
+                when unknown. Shown as Slurm's `Sockets=`.
             features (list[str] | Unset): Features for `--constraint`.
             weight (int | None | Unset): Slurm's Weight, when the worker declares one (operators' configured weight wins).
     """
@@ -37,7 +43,9 @@ class NodeRegister:
     hostname: str
     memory_mib: int
     name: str
+    cpu_cores: list[int] | Unset = UNSET
     cpu_domains: list[int] | Unset = UNSET
+    cpu_sockets: list[int] | Unset = UNSET
     features: list[str] | Unset = UNSET
     weight: int | None | Unset = UNSET
 
@@ -55,9 +63,17 @@ class NodeRegister:
 
         name = self.name
 
+        cpu_cores: list[int] | Unset = UNSET
+        if not isinstance(self.cpu_cores, Unset):
+            cpu_cores = self.cpu_cores
+
         cpu_domains: list[int] | Unset = UNSET
         if not isinstance(self.cpu_domains, Unset):
             cpu_domains = self.cpu_domains
+
+        cpu_sockets: list[int] | Unset = UNSET
+        if not isinstance(self.cpu_sockets, Unset):
+            cpu_sockets = self.cpu_sockets
 
         features: list[str] | Unset = UNSET
         if not isinstance(self.features, Unset):
@@ -80,8 +96,12 @@ class NodeRegister:
                 "name": name,
             }
         )
+        if cpu_cores is not UNSET:
+            field_dict["cpu_cores"] = cpu_cores
         if cpu_domains is not UNSET:
             field_dict["cpu_domains"] = cpu_domains
+        if cpu_sockets is not UNSET:
+            field_dict["cpu_sockets"] = cpu_sockets
         if features is not UNSET:
             field_dict["features"] = features
         if weight is not UNSET:
@@ -109,7 +129,11 @@ class NodeRegister:
 
         name = d.pop("name")
 
+        cpu_cores = cast(list[int], d.pop("cpu_cores", UNSET))
+
         cpu_domains = cast(list[int], d.pop("cpu_domains", UNSET))
+
+        cpu_sockets = cast(list[int], d.pop("cpu_sockets", UNSET))
 
         features = cast(list[str], d.pop("features", UNSET))
 
@@ -128,7 +152,9 @@ class NodeRegister:
             hostname=hostname,
             memory_mib=memory_mib,
             name=name,
+            cpu_cores=cpu_cores,
             cpu_domains=cpu_domains,
+            cpu_sockets=cpu_sockets,
             features=features,
             weight=weight,
         )

@@ -43,6 +43,10 @@ class StepTaskLaunch:
         job_cpu_ids (list[int] | Unset): The job's logical CPU ids on this node (its cpuset, which the step's tasks
             share);
             empty: not placed by CPU.
+        job_threads_per_core (int | None | Unset): The job's most hardware threads per core (`--hint=nomultithread`: 1):
+            the task
+            runs on the lowest that many ids of each core of `job_cpu_ids`, as the job does.
+            `None`: every CPU of `job_cpu_ids`.
         memory_limit_mib (int | None | Unset): The job's memory limit on this node, MiB (its cgroup's, shared with the
             batch
             shell on the batch node).
@@ -70,6 +74,7 @@ class StepTaskLaunch:
     cpus_per_task: int | None | Unset = UNSET
     incarnation: None | Unset | UUID = UNSET
     job_cpu_ids: list[int] | Unset = UNSET
+    job_threads_per_core: int | None | Unset = UNSET
     memory_limit_mib: int | None | Unset = UNSET
     pty: bool | Unset = UNSET
     user: str | Unset = UNSET
@@ -124,6 +129,12 @@ class StepTaskLaunch:
         job_cpu_ids: list[int] | Unset = UNSET
         if not isinstance(self.job_cpu_ids, Unset):
             job_cpu_ids = self.job_cpu_ids
+
+        job_threads_per_core: int | None | Unset
+        if isinstance(self.job_threads_per_core, Unset):
+            job_threads_per_core = UNSET
+        else:
+            job_threads_per_core = self.job_threads_per_core
 
         memory_limit_mib: int | None | Unset
         if isinstance(self.memory_limit_mib, Unset):
@@ -180,6 +191,8 @@ class StepTaskLaunch:
             field_dict["incarnation"] = incarnation
         if job_cpu_ids is not UNSET:
             field_dict["job_cpu_ids"] = job_cpu_ids
+        if job_threads_per_core is not UNSET:
+            field_dict["job_threads_per_core"] = job_threads_per_core
         if memory_limit_mib is not UNSET:
             field_dict["memory_limit_mib"] = memory_limit_mib
         if pty is not UNSET:
@@ -260,6 +273,15 @@ class StepTaskLaunch:
 
         job_cpu_ids = cast(list[int], d.pop("job_cpu_ids", UNSET))
 
+        def _parse_job_threads_per_core(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        job_threads_per_core = _parse_job_threads_per_core(d.pop("job_threads_per_core", UNSET))
+
         def _parse_memory_limit_mib(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -324,6 +346,7 @@ class StepTaskLaunch:
             cpus_per_task=cpus_per_task,
             incarnation=incarnation,
             job_cpu_ids=job_cpu_ids,
+            job_threads_per_core=job_threads_per_core,
             memory_limit_mib=memory_limit_mib,
             pty=pty,
             user=user,
