@@ -184,6 +184,7 @@ async fn main() {
         will_run: None,
         queue_streams: berth_api::queue_streams(4),
         live_queue: Default::default(),
+        group_commit: Default::default(),
     };
     let app = berth_api::router(state);
     let token = berth_api::mint_token("bench-secret", "prometheus", Role::Operator, 3600);

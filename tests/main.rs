@@ -22,6 +22,7 @@ mod events;
 mod failover;
 mod fairshare;
 mod gpus;
+mod group_commit;
 mod isolation;
 mod job_environment;
 mod jobs;

@@ -38,6 +38,7 @@ pub mod error;
 pub mod event_feed;
 pub mod events;
 pub mod fairshare;
+pub mod group_commit;
 pub mod identity;
 pub mod job_control;
 pub mod job_signal;
@@ -195,6 +196,9 @@ pub struct AppState {
     pub queue_streams: std::sync::Arc<tokio::sync::Semaphore>,
     /// This process's count of the live queue, for `MaxJobCount` ([`live_queue`]).
     pub live_queue: std::sync::Arc<live_queue::LiveQueueCount>,
+    /// The committers that store concurrent submissions in one transaction
+    /// ([`group_commit`]).
+    pub group_commit: group_commit::GroupCommit,
 }
 
 /// How many `GET /v1/queue` streams may each hold a database connection while their
@@ -539,6 +543,7 @@ pub async fn state(config: &ApiConfig) -> Result<AppState, ServeError> {
         will_run: config.will_run.clone(),
         queue_streams: queue_streams(config.max_connections),
         live_queue: Default::default(),
+        group_commit: Default::default(),
     })
 }
 

@@ -230,14 +230,12 @@ pub async fn submit_job(
     }
     // One job record, an array's too until its tasks start (Slurm's count).
     state.live_queue.admit(pool, limits, 1).await?;
-    let mut tx = berth_db::begin(pool).await?;
-    let id = insert_in_tx(&mut tx, &prepared).await?;
-    if let Some(key) = idempotency_key {
-        idempotency::idempotency_insert_in_tx(&mut tx, user, key, &hash, id).await?;
-    }
-    berth_db::notify::notify(&mut *tx, berth_db::notify::JOBS_CHANNEL, &id.to_string()).await?;
-    tx.commit().await.map_err(berth_db::DbError::from)?;
-    tracing::info!(job.id = id, user, "job submitted");
+    // Stored with the other submissions of the moment, in one transaction.
+    let idempotency = idempotency_key.map(|key| (user.to_string(), key.to_string(), hash));
+    let id = state
+        .group_commit
+        .store(pool, prepared, idempotency)
+        .await?;
     Ok((id, true))
 }
 
@@ -275,24 +273,39 @@ pub async fn will_run_job(
 }
 
 /// A checked submission, ready to insert.
-struct Prepared {
-    insert: JobInsert,
-    partitions: Vec<berth_db::partition::PartitionRow>,
+pub(crate) struct Prepared {
+    pub(crate) insert: JobInsert,
+    pub(crate) partitions: Vec<berth_db::partition::PartitionRow>,
     /// `--test-only` was among the options.
     test_only: bool,
 }
 
 /// Inserts a prepared job (holding its partitions against deletion); returns its id.
 async fn insert_in_tx(tx: &mut sqlx::PgConnection, prepared: &Prepared) -> Result<i64, ApiError> {
-    for p in &prepared.partitions {
-        if !partition::partition_hold_in_tx(&mut *tx, &p.name).await? {
-            return Err(ApiError::bad_field(
-                "--partition",
-                format!("partition {} was just deleted", p.name),
-            ));
-        }
+    if let Some(gone) = partitions_gone_in_tx(&mut *tx, prepared).await? {
+        return Err(gone);
     }
     Ok(job::job_insert_in_tx(&mut *tx, &prepared.insert).await?)
+}
+
+/// Holds the partitions of a prepared job against deletion until the transaction ends;
+/// the refusal (400 naming `--partition`) when one was deleted since it was checked.
+///
+/// # Errors
+/// [`DbError`] from the driver.
+pub(crate) async fn partitions_gone_in_tx(
+    tx: &mut sqlx::PgConnection,
+    prepared: &Prepared,
+) -> Result<Option<ApiError>, berth_db::DbError> {
+    for p in &prepared.partitions {
+        if !partition::partition_hold_in_tx(&mut *tx, &p.name).await? {
+            return Ok(Some(ApiError::bad_field(
+                "--partition",
+                format!("partition {} was just deleted", p.name),
+            )));
+        }
+    }
+    Ok(None)
 }
 
 /// Everything [`submit_job`] checks before storing, and the row it would store.

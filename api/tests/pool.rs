@@ -24,6 +24,7 @@ fn app_state(pool: sqlx::PgPool, max_connections: u32) -> AppState {
         will_run: None,
         queue_streams: berth_api::queue_streams(max_connections),
         live_queue: Default::default(),
+        group_commit: Default::default(),
     }
 }
 
