@@ -275,13 +275,20 @@ async fn a_worker_joins_with_a_one_time_bootstrap_token_and_acts_only_as_its_nod
         .collect();
     let orphan = json!({"index": 0, "uuid": "GPU-s", "model": "H100", "memory_mib": 1024,
                         "kind": "shard"});
-    for (gpus, field) in [(json!(many), "gpus"), (json!([orphan]), "gpus.parent")] {
+    // So are more CPUs than a node can have (Slurm's 16-bit count): the api and the
+    // scheduler list a node's CPU ids, and would hold billions of them.
+    for (cpus, gpus, field) in [
+        (8, json!(many), "gpus"),
+        (8, json!([orphan]), "gpus.parent"),
+        (65_536, json!([]), "cpus"),
+        (2_147_483_647, json!([]), "cpus"),
+    ] {
         let (s, problem) = c
             .call(
                 Method::POST,
                 "/v1/nodes/register",
                 Some(&creds[2]),
-                Some(json!({"name": "pool-1", "hostname": "pool-1", "cpus": 8,
+                Some(json!({"name": "pool-1", "hostname": "pool-1", "cpus": cpus,
                             "memory_mib": 1024, "gpus": gpus})),
             )
             .await;

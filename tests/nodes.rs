@@ -84,6 +84,8 @@ async fn operators_configure_nodes_and_the_settings_survive_reregistration() {
         (json!({"features": ["a b"]}), "features"),
         (json!({"weight": -1}), "weight"),
         (json!({"sockets": 2}), "sockets"),
+        // More CPUs than a node can have (Slurm's 16-bit count).
+        (json!({"cpus": 65_536}), "cpus"),
     ] {
         let (s, p) = c
             .call(

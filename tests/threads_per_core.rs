@@ -218,4 +218,6 @@ async fn nomultithread_takes_whole_cores_and_one_thread_of_each() {
         "{p:?}"
     );
     assert!(p.detail.contains("3 cores"), "{p:?}");
+    // The largest node is counted in what was asked for: its 2 cores, not its 4 CPUs.
+    assert!(p.detail.contains("(the largest has 2)"), "{p:?}");
 }

@@ -245,12 +245,14 @@ pub fn config_patch(update: &NodeUpdate) -> Result<NodeConfigPatch, ApiError> {
         field: &str,
         v: Option<Option<T>>,
         min: i32,
+        max: i32,
     ) -> Result<ConfigChange<i32>, ApiError> {
         v.map(|v| {
             v.map(|v| {
-                v.try_into().ok().filter(|v| *v >= min).ok_or_else(|| {
-                    ApiError::bad_field(field, format!("must be {min} to {}", i32::MAX))
-                })
+                v.try_into()
+                    .ok()
+                    .filter(|v| (min..=max).contains(v))
+                    .ok_or_else(|| ApiError::bad_field(field, format!("must be {min} to {max}")))
             })
             .transpose()
         })
@@ -271,11 +273,16 @@ pub fn config_patch(update: &NodeUpdate) -> Result<NodeConfigPatch, ApiError> {
         check_features("features", features)?;
     }
     Ok(NodeConfigPatch {
-        cpus: int("cpus", update.cpus, 1)?,
+        cpus: int(
+            "cpus",
+            update.cpus,
+            1,
+            berth_core::cores::MAX_NODE_CPUS as i32,
+        )?,
         memory_mib: big("memory_mib", update.memory_mib, 1)?,
         features: update.features.clone(),
-        weight: int("weight", update.weight, 0)?,
-        core_spec_count: int("core_spec_count", update.core_spec_count, 0)?,
+        weight: int("weight", update.weight, 0, i32::MAX)?,
+        core_spec_count: int("core_spec_count", update.core_spec_count, 0, i32::MAX)?,
         mem_spec_limit_mib: big("mem_spec_limit_mib", update.mem_spec_limit_mib, 0)?,
     })
 }

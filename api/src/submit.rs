@@ -813,16 +813,24 @@ async fn check_satisfiable(
     // one thread per core (`--hint=nomultithread`), a core per CPU it asks for.
     let cpus = i64::from(request.cpus_per_node);
     let threads = berth_core::cores::hint_threads_per_core(spec.hint.as_deref());
-    let fits = |n: &node::NodeCapacity| {
+    // The most CPUs a job of these threads per core may ask for on a node: its whole
+    // usable cores, each giving the job as many threads as it uses (`None`: any amount).
+    let most = |n: &node::NodeCapacity| -> Option<u64> {
+        if n.cpus == 0 {
+            return None;
+        }
         let cores: Vec<u32> = n.cpu_cores.iter().map(|c| (*c).max(0) as u32).collect();
-        let layout =
-            berth_core::cores::CoreLayout::new(&cores, n.cpus.clamp(0, i64::from(u32::MAX)) as u32);
-        let held =
-            berth_core::cores::cpus_held(request.cpus_per_node, layout.threads_per_core, threads);
-        n.cpus == 0 || layout.usable_cpus() >= held
+        let (node_threads, usable) = berth_core::cores::CoreLayout::summary(
+            &cores,
+            n.cpus.clamp(0, i64::from(u32::MAX)) as u32,
+        );
+        let node_threads = node_threads.max(1);
+        let used = threads.map_or(node_threads, |t| t.clamp(1, node_threads));
+        Some(u64::from(usable / node_threads) * u64::from(used))
     };
-    let largest_cpus = candidates.iter().map(|n| n.cpus).max().unwrap_or(0);
-    candidates.retain(|n| fits(n));
+    // In the unit the refusal names: CPUs, or cores with the hint.
+    let largest = candidates.iter().filter_map(|n| most(n)).max().unwrap_or(0);
+    candidates.retain(|n| most(n).is_none_or(|m| m >= u64::from(request.cpus_per_node)));
     if candidates.len() < wanted {
         let (field, asked) = cpus_asked(spec, request);
         let what = match threads {
@@ -831,10 +839,7 @@ async fn check_satisfiable(
         };
         return Err(unprocessable(
             field,
-            format!(
-                "{asked}: {} (the largest has {largest_cpus})",
-                too_few(what)
-            ),
+            format!("{asked}: {} (the largest has {largest})", too_few(what)),
         ));
     }
     if let Some(mem) = request.mem_per_node_mib {

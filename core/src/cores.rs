@@ -20,6 +20,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The most CPUs a node may have (reported by its worker or configured, Slurm's `CPUs=`):
+/// 65,535, as Slurm keeps a node's CPU count in 16 bits. The scheduler and the api list a
+/// node's CPU ids, so a count past what any machine has is refused, not allocated.
+pub const MAX_NODE_CPUS: u32 = 65_535;
+
 /// How a node's usable CPU ids group into cores, as the scheduler places jobs on them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreLayout {

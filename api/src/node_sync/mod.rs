@@ -117,7 +117,19 @@ pub async fn register(pool: &Pool, req: &NodeRegister) -> Result<NodeRow, ApiErr
     }
     crate::nodes::check_features("features", &req.features)?;
     let reported = node::NodeReported {
-        cpus: i32::try_from(req.cpus).map_err(|_| ApiError::bad_field("cpus", "too large"))?,
+        cpus: i32::try_from(req.cpus)
+            .ok()
+            .filter(|_| req.cpus <= berth_core::cores::MAX_NODE_CPUS)
+            .ok_or_else(|| {
+                ApiError::bad_field(
+                    "cpus",
+                    format!(
+                        "{} CPUs: a node has at most {}",
+                        req.cpus,
+                        berth_core::cores::MAX_NODE_CPUS
+                    ),
+                )
+            })?,
         memory_mib: i64::try_from(req.memory_mib)
             .map_err(|_| ApiError::bad_field("memory_mib", "too large"))?,
         features: req.features.clone(),
