@@ -441,3 +441,41 @@ fn every_slurm_command_answers_help_and_usage() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `scontrol hold|release|requeue` take every argument as a job list, as Slurm's do
+/// (`scontrol release 5 6,7`), not only the first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scontrol_hold_and_release_take_every_argument() {
+    let c = TestCluster::start(Options {
+        workers: 1,
+        ..Default::default()
+    })
+    .await;
+    let token = c.token.clone();
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(c.submit("#!/bin/bash\ntrue\n", LATER).await.to_string());
+    }
+    let (a, b, d) = (&ids[0], &ids[1], &ids[2]);
+    let list = format!("{b},{d}");
+    let (code, _, err) = slurm(&c, "scontrol", &token, &["hold", a, &list], "");
+    assert_eq!(code, 0, "{err}");
+    for id in &ids {
+        let job = c.job(id.parse().unwrap()).await;
+        assert_eq!(
+            job.reason.as_deref(),
+            Some("JobHeldAdmin"),
+            "job {id} after scontrol hold"
+        );
+    }
+    let (code, _, err) = slurm(&c, "scontrol", &token, &["release", a, &list], "");
+    assert_eq!(code, 0, "{err}");
+    for id in &ids {
+        let job = c.job(id.parse().unwrap()).await;
+        assert!(
+            !job.reason.as_deref().unwrap_or("").starts_with("JobHeld"),
+            "job {id} after scontrol release: {:?}",
+            job.reason
+        );
+    }
+}

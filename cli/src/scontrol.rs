@@ -502,11 +502,13 @@ async fn run_command(
             commands::show_job(&client, id, false).await
         }
         [verb @ ("hold" | "release" | "top"), ..] => {
-            let Some(list) = args.get(1) else {
-                bail!("scontrol {verb}: which job? (scontrol {verb} JOBID[,JOBID…])");
-            };
-            let ids = list
-                .split(',')
+            if args.len() < 2 {
+                bail!("scontrol {verb}: which job? (scontrol {verb} JOBID[,JOBID…] …)");
+            }
+            // Every argument is a job list, as Slurm's scontrol takes them.
+            let ids = args[1..]
+                .iter()
+                .flat_map(|list| list.split(','))
                 .filter(|s| !s.is_empty())
                 .map(|id| {
                     id.trim()
@@ -522,11 +524,15 @@ async fn run_command(
             }
         }
         ["requeue", ..] => {
-            let Some(list) = args.get(1) else {
-                bail!("scontrol requeue: which job? (scontrol requeue JOBID)");
-            };
+            if args.len() < 2 {
+                bail!("scontrol requeue: which job? (scontrol requeue JOBID[,JOBID…] …)");
+            }
             let client = client()?;
-            for id in list.split(',').filter(|s| !s.is_empty()) {
+            for id in args[1..]
+                .iter()
+                .flat_map(|list| list.split(','))
+                .filter(|s| !s.is_empty())
+            {
                 let id: i64 = id
                     .trim()
                     .parse()
