@@ -504,8 +504,11 @@ async fn two_thousand_streams_of_one_user_cost_the_database_nothing_more() {
     assert_eq!(opened.len(), STREAMS);
     let with_streams = quiet_commits().await;
     println!("commits in 5 s of quiet: {baseline} with no stream, {with_streams} with {STREAMS}");
+    // A stream that cost even one query per 20 s would add 500 commits here (the old
+    // streams' one a second, 10,000); the quiet cluster's own timers make 120–270 in 5 s
+    // depending on the load of the machine (a CI run beside other tests saw 179 then 267).
     assert!(
-        with_streams <= baseline + 50,
+        with_streams <= baseline + STREAMS as i64 / 4,
         "the database's work grows with the streams: {baseline} commits in 5 s without them, \
          {with_streams} with {STREAMS}"
     );
