@@ -147,10 +147,10 @@ async fn store_all(
         if let Some((user, key, hash)) = &pending.idempotency {
             berth_db::idempotency::idempotency_insert_in_tx(&mut tx, user, key, hash, id).await?;
         }
-        stored.push(id);
+        stored.push((id, pending.prepared.insert.user_name.as_str()));
         results.push(Ok(id));
     }
-    if let (Some(first), Some(last)) = (stored.first(), stored.last()) {
+    if let (Some((first, _)), Some((last, _))) = (stored.first(), stored.last()) {
         let payload = if first == last {
             first.to_string()
         } else {
@@ -159,8 +159,8 @@ async fn store_all(
         berth_db::notify::notify(&mut *tx, berth_db::notify::JOBS_CHANNEL, &payload).await?;
     }
     tx.commit().await?;
-    for id in &stored {
-        tracing::info!(job.id = id, "job submitted");
+    for (id, user) in &stored {
+        tracing::info!(job.id = id, user, "job submitted");
     }
     tracing::debug!(
         submissions = batch.len(),
